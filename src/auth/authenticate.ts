@@ -1,0 +1,74 @@
+/**
+ * Turning credentials into a Principal: `Authorization: Bearer <token>` (scheme case-insensitive),
+ * HTTP basic `<user>:<token>` (the product's health examples), and `Splunk <token>` for HEC clients.
+ * Every failure is an E_AUTH_* error whose message never contains the presented token.
+ */
+import { LogsvcError } from '../lib/errors.js';
+import type { GlobalState } from '../global/index.js';
+import type { Principal } from './principal.js';
+import { digestsEqual, tokenDigest } from './tokens.js';
+
+export interface Credentials {
+  token: string;
+  /** Username given with HTTP basic auth, if that scheme was used. */
+  username?: string;
+}
+
+const MAX_TOKEN_CHARS = 512;
+
+export function parseAuthorization(header: string | undefined): Credentials | null {
+  if (header === undefined || header.trim() === '') return null;
+  const m = /^\s*([A-Za-z]+)\s+(\S+)\s*$/.exec(header);
+  if (m === null) throw new LogsvcError('E_AUTH_INVALID', 'Authorization header is malformed; expected "Bearer <token>"');
+  const scheme = m[1]!.toLowerCase();
+  const value = m[2]!;
+  if (value.length > MAX_TOKEN_CHARS) throw new LogsvcError('E_AUTH_INVALID', 'Authorization credentials are too long');
+  if (scheme === 'bearer' || scheme === 'splunk') return { token: value };
+  if (scheme === 'basic') {
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) throw new LogsvcError('E_AUTH_INVALID', 'Basic credentials must be "<user>:<token>"');
+    return { username: decoded.slice(0, colon), token: decoded.slice(colon + 1) };
+  }
+  throw new LogsvcError('E_AUTH_INVALID', `Authorization scheme "${m[1]}" is not supported; use Bearer`);
+}
+
+export class Authenticator {
+  constructor(
+    private readonly state: () => GlobalState,
+    private readonly localAdminDigest: () => string,
+  ) {}
+
+  /** An API principal (user or local admin); ingest tokens are refused here. */
+  apiPrincipal(creds: Credentials | null): Principal {
+    if (creds === null) throw new LogsvcError('E_AUTH_MISSING', 'authentication required: send "Authorization: Bearer <API token>"');
+    const digest = tokenDigest(creds.token);
+    if (digestsEqual(digest, this.localAdminDigest())) return { kind: 'local-admin', isRoot: true };
+    const state = this.state();
+    const userId = state.usersByTokenDigest.get(digest);
+    const user = userId === undefined ? undefined : state.users.get(userId);
+    if (user !== undefined && user.apiTokenDigest !== null && digestsEqual(digest, user.apiTokenDigest)) {
+      if (creds.username !== undefined && creds.username !== user.username) {
+        throw new LogsvcError('E_AUTH_INVALID', 'the user name does not match the API token');
+      }
+      return { kind: 'user', userId: user.id, username: user.username, isRoot: user.isRoot };
+    }
+    if (state.ingestTokensByDigest.has(digest)) {
+      throw new LogsvcError('E_FORBIDDEN', 'an ingest token can only send data; use an API token here');
+    }
+    throw new LogsvcError('E_AUTH_INVALID', 'the API token is not valid');
+  }
+
+  /** An ingest principal: an ingest token of an existing repository. */
+  ingestPrincipal(creds: Credentials | null): Principal & { kind: 'ingest' } {
+    if (creds === null) throw new LogsvcError('E_AUTH_MISSING', 'authentication required: send "Authorization: Bearer <ingest token>"');
+    const digest = tokenDigest(creds.token);
+    const state = this.state();
+    const ref = state.ingestTokensByDigest.get(digest);
+    const token = ref === undefined ? undefined : state.repositories.get(ref.repositoryId)?.ingestTokens.get(ref.name);
+    if (ref === undefined || token === undefined || !digestsEqual(digest, token.digest)) {
+      throw new LogsvcError('E_AUTH_INVALID', 'the ingest token is not valid');
+    }
+    return { kind: 'ingest', repositoryId: ref.repositoryId, tokenName: ref.name };
+  }
+}

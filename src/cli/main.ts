@@ -1,0 +1,103 @@
+/**
+ * The `logsvc` command line (yargs' only importer): `logsvc node` runs a node, `logsvc config check`
+ * validates a config file and prints every problem at once.
+ */
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { ConfigError, loadConfig, type Overrides } from '../config/index.js';
+import { describeError, isLogsvcError } from '../lib/errors.js';
+import { startNode } from '../node/node.js';
+import { VERSION } from '../lib/version.js';
+
+interface NodeArgs {
+  config?: string | undefined;
+  host?: string | undefined;
+  port?: number | undefined;
+  'data-dir'?: string | undefined;
+}
+
+function overridesFrom(a: NodeArgs): Overrides {
+  return { 'node.host': a.host, 'node.port': a.port, 'node.data_dir': a['data-dir'] };
+}
+
+function printConfigError(err: ConfigError, source: string): void {
+  process.stderr.write(`logsvc: ${source} has ${err.problems.length} problem(s):\n`);
+  for (const p of err.problems) process.stderr.write(`  ${p}\n`);
+}
+
+async function runNode(a: NodeArgs): Promise<void> {
+  let config;
+  try {
+    config = await loadConfig(a.config, overridesFrom(a));
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      printConfigError(err, a.config ?? 'the command line');
+      process.exit(2);
+    }
+    throw err;
+  }
+  let node;
+  try {
+    node = await startNode(config);
+  } catch (err) {
+    process.stderr.write(`logsvc: the node did not start: ${isLogsvcError(err) ? `${err.message} [${err.code}]` : describeError(err)}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`logsvc node ${config.node.id} ready at ${node.url} (data dir ${node.dataDir}, version ${VERSION})\n`);
+  const stop = (signal: string): void => {
+    process.stderr.write(`logsvc: ${signal} received, stopping\n`);
+    node.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`logsvc: stop failed: ${describeError(err)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+async function checkConfig(file: string): Promise<void> {
+  try {
+    await loadConfig(file);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      printConfigError(err, file);
+      process.exit(1);
+    }
+    throw err;
+  }
+  process.stdout.write(`${file}: OK\n`);
+}
+
+export async function main(argv: string[]): Promise<void> {
+  await yargs(hideBin(argv))
+    .scriptName('logsvc')
+    .command(
+      'node',
+      'run a logsvc node',
+      (y) =>
+        y
+          .option('config', { type: 'string', describe: 'TOML config file (see cluster.example.toml)' })
+          .option('host', { type: 'string', describe: 'bind address (overrides node.host)' })
+          .option('port', { type: 'number', describe: 'HTTP port, 0 for any free port (overrides node.port)' })
+          .option('data-dir', { type: 'string', describe: 'data directory (overrides node.data_dir)' }),
+      (a) => runNode(a),
+    )
+    .command('config', 'configuration tools', (y) =>
+      y
+        .command(
+          'check',
+          'validate a config file, printing every problem',
+          (c) => c.option('config', { type: 'string', demandOption: true, describe: 'TOML config file' }),
+          (a) => checkConfig(a.config),
+        )
+        .demandCommand(1, 'name a config subcommand: check'),
+    )
+    .demandCommand(1, 'name a command: node, config')
+    .strict()
+    .version(VERSION)
+    .help()
+    .parseAsync();
+}

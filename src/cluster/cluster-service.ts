@@ -1,0 +1,78 @@
+/**
+ * This node's view of the cluster: node registration, liveness and the digest-partition layout.
+ * A single node knows itself to be alive; other registered nodes are reported not alive until the
+ * membership protocol (cluster issue) supplies heartbeats through the `Liveness` seam.
+ */
+import type { Clock } from '../lib/clock.js';
+import type { ClusterNode, GlobalStore } from '../global/index.js';
+import { requireRoot, type Principal } from '../auth/index.js';
+import { defaultLayout, validateLayout } from './partition-layout.js';
+
+export interface Liveness {
+  isAlive(nodeId: number): boolean;
+  /** Epoch ms of the last sign of life, or null if none was ever seen. */
+  lastHeartbeat(nodeId: number): number | null;
+}
+
+/** Liveness as a lone node knows it: itself, right now. */
+export class SelfLiveness implements Liveness {
+  constructor(
+    private readonly selfId: number,
+    private readonly clock: Clock,
+  ) {}
+  isAlive(nodeId: number): boolean {
+    return nodeId === this.selfId;
+  }
+  lastHeartbeat(nodeId: number): number | null {
+    return nodeId === this.selfId ? this.clock.now() : null;
+  }
+}
+
+export interface NodeView extends ClusterNode {
+  isAvailable: boolean;
+  lastHeartbeat: number | null;
+}
+
+export class ClusterService {
+  constructor(
+    private readonly store: GlobalStore,
+    private readonly liveness: Liveness,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Registers (or re-registers with a changed URI or name) this node, and lays out partitions on a new cluster. */
+  async registerSelf(self: { id: number; uuid: string; name: string; uri: string }, defaultPartitions: number): Promise<void> {
+    await this.store.transact((s) => {
+      const known = s.nodes.get(self.id);
+      const events = [];
+      if (known === undefined || known.uri !== self.uri || known.name !== self.name || known.uuid !== self.uuid) {
+        events.push({ type: 'NodeRegistered' as const, ...self, at: known?.registeredAt ?? this.clock.now() });
+      }
+      if (s.partitions.length === 0) events.push({ type: 'PartitionLayoutSet' as const, partitions: defaultLayout(defaultPartitions, self.id) });
+      return { events, result: undefined };
+    });
+  }
+
+  nodes(): NodeView[] {
+    return [...this.store.state.nodes.values()]
+      .sort((a, b) => a.id - b.id)
+      .map((n) => ({ ...n, isAvailable: this.liveness.isAlive(n.id), lastHeartbeat: this.liveness.lastHeartbeat(n.id) }));
+  }
+
+  notAlive(): { notAlive: number; total: number } {
+    const all = this.nodes();
+    return { notAlive: all.filter((n) => !n.isAvailable).length, total: all.length };
+  }
+
+  layout(): readonly number[][] {
+    return this.store.state.partitions;
+  }
+
+  setLayout(p: Principal, proposed: unknown): Promise<readonly number[][]> {
+    requireRoot(p, 'changing the ingest partition layout');
+    return this.store.transact((s) => {
+      const layout = validateLayout(proposed, s.partitions, new Set(s.nodes.keys()));
+      return { events: [{ type: 'PartitionLayoutSet', partitions: layout }], result: layout };
+    });
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * The global events: every change to cluster-wide state is one of these, appended to the global log
+ * and applied in order. Events carry every value they need (ids, timestamps, digests) so that applying
+ * them is deterministic on every node and on every replay. Never change the meaning of an existing
+ * event type; add a new one.
+ */
+
+export interface UserFields {
+  fullName?: string | undefined;
+  email?: string | undefined;
+  company?: string | undefined;
+  countryCode?: string | undefined;
+  picture?: string | undefined;
+}
+
+export type GlobalEvent =
+  | ({ type: 'UserAdded'; id: string; username: string; isRoot: boolean; at: number } & UserFields)
+  | { type: 'UserUpdated'; id: string; isRoot?: boolean | undefined; fields: UserFields }
+  | { type: 'UserRemoved'; id: string }
+  | { type: 'UserApiTokenSet'; userId: string; digest: string; at: number }
+  | { type: 'RepositoryCreated'; id: string; name: string; description: string; at: number }
+  | { type: 'RepositoryDescriptionSet'; id: string; description: string }
+  | { type: 'RepositoryDeleted'; id: string }
+  | { type: 'IngestTokenAdded'; repositoryId: string; name: string; digest: string; sealed: string; parser: string | null; at: number }
+  | { type: 'IngestTokenRemoved'; repositoryId: string; name: string }
+  | { type: 'IngestTokenParserSet'; repositoryId: string; name: string; parser: string | null }
+  | { type: 'MemberSet'; repositoryId: string; userId: string; canAdminMembers: boolean; canDeleteData: boolean }
+  | { type: 'MemberRemoved'; repositoryId: string; userId: string }
+  | { type: 'NodeRegistered'; id: number; uuid: string; name: string; uri: string; at: number }
+  | { type: 'PartitionLayoutSet'; partitions: number[][] };
+
+export type GlobalEventType = GlobalEvent['type'];

@@ -1,0 +1,234 @@
+/**
+ * The in-memory global state and the pure function that applies one global event to it. Lookup
+ * indexes (token digest -> owner, name -> repository) are maintained here so that readers never scan.
+ */
+import type { GlobalEvent, UserFields } from './events.js';
+
+export interface User extends UserFields {
+  id: string;
+  username: string;
+  isRoot: boolean;
+  createdAt: number;
+  apiTokenDigest: string | null;
+}
+
+export interface IngestToken {
+  repositoryId: string;
+  name: string;
+  digest: string;
+  /** The token value sealed with the node's state key (see auth/secret-box). */
+  sealed: string;
+  parser: string | null;
+  createdAt: number;
+}
+
+export interface Membership {
+  userId: string;
+  canAdminMembers: boolean;
+  canDeleteData: boolean;
+}
+
+export interface Repository {
+  id: string;
+  name: string;
+  description: string;
+  createdAt: number;
+  ingestTokens: Map<string, IngestToken>;
+  members: Map<string, Membership>;
+}
+
+export interface ClusterNode {
+  id: number;
+  uuid: string;
+  name: string;
+  uri: string;
+  registeredAt: number;
+}
+
+export class GlobalState {
+  /** Sequence number of the last applied event (0: none). */
+  seq = 0;
+  readonly users = new Map<string, User>();
+  readonly usersByName = new Map<string, string>();
+  readonly usersByTokenDigest = new Map<string, string>();
+  readonly repositories = new Map<string, Repository>();
+  readonly repositoriesByName = new Map<string, string>();
+  readonly ingestTokensByDigest = new Map<string, { repositoryId: string; name: string }>();
+  readonly nodes = new Map<number, ClusterNode>();
+  /** partitions[i] = node ids that may digest partition i, in priority order. */
+  partitions: number[][] = [];
+
+  userByName(username: string): User | undefined {
+    const id = this.usersByName.get(username);
+    return id === undefined ? undefined : this.users.get(id);
+  }
+
+  repositoryByName(name: string): Repository | undefined {
+    const id = this.repositoriesByName.get(name);
+    return id === undefined ? undefined : this.repositories.get(id);
+  }
+
+  apply(e: GlobalEvent, seq: number): void {
+    this.seq = seq;
+    switch (e.type) {
+      case 'UserAdded': {
+        const { type: _t, id, username, isRoot, at, ...fields } = e;
+        this.users.set(id, { id, username, isRoot, createdAt: at, apiTokenDigest: null, ...fields });
+        this.usersByName.set(username, id);
+        return;
+      }
+      case 'UserUpdated': {
+        const u = this.users.get(e.id);
+        if (u === undefined) return;
+        Object.assign(u, e.fields);
+        if (e.isRoot !== undefined) u.isRoot = e.isRoot;
+        return;
+      }
+      case 'UserRemoved': {
+        const u = this.users.get(e.id);
+        if (u === undefined) return;
+        this.users.delete(e.id);
+        this.usersByName.delete(u.username);
+        if (u.apiTokenDigest !== null) this.usersByTokenDigest.delete(u.apiTokenDigest);
+        for (const r of this.repositories.values()) r.members.delete(e.id);
+        return;
+      }
+      case 'UserApiTokenSet': {
+        const u = this.users.get(e.userId);
+        if (u === undefined) return;
+        if (u.apiTokenDigest !== null) this.usersByTokenDigest.delete(u.apiTokenDigest);
+        u.apiTokenDigest = e.digest;
+        this.usersByTokenDigest.set(e.digest, u.id);
+        return;
+      }
+      case 'RepositoryCreated':
+        this.repositories.set(e.id, {
+          id: e.id,
+          name: e.name,
+          description: e.description,
+          createdAt: e.at,
+          ingestTokens: new Map(),
+          members: new Map(),
+        });
+        this.repositoriesByName.set(e.name, e.id);
+        return;
+      case 'RepositoryDescriptionSet': {
+        const r = this.repositories.get(e.id);
+        if (r !== undefined) r.description = e.description;
+        return;
+      }
+      case 'RepositoryDeleted': {
+        const r = this.repositories.get(e.id);
+        if (r === undefined) return;
+        for (const t of r.ingestTokens.values()) this.ingestTokensByDigest.delete(t.digest);
+        this.repositories.delete(e.id);
+        this.repositoriesByName.delete(r.name);
+        return;
+      }
+      case 'IngestTokenAdded': {
+        const r = this.repositories.get(e.repositoryId);
+        if (r === undefined) return;
+        r.ingestTokens.set(e.name, {
+          repositoryId: e.repositoryId,
+          name: e.name,
+          digest: e.digest,
+          sealed: e.sealed,
+          parser: e.parser,
+          createdAt: e.at,
+        });
+        this.ingestTokensByDigest.set(e.digest, { repositoryId: e.repositoryId, name: e.name });
+        return;
+      }
+      case 'IngestTokenRemoved': {
+        const r = this.repositories.get(e.repositoryId);
+        const t = r?.ingestTokens.get(e.name);
+        if (r === undefined || t === undefined) return;
+        r.ingestTokens.delete(e.name);
+        this.ingestTokensByDigest.delete(t.digest);
+        return;
+      }
+      case 'IngestTokenParserSet': {
+        const t = this.repositories.get(e.repositoryId)?.ingestTokens.get(e.name);
+        if (t !== undefined) t.parser = e.parser;
+        return;
+      }
+      case 'MemberSet': {
+        const r = this.repositories.get(e.repositoryId);
+        if (r === undefined || !this.users.has(e.userId)) return;
+        r.members.set(e.userId, { userId: e.userId, canAdminMembers: e.canAdminMembers, canDeleteData: e.canDeleteData });
+        return;
+      }
+      case 'MemberRemoved':
+        this.repositories.get(e.repositoryId)?.members.delete(e.userId);
+        return;
+      case 'NodeRegistered':
+        this.nodes.set(e.id, { id: e.id, uuid: e.uuid, name: e.name, uri: e.uri, registeredAt: e.at });
+        return;
+      case 'PartitionLayoutSet':
+        this.partitions = e.partitions.map((hosts) => [...hosts]);
+        return;
+      default: {
+        const never: never = e;
+        throw new Error(`unknown global event ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  /** The whole state as plain data, for snapshots. */
+  toSnapshot(): SnapshotData {
+    return {
+      seq: this.seq,
+      users: [...this.users.values()],
+      repositories: [...this.repositories.values()].map((r) => ({
+        id: r.id,
+        name: r.name,
+        description: r.description,
+        createdAt: r.createdAt,
+        ingestTokens: [...r.ingestTokens.values()],
+        members: [...r.members.values()],
+      })),
+      nodes: [...this.nodes.values()],
+      partitions: this.partitions,
+    };
+  }
+
+  static fromSnapshot(s: SnapshotData): GlobalState {
+    const g = new GlobalState();
+    g.seq = s.seq;
+    for (const u of s.users) {
+      g.users.set(u.id, { ...u });
+      g.usersByName.set(u.username, u.id);
+      if (u.apiTokenDigest !== null) g.usersByTokenDigest.set(u.apiTokenDigest, u.id);
+    }
+    for (const r of s.repositories) {
+      g.repositories.set(r.id, {
+        id: r.id,
+        name: r.name,
+        description: r.description,
+        createdAt: r.createdAt,
+        ingestTokens: new Map(r.ingestTokens.map((t) => [t.name, { ...t }])),
+        members: new Map(r.members.map((m) => [m.userId, { ...m }])),
+      });
+      g.repositoriesByName.set(r.name, r.id);
+      for (const t of r.ingestTokens) g.ingestTokensByDigest.set(t.digest, { repositoryId: r.id, name: t.name });
+    }
+    for (const n of s.nodes) g.nodes.set(n.id, { ...n });
+    g.partitions = s.partitions.map((h) => [...h]);
+    return g;
+  }
+}
+
+export interface SnapshotData {
+  seq: number;
+  users: User[];
+  repositories: {
+    id: string;
+    name: string;
+    description: string;
+    createdAt: number;
+    ingestTokens: IngestToken[];
+    members: Membership[];
+  }[];
+  nodes: ClusterNode[];
+  partitions: number[][];
+}

@@ -1,0 +1,17 @@
+/** What every resolver receives: the authenticated principal and the domain services. */
+import type { Principal } from '../auth/index.js';
+import type { UserService } from '../accounts/user-service.js';
+import type { RepositoryService } from '../repositories/repository-service.js';
+import type { ClusterService } from '../cluster/index.js';
+
+export interface GraphqlServices {
+  users: UserService;
+  repositories: RepositoryService;
+  cluster: ClusterService;
+  version: string;
+}
+
+export type GraphqlContext = {
+  principal: Principal;
+  services: GraphqlServices;
+};

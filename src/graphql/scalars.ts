@@ -1,0 +1,35 @@
+/** DateTime (RFC 3339 strings, from epoch ms) and Long (64-bit integers as JSON numbers). */
+import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
+
+export const DateTime = new GraphQLScalarType({
+  name: 'DateTime',
+  serialize: (v) => new Date(v as number).toISOString(),
+  parseValue: (v) => {
+    const ms = typeof v === 'string' ? Date.parse(v) : Number.NaN;
+    if (Number.isNaN(ms)) throw new GraphQLError('DateTime must be an RFC 3339 string');
+    return ms;
+  },
+  parseLiteral: (ast) => {
+    const ms = ast.kind === Kind.STRING ? Date.parse(ast.value) : Number.NaN;
+    if (Number.isNaN(ms)) throw new GraphQLError('DateTime must be an RFC 3339 string');
+    return ms;
+  },
+});
+
+export const Long = new GraphQLScalarType({
+  name: 'Long',
+  serialize: (v) => {
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new GraphQLError('Long value is not a safe integer');
+    return v;
+  },
+  parseValue: (v) => {
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new GraphQLError('Long must be an integer');
+    return v;
+  },
+  parseLiteral: (ast) => {
+    if (ast.kind !== Kind.INT) throw new GraphQLError('Long must be an integer');
+    const n = Number(ast.value);
+    if (!Number.isSafeInteger(n)) throw new GraphQLError('Long is outside the safe integer range');
+    return n;
+  },
+});

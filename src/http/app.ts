@@ -1,0 +1,15 @@
+/** Every route the node serves, assembled from the route modules. */
+import { Router } from './router.js';
+import type { HttpServices } from './context.js';
+import { statusRoutes } from './routes/status.js';
+import { clusterRoutes } from './routes/cluster.js';
+import { graphqlRoutes } from './routes/graphql.js';
+import { userRoutes } from './routes/users.js';
+import { explorerRoutes } from './routes/explorer.js';
+
+export function buildRouter(s: HttpServices): Router {
+  const router = new Router();
+  const routes = [...statusRoutes(s), ...clusterRoutes(s), ...graphqlRoutes(s), ...userRoutes(s), ...(s.explorer ? explorerRoutes() : [])];
+  for (const r of routes) router.add(r);
+  return router;
+}

@@ -1,0 +1,27 @@
+/** The services HTTP handlers call; built by the composition root (src/node). */
+import type { Authenticator, Principal } from '../auth/index.js';
+import { parseAuthorization } from '../auth/index.js';
+import type { UserService } from '../accounts/user-service.js';
+import type { RepositoryService } from '../repositories/repository-service.js';
+import type { ClusterService } from '../cluster/index.js';
+import type { HealthService } from '../health/index.js';
+import type { GraphqlRequest, GraphqlResponse, GraphqlServices } from '../graphql/index.js';
+import type { RequestInfo } from './types.js';
+
+export interface HttpServices {
+  auth: Authenticator;
+  health: HealthService;
+  cluster: ClusterService;
+  users: UserService;
+  repositories: RepositoryService;
+  graphql: (req: GraphqlRequest) => Promise<GraphqlResponse>;
+  graphqlServices: GraphqlServices;
+  version: string;
+  maxJsonDepth: number;
+  explorer: boolean;
+}
+
+/** The API principal (user or local admin) behind a request; 401/403 otherwise. */
+export function apiPrincipal(s: HttpServices, req: RequestInfo): Principal {
+  return s.auth.apiPrincipal(parseAuthorization(req.headers.get('authorization')));
+}

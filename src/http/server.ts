@@ -1,0 +1,165 @@
+/**
+ * The uWebSockets.js front door, and the project's only importer of that package. One catch-all
+ * handler reads everything it needs from the request synchronously (uWS requests die when the
+ * callback returns), registers onAborted before any await, enforces the body limit while reading,
+ * then runs the matched handler and writes its reply corked.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { describeError, isLogsvcError, LogsvcError } from '../lib/errors.js';
+import type { Logger } from '../lib/logger.js';
+import type { Router } from './router.js';
+import { text, type Reply, type RequestInfo, type Route } from './types.js';
+
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  maxHeaderBytes: number;
+  maxApiBodyBytes: number;
+  maxIngestBodyBytes: number;
+  logger: Logger;
+}
+
+export interface HttpServer {
+  readonly port: number;
+  /** Resolves when no request is being handled, or after `timeoutMs`. */
+  drain(timeoutMs: number): Promise<void>;
+  /** Stops accepting connections; with `force`, also drops open ones. */
+  close(force?: boolean): void;
+}
+
+const statusLine = (code: number): string => `${code} ${STATUS_CODES[code] ?? 'Unknown'}`;
+
+interface Pending {
+  aborted: boolean;
+}
+
+let inFlight = 0;
+
+function write(res: HttpResponse, pending: Pending, reply: Reply, closeConnection = false): void {
+  if (pending.aborted) return;
+  pending.aborted = true; // a response may be written once
+  inFlight--;
+  res.cork(() => {
+    res.writeStatus(statusLine(reply.status));
+    if (reply.headers !== undefined) for (const [k, v] of Object.entries(reply.headers)) res.writeHeader(k, v);
+    res.end(reply.body ?? '', closeConnection);
+  });
+}
+
+function errorReply(err: unknown, logger: Logger, req: { method: string; path: string }): Reply {
+  if (isLogsvcError(err)) {
+    const headers: Record<string, string> = {};
+    if (err.httpStatus === 401) headers['www-authenticate'] = 'Bearer';
+    if (err.httpStatus === 503) headers['retry-after'] = '5';
+    return text(err.httpStatus, err.message.replace(/\s*\n\s*/g, ' '), headers);
+  }
+  logger.error('request failed', { method: req.method, path: req.path, error: describeError(err) });
+  return text(500, 'internal error; see the node log');
+}
+
+export async function startHttpServer(opts: HttpServerOptions, router: Router): Promise<HttpServer> {
+  // uWS reads its header limit from the environment once, when the native module loads.
+  process.env.UWS_HTTP_MAX_HEADERS_SIZE = String(opts.maxHeaderBytes);
+  const uws = await import('uWebSockets.js');
+  const app: TemplatedApp = uws.App();
+  const { logger } = opts;
+
+  const run = async (res: HttpResponse, pending: Pending, route: Route, info: RequestInfo, body: Buffer): Promise<void> => {
+    let reply: Reply;
+    try {
+      reply = await route.handle(info, body);
+    } catch (err) {
+      reply = errorReply(err, logger, info);
+    }
+    write(res, pending, reply);
+  };
+
+  app.any('/*', (res, req) => {
+    const pending: Pending = { aborted: false };
+    inFlight++;
+    res.onAborted(() => {
+      if (!pending.aborted) inFlight--;
+      pending.aborted = true;
+    });
+    const method = req.getCaseSensitiveMethod().toUpperCase();
+    const rawPath = req.getUrl();
+    const info: RequestInfo = { method, path: rawPath, query: new URLSearchParams(req.getQuery() ?? ''), headers: new Map(), params: {} };
+    const headers = info.headers as Map<string, string>;
+    req.forEach((k, v) => {
+      const prev = headers.get(k);
+      headers.set(k, prev === undefined ? v : `${prev}, ${v}`);
+    });
+
+    let match;
+    try {
+      match = router.match(method, rawPath);
+    } catch (err) {
+      write(res, pending, errorReply(err, logger, info));
+      return;
+    }
+    if (match === null) {
+      write(res, pending, text(404, `no such endpoint: ${method} ${rawPath.slice(0, 200)}`));
+      return;
+    }
+    if ('allowed' in match) {
+      write(res, pending, text(405, `method ${method} is not allowed on ${rawPath.slice(0, 200)}; allowed: ${match.allowed.join(', ')}`, { allow: match.allowed.join(', ') }));
+      return;
+    }
+    const { route, params } = match;
+    info.params = params;
+    try {
+      info.path = decodeURIComponent(rawPath);
+    } catch {
+      // The router already refused malformed segments; keep the raw path for messages.
+    }
+    if (route.body === 'none') {
+      void run(res, pending, route, info, Buffer.alloc(0));
+      return;
+    }
+
+    const limit = route.body === 'ingest' ? opts.maxIngestBodyBytes : opts.maxApiBodyBytes;
+    const tooLarge = (): void =>
+      // Close the connection: the client may still be sending the rest of the body.
+      write(res, pending, text(413, `request body is larger than the limit of ${limit} bytes`), true);
+    const declared = headers.get('content-length');
+    if (declared !== undefined && Number(declared) > limit) {
+      tooLarge();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.onData((chunk, isLast) => {
+      if (pending.aborted) return;
+      size += chunk.byteLength;
+      if (size > limit) {
+        tooLarge();
+        return;
+      }
+      // uWS neuters the ArrayBuffer when this callback returns: copy it.
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (isLast) void run(res, pending, route, info, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+  });
+
+  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
+    app.listen(opts.host, opts.port, (sock) => {
+      if (sock === false) reject(new LogsvcError('E_UNAVAILABLE', `cannot listen on ${opts.host}:${opts.port} (address in use or not available)`));
+      else resolve(sock);
+    });
+  });
+  const port = uws.us_socket_local_port(listenSocket as never);
+  let closed = false;
+  return {
+    port,
+    async drain(timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    },
+    close(force = false) {
+      if (!closed) uws.us_listen_socket_close(listenSocket);
+      closed = true;
+      if (force) app.close();
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/** The HTTP vocabulary shared by the server, the router and the handlers (no uWebSockets.js types). */
+
+export interface RequestInfo {
+  /** Upper-case method. */
+  method: string;
+  /** Decoded path without the query string. */
+  path: string;
+  query: URLSearchParams;
+  /** Lower-case header names. */
+  headers: ReadonlyMap<string, string>;
+  params: Readonly<Record<string, string>>;
+}
+
+export interface Reply {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+/** Which body limit applies: none (body ignored), api (management requests) or ingest (large). */
+export type BodyKind = 'none' | 'api' | 'ingest';
+
+export type Handler = (req: RequestInfo, body: Buffer) => Promise<Reply> | Reply;
+
+export interface Route {
+  method: string;
+  /** Path pattern: literal segments and `:name` parameters, e.g. `/api/v1/repositories/:repo/ingest`. */
+  pattern: string;
+  body: BodyKind;
+  handle: Handler;
+}
+
+export const text = (status: number, body: string, headers: Record<string, string> = {}): Reply => ({
+  status,
+  headers: { 'content-type': 'text/plain; charset=utf-8', ...headers },
+  body: body.endsWith('\n') ? body : `${body}\n`,
+});
+
+export const json = (status: number, value: unknown, headers: Record<string, string> = {}): Reply => ({
+  status,
+  headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  body: JSON.stringify(value),
+});

@@ -1,0 +1,81 @@
+/**
+ * The error model. Every failure the node reports has a stable `code` (listed in docs/errors.md),
+ * the HTTP status a client sees, and whether retrying may help. Messages name the operation and the
+ * input; they are one line, because they are sent to clients as text/plain bodies.
+ */
+
+export type ErrorCode =
+  | 'E_CONFIG_INVALID'
+  | 'E_DATA_DIR_LOCKED'
+  | 'E_DATA_DIR_UNUSABLE'
+  | 'E_STATE_CORRUPT'
+  | 'E_STATE_WRITE_FAILED'
+  | 'E_AUTH_MISSING'
+  | 'E_AUTH_INVALID'
+  | 'E_FORBIDDEN'
+  | 'E_NOT_FOUND'
+  | 'E_METHOD_NOT_ALLOWED'
+  | 'E_BODY_TOO_LARGE'
+  | 'E_BAD_REQUEST'
+  | 'E_JSON_MALFORMED'
+  | 'E_JSON_TOO_DEEP'
+  | 'E_UNSUPPORTED_MEDIA_TYPE'
+  | 'E_VALIDATION'
+  | 'E_CONFLICT'
+  | 'E_LAYOUT_INVALID'
+  | 'E_UNAVAILABLE'
+  | 'E_INTERNAL';
+
+const STATUS: Record<ErrorCode, number> = {
+  E_CONFIG_INVALID: 500,
+  E_DATA_DIR_LOCKED: 500,
+  E_DATA_DIR_UNUSABLE: 500,
+  E_STATE_CORRUPT: 500,
+  E_STATE_WRITE_FAILED: 503,
+  E_AUTH_MISSING: 401,
+  E_AUTH_INVALID: 401,
+  E_FORBIDDEN: 403,
+  E_NOT_FOUND: 404,
+  E_METHOD_NOT_ALLOWED: 405,
+  E_BODY_TOO_LARGE: 413,
+  E_BAD_REQUEST: 400,
+  E_JSON_MALFORMED: 400,
+  E_JSON_TOO_DEEP: 400,
+  E_UNSUPPORTED_MEDIA_TYPE: 415,
+  E_VALIDATION: 400,
+  E_CONFLICT: 409,
+  E_LAYOUT_INVALID: 400,
+  E_UNAVAILABLE: 503,
+  E_INTERNAL: 500,
+};
+
+const RETRIABLE: ReadonlySet<ErrorCode> = new Set(['E_STATE_WRITE_FAILED', 'E_UNAVAILABLE']);
+
+export class LogsvcError extends Error {
+  readonly code: ErrorCode;
+  readonly httpStatus: number;
+  readonly retriable: boolean;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'LogsvcError';
+    this.code = code;
+    this.httpStatus = STATUS[code];
+    this.retriable = RETRIABLE.has(code);
+  }
+
+  /** Plain data, for crossing worker and peer boundaries. */
+  toJSON(): { code: ErrorCode; message: string; httpStatus: number; retriable: boolean } {
+    return { code: this.code, message: this.message, httpStatus: this.httpStatus, retriable: this.retriable };
+  }
+}
+
+export function isLogsvcError(err: unknown): err is LogsvcError {
+  return err instanceof LogsvcError;
+}
+
+/** A one-line description of any thrown value, safe to log. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}`.replace(/\s*\n\s*/g, ' ');
+  return String(err);
+}

@@ -1,0 +1,154 @@
+/**
+ * The composition root: builds every service from the effective config, starts them in order
+ * (data dir lock, keys, global state, users, admin token, health, HTTP, cluster registration) and
+ * stops them in reverse. Nothing else constructs services.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { effectiveExternalUrl, type NodeConfig } from '../config/index.js';
+import { systemClock, type Clock } from '../lib/clock.js';
+import { LogsvcError } from '../lib/errors.js';
+import { LatencyWindow } from '../lib/latency-window.js';
+import { createLogger, type Logger } from '../lib/logger.js';
+import { VERSION } from '../lib/version.js';
+import { atomicWriteFile, DataDirLock, ensureDir } from '../storage/index.js';
+import { EmbeddedGlobalLog, GlobalStore } from '../global/index.js';
+import { Authenticator, newApiToken, SecretBox, tokenDigest } from '../auth/index.js';
+import { UserService } from '../accounts/user-service.js';
+import { RepositoryService } from '../repositories/repository-service.js';
+import { ClusterService, SelfLiveness } from '../cluster/index.js';
+import { HealthService } from '../health/index.js';
+import { createGraphqlEndpoint } from '../graphql/index.js';
+import { buildRouter, startHttpServer, type HttpServer } from '../http/index.js';
+
+export const LOCAL_ADMIN_TOKEN_FILE = 'local-admin-token.txt';
+const NODE_UUID_FILE = 'cluster_membership.uuid';
+
+export interface RunningNode {
+  readonly url: string;
+  readonly port: number;
+  readonly dataDir: string;
+  stop(): Promise<void>;
+}
+
+async function nodeUuid(dataDir: string): Promise<string> {
+  const path = join(dataDir, NODE_UUID_FILE);
+  try {
+    const v = (await readFile(path, 'utf8')).trim();
+    if (/^[0-9a-f-]{36}$/.test(v)) return v;
+    throw new LogsvcError('E_DATA_DIR_UNUSABLE', `${path} does not hold a UUID`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const uuid = randomUUID();
+  await atomicWriteFile(path, `${uuid}\n`);
+  return uuid;
+}
+
+export async function startNode(config: NodeConfig, opts: { logger?: Logger; clock?: Clock } = {}): Promise<RunningNode> {
+  const logger = opts.logger ?? createLogger(config.node.log_level);
+  const clock = opts.clock ?? systemClock;
+  const dataDir = resolve(config.node.data_dir);
+  try {
+    await ensureDir(dataDir);
+  } catch (err) {
+    throw new LogsvcError('E_DATA_DIR_UNUSABLE', `cannot create data dir ${dataDir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  const lock = await DataDirLock.acquire(dataDir);
+  const cleanups: (() => Promise<void> | void)[] = [() => lock.release()];
+  const unwind = async (): Promise<void> => {
+    for (const c of cleanups.reverse()) await c();
+  };
+  try {
+    const box = await SecretBox.openOrCreate(dataDir);
+    const uuid = await nodeUuid(dataDir);
+    const store = await GlobalStore.open(new EmbeddedGlobalLog(join(dataDir, 'global')), { snapshotEvery: config.state.snapshot_every_events, logger });
+    cleanups.push(() => store.close());
+
+    const users = new UserService(store, clock);
+    await users.ensureRootUser();
+    const repositories = new RepositoryService(store, box, clock);
+    const cluster = new ClusterService(store, new SelfLiveness(config.node.id, clock), clock);
+
+    // A fresh local admin token at every start; the previous one stops working.
+    const adminToken = newApiToken();
+    const adminDigest = tokenDigest(adminToken);
+    await atomicWriteFile(join(dataDir, LOCAL_ADMIN_TOKEN_FILE), `${adminToken}\n`, 0o600);
+    const auth = new Authenticator(
+      () => store.state,
+      () => adminDigest,
+    );
+
+    const latency = new LatencyWindow(clock);
+    const health = new HealthService(
+      {
+        dataDir,
+        secondaryDir: config.health.secondary_data_dir,
+        backupDir: config.health.backup_dir,
+        gracePeriodMs: config.health.grace_period_seconds * 1000,
+        checkIntervalMs: config.health.check_interval_seconds * 1000,
+        diskWarnPercent: config.health.disk_warn_percent,
+        diskDownPercent: config.health.disk_down_percent,
+        latencyWarnSeconds: config.health.event_latency_warn_seconds,
+        latencyDownSeconds: config.health.event_latency_down_seconds,
+        version: VERSION,
+      },
+      clock,
+      latency,
+      () => cluster.notAlive(),
+      logger,
+    );
+    await health.start();
+    cleanups.push(() => health.stop());
+
+    const graphqlServices = { users, repositories, cluster, version: VERSION };
+    const router = buildRouter({
+      auth,
+      health,
+      cluster,
+      users,
+      repositories,
+      graphql: createGraphqlEndpoint({ maxDepth: config.graphql.max_depth, maxFields: config.graphql.max_complexity, logger }),
+      graphqlServices,
+      version: VERSION,
+      maxJsonDepth: config.http.max_json_depth,
+      explorer: config.graphql.explorer,
+    });
+    const http: HttpServer = await startHttpServer(
+      {
+        host: config.node.host,
+        port: config.node.port,
+        maxHeaderBytes: config.http.max_header_bytes,
+        maxApiBodyBytes: config.http.max_api_body_bytes,
+        maxIngestBodyBytes: config.http.max_body_bytes,
+        logger,
+      },
+      router,
+    );
+    cleanups.push(async () => {
+      http.close();
+      await http.drain(5000);
+      http.close(true);
+    });
+    const url = effectiveExternalUrl(config, http.port);
+    await cluster.registerSelf({ id: config.node.id, uuid, name: config.node.name === '' ? `node-${config.node.id}` : config.node.name, uri: url }, config.digest.partitions);
+
+    let stopping: Promise<void> | null = null;
+    return {
+      url,
+      port: http.port,
+      dataDir,
+      stop() {
+        stopping ??= (async () => {
+          health.markStopping();
+          await unwind();
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
+}
