@@ -1,0 +1,134 @@
+/**
+ * Starts real `logsvc node` processes for integration tests: a fresh data dir, port 0, the ready
+ * line parsed for the URL, the local admin token read from the data dir. Every process is stopped in
+ * the test's teardown; every wait is bounded.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../bin/logsvc', import.meta.url));
+const READY = /ready at (http:\/\/\S+) /;
+
+/** The subset of tap's Test that the helpers use. */
+export interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export interface TestNode {
+  url: string;
+  dataDir: string;
+  adminToken: string;
+  proc: ChildProcess;
+  /** Everything the process wrote to stderr so far. */
+  stderr(): string;
+  /** SIGTERM, then wait for exit; returns the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL, then wait for exit. */
+  kill(): Promise<void>;
+}
+
+export interface StartOptions {
+  dataDir?: string;
+  /** TOML text written to a config file passed with --config. */
+  config?: string;
+  args?: string[];
+  readyTimeoutMs?: number;
+}
+
+export async function tempDir(t: Teardown, prefix = 'logsvc-test-'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** The environment for child nodes: without the test runner's loaders and coverage hooks. */
+export function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k === 'NODE_OPTIONS' || k.startsWith('TAP') || k.startsWith('_TAPJS') || k === 'NODE_V8_COVERAGE') continue;
+    env[k] = v;
+  }
+  return env;
+}
+
+function exited(proc: ChildProcess): Promise<number | null> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve(proc.exitCode);
+  return new Promise((resolve) => proc.once('exit', (code) => resolve(code)));
+}
+
+/** Runs the CLI to completion (bounded), for commands that exit by themselves. */
+export async function runCli(args: string[], timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+  const code = await exited(proc);
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+export async function startNode(t: Teardown, opts: StartOptions = {}): Promise<TestNode> {
+  const dataDir = opts.dataDir ?? (await tempDir(t));
+  const args = [BIN, 'node', '--port', '0', '--data-dir', dataDir, ...(opts.args ?? [])];
+  if (opts.config !== undefined) {
+    const file = join(dataDir, '..', `${dataDir.split('/').pop()}-config.toml`);
+    await writeFile(file, opts.config);
+    t.teardown(() => rm(file, { force: true }));
+    args.push('--config', file);
+  }
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  t.teardown(async () => {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill('SIGKILL');
+      await exited(proc);
+    }
+  });
+
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`node did not become ready within ${opts.readyTimeoutMs ?? 20_000} ms; stderr:\n${stderr}`));
+    }, opts.readyTimeoutMs ?? 20_000);
+    const onData = (): void => {
+      const m = READY.exec(stdout);
+      if (m !== null) {
+        clearTimeout(timer);
+        proc.stdout!.off('data', onData);
+        resolve(m[1]!);
+      }
+    };
+    proc.stdout!.on('data', onData);
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`node exited with code ${code} before it was ready; stderr:\n${stderr}`));
+    });
+  });
+  const adminToken = (await readFile(join(dataDir, 'local-admin-token.txt'), 'utf8')).trim();
+  return {
+    url,
+    dataDir,
+    adminToken,
+    proc,
+    stderr: () => stderr,
+    async stop() {
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+      const code = await exited(proc);
+      clearTimeout(timer);
+      return code;
+    },
+    async kill() {
+      proc.kill('SIGKILL');
+      await exited(proc);
+    },
+  };
+}
