@@ -17,6 +17,7 @@ export class GlobalStore {
   private tail: Promise<unknown> = Promise.resolve();
   private sinceSnapshot = 0;
   private readonly listeners = new Set<(e: GlobalEvent) => void>();
+  private failure: Error | null = null;
 
   private constructor(
     private readonly log: GlobalLog,
@@ -35,6 +36,11 @@ export class GlobalStore {
     return store;
   }
 
+  /** The first failed append, if any: from then on no change can be made durable. */
+  get writeFailure(): Error | null {
+    return this.failure;
+  }
+
   get state(): GlobalState {
     return this.current;
   }
@@ -50,7 +56,12 @@ export class GlobalStore {
       const { events, result } = decide(this.current);
       for (const event of events) {
         const seq = this.current.seq + 1;
-        await this.log.append(seq, event);
+        try {
+          await this.log.append(seq, event);
+        } catch (err) {
+          this.failure ??= err as Error;
+          throw err;
+        }
         this.current.apply(event, seq);
         this.sinceSnapshot++;
         for (const l of this.listeners) l(event);

@@ -47,6 +47,8 @@ export class HealthService {
     private readonly latency: LatencyWindow,
     private readonly nodes: () => { notAlive: number; total: number },
     private readonly logger: Logger,
+    /** A fatal condition found elsewhere (a failed global-state write), or null. */
+    private readonly fatal: () => string | null = () => null,
   ) {
     this.startedAt = clock.now();
   }
@@ -148,6 +150,8 @@ export class HealthService {
       this.diskCheck('secondary-disk-usage', this.disks.secondary),
     ];
     if (!this.writable.ok) checks.push({ name: 'data-dir-writable', status: 'DOWN', statusMessage: this.writable.error, fields: { path: this.opts.dataDir } });
+    const fatal = this.fatal();
+    if (fatal !== null) checks.push({ name: 'global-state', status: 'DOWN', statusMessage: fatal, fields: {} });
     let status = worst(checks.map((c) => c.status));
     let statusMessage = status === 'OK' ? 'everything is working' : checks.filter((c) => c.status !== 'OK').map((c) => `${c.name}: ${c.statusMessage}`).join('; ');
     if (status === 'DOWN' && this.inGracePeriod()) {
@@ -163,7 +167,7 @@ export class HealthService {
 
   /** The status `/api/v1/status` publishes. Shutting down or an unwritable data dir is DOWN at once. */
   status(): CheckStatus {
-    if (this.stopping || !this.writable.ok) return 'DOWN';
+    if (this.stopping || !this.writable.ok || this.fatal() !== null) return 'DOWN';
     return this.report().status;
   }
 }

@@ -98,6 +98,7 @@ export async function startNode(config: NodeConfig, opts: { logger?: Logger; clo
       latency,
       () => cluster.notAlive(),
       logger,
+      () => (store.writeFailure === null ? null : `global state cannot be written: ${store.writeFailure.message}`),
     );
     await health.start();
     cleanups.push(() => health.stop());

@@ -12,13 +12,21 @@ export function graphqlRoutes(s: HttpServices): Route[] {
       throw new LogsvcError('E_JSON_TOO_DEEP', `GraphQL request: JSON nesting deeper than ${s.maxJsonDepth} levels`);
     }
     const query = req.query.toString();
+    // curl -d sends form encoding by default and some clients send no type: the body is JSON either way.
+    const type = req.headers.get('content-type');
+    const headers = new Map(req.headers);
+    if (req.method === 'POST' && (type === undefined || type.startsWith('application/x-www-form-urlencoded'))) headers.set('content-type', 'application/json');
     const res = await s.graphql({
       method: req.method,
       url: `${req.path}${query === '' ? '' : `?${query}`}`,
-      headers: req.headers,
+      headers,
       body: text,
       context: { principal, services: s.graphqlServices },
     });
+    if (res.status >= 400 && res.body === '') {
+      const why = res.status === 415 ? `unsupported content type "${type ?? ''}"; send application/json` : res.status === 406 ? 'Accept must allow application/json' : 'bad GraphQL request';
+      return { status: res.status, headers: { ...res.headers, 'content-type': 'text/plain; charset=utf-8' }, body: `${why}\n` };
+    }
     return { status: res.status, headers: res.headers, body: res.body };
   };
   return [
