@@ -9,7 +9,7 @@ export interface ApiResponse {
 
 export interface ApiOptions {
   method?: string;
-  token?: string;
+  token?: string | undefined;
   headers?: Record<string, string>;
   body?: string | Buffer | Uint8Array;
   timeoutMs?: number;
@@ -19,12 +19,13 @@ export async function api(base: string, path: string, opts: ApiOptions = {}): Pr
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
   if (opts.body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(new URL(path, base), {
+  const init: RequestInit = {
     method: opts.method ?? (opts.body === undefined ? 'GET' : 'POST'),
     headers,
-    body: opts.body as BodyInit | undefined,
     signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000),
-  });
+  };
+  if (opts.body !== undefined) init.body = opts.body;
+  const res = await fetch(new URL(path, base), init);
   const text = await res.text();
   return {
     status: res.status,
