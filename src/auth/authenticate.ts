@@ -59,9 +59,19 @@ export class Authenticator {
     throw new LogsvcError('E_AUTH_INVALID', 'the API token is not valid');
   }
 
-  /** An ingest principal: an ingest token of an existing repository. */
+  /**
+   * An ingest principal: an ingest token of an existing repository. With HTTP basic auth the token
+   * may be the password or the user name (Beats and other Elastic clients put it in either).
+   */
   ingestPrincipal(creds: Credentials | null): Principal & { kind: 'ingest' } {
     if (creds === null) throw new LogsvcError('E_AUTH_MISSING', 'authentication required: send "Authorization: Bearer <ingest token>"');
+    if (creds.username !== undefined) {
+      try {
+        return this.ingestPrincipal({ token: creds.token });
+      } catch {
+        return this.ingestPrincipal({ token: creds.username });
+      }
+    }
     const digest = tokenDigest(creds.token);
     const state = this.state();
     const ref = state.ingestTokensByDigest.get(digest);

@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Overrides } from '../config/index.js';
 import { describeError, isLogsvcError } from '../lib/errors.js';
 import { startNode } from '../node/node.js';
 import { VERSION } from '../lib/version.js';
+import { inspectSegment, verifyDataDir } from '../segments/inspect.js';
 
 interface NodeArgs {
   config?: string | undefined;
@@ -71,6 +72,17 @@ async function checkConfig(file: string): Promise<void> {
   process.stdout.write(`${file}: OK\n`);
 }
 
+async function inspect(file: string, events: boolean): Promise<void> {
+  for (const line of await inspectSegment(file, { events })) process.stdout.write(`${line}\n`);
+}
+
+async function verify(dataDir: string): Promise<void> {
+  const r = await verifyDataDir(dataDir);
+  for (const p of r.problems) process.stdout.write(`PROBLEM ${p}\n`);
+  process.stdout.write(`${r.segments} segments, ${r.blocks} blocks, ${r.queueFiles} queue files, ${r.queueRecords} queue records checked; ${r.problems.length} problem(s)\n`);
+  if (r.problems.length > 0) process.exitCode = 1;
+}
+
 export async function main(argv: string[]): Promise<void> {
   await yargs(hideBin(argv))
     .scriptName('logsvc')
@@ -95,7 +107,23 @@ export async function main(argv: string[]): Promise<void> {
         )
         .demandCommand(1, 'name a config subcommand: check'),
     )
-    .demandCommand(1, 'name a command: node, config')
+    .command('segments', 'segment file tools', (y) =>
+      y
+        .command(
+          'inspect <file>',
+          "print a segment's header, blocks and events (events as JSON lines)",
+          (c) => c.positional('file', { type: 'string', demandOption: true }).option('events', { type: 'boolean', default: true, describe: 'print events' }),
+          (a) => inspect(a.file, a.events),
+        )
+        .command(
+          'verify <data-dir>',
+          'check every checksum of every segment and digest-queue file (read-only)',
+          (c) => c.positional('data-dir', { type: 'string', demandOption: true }),
+          (a) => verify(a['data-dir']),
+        )
+        .demandCommand(1, 'name a segments subcommand: inspect, verify'),
+    )
+    .demandCommand(1, 'name a command: node, config, segments')
     .strict()
     .version(VERSION)
     .help()

@@ -40,17 +40,31 @@ export class ClusterService {
     private readonly clock: Clock,
   ) {}
 
-  /** Registers (or re-registers with a changed URI or name) this node, and lays out partitions on a new cluster. */
-  async registerSelf(self: { id: number; uuid: string; name: string; uri: string }, defaultPartitions: number): Promise<void> {
+  /** On a new cluster, lays out `count` partitions on node `selfId`; otherwise does nothing. */
+  async ensureLayout(count: number, selfId: number): Promise<void> {
+    await this.store.transact((s) => ({
+      events: s.partitions.length === 0 ? [{ type: 'PartitionLayoutSet' as const, partitions: defaultLayout(count, selfId) }] : [],
+      result: undefined,
+    }));
+  }
+
+  /** Registers (or re-registers with a changed URI, name or uuid) this node. */
+  async registerSelf(self: { id: number; uuid: string; name: string; uri: string }): Promise<void> {
     await this.store.transact((s) => {
       const known = s.nodes.get(self.id);
-      const events = [];
-      if (known === undefined || known.uri !== self.uri || known.name !== self.name || known.uuid !== self.uuid) {
-        events.push({ type: 'NodeRegistered' as const, ...self, at: known?.registeredAt ?? this.clock.now() });
-      }
-      if (s.partitions.length === 0) events.push({ type: 'PartitionLayoutSet' as const, partitions: defaultLayout(defaultPartitions, self.id) });
-      return { events, result: undefined };
+      const changed = known === undefined || known.uri !== self.uri || known.name !== self.name || known.uuid !== self.uuid;
+      return { events: changed ? [{ type: 'NodeRegistered' as const, ...self, at: known?.registeredAt ?? this.clock.now() }] : [], result: undefined };
     });
+  }
+
+  /** Partitions whose first live host is `nodeId`: the ones that node digests. */
+  ownedPartitions(nodeId: number): number[] {
+    const out: number[] = [];
+    this.store.state.partitions.forEach((hosts, p) => {
+      const first = hosts.find((h) => this.liveness.isAlive(h));
+      if (first === nodeId) out.push(p);
+    });
+    return out;
   }
 
   nodes(): NodeView[] {

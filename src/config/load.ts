@@ -63,6 +63,7 @@ export function buildConfig(raw: Record<string, unknown>, overrides: Overrides =
     else given.set(path, value);
   }
   const config: Record<string, Record<string, unknown>> = {};
+  const failed = new Set<string>();
   for (const opt of OPTIONS) {
     const [section, key] = opt.path.split('.') as [string, string];
     let value = opt.default;
@@ -70,6 +71,7 @@ export function buildConfig(raw: Record<string, unknown>, overrides: Overrides =
       const checked = opt.check(given.get(opt.path));
       if (typeof checked === 'object' && checked !== null && 'error' in checked) {
         problems.push(`${opt.path}: ${checked.error}`);
+        failed.add(opt.path);
       } else {
         value = checked;
       }
@@ -77,7 +79,7 @@ export function buildConfig(raw: Record<string, unknown>, overrides: Overrides =
     (config[section] ??= {})[key] = value;
   }
   const typed = config as unknown as NodeConfig;
-  if (problems.length === 0) problems.push(...crossChecks(typed));
+  problems.push(...crossChecks(typed, failed));
   return { config: deepFreeze(typed), problems };
 }
 

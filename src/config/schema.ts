@@ -6,7 +6,14 @@
 
 export interface NodeConfig {
   node: { id: number; name: string; host: string; port: number; data_dir: string; external_url: string; log_level: 'debug' | 'info' | 'warn' | 'error' };
-  http: { max_body_bytes: number; max_api_body_bytes: number; max_header_bytes: number; max_json_depth: number };
+  http: { max_body_bytes: number; max_api_body_bytes: number; max_decompressed_bytes: number; max_header_bytes: number; max_json_depth: number };
+  ingest: {
+    max_events_per_request: number;
+    max_event_bytes: number;
+    max_fields_per_event: number;
+    max_datasources_per_repository: number;
+    max_undigested_bytes: number;
+  };
   graphql: { max_depth: number; max_complexity: number; explorer: boolean };
   health: {
     grace_period_seconds: number;
@@ -19,7 +26,15 @@ export interface NodeConfig {
     event_latency_down_seconds: number;
   };
   state: { snapshot_every_events: number };
-  digest: { partitions: number };
+  digest: {
+    partitions: number;
+    flush_block_seconds: number;
+    blocks_per_segment: number;
+    max_hours_segment_open: number;
+    block_target_bytes: number;
+    open_block_budget_bytes: number;
+    worker_threads: number;
+  };
 }
 
 /** A validator returns the accepted value, or a string describing what is wrong. */
@@ -32,7 +47,7 @@ export interface OptionSpec {
   check: Check<unknown>;
 }
 
-const show = (v: unknown): string => JSON.stringify(v) ?? String(v);
+const show = (v: unknown): string => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : (JSON.stringify(v) ?? String(v)));
 
 export function integer(min: number, max: number): Check<number> {
   return (v) =>
@@ -41,10 +56,11 @@ export function integer(min: number, max: number): Check<number> {
       : { error: `must be an integer from ${min} to ${max} (got ${show(v)})` };
 }
 
-export function text(pattern?: RegExp, what?: string): Check<string> {
+/** A string; with a pattern, a non-empty value must match it (empty means "not set" unless `required`). */
+export function text(pattern?: RegExp, what?: string, required = false): Check<string> {
   return (v) => {
     if (typeof v !== 'string') return { error: `must be a string (got ${show(v)})` };
-    if (pattern !== undefined && v !== '' && !pattern.test(v)) return { error: `must be ${what ?? pattern.source} (got ${show(v)})` };
+    if (pattern !== undefined && (v !== '' || required) && !pattern.test(v)) return { error: `must be ${what ?? pattern.source} (got ${show(v)})` };
     return v;
   };
 }
@@ -63,16 +79,23 @@ const URL_RE = /^https?:\/\/[^\s/]+(\/[^\s]*)?$/;
 export const OPTIONS: readonly OptionSpec[] = [
   { path: 'node.id', default: 1, doc: "this node's integer id in the cluster; ingest partitions name nodes by it", check: integer(1, 65535) },
   { path: 'node.name', default: '', doc: 'display name in cluster listings; empty means "node-<id>"', check: text() },
-  { path: 'node.host', default: '127.0.0.1', doc: 'address the HTTP front door binds to', check: text(HOST, 'a host name or IP address') },
+  { path: 'node.host', default: '127.0.0.1', doc: 'address the HTTP front door binds to', check: text(HOST, 'a host name or IP address', true) },
   { path: 'node.port', default: 8080, doc: 'HTTP port; 0 picks a free port (the ready line says which)', check: integer(0, 65535) },
-  { path: 'node.data_dir', default: './data', doc: 'directory for global state, the digest queue and segments', check: text(/^.+$/, 'a non-empty path') },
+  { path: 'node.data_dir', default: './data', doc: 'directory for global state, the digest queue and segments', check: text(/^.+$/, 'a non-empty path', true) },
   { path: 'node.external_url', default: '', doc: 'URL other nodes and clients use for this node; empty means http://<host>:<port>', check: text(URL_RE, 'an http(s) URL') },
   { path: 'node.log_level', default: 'info', doc: 'least severe log level written to stderr', check: oneOf('debug', 'info', 'warn', 'error') },
 
   { path: 'http.max_body_bytes', default: 32 * 1024 * 1024, doc: 'largest request body accepted on ingest endpoints (413 above it)', check: integer(1024, 1024 * 1024 * 1024) },
   { path: 'http.max_api_body_bytes', default: 1024 * 1024, doc: 'largest request body accepted on management endpoints (GraphQL, cluster config)', check: integer(1024, 64 * 1024 * 1024) },
+  { path: 'http.max_decompressed_bytes', default: 128 * 1024 * 1024, doc: 'largest size a gzip/deflate request body may decompress to (413 above it)', check: integer(1024, 4 * 1024 * 1024 * 1024) },
   { path: 'http.max_header_bytes', default: 16 * 1024, doc: 'largest total size of request headers (431 above it)', check: integer(1024, 1024 * 1024) },
   { path: 'http.max_json_depth', default: 64, doc: 'deepest JSON nesting accepted in any request body', check: integer(2, 1000) },
+
+  { path: 'ingest.max_events_per_request', default: 200_000, doc: 'most events one ingest request may carry (400 above it)', check: integer(1, 10_000_000) },
+  { path: 'ingest.max_event_bytes', default: 1024 * 1024, doc: 'an event larger than this keeps only a truncated @rawstring (ending in "...") and no fields', check: integer(1024, 64 * 1024 * 1024) },
+  { path: 'ingest.max_fields_per_event', default: 1000, doc: 'fields kept per event; further ones are dropped and the event is marked with @error', check: integer(1, 100_000) },
+  { path: 'ingest.max_datasources_per_repository', default: 10_000, doc: 'distinct tag combinations a repository may have; ingest of a new one beyond it is refused (400)', check: integer(1, 10_000_000) },
+  { path: 'ingest.max_undigested_bytes', default: 2 * 1024 * 1024 * 1024, doc: 'acknowledged bytes not yet in segments above which ingest answers 503 with Retry-After', check: integer(1024 * 1024, 1024 * 1024 * 1024 * 1024) },
 
   { path: 'graphql.max_depth', default: 12, doc: 'deepest selection nesting a GraphQL operation may have', check: integer(2, 100) },
   { path: 'graphql.max_complexity', default: 2000, doc: 'largest number of fields a GraphQL operation may select, fragments expanded', check: integer(10, 1_000_000) },
@@ -90,15 +113,28 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'state.snapshot_every_events', default: 1000, doc: 'global-state events between snapshots of the whole state', check: integer(1, 10_000_000) },
 
   { path: 'digest.partitions', default: 24, doc: 'digest partitions of a new cluster (the count can be raised later, never lowered)', check: integer(1, 1024) },
+  { path: 'digest.flush_block_seconds', default: 1800, doc: 'FLUSH_BLOCK_SECONDS: longest time events wait in an open block before it is written to a segment', check: integer(1, 7 * 86400) },
+  { path: 'digest.blocks_per_segment', default: 2000, doc: 'BLOCKS_PER_SEGMENT: blocks after which a segment is closed', check: integer(1, 1_000_000) },
+  { path: 'digest.max_hours_segment_open', default: 24, doc: 'MAX_HOURS_SEGMENT_OPEN: hours after which a segment is closed whatever its size', check: integer(1, 24 * 365) },
+  { path: 'digest.block_target_bytes', default: 1024 * 1024, doc: 'uncompressed size at which an open block is sealed and written', check: integer(1024, 64 * 1024 * 1024) },
+  { path: 'digest.open_block_budget_bytes', default: 256 * 1024 * 1024, doc: 'memory for open blocks of all partitions; above it the largest are written early', check: integer(1024 * 1024, 64 * 1024 * 1024 * 1024) },
+  { path: 'digest.worker_threads', default: 0, doc: 'threads of the block-encoding pool; 0 means one per core', check: integer(0, 256) },
 ];
 
-/** Rules that span options; each returns problems as `path: message`. */
-export function crossChecks(c: NodeConfig): string[] {
+/**
+ * Rules that span options; each returns problems as `path: message`. A rule is skipped when one of
+ * its options already failed validation (`failed`), since its value would then be the default.
+ */
+export function crossChecks(c: NodeConfig, failed: ReadonlySet<string> = new Set()): string[] {
   const out: string[] = [];
-  if (c.health.disk_down_percent < c.health.disk_warn_percent) {
+  const usable = (...paths: string[]): boolean => paths.every((p) => !failed.has(p));
+  if (usable('health.disk_down_percent', 'health.disk_warn_percent') && c.health.disk_down_percent < c.health.disk_warn_percent) {
     out.push(`health.disk_down_percent: must not be below health.disk_warn_percent (${c.health.disk_warn_percent})`);
   }
-  if (c.health.event_latency_down_seconds < c.health.event_latency_warn_seconds) {
+  if (
+    usable('health.event_latency_down_seconds', 'health.event_latency_warn_seconds') &&
+    c.health.event_latency_down_seconds < c.health.event_latency_warn_seconds
+  ) {
     out.push(`health.event_latency_down_seconds: must not be below health.event_latency_warn_seconds (${c.health.event_latency_warn_seconds})`);
   }
   return out;

@@ -42,6 +42,22 @@ function checkHeader(buf: Buffer, magic: Buffer, file: string): void {
   }
 }
 
+/** The first intact frame at or after `from` that holds an event numbered `expected` or later. */
+function laterIntactEvent(buf: Buffer, from: number, expected: number): { offset: number; seq: number } | null {
+  for (let pos = from; pos + 8 <= buf.length; pos++) {
+    const scan = scanFrames(buf.subarray(0, Math.min(buf.length, pos + 8 + buf.readUInt32LE(pos))), pos);
+    const f = scan.frames[0];
+    if (f === undefined) continue;
+    try {
+      const rec = unpack(f.payload) as { seq?: unknown };
+      if (typeof rec?.seq === 'number' && rec.seq >= expected) return { offset: pos, seq: rec.seq };
+    } catch {
+      // not a record
+    }
+  }
+  return null;
+}
+
 const pad = (n: number): string => String(n).padStart(12, '0');
 const seqOf = (name: string, prefix: string, suffix: string): number | null => {
   if (!name.startsWith(prefix) || !name.endsWith(suffix)) return null;
@@ -98,17 +114,31 @@ export class EmbeddedGlobalLog implements GlobalLog {
       checkHeader(buf, LOG_MAGIC, name);
       const scan = scanFrames(buf, HEADER_BYTES);
       for (const f of scan.frames) {
-        const rec = unpack(f.payload) as { seq: number; event: GlobalEvent };
-        if (rec.seq < expected) continue; // covered by the snapshot
-        if (rec.seq !== expected) {
-          throw new LogsvcError('E_STATE_CORRUPT', `global log ${name}: expected event ${expected} at offset ${f.offset}, found ${rec.seq}`);
-        }
-        events.push(rec);
-        expected++;
+        // A record holds one event ({seq, event}) or a transaction's events ({seq, events}).
+        const rec = unpack(f.payload) as { seq: number; event?: GlobalEvent; events?: GlobalEvent[] };
+        const batch = rec.events ?? (rec.event === undefined ? [] : [rec.event]);
+        batch.forEach((event, i) => {
+          const seq = rec.seq + i;
+          if (seq < expected) return; // covered by the snapshot
+          if (seq !== expected) {
+            throw new LogsvcError('E_STATE_CORRUPT', `global log ${name}: expected event ${expected} at offset ${f.offset}, found ${seq}`);
+          }
+          events.push({ seq, event });
+          expected++;
+        });
       }
       if (scan.stop !== undefined) {
         if (!last) {
           throw new LogsvcError('E_STATE_CORRUPT', `global log ${name}: ${scan.stop.reason} at offset ${scan.stop.offset}, and later log files depend on it`);
+        }
+        const later = laterIntactEvent(buf, scan.stop.offset + 1, expected);
+        if (later !== null) {
+          // Not a torn tail: acknowledged events follow the damage, and skipping the damaged one
+          // would apply later events without it.
+          throw new LogsvcError(
+            'E_STATE_CORRUPT',
+            `global log ${name}: ${scan.stop.reason} at offset ${scan.stop.offset}, but intact event ${later.seq} follows at offset ${later.offset}; refusing to drop acknowledged events`,
+          );
         }
         const aside = `${path}.damaged-${Date.now()}`;
         await atomicWriteFile(aside, buf.subarray(scan.validEnd));
@@ -155,11 +185,19 @@ export class EmbeddedGlobalLog implements GlobalLog {
     this.fh = fh;
   }
 
-  async append(seq: number, event: GlobalEvent): Promise<void> {
+  append(seq: number, event: GlobalEvent): Promise<void> {
+    return this.write(seq, { seq, event });
+  }
+
+  appendBatch(firstSeq: number, events: GlobalEvent[]): Promise<void> {
+    return this.write(firstSeq, events.length === 1 ? { seq: firstSeq, event: events[0] } : { seq: firstSeq, events });
+  }
+
+  private async write(seq: number, record: object): Promise<void> {
     if (this.failed !== null) throw this.failed;
     if (this.fh === null) throw new LogsvcError('E_STATE_WRITE_FAILED', 'global log is not open');
     try {
-      await this.fh.write(encodeFrame(pack({ seq, event })));
+      await this.fh.write(encodeFrame(pack(record)));
       await this.fh.datasync();
     } catch (err) {
       // After a failed write or fsync the file's durable contents are unknown: refuse all further
@@ -175,7 +213,8 @@ export class EmbeddedGlobalLog implements GlobalLog {
     await this.startLog(data.seq + 1);
     const snapshots = await this.listed('snapshot-', '.bin');
     const kept = snapshots.slice(-KEEP_SNAPSHOTS);
-    const oldestKept = kept[0]?.seq ?? 0;
+    // Until there are two snapshots, keep every log: the only snapshot has no fallback otherwise.
+    const oldestKept = kept.length < KEEP_SNAPSHOTS ? 0 : (kept[0]?.seq ?? 0);
     for (const s of snapshots.slice(0, -KEEP_SNAPSHOTS)) await unlink(join(this.dir, s.name));
     // Logs that start at or before the oldest kept snapshot and are followed by another log are covered.
     const logs = await this.listed('events-', '.log');

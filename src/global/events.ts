@@ -26,6 +26,7 @@ export type GlobalEvent =
   | { type: 'IngestTokenParserSet'; repositoryId: string; name: string; parser: string | null }
   | { type: 'MemberSet'; repositoryId: string; userId: string; canAdminMembers: boolean; canDeleteData: boolean }
   | { type: 'MemberRemoved'; repositoryId: string; userId: string }
+  | { type: 'DatasourceCreated'; repositoryId: string; id: string; tags: Record<string, string>; at: number }
   | { type: 'NodeRegistered'; id: number; uuid: string; name: string; uri: string; at: number }
   | { type: 'PartitionLayoutSet'; partitions: number[][] };
 

@@ -1,5 +1,5 @@
 export type { GlobalEvent, GlobalEventType, UserFields } from './events.js';
-export { GlobalState, type User, type Repository, type IngestToken, type Membership, type ClusterNode, type SnapshotData } from './model.js';
+export { GlobalState, type User, type Repository, type IngestToken, type Membership, type Datasource, type ClusterNode, type SnapshotData } from './model.js';
 export type { GlobalLog, LoadedLog } from './log.js';
 export { EmbeddedGlobalLog, GLOBAL_LOG_FORMAT_VERSION } from './embedded-log.js';
 export { GlobalStore, type Decision } from './store.js';

@@ -18,6 +18,11 @@ export interface GlobalLog {
   open(): Promise<LoadedLog>;
   /** Resolves once the event is durable. */
   append(seq: number, event: GlobalEvent): Promise<void>;
+  /**
+   * Appends events numbered `firstSeq`, `firstSeq + 1`, ... as one record: after a crash either all
+   * of them are in the log or none is. Resolves once durable.
+   */
+  appendBatch(firstSeq: number, events: GlobalEvent[]): Promise<void>;
   writeSnapshot(data: SnapshotData): Promise<void>;
   close(): Promise<void>;
 }

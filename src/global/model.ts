@@ -28,6 +28,13 @@ export interface Membership {
   canDeleteData: boolean;
 }
 
+export interface Datasource {
+  id: string;
+  /** Tag names without "#", including the built-in "type" when set. */
+  tags: Record<string, string>;
+  createdAt: number;
+}
+
 export interface Repository {
   id: string;
   name: string;
@@ -35,6 +42,7 @@ export interface Repository {
   createdAt: number;
   ingestTokens: Map<string, IngestToken>;
   members: Map<string, Membership>;
+  datasources: Map<string, Datasource>;
 }
 
 export interface ClusterNode {
@@ -109,6 +117,7 @@ export class GlobalState {
           createdAt: e.at,
           ingestTokens: new Map(),
           members: new Map(),
+          datasources: new Map(),
         });
         this.repositoriesByName.set(e.name, e.id);
         return;
@@ -161,6 +170,11 @@ export class GlobalState {
       case 'MemberRemoved':
         this.repositories.get(e.repositoryId)?.members.delete(e.userId);
         return;
+      case 'DatasourceCreated': {
+        const r = this.repositories.get(e.repositoryId);
+        if (r !== undefined) r.datasources.set(e.id, { id: e.id, tags: e.tags, createdAt: e.at });
+        return;
+      }
       case 'NodeRegistered':
         this.nodes.set(e.id, { id: e.id, uuid: e.uuid, name: e.name, uri: e.uri, registeredAt: e.at });
         return;
@@ -186,6 +200,7 @@ export class GlobalState {
         createdAt: r.createdAt,
         ingestTokens: [...r.ingestTokens.values()],
         members: [...r.members.values()],
+        datasources: [...r.datasources.values()],
       })),
       nodes: [...this.nodes.values()],
       partitions: this.partitions,
@@ -208,6 +223,7 @@ export class GlobalState {
         createdAt: r.createdAt,
         ingestTokens: new Map(r.ingestTokens.map((t) => [t.name, { ...t }])),
         members: new Map(r.members.map((m) => [m.userId, { ...m }])),
+        datasources: new Map((r.datasources ?? []).map((d) => [d.id, { ...d }])),
       });
       g.repositoriesByName.set(r.name, r.id);
       for (const t of r.ingestTokens) g.ingestTokensByDigest.set(t.digest, { repositoryId: r.id, name: t.name });
@@ -228,6 +244,8 @@ export interface SnapshotData {
     createdAt: number;
     ingestTokens: IngestToken[];
     members: Membership[];
+    /** Absent in snapshots written before datasources were tracked. */
+    datasources?: Datasource[];
   }[];
   nodes: ClusterNode[];
   partitions: number[][];

@@ -54,17 +54,20 @@ export class GlobalStore {
   transact<T>(decide: (state: GlobalState) => Decision<T>): Promise<T> {
     const run = this.tail.then(async () => {
       const { events, result } = decide(this.current);
-      for (const event of events) {
-        const seq = this.current.seq + 1;
+      if (events.length > 0) {
+        // One record for the whole transaction: durable all together, or not at all.
+        const first = this.current.seq + 1;
         try {
-          await this.log.append(seq, event);
+          await this.log.appendBatch(first, events);
         } catch (err) {
           this.failure ??= err as Error;
           throw err;
         }
-        this.current.apply(event, seq);
-        this.sinceSnapshot++;
-        for (const l of this.listeners) l(event);
+        events.forEach((event, i) => {
+          this.current.apply(event, first + i);
+          this.sinceSnapshot++;
+          for (const l of this.listeners) l(event);
+        });
       }
       if (this.sinceSnapshot >= this.snapshotEvery) await this.snapshot();
       return result;

@@ -4,7 +4,7 @@
  */
 import type { User, Repository } from '../global/index.js';
 import { requireUser } from '../auth/index.js';
-import { BUILT_IN_PARSERS } from '../repositories/parser-names.js';
+import { isBuiltInParser } from '../ingest/parsers/index.js';
 import type { IngestTokenView } from '../repositories/repository-service.js';
 import { toWire } from '../cluster/index.js';
 import type { GraphqlContext } from './context.js';
@@ -59,7 +59,7 @@ function tokenShape(t: IngestTokenView) {
   return {
     name: t.name,
     token: t.token,
-    parser: t.parser === null ? null : { id: t.parser, name: t.parser, isBuiltIn: BUILT_IN_PARSERS.includes(t.parser) },
+    parser: t.parser === null ? null : { id: t.parser, name: t.parser, isBuiltIn: isBuiltInParser(t.parser) },
   };
 }
 
@@ -85,7 +85,19 @@ function viewer(ctx: GraphqlContext) {
   const p = ctx.principal;
   requireUser(p, 'viewer');
   if (p.kind === 'local-admin') {
-    return { id: 'local-admin', username: 'local-admin', isRoot: true, fullName: 'Local admin token', email: null, createdAt: 0 };
+    return {
+      __typename: 'Account',
+      id: 'local-admin',
+      displayName: 'Local admin token',
+      username: 'local-admin',
+      isRoot: true,
+      fullName: 'Local admin token',
+      email: null,
+      picture: null,
+      company: null,
+      countryCode: null,
+      createdAt: 0,
+    };
   }
   const u = ctx.services.users.byId(p.userId);
   if (u === undefined) throw new Error('the authenticated user no longer exists');

@@ -137,6 +137,13 @@ export class HealthService {
     };
   }
 
+  /** Why the primary disk cannot take more data (usage at the DOWN threshold), or null. */
+  diskProblem(): string | null {
+    const p = this.disks.primary;
+    if (p === null || !p.ok) return p === null ? null : p.error;
+    return p.usage.usedPercent >= this.opts.diskDownPercent ? `disk ${p.usage.path} is ${p.usage.usedPercent.toFixed(1)}% full (limit ${this.opts.diskDownPercent}%)` : null;
+  }
+
   inGracePeriod(): boolean {
     return this.clock.now() - this.startedAt < this.opts.gracePeriodMs;
   }

@@ -7,6 +7,9 @@ import type { ClusterService } from '../cluster/index.js';
 import type { HealthService } from '../health/index.js';
 import type { GraphqlRequest, GraphqlResponse, GraphqlServices } from '../graphql/index.js';
 import type { RequestInfo } from './types.js';
+import type { GlobalStore } from '../global/index.js';
+import type { IngestLimits, IngestService } from '../ingest/index.js';
+import type { Clock } from '../lib/clock.js';
 
 export interface HttpServices {
   auth: Authenticator;
@@ -19,6 +22,13 @@ export interface HttpServices {
   version: string;
   maxJsonDepth: number;
   explorer: boolean;
+  store: GlobalStore;
+  ingest: IngestService;
+  ingestLimits: IngestLimits;
+  maxDecompressedBytes: number;
+  clock: Clock;
+  /** Root-only operational metrics (GET /api/v1/metrics). */
+  metrics: (reset: boolean) => Record<string, unknown>;
 }
 
 /** The API principal (user or local admin) behind a request; 401/403 otherwise. */

@@ -36,14 +36,16 @@ interface Pending {
 
 let inFlight = 0;
 
-function write(res: HttpResponse, pending: Pending, reply: Reply, closeConnection = false): void {
+function write(res: HttpResponse, pending: Pending, reply: Reply, closeConnection = false, head = false): void {
   if (pending.aborted) return;
   pending.aborted = true; // a response may be written once
   inFlight--;
   res.cork(() => {
     res.writeStatus(statusLine(reply.status));
     if (reply.headers !== undefined) for (const [k, v] of Object.entries(reply.headers)) res.writeHeader(k, v);
-    res.end(reply.body ?? '', closeConnection);
+    // A HEAD response carries the GET response's headers but never its body. (uWS's endWithoutBody
+    // leaves the connection unusable in this version, so an empty end() it is: Content-Length 0.)
+    res.end(head ? '' : (reply.body ?? ''), closeConnection);
   });
 }
 
@@ -72,7 +74,7 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
     } catch (err) {
       reply = errorReply(err, logger, info);
     }
-    write(res, pending, reply);
+    write(res, pending, reply, false, info.method === 'HEAD');
   };
 
   app.any('/*', (res, req) => {
@@ -91,19 +93,22 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
       headers.set(k, prev === undefined ? v : `${prev}, ${v}`);
     });
 
+    const head = method === 'HEAD';
     let match;
     try {
-      match = router.match(method, rawPath);
+      // HEAD is answered by the GET route, without the body.
+      match = router.match(head ? 'GET' : method, rawPath);
     } catch (err) {
-      write(res, pending, errorReply(err, logger, info));
+      write(res, pending, errorReply(err, logger, info), false, head);
       return;
     }
     if (match === null) {
-      write(res, pending, text(404, `no such endpoint: ${method} ${rawPath.slice(0, 200)}`));
+      write(res, pending, text(404, `no such endpoint: ${method} ${rawPath.slice(0, 200)}`), false, head);
       return;
     }
     if ('allowed' in match) {
-      write(res, pending, text(405, `method ${method} is not allowed on ${rawPath.slice(0, 200)}; allowed: ${match.allowed.join(', ')}`, { allow: match.allowed.join(', ') }));
+      const allowed = match.allowed.includes('GET') ? [...match.allowed, 'HEAD'] : match.allowed;
+      write(res, pending, text(405, `method ${method} is not allowed on ${rawPath.slice(0, 200)}; allowed: ${allowed.join(', ')}`, { allow: allowed.join(', ') }), false, head);
       return;
     }
     const { route, params } = match;

@@ -1,7 +1,8 @@
 /**
- * Bounded JSON parsing. `JSON.parse` has no depth limit and recurses natively, so a body of a million
- * `[` can exhaust the stack; we scan the text once for nesting depth (outside strings) before parsing.
- * The scan is a single pass over UTF-16 code units and costs far less than the parse itself.
+ * Bounded JSON parsing. V8's `JSON.parse` copes with any nesting, but code that walks the result
+ * recursively does not: `parseJsonBounded` scans the text once for nesting depth (outside strings)
+ * before parsing. The scan costs about as much as the parse, so the ingest hot path uses `parseJson`
+ * and bounds depth where it walks values (ingest/flatten.ts) instead.
  */
 import { LogsvcError } from './errors.js';
 
@@ -26,6 +27,16 @@ export function jsonDepth(text: string, limit: number): number {
     } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
   }
   return max;
+}
+
+/** Parses `text` as JSON, refusing malformed input with a 400; nesting is not checked here. */
+export function parseJson(text: string, what = 'request body'): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new LogsvcError('E_JSON_MALFORMED', `${what}: malformed JSON (${detail.split('\n')[0]})`);
+  }
 }
 
 /** Parses `text` as JSON, refusing nesting deeper than `maxDepth` and malformed input with a 400. */

@@ -12,6 +12,7 @@ import { LogsvcError } from '../lib/errors.js';
 import { LatencyWindow } from '../lib/latency-window.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { VERSION } from '../lib/version.js';
+import { RuntimeMonitor } from '../lib/runtime-metrics.js';
 import { atomicWriteFile, DataDirLock, ensureDir } from '../storage/index.js';
 import { EmbeddedGlobalLog, GlobalStore } from '../global/index.js';
 import { Authenticator, newApiToken, SecretBox, tokenDigest } from '../auth/index.js';
@@ -21,6 +22,11 @@ import { ClusterService, SelfLiveness } from '../cluster/index.js';
 import { HealthService } from '../health/index.js';
 import { createGraphqlEndpoint } from '../graphql/index.js';
 import { buildRouter, startHttpServer, type HttpServer } from '../http/index.js';
+import { EmbeddedDigestQueue } from '../queue/index.js';
+import { SegmentCatalog } from '../segments/catalog.js';
+import { Digest, InlineBlockEncoder, PooledBlockEncoder, type BlockEncoder } from '../digest/index.js';
+import { IngestService } from '../ingest/index.js';
+import { MAX_TAG_VALUE_CHARS, MAX_TAGS_PER_EVENT } from '../ingest/index.js';
 
 export const LOCAL_ADMIN_TOKEN_FILE = 'local-admin-token.txt';
 const NODE_UUID_FILE = 'cluster_membership.uuid';
@@ -46,8 +52,25 @@ async function nodeUuid(dataDir: string): Promise<string> {
   return uuid;
 }
 
-export async function startNode(config: NodeConfig, opts: { logger?: Logger; clock?: Clock } = {}): Promise<RunningNode> {
+export interface StartOptions {
+  logger?: Logger;
+  clock?: Clock;
+  /**
+   * Called when the node can no longer promise durability (a failed fsync of the digest queue or of
+   * a segment): the caller must stop the process. Defaults to logging and exiting with code 70.
+   */
+  onFatal?: (err: Error) => void;
+}
+
+export async function startNode(config: NodeConfig, opts: StartOptions = {}): Promise<RunningNode> {
   const logger = opts.logger ?? createLogger(config.node.log_level);
+  let fatal: Error | null = null;
+  const onFatal = (err: Error): void => {
+    if (fatal !== null) return;
+    fatal = err;
+    logger.error('fatal: durability can no longer be guaranteed; stopping', { error: err.message });
+    (opts.onFatal ?? (() => process.exit(70)))(err);
+  };
   const clock = opts.clock ?? systemClock;
   const dataDir = resolve(config.node.data_dir);
   try {
@@ -81,6 +104,36 @@ export async function startNode(config: NodeConfig, opts: { logger?: Logger; clo
     );
 
     const latency = new LatencyWindow(clock);
+    const runtime = new RuntimeMonitor();
+    cleanups.push(() => runtime.stop());
+
+    // Digest queue, segments, digest. Replay happens here, before the node takes requests.
+    const queue = await EmbeddedDigestQueue.open({ dir: join(dataDir, 'queue'), partitions: store.state.partitions.length || config.digest.partitions, logger, onFatal });
+    cleanups.push(() => queue.close());
+    const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), logger, clock.now());
+    const threads = config.digest.worker_threads;
+    const encoder: BlockEncoder = threads === 1 ? new InlineBlockEncoder() : new PooledBlockEncoder(threads === 0 ? undefined : threads);
+    cleanups.push(() => encoder.close());
+    const digest = new Digest({
+      dataDir,
+      queue,
+      catalog,
+      encoder,
+      clock,
+      logger,
+      settings: {
+        segmentsDir: join(dataDir, 'segments'),
+        blockTargetBytes: config.digest.block_target_bytes,
+        flushBlockMs: config.digest.flush_block_seconds * 1000,
+        blocksPerSegment: config.digest.blocks_per_segment,
+        maxSegmentOpenMs: config.digest.max_hours_segment_open * 3600_000,
+      },
+      openBlockBudgetBytes: config.digest.open_block_budget_bytes,
+      onLatency: (ms) => latency.record(ms),
+      onFatal,
+    });
+    const selfId = config.node.id;
+    const owned = (): number[] => cluster.ownedPartitions(selfId);
     const health = new HealthService(
       {
         dataDir,
@@ -103,6 +156,17 @@ export async function startNode(config: NodeConfig, opts: { logger?: Logger; clo
     await health.start();
     cleanups.push(() => health.stop());
 
+    const ingest = new IngestService({
+      store,
+      queue,
+      clock,
+      maxDatasourcesPerRepository: config.ingest.max_datasources_per_repository,
+      maxUndigestedBytes: config.ingest.max_undigested_bytes,
+      undigestedBytes: () => digest.undigestedBytes(),
+      diskProblem: () => health.diskProblem(),
+      livePartitions: () => owned().filter((p) => digest.owns(p)),
+    });
+
     const graphqlServices = { users, repositories, cluster, version: VERSION };
     const router = buildRouter({
       auth,
@@ -115,7 +179,40 @@ export async function startNode(config: NodeConfig, opts: { logger?: Logger; clo
       version: VERSION,
       maxJsonDepth: config.http.max_json_depth,
       explorer: config.graphql.explorer,
+      store,
+      ingest,
+      ingestLimits: {
+        maxEventsPerRequest: config.ingest.max_events_per_request,
+        maxEventBytes: config.ingest.max_event_bytes,
+        maxFieldsPerEvent: config.ingest.max_fields_per_event,
+        maxJsonDepth: config.http.max_json_depth,
+        maxTagsPerEvent: MAX_TAGS_PER_EVENT,
+        maxTagValueChars: MAX_TAG_VALUE_CHARS,
+      },
+      maxDecompressedBytes: config.http.max_decompressed_bytes,
+      clock,
+      metrics: (reset) => ({
+        ...runtime.read(reset),
+        undigestedBytes: digest.undigestedBytes(),
+        pendingBlockBytes: digest.pendingBytes(),
+        queueBytes: queue.sizeBytes(),
+        segments: catalog.all().length,
+        eventLatency: latency.summary(),
+      }),
     });
+    // The partition layout exists once this node is registered; then replay, then serve.
+    await cluster.ensureLayout(config.digest.partitions, selfId);
+    await queue.ensurePartitions(store.state.partitions.length);
+    await digest.start(owned());
+    cleanups.push(() => digest.stop());
+    store.onApplied((e) => {
+      if (e.type !== 'PartitionLayoutSet') return;
+      void (async () => {
+        await queue.ensurePartitions(e.partitions.length);
+        await digest.own(owned());
+      })().catch((err: unknown) => onFatal(err as Error));
+    });
+
     const http: HttpServer = await startHttpServer(
       {
         host: config.node.host,
@@ -133,7 +230,7 @@ export async function startNode(config: NodeConfig, opts: { logger?: Logger; clo
       http.close(true);
     });
     const url = effectiveExternalUrl(config, http.port);
-    await cluster.registerSelf({ id: config.node.id, uuid, name: config.node.name === '' ? `node-${config.node.id}` : config.node.name, uri: url }, config.digest.partitions);
+    await cluster.registerSelf({ id: selfId, uuid, name: config.node.name === '' ? `node-${selfId}` : config.node.name, uri: url });
 
     let stopping: Promise<void> | null = null;
     return {

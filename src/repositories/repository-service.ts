@@ -17,7 +17,7 @@ import {
   type Principal,
   type SecretBox,
 } from '../auth/index.js';
-import { isKnownParser } from './parser-names.js';
+import { isBuiltInParser } from '../ingest/parsers/index.js';
 
 const REPO_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 const TOKEN_NAME = /^[^\p{Cc}]{1,100}$/u;
@@ -108,7 +108,7 @@ export class RepositoryService {
 
   private checkParser(parser: string | null | undefined): string | null {
     if (parser === undefined || parser === null || parser === '') return null;
-    if (!isKnownParser(parser)) throw new LogsvcError('E_VALIDATION', `parser: "${parser}" does not exist`);
+    if (!isBuiltInParser(parser)) throw new LogsvcError('E_VALIDATION', `parser: "${parser}" does not exist`);
     return parser;
   }
 

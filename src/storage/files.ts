@@ -36,7 +36,12 @@ export async function atomicWriteFile(path: string, data: Uint8Array | string, m
     throw err;
   }
   await fh.close();
-  await rename(tmp, path);
+  try {
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
   await fsyncDir(dir);
 }
 

@@ -5,11 +5,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { LogsvcError } from '../../lib/errors.js';
 import type { Route, RequestInfo, Reply } from '../types.js';
 
 const require = createRequire(import.meta.url);
+// react and react-dom do not export their UMD files; locate them next to the package entry point.
+const packageFile = (pkg: string, file: string): string => join(dirname(require.resolve(pkg)), file);
 const BASE = '/docs/api-explorer';
 
 const INIT_SCRIPT = `(function () {
@@ -51,8 +54,8 @@ interface Asset {
 }
 
 const ASSETS: Record<string, Asset> = {
-  'react.production.min.js': { type: 'text/javascript', load: () => readFileSync(require.resolve('react/umd/react.production.min.js')) },
-  'react-dom.production.min.js': { type: 'text/javascript', load: () => readFileSync(require.resolve('react-dom/umd/react-dom.production.min.js')) },
+  'react.production.min.js': { type: 'text/javascript', load: () => readFileSync(packageFile('react', 'umd/react.production.min.js')) },
+  'react-dom.production.min.js': { type: 'text/javascript', load: () => readFileSync(packageFile('react-dom', 'umd/react-dom.production.min.js')) },
   'graphiql.min.js': { type: 'text/javascript', load: () => readFileSync(require.resolve('graphiql/graphiql.min.js')) },
   'graphiql.min.css': { type: 'text/css', load: () => readFileSync(require.resolve('graphiql/graphiql.min.css')) },
   'explorer.js': { type: 'text/javascript', load: () => Buffer.from(INIT_SCRIPT) },

@@ -33,6 +33,15 @@ export function statusRoutes(s: HttpServices): Route[] {
     },
     {
       method: 'GET',
+      pattern: '/api/v1/metrics',
+      body: 'none',
+      handle: (req) => {
+        requireRoot(apiPrincipal(s, req), 'reading node metrics');
+        return json(200, s.metrics(req.query.get('reset') === 'true'));
+      },
+    },
+    {
+      method: 'GET',
       pattern: '/api/v1/health-json',
       body: 'none',
       handle: (req) => {

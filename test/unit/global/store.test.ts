@@ -42,6 +42,14 @@ class FlakyLog implements GlobalLog {
     await this.inner.append(seq, event);
     this.appended.push(seq);
   }
+  async appendBatch(firstSeq: number, events: GlobalEvent[]): Promise<void> {
+    if (this.failAppends > 0) {
+      this.failAppends--;
+      throw new Error(`injected append failure at ${firstSeq}`);
+    }
+    await this.inner.appendBatch(firstSeq, events);
+    events.forEach((_, i) => this.appended.push(firstSeq + i));
+  }
   async writeSnapshot(data: SnapshotData): Promise<void> {
     if (this.failSnapshots > 0) {
       this.failSnapshots--;

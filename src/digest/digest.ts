@@ -1,0 +1,159 @@
+/**
+ * The digest of this node: one PartitionDigester per digest partition this node owns, fed live by
+ * the queue's durable-append notifications and, at start, by replaying each partition from its
+ * persisted checkpoint. Once a second it seals blocks past the flush interval, enforces the memory
+ * budget for open blocks, persists checkpoints (`<data-dir>/digest/checkpoints.json`, atomically)
+ * and lets the queue drop what every segment already holds.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import { atomicWriteFile, ensureDir } from '../storage/index.js';
+import { decodeRecord, type IngestRecord } from '../events/index.js';
+import type { DigestQueue, DurableRecord } from '../queue/index.js';
+import type { SegmentCatalog } from '../segments/catalog.js';
+import type { BlockEncoder } from './block-encoder.js';
+import { PartitionDigester, type DigestSettings } from './partition-digester.js';
+
+export interface DigestOptions {
+  dataDir: string;
+  queue: DigestQueue;
+  catalog: SegmentCatalog;
+  encoder: BlockEncoder;
+  clock: Clock;
+  logger: Logger;
+  settings: DigestSettings;
+  /** Open (unsealed) block bytes allowed across all partitions before the largest are sealed early. */
+  openBlockBudgetBytes: number;
+  onLatency: (ms: number) => void;
+  onFatal: (err: Error) => void;
+}
+
+export class Digest {
+  private readonly digesters = new Map<number, PartitionDigester>();
+  private readonly checkpointFile: string;
+  private persisted: Record<string, number> = {};
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+
+  constructor(private readonly opts: DigestOptions) {
+    this.checkpointFile = join(opts.dataDir, 'digest', 'checkpoints.json');
+    opts.queue.onDurable((r) => this.onDurable(r));
+  }
+
+  /** Replays every owned partition from its checkpoint, then starts the periodic work. */
+  async start(owned: readonly number[]): Promise<void> {
+    await ensureDir(join(this.opts.dataDir, 'digest'));
+    try {
+      this.persisted = JSON.parse(await readFile(this.checkpointFile, 'utf8')) as Record<string, number>;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.opts.logger.error('digest checkpoints unreadable; replaying the whole queue', { error: (err as Error).message });
+      this.persisted = {};
+    }
+    await this.own(owned);
+    this.timer = setInterval(() => {
+      this.ticking ??= this.tick().finally(() => (this.ticking = null));
+    }, 1000);
+    this.timer.unref();
+  }
+
+  /** Takes ownership of more partitions (layout changes), replaying each from its checkpoint. */
+  async own(partitions: readonly number[]): Promise<void> {
+    for (const p of partitions) {
+      if (this.digesters.has(p)) continue;
+      const from = this.persisted[String(p)] ?? 0;
+      const d = new PartitionDigester(p, from, {
+        catalog: this.opts.catalog,
+        encoder: this.opts.encoder,
+        clock: this.opts.clock,
+        logger: this.opts.logger,
+        settings: this.opts.settings,
+        onLatency: this.opts.onLatency,
+        onFatal: this.opts.onFatal,
+      });
+      let replayed = 0;
+      for await (const rec of this.opts.queue.read(p, from)) {
+        d.process(rec.offset, rec.nextOffset, decodeRecord(rec.payload));
+        replayed++;
+      }
+      if (replayed > 0) this.opts.logger.info('digest partition replayed', { partition: p, from, records: replayed });
+      this.digesters.set(p, d);
+    }
+  }
+
+  owns(partition: number): boolean {
+    return this.digesters.has(partition);
+  }
+
+  private onDurable(r: DurableRecord): void {
+    const d = this.digesters.get(r.partition);
+    if (d === undefined) return; // another node digests it
+    const record = (r.attachment as IngestRecord | undefined) ?? decodeRecord(r.payload);
+    d.process(r.offset, r.nextOffset, record);
+    if (this.openBytes() > this.opts.openBlockBudgetBytes) this.relieveMemory();
+  }
+
+  private openBytes(): number {
+    let n = 0;
+    for (const d of this.digesters.values()) n += d.openBytes;
+    return n;
+  }
+
+  private relieveMemory(): void {
+    // Seal the largest blocks until open bytes are back under 3/4 of the budget.
+    const target = (this.opts.openBlockBudgetBytes * 3) / 4;
+    let open = this.openBytes();
+    while (open > target) {
+      let best: PartitionDigester | undefined;
+      for (const d of this.digesters.values()) if (best === undefined || d.openBytes > best.openBytes) best = d;
+      const freed = best?.sealLargest() ?? 0;
+      if (freed === 0) break;
+      open -= freed;
+    }
+  }
+
+  /** Bytes acknowledged but not yet in durable segments (queue end minus checkpoint), all partitions. */
+  undigestedBytes(): number {
+    let n = 0;
+    for (const [p, d] of this.digesters) n += this.opts.queue.endOffset(p) - d.checkpoint();
+    return n;
+  }
+
+  /** Bytes sealed and waiting for the encoder or the disk. */
+  pendingBytes(): number {
+    let n = 0;
+    for (const d of this.digesters.values()) n += d.pendingBytes();
+    return n;
+  }
+
+  private async tick(): Promise<void> {
+    for (const d of this.digesters.values()) d.tick();
+    await this.persistCheckpoints();
+  }
+
+  private async persistCheckpoints(): Promise<void> {
+    const next: Record<string, number> = { ...this.persisted };
+    let changed = false;
+    for (const [p, d] of this.digesters) {
+      const cp = d.checkpoint();
+      if (next[String(p)] !== cp) {
+        next[String(p)] = cp;
+        changed = true;
+      }
+    }
+    if (!changed) return;
+    await atomicWriteFile(this.checkpointFile, `${JSON.stringify(next)}\n`);
+    this.persisted = next;
+    for (const [p] of this.digesters) await this.opts.queue.truncateBelow(p, next[String(p)]!);
+  }
+
+  /** Clean stop: write every open block, close segments, persist checkpoints. */
+  async stop(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    if (this.ticking !== null) await this.ticking;
+    for (const d of this.digesters.values()) await d.drain();
+    await this.persistCheckpoints();
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * The actor of one digest partition: routes the events of each queue record to an open block per
+ * datasource, seals blocks when they reach the target size or the flush interval, and writes sealed
+ * blocks — one at a time, so a partition's order is kept — into the datasource's open segment,
+ * which is closed after BLOCKS_PER_SEGMENT blocks or MAX_HOURS_SEGMENT_OPEN.
+ *
+ * Exactly once: an event's queue position (offset, index) is compared with the catalog's durable
+ * high-water mark for its (partition, datasource); a replay skips what segments already hold.
+ * The checkpoint is the lowest offset whose events are not all durable.
+ */
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { IngestRecord } from '../events/index.js';
+import { appendEvent, emptyColumns, type BlockColumns } from '../segments/block.js';
+import type { SegmentCatalog } from '../segments/catalog.js';
+import { SegmentWriter } from '../segments/segment-writer.js';
+import type { BlockEncoder } from './block-encoder.js';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export interface DigestSettings {
+  segmentsDir: string;
+  blockTargetBytes: number;
+  flushBlockMs: number;
+  blocksPerSegment: number;
+  maxSegmentOpenMs: number;
+}
+
+interface OpenBlock {
+  ds: string;
+  repo: string;
+  tags: Record<string, string>;
+  columns: BlockColumns;
+  bytes: number;
+  firstOffset: number;
+  openedAt: number;
+}
+
+interface OpenSegment {
+  writer: SegmentWriter;
+  openedAt: number;
+  closing: boolean;
+}
+
+export interface DigesterDeps {
+  catalog: SegmentCatalog;
+  encoder: BlockEncoder;
+  clock: Clock;
+  logger: Logger;
+  settings: DigestSettings;
+  /** Called with ack-to-digest latency for each processed record (ms). */
+  onLatency: (ms: number) => void;
+  /** A block could not be made durable: the node must stop. */
+  onFatal: (err: Error) => void;
+}
+
+function eventBytes(raw: string, fields: Record<string, string>): number {
+  let n = raw.length + 48;
+  for (const k in fields) n += k.length + fields[k]!.length + 8;
+  return n;
+}
+
+export class PartitionDigester {
+  private readonly blocks = new Map<string, OpenBlock>();
+  private readonly segments = new Map<string, OpenSegment>();
+  private readonly sealed: OpenBlock[] = [];
+  private inFlight: OpenBlock | null = null;
+  /** Every file operation of this partition runs on this chain, one at a time, in order. */
+  private chain: Promise<void> = Promise.resolve();
+  private failed = false;
+  /** Offset of the next record to process. */
+  processedEnd: number;
+  openBytes = 0;
+
+  constructor(
+    readonly partition: number,
+    startOffset: number,
+    private readonly deps: DigesterDeps,
+  ) {
+    this.processedEnd = startOffset;
+  }
+
+  process(offset: number, nextOffset: number, record: IngestRecord): void {
+    if (offset < this.processedEnd) return; // already seen (live feed racing a replay)
+    const { catalog, clock } = this.deps;
+    let index = 0;
+    for (const g of record.groups) {
+      const hw = catalog.highWater(this.partition, g.ds);
+      let block: OpenBlock | undefined;
+      for (const e of g.events) {
+        const i = index++;
+        if (hw !== null && (offset < hw.offset || (offset === hw.offset && i <= hw.index))) continue;
+        if (block === undefined) {
+          block = this.blocks.get(g.ds);
+          if (block === undefined) {
+            block = { ds: g.ds, repo: record.repo, tags: g.tags, columns: emptyColumns(), bytes: 0, firstOffset: offset, openedAt: clock.monotonic() };
+            this.blocks.set(g.ds, block);
+          }
+        }
+        appendEvent(block.columns, e.timestamp, e.timezone, e.rawstring, e.fields, record.at, offset, i);
+        const b = eventBytes(e.rawstring, e.fields);
+        block.bytes += b;
+        this.openBytes += b;
+      }
+      if (block !== undefined && block.bytes >= this.deps.settings.blockTargetBytes) this.seal(block);
+    }
+    this.processedEnd = nextOffset;
+    this.deps.onLatency(Math.max(0, clock.now() - record.at));
+  }
+
+  private seal(block: OpenBlock): void {
+    this.blocks.delete(block.ds);
+    this.openBytes -= block.bytes;
+    this.sealed.push(block);
+    this.enqueue(async () => {
+      const next = this.sealed.shift();
+      if (next === undefined) return;
+      this.inFlight = next;
+      await this.write(next);
+      this.inFlight = null;
+    });
+  }
+
+  private enqueue(task: () => Promise<void>): void {
+    this.chain = this.chain.then(async () => {
+      if (this.failed) return;
+      try {
+        await task();
+      } catch (err) {
+        this.failed = true;
+        this.deps.onFatal(err as Error);
+      }
+    });
+  }
+
+  /** Seals the largest open block (memory pressure); returns its size, 0 if none. */
+  sealLargest(): number {
+    let largest: OpenBlock | undefined;
+    for (const b of this.blocks.values()) if (largest === undefined || b.bytes > largest.bytes) largest = b;
+    if (largest === undefined) return 0;
+    this.seal(largest);
+    return largest.bytes;
+  }
+
+  private async write(block: OpenBlock): Promise<void> {
+    const { encoder, catalog, clock, settings } = this.deps;
+    const encoded = await encoder.encode(block.columns);
+    let seg = this.segments.get(block.ds);
+    if (seg === undefined) {
+      const id = `${clock.now().toString(36)}-p${this.partition}-${randomBytes(6).toString('hex')}`;
+      const writer = await SegmentWriter.create(join(settings.segmentsDir, block.repo, block.ds), {
+        id,
+        repo: block.repo,
+        ds: block.ds,
+        tags: block.tags,
+        partition: this.partition,
+        createdAt: clock.now(),
+      });
+      seg = { writer, openedAt: clock.monotonic(), closing: false };
+      this.segments.set(block.ds, seg);
+    }
+    await seg.writer.append(encoded.bytes, encoded.meta);
+    catalog.put({ path: seg.writer.path, meta: seg.writer.meta, blocks: seg.writer.blocks, closed: false, bytes: seg.writer.bytes });
+    if (seg.writer.blockCount >= settings.blocksPerSegment) await this.closeSegment(block.ds, seg);
+  }
+
+  private async closeSegment(ds: string, seg: OpenSegment): Promise<void> {
+    if (this.segments.get(ds) !== seg) return; // closed already
+    this.segments.delete(ds);
+    await seg.writer.close(this.deps.clock.now());
+    this.deps.catalog.put({ path: seg.writer.path, meta: seg.writer.meta, blocks: seg.writer.blocks, closed: true, bytes: seg.writer.bytes });
+  }
+
+  /** Seals blocks past the flush interval and closes segments past their maximum open time. */
+  tick(): void {
+    const now = this.deps.clock.monotonic();
+    for (const b of [...this.blocks.values()]) if (now - b.openedAt >= this.deps.settings.flushBlockMs) this.seal(b);
+    for (const [ds, seg] of this.segments) {
+      if (!seg.closing && now - seg.openedAt >= this.deps.settings.maxSegmentOpenMs) {
+        seg.closing = true;
+        this.enqueue(() => this.closeSegment(ds, seg));
+      }
+    }
+  }
+
+  /** The lowest queue offset whose events are not all in durable segments. */
+  checkpoint(): number {
+    let cp = this.processedEnd;
+    for (const b of this.blocks.values()) cp = Math.min(cp, b.firstOffset);
+    for (const b of this.sealed) cp = Math.min(cp, b.firstOffset);
+    if (this.inFlight !== null) cp = Math.min(cp, this.inFlight.firstOffset);
+    return cp;
+  }
+
+  /** Bytes sealed but not yet durable. */
+  pendingBytes(): number {
+    let n = 0;
+    for (const b of this.sealed) n += b.bytes;
+    if (this.inFlight !== null) n += this.inFlight.bytes;
+    return n;
+  }
+
+  /** Seals every open block, writes them, and closes every segment (clean shutdown). */
+  async drain(): Promise<void> {
+    for (const b of [...this.blocks.values()]) this.seal(b);
+    await this.chain;
+    for (const [ds, seg] of [...this.segments]) this.enqueue(() => this.closeSegment(ds, seg));
+    await this.chain;
+  }
+
+  /** Resolves when every queued write is done. */
+  settled(): Promise<void> {
+    return this.chain;
+  }
+}

@@ -1,0 +1,16 @@
+/**
+ * Datasource identity: a repository plus the exact set of tags. The id is a stable hash of the
+ * sorted tag pairs, so every node and every replay derives the same id for the same tags.
+ */
+import { createHash } from 'node:crypto';
+
+export function canonicalTags(tags: Record<string, string>): [string, string][] {
+  return Object.entries(tags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+export function datasourceId(repositoryId: string, tags: Record<string, string>): string {
+  const h = createHash('sha256');
+  h.update(repositoryId);
+  for (const [k, v] of canonicalTags(tags)) h.update(`\u0000${k}\u0001${v}`);
+  return h.digest('base64url').slice(0, 22);
+}

@@ -1,0 +1,5 @@
+export type { IngestEvent, EventGroup } from './event.js';
+export { BUILT_IN_TAGS } from './event.js';
+export { datasourceId, canonicalTags } from './datasource.js';
+export { encodeRecord, decodeRecord, RECORD_VERSION, type IngestRecord, type RecordGroup } from './record.js';
+export { eventId, parseEventId } from './event-id.js';

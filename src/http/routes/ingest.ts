@@ -1,0 +1,90 @@
+/**
+ * Ingest endpoints: structured, unstructured and raw bodies with ingest tokens (the product's
+ * `service-*` and `humio-*` names), and the repository-scoped `/ingest` and `/ingest-messages` with
+ * an API token of a member (both the `/repositories/` and the older `/dataspaces/` spelling).
+ * Success is 200 with `{}`, sent only once the events are durable.
+ */
+import { parseAuthorization, canSeeRepository, type Principal } from '../../auth/index.js';
+import { LogsvcError } from '../../lib/errors.js';
+import { parseJson } from '../../lib/json.js';
+import type { Repository } from '../../global/index.js';
+import { decodeBody, normalizeRaw, normalizeStructured, normalizeUnstructured } from '../../ingest/index.js';
+import { builtInParser } from '../../ingest/parsers/index.js';
+import type { EventGroup } from '../../events/index.js';
+import type { HttpServices } from '../context.js';
+import { json, type RequestInfo, type Route } from '../types.js';
+
+type Kind = 'structured' | 'unstructured' | 'raw';
+
+interface Target {
+  repo: Repository;
+  /** The parser attached to the ingest token, if the request used one. */
+  parser: string | null;
+}
+
+export function ingestRoutes(s: HttpServices): Route[] {
+  const byIngestToken = (req: RequestInfo, token?: string): Target => {
+    const creds = token === undefined ? parseAuthorization(req.headers.get('authorization')) : { token };
+    const p = s.auth.ingestPrincipal(creds);
+    const repo = s.store.state.repositories.get(p.repositoryId);
+    const t = repo?.ingestTokens.get(p.tokenName);
+    if (repo === undefined || t === undefined) throw new LogsvcError('E_AUTH_INVALID', 'the ingest token is not valid');
+    return { repo, parser: t.parser };
+  };
+
+  const byRepository = (req: RequestInfo): Target => {
+    const name = req.params.repo!;
+    const creds = parseAuthorization(req.headers.get('authorization'));
+    let principal: Principal;
+    try {
+      principal = s.auth.apiPrincipal(creds);
+    } catch (err) {
+      // An ingest token of this very repository is also accepted here.
+      if (!(err instanceof LogsvcError) || err.code !== 'E_FORBIDDEN') throw err;
+      const t = byIngestToken(req);
+      if (t.repo.name !== name) throw new LogsvcError('E_FORBIDDEN', `the ingest token does not belong to repository "${name}"`);
+      return t;
+    }
+    const repo = s.store.state.repositoryByName(name);
+    if (repo === undefined || !canSeeRepository(principal, repo)) throw new LogsvcError('E_NOT_FOUND', `repository "${name}" does not exist or you have no access to it`);
+    return { repo, parser: null };
+  };
+
+  const handle = (kind: Kind, target: (req: RequestInfo) => Target) => async (req: RequestInfo, raw: Buffer) => {
+    const t = target(req);
+    s.ingest.admit();
+    const body = await decodeBody(raw, req.headers.get('content-encoding'), s.maxDecompressedBytes);
+    const now = s.clock.now();
+    let groups: EventGroup[];
+    if (kind === 'raw') {
+      groups = normalizeRaw(body.toString('utf8'), now, s.ingestLimits, t.parser);
+    } else {
+      // No depth pre-scan on this hot path: JSON.parse copes with any nesting, and the only unbounded
+      // nesting we walk (attributes) is depth-checked while flattening.
+      const parsed = parseJson(body.toString('utf8'), `${kind} ingest body`);
+      groups =
+        kind === 'structured'
+          ? normalizeStructured(parsed, now, s.ingestLimits, t.parser === null ? null : builtInParser(t.parser))
+          : normalizeUnstructured(parsed, now, s.ingestLimits, t.parser);
+    }
+    await s.ingest.ingest(t.repo.id, groups, now);
+    return json(200, {});
+  };
+
+  const routes: Route[] = [];
+  const add = (pattern: string, kind: Kind, target: (req: RequestInfo) => Target): void => {
+    routes.push({ method: 'POST', pattern, body: 'ingest', handle: handle(kind, target) });
+  };
+  for (const name of ['service', 'humio']) {
+    add(`/api/v1/ingest/${name}-structured`, 'structured', (r) => byIngestToken(r));
+    add(`/api/v1/ingest/${name}-unstructured`, 'unstructured', (r) => byIngestToken(r));
+  }
+  add('/api/v1/ingest/raw', 'raw', (r) => byIngestToken(r));
+  add('/api/v1/ingest/raw/:token', 'raw', (r) => byIngestToken(r, r.params.token!));
+  for (const prefix of ['repositories', 'dataspaces']) {
+    add(`/api/v1/${prefix}/:repo/ingest`, 'structured', byRepository);
+    add(`/api/v1/${prefix}/:repo/ingest-messages`, 'unstructured', byRepository);
+  }
+  return routes;
+}
+

@@ -1,0 +1,6 @@
+export { IngestService, type IngestServiceDeps } from './ingest-service.js';
+export { decodeBody } from './body.js';
+export { normalizeStructured } from './structured.js';
+export { normalizeUnstructured, normalizeRaw } from './unstructured.js';
+export type { IngestLimits } from './limits.js';
+export { MAX_TAGS_PER_EVENT, MAX_TAG_VALUE_CHARS } from './limits.js';

@@ -1,0 +1,81 @@
+/**
+ * From normalized event groups to a durable digest-queue record: resolve each tag set to a
+ * datasource (registering new ones in global state, within the per-repository cap), refuse work the
+ * node cannot make durable soon (backpressure), pick a partition at random among those with a live
+ * host, append, and resolve only when the append is durable.
+ */
+import { LogsvcError } from '../lib/errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { GlobalStore } from '../global/index.js';
+import { datasourceId, encodeRecord, type EventGroup, type IngestRecord, type RecordGroup } from '../events/index.js';
+import type { DigestQueue } from '../queue/index.js';
+
+export interface IngestServiceDeps {
+  store: GlobalStore;
+  queue: DigestQueue;
+  clock: Clock;
+  maxDatasourcesPerRepository: number;
+  maxUndigestedBytes: number;
+  /** Acknowledged bytes not yet in segments. */
+  undigestedBytes: () => number;
+  /** Non-null when the disk is too full to accept data: the reason. */
+  diskProblem: () => string | null;
+  /** Partitions that currently have a live digest host. */
+  livePartitions: () => readonly number[];
+  random?: () => number;
+}
+
+export class IngestService {
+  private readonly random: () => number;
+
+  constructor(private readonly deps: IngestServiceDeps) {
+    this.random = deps.random ?? Math.random;
+  }
+
+  /** Checks done before the body is even parsed: cheap refusals first. */
+  admit(): void {
+    const undigested = this.deps.undigestedBytes();
+    if (undigested > this.deps.maxUndigestedBytes) {
+      throw new LogsvcError('E_UNAVAILABLE', `ingest is paused: ${undigested} acknowledged bytes are waiting for digest (limit ${this.deps.maxUndigestedBytes}); retry later`);
+    }
+    const disk = this.deps.diskProblem();
+    if (disk !== null) throw new LogsvcError('E_UNAVAILABLE', `ingest is paused: ${disk}`);
+  }
+
+  async ingest(repositoryId: string, groups: EventGroup[], ingestTs: number): Promise<void> {
+    if (groups.length === 0) return;
+    const merged = new Map<string, RecordGroup>();
+    for (const g of groups) {
+      const ds = datasourceId(repositoryId, g.tags);
+      const have = merged.get(ds);
+      if (have === undefined) merged.set(ds, { ds, tags: g.tags, events: g.events });
+      else for (const e of g.events) have.events.push(e);
+    }
+    await this.ensureDatasources(repositoryId, [...merged.values()]);
+    const live = this.deps.livePartitions();
+    if (live.length === 0) throw new LogsvcError('E_UNAVAILABLE', 'no digest partition has a live host; ingest cannot be accepted');
+    const partition = live[Math.floor(this.random() * live.length)]!;
+    const record: IngestRecord = { repo: repositoryId, at: ingestTs, groups: [...merged.values()] };
+    await this.deps.queue.append(partition, encodeRecord(record), record);
+  }
+
+  private async ensureDatasources(repositoryId: string, groups: RecordGroup[]): Promise<void> {
+    const repo = this.deps.store.state.repositories.get(repositoryId);
+    if (repo === undefined) throw new LogsvcError('E_NOT_FOUND', 'the repository of this ingest token no longer exists');
+    if (groups.every((g) => repo.datasources.has(g.ds))) return;
+    await this.deps.store.transact((s) => {
+      const r = s.repositories.get(repositoryId);
+      if (r === undefined) throw new LogsvcError('E_NOT_FOUND', 'the repository of this ingest token no longer exists');
+      const fresh = groups.filter((g) => !r.datasources.has(g.ds));
+      if (r.datasources.size + fresh.length > this.deps.maxDatasourcesPerRepository) {
+        throw new LogsvcError(
+          'E_VALIDATION',
+          `repository "${r.name}" has reached its limit of ${this.deps.maxDatasourcesPerRepository} datasources (distinct tag combinations); ` +
+            'use fewer distinct tag values (move high-cardinality values from tags to fields)',
+        );
+      }
+      const at = this.deps.clock.now();
+      return { events: fresh.map((g) => ({ type: 'DatasourceCreated' as const, repositoryId, id: g.ds, tags: g.tags, at })), result: undefined };
+    });
+  }
+}

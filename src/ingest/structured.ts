@@ -1,0 +1,78 @@
+/**
+ * Structured ingest bodies: `[{tags: {...}, events: [{timestamp, timezone?, attributes?, rawstring?}]}]`.
+ * Tags define the datasource (at least one per item); attributes are flattened into fields; the raw
+ * string defaults to the JSON of the attributes. A parser attached to the ingest token, if any, also
+ * runs on the raw string (attributes win over what it finds) and names #type.
+ */
+import { LogsvcError } from '../lib/errors.js';
+import type { EventGroup, IngestEvent } from '../events/index.js';
+import { buildEvent } from './event-builder.js';
+import { flattenInto } from './flatten.js';
+import type { IngestLimits } from './limits.js';
+import type { BuiltInParser } from './parsers/index.js';
+import { readTags } from './tags.js';
+import { normaliseTimezone, parseIsoTimestamp } from './timestamps.js';
+
+function timestampOf(ev: Record<string, unknown>, where: string): { ms: number; zone: string } {
+  const ts = ev.timestamp;
+  if (typeof ts === 'number') {
+    if (!Number.isFinite(ts)) throw new LogsvcError('E_VALIDATION', `${where}.timestamp: must be a finite number of milliseconds`);
+    let zone = 'Z';
+    if (ev.timezone !== undefined && ev.timezone !== null) {
+      if (typeof ev.timezone !== 'string') throw new LogsvcError('E_VALIDATION', `${where}.timezone: must be a string`);
+      const z = normaliseTimezone(ev.timezone);
+      if (z === null) throw new LogsvcError('E_VALIDATION', `${where}.timezone: unknown time zone "${ev.timezone.slice(0, 64)}"`);
+      zone = z;
+    }
+    return { ms: Math.trunc(ts), zone };
+  }
+  if (typeof ts === 'string') {
+    const parsed = parseIsoTimestamp(ts, { requireZone: true });
+    if (parsed === null) throw new LogsvcError('E_VALIDATION', `${where}.timestamp: "${ts.slice(0, 64)}" is not an ISO 8601 date-time with a zone`);
+    return parsed;
+  }
+  if (ts === undefined || ts === null) throw new LogsvcError('E_VALIDATION', `${where}.timestamp: required (epoch milliseconds or ISO 8601)`);
+  throw new LogsvcError('E_VALIDATION', `${where}.timestamp: must be a number or a string`);
+}
+
+export function normalizeStructured(body: unknown, ingestTs: number, limits: IngestLimits, parser: BuiltInParser | null): EventGroup[] {
+  if (!Array.isArray(body)) throw new LogsvcError('E_VALIDATION', 'structured ingest body must be a JSON array of {"tags", "events"} items');
+  const groups: EventGroup[] = [];
+  let total = 0;
+  body.forEach((item: unknown, i) => {
+    const where = `[${i}]`;
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new LogsvcError('E_VALIDATION', `${where}: must be an object with "tags" and "events"`);
+    const it = item as Record<string, unknown>;
+    const tags = readTags(it.tags, `${where}.tags`);
+    if (Object.keys(tags).length === 0) throw new LogsvcError('E_VALIDATION', `${where}.tags: structured ingest needs at least one tag`);
+    if (parser !== null && tags.type === undefined) tags.type = parser.name;
+    if (!Array.isArray(it.events)) throw new LogsvcError('E_VALIDATION', `${where}.events: must be an array of events`);
+    total += it.events.length;
+    if (total > limits.maxEventsPerRequest) throw new LogsvcError('E_VALIDATION', `request carries more than ${limits.maxEventsPerRequest} events; split it`);
+    const events: IngestEvent[] = [];
+    it.events.forEach((raw: unknown, j) => {
+      const w = `${where}.events[${j}]`;
+      if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new LogsvcError('E_VALIDATION', `${w}: must be an object`);
+      const ev = raw as Record<string, unknown>;
+      const { ms, zone } = timestampOf(ev, w);
+      const fields: Record<string, string> = {};
+      const attrs = ev.attributes;
+      if (attrs !== undefined && attrs !== null && (typeof attrs !== 'object' || Array.isArray(attrs))) throw new LogsvcError('E_VALIDATION', `${w}.attributes: must be an object`);
+      if (ev.rawstring !== undefined && ev.rawstring !== null && typeof ev.rawstring !== 'string') throw new LogsvcError('E_VALIDATION', `${w}.rawstring: must be a string`);
+      let rawstring = typeof ev.rawstring === 'string' ? ev.rawstring : JSON.stringify(attrs ?? {});
+      let error: string | null = null;
+      if (parser !== null) {
+        const r = parser.parse(rawstring, limits.maxFieldsPerEvent);
+        Object.assign(fields, r.fields);
+        error = r.error;
+      }
+      let truncated = false;
+      if (attrs !== undefined && attrs !== null) truncated = flattenInto(fields, attrs, '', limits.maxFieldsPerEvent + 1, limits.maxJsonDepth).truncated;
+      if (truncated) error ??= `event had more than ${limits.maxFieldsPerEvent} attributes; the rest were dropped`;
+      rawstring = rawstring ?? '';
+      events.push(buildEvent({ rawstring, timestamp: ms, timezone: zone, fields, error }, ingestTs, limits));
+    });
+    if (events.length > 0) groups.push({ tags, events });
+  });
+  return groups;
+}

@@ -1,0 +1,268 @@
+/**
+ * The embedded digest queue: per partition, a directory of append-only files
+ * (`<data-dir>/queue/p<NNNN>/<base offset>.dq`, layout in queue-file.ts).
+ *
+ * Group commit: appends are framed and queued synchronously (so offsets follow call order); one
+ * write + one fdatasync per partition then covers every append queued meanwhile, and all of them
+ * resolve together. A failed write or fsync leaves the file's durable contents unknown, so the queue
+ * turns itself failed (every later append rejects) and reports it through `onFatal`: the node stops
+ * rather than acknowledge anything it cannot vouch for.
+ *
+ * Open: every file is scanned. A damaged tail of a partition's newest file (a crash mid-write) is
+ * cut off and kept aside as `<file>.damaged-<time>`; damage followed by intact records (a flipped
+ * bit) is skipped by resynchronisation on every read, and reported.
+ */
+import { open, readdir, readFile, rm, truncate, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LogsvcError } from '../lib/errors.js';
+import type { Logger } from '../lib/logger.js';
+import { atomicWriteFile, ensureDir, fsyncDir } from '../storage/index.js';
+import type { DigestQueue, DurableRecord, QueueRecord } from './digest-queue.js';
+import { encodeQueueFrame, frameBytes, QUEUE_HEADER_BYTES, QUEUE_MAGIC, QUEUE_FORMAT_VERSION, queueFileHeader, scanQueueFile } from './queue-file.js';
+
+const FILE_SUFFIX = '.dq';
+const pad = (n: number): string => String(n).padStart(20, '0');
+
+interface QFile {
+  base: number;
+  path: string;
+  /** Bytes of records (file size minus header). */
+  size: number;
+}
+
+interface Pending {
+  frame: Buffer;
+  payload: Buffer;
+  attachment: unknown;
+  resolve: (offset: number) => void;
+  reject: (err: Error) => void;
+  offset: number;
+}
+
+class Partition {
+  files: QFile[] = [];
+  fh: FileHandle | null = null;
+  next = 0;
+  pending: Pending[] = [];
+  flushing = false;
+  constructor(
+    readonly id: number,
+    readonly dir: string,
+  ) {}
+  get current(): QFile | undefined {
+    return this.files.at(-1);
+  }
+}
+
+export interface EmbeddedQueueOptions {
+  dir: string;
+  partitions: number;
+  logger: Logger;
+  /** A file is rolled over once it holds this many bytes. */
+  fileBytes?: number;
+  onFatal: (err: Error) => void;
+}
+
+export class EmbeddedDigestQueue implements DigestQueue {
+  private readonly parts: Partition[] = [];
+  private failed: LogsvcError | null = null;
+  private readonly fileBytes: number;
+  private readonly listeners: ((r: DurableRecord) => void)[] = [];
+
+  private constructor(private readonly opts: EmbeddedQueueOptions) {
+    this.fileBytes = opts.fileBytes ?? 64 * 1024 * 1024;
+  }
+
+  static async open(opts: EmbeddedQueueOptions): Promise<EmbeddedDigestQueue> {
+    const q = new EmbeddedDigestQueue(opts);
+    await ensureDir(opts.dir);
+    await q.ensurePartitions(opts.partitions);
+    return q;
+  }
+
+  get partitionCount(): number {
+    return this.parts.length;
+  }
+
+  async ensurePartitions(count: number): Promise<void> {
+    for (let i = this.parts.length; i < count; i++) this.parts.push(await this.openPartition(i));
+  }
+
+  private async openPartition(id: number): Promise<Partition> {
+    const dir = join(this.opts.dir, `p${String(id).padStart(4, '0')}`);
+    await ensureDir(dir);
+    const p = new Partition(id, dir);
+    const names = (await readdir(dir)).filter((n) => n.endsWith(FILE_SUFFIX)).sort();
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      const base = Number(name.slice(0, -FILE_SUFFIX.length));
+      const path = join(dir, name);
+      const buf = await readFile(path);
+      const last = i === names.length - 1;
+      if (buf.length < QUEUE_HEADER_BYTES || !buf.subarray(0, 4).equals(QUEUE_MAGIC)) {
+        if (last && buf.length < QUEUE_HEADER_BYTES) {
+          await atomicWriteFile(path, queueFileHeader());
+          p.files.push({ base, path, size: 0 });
+          continue;
+        }
+        throw new LogsvcError('E_STATE_CORRUPT', `digest queue file ${path}: bad header`);
+      }
+      if (buf.readUInt32LE(4) !== QUEUE_FORMAT_VERSION) throw new LogsvcError('E_STATE_CORRUPT', `digest queue file ${path}: unsupported format version ${buf.readUInt32LE(4)}`);
+      const scan = scanQueueFile(buf, base);
+      let size = buf.length - QUEUE_HEADER_BYTES;
+      for (const d of scan.damaged) {
+        const tail = d.to >= buf.length && last;
+        if (tail) {
+          const aside = `${path}.damaged-${Date.now()}`;
+          await atomicWriteFile(aside, buf.subarray(d.from));
+          await truncate(path, d.from);
+          size = d.from - QUEUE_HEADER_BYTES;
+          this.opts.logger.error('digest queue: cut a damaged tail', { file: path, at: d.from, bytes: buf.length - d.from, keptAside: aside });
+        } else {
+          this.opts.logger.error('digest queue: damaged bytes skipped', { file: path, from: d.from, to: d.to });
+        }
+      }
+      p.files.push({ base, path, size });
+    }
+    const cur = p.current;
+    if (cur === undefined) {
+      await this.newFile(p, 0);
+    } else {
+      p.fh = await open(cur.path, 'a');
+      p.next = cur.base + cur.size;
+    }
+    return p;
+  }
+
+  private async newFile(p: Partition, base: number): Promise<void> {
+    const path = join(p.dir, `${pad(base)}${FILE_SUFFIX}`);
+    const fh = await open(path, 'w');
+    await fh.write(queueFileHeader());
+    await fh.sync();
+    await fsyncDir(p.dir);
+    if (p.fh !== null) await p.fh.close();
+    p.fh = fh;
+    p.files.push({ base, path, size: 0 });
+  }
+
+  private part(partition: number): Partition {
+    const p = this.parts[partition];
+    if (p === undefined) throw new LogsvcError('E_INTERNAL', `digest queue has no partition ${partition}`);
+    return p;
+  }
+
+  onDurable(listener: (r: DurableRecord) => void): void {
+    this.listeners.push(listener);
+  }
+
+  append(partition: number, payload: Buffer, attachment?: unknown): Promise<number> {
+    if (this.failed !== null) return Promise.reject(this.failed);
+    const p = this.part(partition);
+    const offset = p.next;
+    const frame = encodeQueueFrame(offset, payload);
+    p.next += frame.length;
+    return new Promise((resolve, reject) => {
+      p.pending.push({ frame, payload, attachment, resolve, reject, offset });
+      if (!p.flushing) void this.flush(p);
+    });
+  }
+
+  private async flush(p: Partition): Promise<void> {
+    p.flushing = true;
+    try {
+      while (p.pending.length > 0 && this.failed === null) {
+        const batch = p.pending;
+        p.pending = [];
+        try {
+          const cur = p.current!;
+          if (cur.size >= this.fileBytes) await this.newFile(p, cur.base + cur.size);
+          const target = p.current!;
+          await p.fh!.writev(batch.map((b) => b.frame));
+          await p.fh!.datasync();
+          for (const b of batch) target.size += b.frame.length;
+          for (const b of batch) b.resolve(b.offset);
+          // Listeners (the digest) run after the acknowledgements have gone out: they are not on the
+          // request's critical path. setImmediate callbacks run in order, so offsets stay ordered.
+          if (this.listeners.length > 0) setImmediate(() => this.notify(p.id, batch));
+        } catch (err) {
+          this.failed = new LogsvcError('E_UNAVAILABLE', `digest queue partition ${p.id}: write or fsync failed (${(err as Error).message}); the node must stop`, { cause: err });
+          for (const b of batch) b.reject(this.failed);
+          for (const b of p.pending) b.reject(this.failed);
+          p.pending = [];
+          this.opts.onFatal(this.failed);
+        }
+      }
+    } finally {
+      p.flushing = false;
+    }
+  }
+
+  private notify(partition: number, batch: Pending[]): void {
+    for (const b of batch) {
+      const rec: DurableRecord = { partition, offset: b.offset, nextOffset: b.offset + b.frame.length, payload: b.payload, attachment: b.attachment };
+      for (const l of this.listeners) {
+        try {
+          l(rec);
+        } catch (err) {
+          this.opts.logger.error('digest queue listener failed', { partition, offset: b.offset, error: (err as Error).message });
+        }
+      }
+    }
+  }
+
+  endOffset(partition: number): number {
+    return this.part(partition).next;
+  }
+
+  async *read(partition: number, fromOffset: number): AsyncIterable<QueueRecord> {
+    const p = this.part(partition);
+    for (const f of [...p.files]) {
+      if (f.base + f.size <= fromOffset) continue;
+      let buf: Buffer;
+      try {
+        buf = await readFile(f.path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // truncated away meanwhile
+        throw err;
+      }
+      // Only what was durable when this read started (appends may be in flight).
+      const limit = Math.min(buf.length, QUEUE_HEADER_BYTES + f.size);
+      const start = Math.max(QUEUE_HEADER_BYTES, fromOffset - f.base + QUEUE_HEADER_BYTES);
+      const scan = scanQueueFile(buf.subarray(0, limit), f.base, start);
+      for (const r of scan.records) {
+        if (r.offset >= fromOffset) yield { partition, offset: r.offset, nextOffset: r.offset + frameBytes(r.payload.length), payload: r.payload };
+      }
+    }
+  }
+
+  async truncateBelow(partition: number, offset: number): Promise<void> {
+    const p = this.part(partition);
+    let removed = false;
+    // Whole files only, and never the file being appended to.
+    while (p.files.length > 1 && p.files[0]!.base + p.files[0]!.size <= offset) {
+      const f = p.files.shift()!;
+      await unlink(f.path).catch(() => undefined);
+      removed = true;
+    }
+    if (removed) await fsyncDir(p.dir);
+  }
+
+  sizeBytes(): number {
+    let n = 0;
+    for (const p of this.parts) for (const f of p.files) n += f.size;
+    return n;
+  }
+
+  async close(): Promise<void> {
+    for (const p of this.parts) {
+      while (p.flushing) await new Promise((r) => setTimeout(r, 5));
+      await p.fh?.close();
+      p.fh = null;
+    }
+  }
+
+  /** For tests and operators: remove the whole queue directory. */
+  static async destroy(dir: string): Promise<void> {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

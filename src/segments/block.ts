@@ -1,0 +1,210 @@
+/**
+ * Blocks: the unit of compression, checksumming and skipping. A block holds up to ~1 MB of events of
+ * one datasource from one digest partition, stored by column (timestamps, zones, raw strings, queue
+ * positions, and one column per field name), msgpack-encoded and LZ4-compressed. Byte layout in
+ * docs/formats/segment.md.
+ */
+import { LogsvcError } from '../lib/errors.js';
+import { pack, unpack } from '../lib/msgpack.js';
+import { crc32c } from '../storage/index.js';
+import { BloomBuilder } from './bloom.js';
+import type { BlockCodec } from './codec.js';
+import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeRaw, encodeStrings, type NumberColumn, type RawColumn, type StringColumn } from './columns.js';
+
+export const BLOCK_MAGIC = Buffer.from('LBLK');
+export const BLOCK_HEADER_BYTES = 64;
+
+/** One stored event with its queue position. */
+export interface StoredEvent {
+  timestamp: number;
+  timezone: string;
+  rawstring: string;
+  fields: Record<string, string>;
+  ingestTimestamp: number;
+  offset: number;
+  index: number;
+}
+
+/** Events of a block in column form, as built by the digest (cheap to append to). */
+export interface BlockColumns {
+  count: number;
+  ts: number[];
+  tz: string[];
+  raw: string[];
+  it: number[];
+  off: number[];
+  idx: number[];
+  /** field name -> values by event position (undefined where absent). */
+  fields: Record<string, (string | undefined)[]>;
+}
+
+export function emptyColumns(): BlockColumns {
+  return { count: 0, ts: [], tz: [], raw: [], it: [], off: [], idx: [], fields: {} };
+}
+
+export function addEvent(c: BlockColumns, e: StoredEvent): void {
+  appendEvent(c, e.timestamp, e.timezone, e.rawstring, e.fields, e.ingestTimestamp, e.offset, e.index);
+}
+
+/** The digest's hot path: no intermediate event object per event. */
+export function appendEvent(
+  c: BlockColumns,
+  timestamp: number,
+  timezone: string,
+  rawstring: string,
+  fields: Record<string, string>,
+  ingestTimestamp: number,
+  offset: number,
+  index: number,
+): void {
+  const i = c.count++;
+  c.ts.push(timestamp);
+  c.tz.push(timezone);
+  c.raw.push(rawstring);
+  c.it.push(ingestTimestamp);
+  c.off.push(offset);
+  c.idx.push(index);
+  for (const name in fields) {
+    let col = c.fields[name];
+    if (col === undefined) c.fields[name] = col = [];
+    // Keep columns dense (no holes): holey arrays are slower to fill and to clone.
+    while (col.length < i) col.push(undefined);
+    col.push(fields[name]);
+  }
+}
+
+export interface BlockMeta {
+  compressedLength: number;
+  uncompressedLength: number;
+  eventCount: number;
+  minTs: number;
+  maxTs: number;
+  firstOffset: number;
+  firstIndex: number;
+  lastOffset: number;
+  lastIndex: number;
+  bloomLength: number;
+  crc: number;
+}
+
+/** Encodes columns into a complete block: header, bloom filter, compressed body. */
+export function encodeBlock(c: BlockColumns, codec: BlockCodec): Buffer {
+  if (c.count === 0) throw new LogsvcError('E_INTERNAL', 'cannot encode an empty block');
+  const bloom = new BloomBuilder();
+  let minTs = Infinity;
+  let maxTs = -Infinity;
+  for (let i = 0; i < c.count; i++) {
+    const ts = c.ts[i]!;
+    if (ts < minTs) minTs = ts;
+    if (ts > maxTs) maxTs = ts;
+    bloom.addText(c.raw[i]!);
+  }
+  const fields: Record<string, StringColumn> = {};
+  for (const name in c.fields) {
+    const col = c.fields[name]!;
+    for (let i = 0; i < col.length; i++) {
+      const v = col[i];
+      if (v !== undefined) bloom.addValue(v);
+    }
+    fields[name] = encodeStrings(col, c.count, c.raw);
+  }
+  const body = pack({
+    n: c.count,
+    ts: encodeNumbers(c.ts),
+    tz: encodeStrings(c.tz, c.count),
+    raw: encodeRaw(c.raw),
+    it: encodeNumbers(c.it),
+    off: encodeNumbers(c.off),
+    idx: encodeNumbers(c.idx),
+    fields,
+  });
+  const compressed = codec.compress(body);
+  const bloomBytes = bloom.build();
+  const header = Buffer.alloc(BLOCK_HEADER_BYTES);
+  BLOCK_MAGIC.copy(header, 0);
+  header.writeUInt32LE(compressed.length, 4);
+  header.writeUInt32LE(body.length, 8);
+  header.writeUInt32LE(c.count, 12);
+  header.writeDoubleLE(minTs, 16);
+  header.writeDoubleLE(maxTs, 24);
+  header.writeDoubleLE(c.off[0]!, 32);
+  header.writeUInt32LE(c.idx[0]!, 40);
+  header.writeDoubleLE(c.off[c.count - 1]!, 44);
+  header.writeUInt32LE(c.idx[c.count - 1]!, 52);
+  header.writeUInt32LE(bloomBytes.length, 56);
+  let crc = crc32c(header.subarray(0, 60));
+  crc = crc32c(bloomBytes, crc);
+  crc = crc32c(compressed, crc);
+  header.writeUInt32LE(crc, 60);
+  return Buffer.concat([header, bloomBytes, compressed]);
+}
+
+/** Reads a block header at `pos`; null if there is no complete header there. */
+export function readBlockMeta(buf: Buffer, pos: number): BlockMeta | null {
+  if (buf.length - pos < BLOCK_HEADER_BYTES || !buf.subarray(pos, pos + 4).equals(BLOCK_MAGIC)) return null;
+  return {
+    compressedLength: buf.readUInt32LE(pos + 4),
+    uncompressedLength: buf.readUInt32LE(pos + 8),
+    eventCount: buf.readUInt32LE(pos + 12),
+    minTs: buf.readDoubleLE(pos + 16),
+    maxTs: buf.readDoubleLE(pos + 24),
+    firstOffset: buf.readDoubleLE(pos + 32),
+    firstIndex: buf.readUInt32LE(pos + 40),
+    lastOffset: buf.readDoubleLE(pos + 44),
+    lastIndex: buf.readUInt32LE(pos + 52),
+    bloomLength: buf.readUInt32LE(pos + 56),
+    crc: buf.readUInt32LE(pos + 60),
+  };
+}
+
+export function blockLength(m: BlockMeta): number {
+  return BLOCK_HEADER_BYTES + m.bloomLength + m.compressedLength;
+}
+
+/** True if the block at `pos` is complete and its checksum matches. */
+export function blockIntact(buf: Buffer, pos: number, m: BlockMeta): boolean {
+  const end = pos + blockLength(m);
+  if (end > buf.length) return false;
+  let crc = crc32c(buf.subarray(pos, pos + 60));
+  crc = crc32c(buf.subarray(pos + BLOCK_HEADER_BYTES, end), crc);
+  return crc === m.crc;
+}
+
+export function blockBloom(buf: Buffer, pos: number, m: BlockMeta): Buffer {
+  return buf.subarray(pos + BLOCK_HEADER_BYTES, pos + BLOCK_HEADER_BYTES + m.bloomLength);
+}
+
+/** Decompresses and decodes the events of an intact block. */
+export function decodeBlockEvents(buf: Buffer, pos: number, m: BlockMeta, codec: BlockCodec): StoredEvent[] {
+  const start = pos + BLOCK_HEADER_BYTES + m.bloomLength;
+  const body = codec.decompress(buf.subarray(start, start + m.compressedLength));
+  if (body.length !== m.uncompressedLength) throw new LogsvcError('E_STATE_CORRUPT', `block at ${pos}: decompressed to ${body.length} bytes, expected ${m.uncompressedLength}`);
+  const d = unpack(body) as {
+    n: number;
+    ts: NumberColumn;
+    tz: StringColumn;
+    raw: RawColumn;
+    it: NumberColumn;
+    off: NumberColumn;
+    idx: NumberColumn;
+    fields: Record<string, StringColumn>;
+  };
+  const n = d.n;
+  const raw = decodeRaw(d.raw, n);
+  const ts = decodeNumbers(d.ts, n);
+  const tz = decodeStrings(d.tz, n);
+  const it = decodeNumbers(d.it, n);
+  const off = decodeNumbers(d.off, n);
+  const idx = decodeNumbers(d.idx, n);
+  const cols = Object.entries(d.fields).map(([name, col]) => [name, decodeStrings(col, n, raw)] as const);
+  const out: StoredEvent[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const fields: Record<string, string> = {};
+    for (const [name, values] of cols) {
+      const v = values[i];
+      if (v !== null && v !== undefined) fields[name] = v;
+    }
+    out[i] = { timestamp: ts[i]!, timezone: tz[i] ?? 'Z', rawstring: raw[i]!, fields, ingestTimestamp: it[i]!, offset: off[i]!, index: idx[i]! };
+  }
+  return out;
+}

@@ -1,0 +1,150 @@
+/**
+ * The segment catalog: every segment on this node with its datasource, partition, time range and
+ * blocks. Built at start-up from the files (closed segments from their footers, open ones by
+ * scanning and closing them) and kept current by the digest. It answers the digest's dedup question
+ * — the highest queue position of each (partition, datasource) that is already durable — and, later,
+ * the query planner's pruning questions.
+ */
+import { open, readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../lib/logger.js';
+import { FOOTER_MAGIC, parseSegment, TRAILER_BYTES, type BlockEntry, type SegmentMeta } from './segment-file.js';
+import { SegmentWriter } from './segment-writer.js';
+import { crc32c } from '../storage/index.js';
+import { unpack } from '../lib/msgpack.js';
+import type { SegmentFooter } from './segment-file.js';
+
+export interface Position {
+  offset: number;
+  index: number;
+}
+
+export function positionAfter(a: Position, b: Position): boolean {
+  return a.offset > b.offset || (a.offset === b.offset && a.index > b.index);
+}
+
+export interface SegmentInfo {
+  path: string;
+  meta: SegmentMeta;
+  blocks: BlockEntry[];
+  closed: boolean;
+  bytes: number;
+}
+
+const hwmKey = (partition: number, ds: string): string => `${partition}/${ds}`;
+
+export class SegmentCatalog {
+  private readonly segments = new Map<string, SegmentInfo>();
+  private readonly hwm = new Map<string, Position>();
+
+  constructor(readonly dir: string) {}
+
+  /** Loads every segment under `dir`, closing those a crash left open. */
+  static async load(dir: string, logger: Logger, now: number): Promise<SegmentCatalog> {
+    const cat = new SegmentCatalog(dir);
+    for (const path of await listSegmentFiles(dir)) {
+      try {
+        const info = await readSegmentInfo(path, logger, now);
+        cat.put(info);
+      } catch (err) {
+        logger.error('segment skipped: unreadable', { file: path, error: (err as Error).message });
+      }
+    }
+    return cat;
+  }
+
+  put(info: SegmentInfo): void {
+    this.segments.set(info.meta.id, info);
+    for (const b of info.blocks) this.noteDurable(info.meta.partition, info.meta.ds, { offset: b.lastOffset, index: b.lastIndex });
+  }
+
+  noteDurable(partition: number, ds: string, p: Position): void {
+    const k = hwmKey(partition, ds);
+    const cur = this.hwm.get(k);
+    if (cur === undefined || positionAfter(p, cur)) this.hwm.set(k, p);
+  }
+
+  /** The last queue position of `ds` from `partition` held in a durable segment, or null. */
+  highWater(partition: number, ds: string): Position | null {
+    return this.hwm.get(hwmKey(partition, ds)) ?? null;
+  }
+
+  all(): SegmentInfo[] {
+    return [...this.segments.values()];
+  }
+
+  forRepository(repo: string): SegmentInfo[] {
+    return this.all().filter((s) => s.meta.repo === repo);
+  }
+
+  get(id: string): SegmentInfo | undefined {
+    return this.segments.get(id);
+  }
+}
+
+export async function listSegmentFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (d: string, depth: number): Promise<void> => {
+    let names: string[];
+    try {
+      names = await readdir(d);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    for (const n of names.sort()) {
+      const p = join(d, n);
+      if (n.endsWith('.seg')) out.push(p);
+      else if (depth < 2 && !n.includes('.')) await walk(p, depth + 1);
+    }
+  };
+  await walk(dir, 0);
+  return out;
+}
+
+/** Reads a closed segment's footer without reading its blocks; null if it has no valid footer. */
+async function readFooter(path: string): Promise<{ footer: SegmentFooter; size: number } | null> {
+  const fh = await open(path, 'r');
+  try {
+    const { size } = await fh.stat();
+    if (size < TRAILER_BYTES) return null;
+    const trailer = Buffer.alloc(TRAILER_BYTES);
+    await fh.read(trailer, 0, TRAILER_BYTES, size - TRAILER_BYTES);
+    if (!trailer.subarray(8).equals(FOOTER_MAGIC)) return null;
+    const len = trailer.readUInt32LE(0);
+    if (len > size - TRAILER_BYTES) return null;
+    const body = Buffer.alloc(len);
+    await fh.read(body, 0, len, size - TRAILER_BYTES - len);
+    if (crc32c(body) !== trailer.readUInt32LE(4)) return null;
+    return { footer: unpack(body) as SegmentFooter, size };
+  } finally {
+    await fh.close();
+  }
+}
+
+async function readHeaderMeta(path: string): Promise<SegmentMeta> {
+  const fh = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(16);
+    await fh.read(head, 0, 16, 0);
+    const len = head.readUInt32LE(8);
+    const rest = Buffer.alloc(Math.min(len, 1024 * 1024));
+    await fh.read(rest, 0, rest.length, 16);
+    return parseSegment(Buffer.concat([head, rest]), path).meta;
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function readSegmentInfo(path: string, logger: Logger, now: number): Promise<SegmentInfo> {
+  const closed = await readFooter(path);
+  if (closed !== null) {
+    return { path, meta: await readHeaderMeta(path), blocks: closed.footer.blocks, closed: true, bytes: closed.size };
+  }
+  // Open (or footer damaged): scan every block, then close it.
+  const buf = await readFile(path);
+  const parsed = parseSegment(buf, path);
+  for (const d of parsed.damage) logger.error('segment damage found', { file: path, at: d.at, to: d.to, reason: d.reason });
+  const footer = await SegmentWriter.recoverOpen(path, parsed, buf, now);
+  return { path, meta: parsed.meta, blocks: footer.blocks, closed: true, bytes: (await stat(path)).size };
+}
