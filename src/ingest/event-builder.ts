@@ -14,6 +14,27 @@ export interface EventParts {
   fields: Record<string, string>;
   /** A parse failure: the event is kept and marked. */
   error: string | null;
+  /** The parser already dropped fields at the per-event limit. */
+  fieldsTruncated?: boolean | undefined;
+}
+
+/** UTF-8 length, computed only when the UTF-16 length says it could matter (at most 3 bytes per unit). */
+function utf8Exceeds(text: string, limit: number): boolean {
+  return text.length * 3 > limit && Buffer.byteLength(text, 'utf8') > limit;
+}
+
+/** The longest prefix of `text` of at most `maxBytes` UTF-8 bytes, not splitting a surrogate pair. */
+function utf8Prefix(text: string, maxBytes: number): string {
+  let lo = 0;
+  let hi = Math.min(text.length, maxBytes);
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (Buffer.byteLength(text.slice(0, mid), 'utf8') <= maxBytes) lo = mid;
+    else hi = mid - 1;
+  }
+  const last = text.charCodeAt(lo - 1);
+  if (lo > 0 && last >= 0xd800 && last <= 0xdbff) lo--;
+  return text.slice(0, lo);
 }
 
 export function buildEvent(p: EventParts, ingestTs: number, limits: IngestLimits): IngestEvent {
@@ -25,6 +46,8 @@ export function buildEvent(p: EventParts, ingestTs: number, limits: IngestLimits
     for (let i = 0; i < limits.maxFieldsPerEvent; i++) kept[names[i]!] = fields[names[i]!]!;
     fields = kept;
     error ??= `event had ${names.length} fields; only the first ${limits.maxFieldsPerEvent} were kept`;
+  } else if (p.fieldsTruncated === true) {
+    error ??= `event had more than ${limits.maxFieldsPerEvent} fields; only the first ${limits.maxFieldsPerEvent} were kept`;
   }
   if (error !== null) {
     fields['@error'] = 'true';
@@ -32,11 +55,19 @@ export function buildEvent(p: EventParts, ingestTs: number, limits: IngestLimits
     if (p.error !== null) fields['@event_parsed'] = 'false';
   }
   let rawstring = p.rawstring;
-  let size = rawstring.length;
-  for (const k in fields) size += k.length + fields[k]!.length;
-  if (size > limits.maxEventBytes) {
-    rawstring = `${rawstring.slice(0, Math.max(0, limits.maxEventBytes - 3))}...`;
-    fields = { '@error': 'true', '@error_msg': `event larger than ${limits.maxEventBytes} bytes: @rawstring truncated, fields dropped` };
+  // Sizes in UTF-8 bytes; the exact count is only taken when the character count says it could matter.
+  let chars = rawstring.length;
+  for (const k in fields) chars += k.length + fields[k]!.length;
+  let oversize = false;
+  if (chars * 3 > limits.maxEventBytes) {
+    let bytes = Buffer.byteLength(rawstring, 'utf8');
+    for (const k in fields) bytes += Buffer.byteLength(k, 'utf8') + Buffer.byteLength(fields[k]!, 'utf8');
+    oversize = bytes > limits.maxEventBytes;
+  }
+  if (oversize) {
+    const cut = utf8Exceeds(rawstring, limits.maxEventBytes - 3);
+    if (cut) rawstring = `${utf8Prefix(rawstring, Math.max(0, limits.maxEventBytes - 3))}...`;
+    fields = { '@error': 'true', '@error_msg': `event larger than ${limits.maxEventBytes} bytes: ${cut ? '@rawstring truncated, ' : ''}fields dropped` };
   }
   return {
     timestamp: p.timestamp ?? ingestTs,

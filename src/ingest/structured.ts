@@ -65,6 +65,7 @@ export function normalizeStructured(body: unknown, ingestTs: number, limits: Ing
         const r = parser.parse(rawstring, limits.maxFieldsPerEvent);
         Object.assign(fields, r.fields);
         error = r.error;
+        if (r.fieldsTruncated === true) error ??= `event had more than ${limits.maxFieldsPerEvent} fields; only the first ${limits.maxFieldsPerEvent} were kept`;
       }
       let truncated = false;
       if (attrs !== undefined && attrs !== null) truncated = flattenInto(fields, attrs, '', limits.maxFieldsPerEvent + 1, limits.maxJsonDepth).truncated;

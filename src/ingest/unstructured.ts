@@ -25,7 +25,7 @@ export function parseMessage(parser: BuiltInParser, message: string, extra: Reco
   const r = parser.parse(message, limits.maxFieldsPerEvent);
   const fields = r.fields;
   for (const k in extra) fields[k] = extra[k]!;
-  return buildEvent({ rawstring: message, timestamp: r.timestamp, timezone: r.timezone, fields, error: r.error }, ingestTs, limits);
+  return buildEvent({ rawstring: message, timestamp: r.timestamp, timezone: r.timezone, fields, error: r.error, fieldsTruncated: r.fieldsTruncated }, ingestTs, limits);
 }
 
 export function normalizeUnstructured(body: unknown, ingestTs: number, limits: IngestLimits, tokenParser: string | null): EventGroup[] {

@@ -6,7 +6,7 @@
  */
 import { parseAuthorization, canSeeRepository, type Principal } from '../../auth/index.js';
 import { LogsvcError } from '../../lib/errors.js';
-import { parseJson } from '../../lib/json.js';
+import { parseJsonBounded } from '../../lib/json.js';
 import type { Repository } from '../../global/index.js';
 import { decodeBody, normalizeRaw, normalizeStructured, normalizeUnstructured } from '../../ingest/index.js';
 import { builtInParser } from '../../ingest/parsers/index.js';
@@ -59,9 +59,7 @@ export function ingestRoutes(s: HttpServices): Route[] {
     if (kind === 'raw') {
       groups = normalizeRaw(body.toString('utf8'), now, s.ingestLimits, t.parser);
     } else {
-      // No depth pre-scan on this hot path: JSON.parse copes with any nesting, and the only unbounded
-      // nesting we walk (attributes) is depth-checked while flattening.
-      const parsed = parseJson(body.toString('utf8'), `${kind} ingest body`);
+      const parsed = parseJsonBounded(body.toString('utf8'), s.maxJsonDepth, `${kind} ingest body`);
       groups =
         kind === 'structured'
           ? normalizeStructured(parsed, now, s.ingestLimits, t.parser === null ? null : builtInParser(t.parser))

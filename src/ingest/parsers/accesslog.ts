@@ -35,7 +35,7 @@ export class AccessLogParser implements BuiltInParser {
       if (line.referrer !== null) sink.set('referrer', line.referrer);
       if (line.useragent !== null) sink.set('useragent', line.useragent);
       if (line.responsetime !== null) sink.set('responsetime', line.responsetime);
-      return { timestamp: line.ms, timezone: line.zone, fields: sink.fields, error: null };
+      return { timestamp: line.ms, timezone: line.zone, fields: sink.fields, error: null, fieldsTruncated: sink.full };
     } catch (err) {
       return { timestamp: null, timezone: null, fields: sink.fields, error: `accesslog: ${describeError(err)}` };
     }

@@ -37,8 +37,10 @@ export class JsonParser implements BuiltInParser {
         return failed(fields, `not a JSON object: found ${Array.isArray(value) ? 'an array' : describeKind(value)}`);
       }
       const obj = value as Record<string, unknown>;
-      flattenInto(fields, obj, '', maxFields);
-      return withTimestamp(obj, fields);
+      const { truncated } = flattenInto(fields, obj, '', maxFields);
+      const result = withTimestamp(obj, fields);
+      if (truncated) result.fieldsTruncated = true;
+      return result;
     } catch (err) {
       return failed(fields, `json: ${describeError(err)}`);
     }

@@ -21,7 +21,7 @@ export class KvParser implements BuiltInParser {
     try {
       const ts = findLeadingTimestamp(rawstring);
       extractKeyValues(rawstring, 0, sink, true);
-      return { timestamp: ts?.ms ?? null, timezone: ts?.zone ?? null, fields: sink.fields, error: null };
+      return { timestamp: ts?.ms ?? null, timezone: ts?.zone ?? null, fields: sink.fields, error: null, fieldsTruncated: sink.full };
     } catch (err) {
       return { timestamp: null, timezone: null, fields: sink.fields, error: `kv: ${describeError(err)}` };
     }

@@ -11,6 +11,8 @@ export interface ParseResult {
   fields: Record<string, string>;
   /** null on success; otherwise a one-line message. A failed parse still yields whatever fields were found. */
   error: string | null;
+  /** True when fields were dropped because of the per-event field limit. */
+  fieldsTruncated?: boolean;
 }
 
 export interface BuiltInParser {

@@ -51,7 +51,7 @@ export class SyslogParser implements BuiltInParser {
       if (typeof header === 'string') return failure(header);
       const message = sink.fields['message'];
       if (message !== undefined && !sink.full) extractKeyValues(message, 0, sink, false);
-      return { timestamp: header.ms, timezone: header.zone, fields: sink.fields, error: null };
+      return { timestamp: header.ms, timezone: header.zone, fields: sink.fields, error: null, fieldsTruncated: sink.full };
     } catch (err) {
       return { timestamp: null, timezone: null, fields: sink.fields, error: `syslog: ${describeError(err)}` };
     }

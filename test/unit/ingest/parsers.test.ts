@@ -42,12 +42,20 @@ t.test('every parser returns the ParseResult shape and honours maxFields', async
       continue;
     }
     const full = p.parse(sample, 100);
-    t.same(Object.keys(full).sort(), ['error', 'fields', 'timestamp', 'timezone'], p.name);
+    t.same(
+      Object.keys(full)
+        .filter((k) => k !== 'fieldsTruncated')
+        .sort(),
+      ['error', 'fields', 'timestamp', 'timezone'],
+      p.name,
+    );
+    t.not(full.fieldsTruncated, true, `${p.name} keeps every field of its sample under a limit of 100`);
     t.equal(full.error, null, `${p.name} parses its sample`);
     if (p.name !== 'none') t.ok(Object.keys(full.fields).length >= 3, `${p.name} sample yields fields`);
     for (const max of [0, 1, 2]) {
       const r = p.parse(sample, max);
       t.ok(Object.keys(r.fields).length <= max, `${p.name} keeps at most ${max} fields`);
+      if (p.name !== 'none' && p.name !== 'json') t.equal(r.fieldsTruncated, true, `${p.name} says it dropped fields at maxFields ${max}`);
       t.equal(r.timestamp, full.timestamp, `${p.name} still reads the timestamp with maxFields ${max}`);
     }
     if (full.timestamp !== null) t.type(full.timezone, 'string', `${p.name} gives a zone with its timestamp`);
