@@ -32,6 +32,8 @@ export interface DigestOptions {
 
 export class Digest {
   private readonly digesters = new Map<number, PartitionDigester>();
+  /** Live records that arrived while their partition was replaying, processed right after it. */
+  private readonly replaying = new Map<number, DurableRecord[]>();
   private readonly checkpointFile: string;
   private persisted: Record<string, number> = {};
   private timer: NodeJS.Timeout | null = null;
@@ -72,10 +74,18 @@ export class Digest {
         onLatency: this.opts.onLatency,
         onFatal: this.opts.onFatal,
       });
+      const held: DurableRecord[] = [];
+      this.replaying.set(p, held);
       let replayed = 0;
-      for await (const rec of this.opts.queue.read(p, from)) {
-        d.process(rec.offset, rec.nextOffset, decodeRecord(rec.payload));
-        replayed++;
+      try {
+        for await (const rec of this.opts.queue.read(p, from)) {
+          d.process(rec.offset, rec.nextOffset, decodeRecord(rec.payload));
+          replayed++;
+        }
+        // Records announced during the replay: process() skips those the replay already covered.
+        for (const r of held) d.process(r.offset, r.nextOffset, (r.attachment as IngestRecord | undefined) ?? decodeRecord(r.payload));
+      } finally {
+        this.replaying.delete(p);
       }
       if (replayed > 0) this.opts.logger.info('digest partition replayed', { partition: p, from, records: replayed });
       this.digesters.set(p, d);
@@ -87,6 +97,11 @@ export class Digest {
   }
 
   private onDurable(r: DurableRecord): void {
+    const held = this.replaying.get(r.partition);
+    if (held !== undefined) {
+      held.push(r);
+      return;
+    }
     const d = this.digesters.get(r.partition);
     if (d === undefined) return; // another node digests it
     const record = (r.attachment as IngestRecord | undefined) ?? decodeRecord(r.payload);

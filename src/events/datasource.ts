@@ -9,8 +9,9 @@ export function canonicalTags(tags: Record<string, string>): [string, string][] 
 }
 
 export function datasourceId(repositoryId: string, tags: Record<string, string>): string {
-  const h = createHash('sha256');
-  h.update(repositoryId);
-  for (const [k, v] of canonicalTags(tags)) h.update(`\u0000${k}\u0001${v}`);
-  return h.digest('base64url').slice(0, 22);
+  // JSON quoting makes the encoding injective whatever the tag names and values contain.
+  return createHash('sha256')
+    .update(JSON.stringify([repositoryId, canonicalTags(tags)]))
+    .digest('base64url')
+    .slice(0, 22);
 }

@@ -25,6 +25,27 @@ export interface IngestRecord {
 }
 
 type WireEvent = [number, string, string, Record<string, string>];
+
+/**
+ * msgpackr renames a "__proto__" key on decoding (prototype-pollution guard), so a fields object
+ * holding one travels as `{"\u0000": [k1, v1, k2, v2, ...]}` instead. Only such events pay for it.
+ */
+const ESCAPE = '\u0000';
+
+function wireFields(f: Record<string, string>): Record<string, string> {
+  if (!Object.hasOwn(f, '__proto__') && !Object.hasOwn(f, ESCAPE)) return f;
+  const flat: string[] = [];
+  for (const k of Object.keys(f)) flat.push(k, f[k]!);
+  return { [ESCAPE]: flat } as unknown as Record<string, string>;
+}
+
+function readFields(f: Record<string, string>): Record<string, string> {
+  if (!Object.hasOwn(f, ESCAPE)) return f;
+  const flat = (f as unknown as Record<string, string[]>)[ESCAPE]!;
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) Object.defineProperty(out, flat[i]!, { value: flat[i + 1], enumerable: true, writable: true, configurable: true });
+  return out;
+}
 interface WireRecord {
   v: number;
   repo: string;
@@ -37,7 +58,7 @@ export function encodeRecord(r: IngestRecord): Buffer {
     v: RECORD_VERSION,
     repo: r.repo,
     at: r.at,
-    groups: r.groups.map((g) => ({ ds: g.ds, tags: g.tags, events: g.events.map((e) => [e.timestamp, e.timezone, e.rawstring, e.fields] as WireEvent) })),
+    groups: r.groups.map((g) => ({ ds: g.ds, tags: g.tags, events: g.events.map((e) => [e.timestamp, e.timezone, e.rawstring, wireFields(e.fields)] as WireEvent) })),
   };
   return pack(wire);
 }
@@ -53,7 +74,7 @@ export function decodeRecord(payload: Uint8Array): IngestRecord {
     groups: w.groups.map((g) => ({
       ds: g.ds,
       tags: g.tags,
-      events: g.events.map((e) => ({ timestamp: e[0], timezone: e[1], rawstring: e[2], fields: e[3] })),
+      events: g.events.map((e) => ({ timestamp: e[0], timezone: e[1], rawstring: e[2], fields: readFields(e[3]) })),
     })),
   };
 }

@@ -16,7 +16,8 @@ import { normaliseTimezone, parseIsoTimestamp } from './timestamps.js';
 function timestampOf(ev: Record<string, unknown>, where: string): { ms: number; zone: string } {
   const ts = ev.timestamp;
   if (typeof ts === 'number') {
-    if (!Number.isFinite(ts)) throw new LogsvcError('E_VALIDATION', `${where}.timestamp: must be a finite number of milliseconds`);
+    // The range of JavaScript dates: anything beyond is not a time.
+    if (!Number.isFinite(ts) || Math.abs(ts) > 8.64e15) throw new LogsvcError('E_VALIDATION', `${where}.timestamp: must be epoch milliseconds within ±8.64e15`);
     let zone = 'Z';
     if (ev.timezone !== undefined && ev.timezone !== null) {
       if (typeof ev.timezone !== 'string') throw new LogsvcError('E_VALIDATION', `${where}.timezone: must be a string`);

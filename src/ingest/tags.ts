@@ -14,6 +14,7 @@ export function readTags(value: unknown, where: string): Record<string, string> 
     const name = rawName.startsWith('#') ? rawName.slice(1) : rawName;
     if (!TAG_NAME.test(name)) throw new LogsvcError('E_VALIDATION', `${where}: tag name "${rawName.slice(0, 100)}" must be 1-100 letters, digits, "_", "-", ".", "@"`);
     if (name === 'repo') throw new LogsvcError('E_VALIDATION', `${where}: the tag "repo" is set by the node and cannot be sent`);
+    if (name === '__proto__') throw new LogsvcError('E_VALIDATION', `${where}: "__proto__" is not a valid tag name`);
     if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new LogsvcError('E_VALIDATION', `${where}.${rawName}: tag values must be strings`);
     const s = String(v);
     if (s.length > MAX_TAG_VALUE_CHARS) throw new LogsvcError('E_VALIDATION', `${where}.${rawName}: tag value longer than ${MAX_TAG_VALUE_CHARS} characters`);

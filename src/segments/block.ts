@@ -34,12 +34,12 @@ export interface BlockColumns {
   it: number[];
   off: number[];
   idx: number[];
-  /** field name -> values by event position (undefined where absent). */
-  fields: Record<string, (string | undefined)[]>;
+  /** field name -> values by event position (undefined where absent). A Map: field names are data. */
+  fields: Map<string, (string | undefined)[]>;
 }
 
 export function emptyColumns(): BlockColumns {
-  return { count: 0, ts: [], tz: [], raw: [], it: [], off: [], idx: [], fields: {} };
+  return { count: 0, ts: [], tz: [], raw: [], it: [], off: [], idx: [], fields: new Map() };
 }
 
 export function addEvent(c: BlockColumns, e: StoredEvent): void {
@@ -65,8 +65,8 @@ export function appendEvent(
   c.off.push(offset);
   c.idx.push(index);
   for (const name in fields) {
-    let col = c.fields[name];
-    if (col === undefined) c.fields[name] = col = [];
+    let col = c.fields.get(name);
+    if (col === undefined) c.fields.set(name, (col = []));
     // Keep columns dense (no holes): holey arrays are slower to fill and to clone.
     while (col.length < i) col.push(undefined);
     col.push(fields[name]);
@@ -99,14 +99,14 @@ export function encodeBlock(c: BlockColumns, codec: BlockCodec): Buffer {
     if (ts > maxTs) maxTs = ts;
     bloom.addText(c.raw[i]!);
   }
-  const fields: Record<string, StringColumn> = {};
-  for (const name in c.fields) {
-    const col = c.fields[name]!;
+  // [name, column] pairs, not a map: field names are data ("__proto__" included).
+  const fields: [string, StringColumn][] = [];
+  for (const [name, col] of c.fields) {
     for (let i = 0; i < col.length; i++) {
       const v = col[i];
       if (v !== undefined) bloom.addValue(v);
     }
-    fields[name] = encodeStrings(col, c.count, c.raw);
+    fields.push([name, encodeStrings(col, c.count, c.raw)]);
   }
   const body = pack({
     n: c.count,
@@ -187,7 +187,7 @@ export function decodeBlockEvents(buf: Buffer, pos: number, m: BlockMeta, codec:
     it: NumberColumn;
     off: NumberColumn;
     idx: NumberColumn;
-    fields: Record<string, StringColumn>;
+    fields: [string, StringColumn][];
   };
   const n = d.n;
   const raw = decodeRaw(d.raw, n);
@@ -196,13 +196,15 @@ export function decodeBlockEvents(buf: Buffer, pos: number, m: BlockMeta, codec:
   const it = decodeNumbers(d.it, n);
   const off = decodeNumbers(d.off, n);
   const idx = decodeNumbers(d.idx, n);
-  const cols = Object.entries(d.fields).map(([name, col]) => [name, decodeStrings(col, n, raw)] as const);
+  const cols = d.fields.map(([name, col]) => [name, decodeStrings(col, n, raw)] as const);
   const out: StoredEvent[] = new Array(n);
   for (let i = 0; i < n; i++) {
     const fields: Record<string, string> = {};
     for (const [name, values] of cols) {
       const v = values[i];
-      if (v !== null && v !== undefined) fields[name] = v;
+      if (v === null || v === undefined) continue;
+      if (name === '__proto__') Object.defineProperty(fields, name, { value: v, enumerable: true, writable: true, configurable: true });
+      else fields[name] = v;
     }
     out[i] = { timestamp: ts[i]!, timezone: tz[i] ?? 'Z', rawstring: raw[i]!, fields, ingestTimestamp: it[i]!, offset: off[i]!, index: idx[i]! };
   }

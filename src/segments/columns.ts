@@ -14,7 +14,15 @@
  */
 import { LogsvcError } from '../lib/errors.js';
 
-export type NumberColumn = { e: 'd'; b: Uint8Array } | { e: 'r'; v: number[]; n: number[] };
+export type NumberColumn = { e: 'd'; b: Uint8Array } | { e: 'r'; v: number[]; n: number[] } | { e: 'f'; b: Uint8Array };
+
+/** Deltas up to this size stay exact through zigzag coding (2 * d + 1 <= 2^53). */
+const MAX_DELTA = 2 ** 51;
+
+function asFloats(values: readonly number[]): NumberColumn {
+  const f = new Float64Array(values);
+  return { e: 'f', b: new Uint8Array(f.buffer) };
+}
 export type StringColumn =
   | { e: 'k'; d: string[]; i: Uint8Array; w: 1 | 2 }
   | { e: 's'; v: (string | null)[] }
@@ -33,7 +41,11 @@ function runsOf(values: readonly number[]): { v: number[]; n: number[] } {
   return { v, n };
 }
 
-/** Values must be integers within ±2^52 (ms timestamps, byte offsets, indices). */
+/**
+ * Integers (ms timestamps, byte offsets, indices) get runs or deltas; anything else (a fraction, a
+ * value or jump beyond 2^51) falls back to plain f64 (`{e: "f", b}`, little-endian) so no value is
+ * ever changed by its encoding.
+ */
 export function encodeNumbers(values: readonly number[]): NumberColumn {
   const runs = runsOf(values);
   if (runs.v.length * 4 <= values.length) return { e: 'r', ...runs };
@@ -41,7 +53,7 @@ export function encodeNumbers(values: readonly number[]): NumberColumn {
   let pos = 0;
   let prev = 0;
   for (const x of values) {
-    if (!Number.isSafeInteger(x)) throw new LogsvcError('E_INTERNAL', `column value ${x} is not a safe integer`);
+    if (!Number.isSafeInteger(x) || Math.abs(x - prev) > MAX_DELTA) return asFloats(values);
     const d = x - prev;
     prev = x;
     // zigzag without 32-bit operators (values exceed 2^31)
@@ -57,6 +69,12 @@ export function encodeNumbers(values: readonly number[]): NumberColumn {
 
 export function decodeNumbers(c: NumberColumn, count: number): number[] {
   const out = new Array<number>(count);
+  if (c.e === 'f') {
+    if (c.b.byteLength !== count * 8) throw new LogsvcError('E_STATE_CORRUPT', 'f64 column has the wrong length');
+    const view = new DataView(c.b.buffer, c.b.byteOffset, c.b.byteLength);
+    for (let i = 0; i < count; i++) out[i] = view.getFloat64(i * 8, true);
+    return out;
+  }
   if (c.e === 'r') {
     let k = 0;
     for (let r = 0; r < c.v.length; r++) for (let j = 0; j < c.n[r]!; j++) out[k++] = c.v[r]!;

@@ -1,0 +1,163 @@
+import t from 'tap';
+import {
+  addEvent,
+  BLOCK_HEADER_BYTES,
+  BLOCK_MAGIC,
+  blockBloom,
+  blockIntact,
+  blockLength,
+  decodeBlockEvents,
+  emptyColumns,
+  encodeBlock,
+  readBlockMeta,
+  type StoredEvent,
+} from '../../../src/segments/block.js';
+import { bloomMayContain } from '../../../src/segments/bloom.js';
+import { lz4Codec } from '../../../src/segments/codec.js';
+import { crc32c } from '../../../src/storage/index.js';
+import { columnsOf, makeEvents } from './helpers.js';
+
+t.test('constants and the LZ4 codec', async (t) => {
+  t.ok(BLOCK_MAGIC.equals(Buffer.from('LBLK')));
+  t.equal(BLOCK_HEADER_BYTES, 64);
+  t.equal(lz4Codec.name, 'lz4');
+  const data = Buffer.from('abc'.repeat(1000));
+  const c = lz4Codec.compress(data);
+  t.ok(c.length < data.length, 'compresses repetitive data');
+  t.ok(lz4Codec.decompress(c).equals(data), 'round trip');
+});
+
+t.test('addEvent builds columns; fields are sparse by position', async (t) => {
+  const c = emptyColumns();
+  t.strictSame(c, { count: 0, ts: [], tz: [], raw: [], it: [], off: [], idx: [], fields: new Map() });
+  addEvent(c, { timestamp: 1, timezone: 'Z', rawstring: 'a', fields: { x: '1' }, ingestTimestamp: 10, offset: 0, index: 0 });
+  addEvent(c, { timestamp: 2, timezone: 'Z', rawstring: 'b', fields: { y: '2' }, ingestTimestamp: 11, offset: 0, index: 1 });
+  addEvent(c, { timestamp: 3, timezone: 'Z', rawstring: 'c', fields: { x: '3' }, ingestTimestamp: 12, offset: 50, index: 0 });
+  t.equal(c.count, 3);
+  t.strictSame(c.ts, [1, 2, 3]);
+  t.strictSame(c.off, [0, 0, 50]);
+  t.strictSame(c.idx, [0, 1, 0]);
+  t.equal(c.fields.get('x')![0], '1');
+  t.equal(c.fields.get('x')![1], undefined);
+  t.equal(c.fields.get('x')![2], '3');
+  t.equal(c.fields.get('y')![1], '2');
+  t.equal(c.fields.get('y')![0], undefined);
+});
+
+t.test('encodeBlock/readBlockMeta/decodeBlockEvents round trip', async (t) => {
+  const events: StoredEvent[] = [
+    { timestamp: 1_700_000_005_000, timezone: 'Z', rawstring: 'héllo wörld 日本語 🎉', fields: { a: '1', only1: 'x' }, ingestTimestamp: 1_700_000_010_000, offset: 100, index: 2 },
+    { timestamp: 1_700_000_001_000, timezone: '+05:30', rawstring: '', fields: {}, ingestTimestamp: 1_700_000_010_000, offset: 100, index: 3 },
+    { timestamp: 1_700_000_009_999, timezone: 'America/New_York', rawstring: 'line1\nline2\ttab "quoted" \u0000nul', fields: { a: '', 'ключ': 'значение', 'a.b[0]': '🚀' }, ingestTimestamp: 1_700_000_010_001, offset: 216, index: 0 },
+    { timestamp: -5, timezone: 'Z', rawstring: 'before the epoch', fields: { only4: 'y', a: '4' }, ingestTimestamp: 1_700_000_010_002, offset: 2 ** 40, index: 4_000_000_000 },
+  ];
+  const bytes = encodeBlock(columnsOf(events), lz4Codec);
+  const m = readBlockMeta(bytes, 0);
+  t.not(m, null);
+  t.match(m, {
+    eventCount: 4,
+    minTs: -5,
+    maxTs: 1_700_000_009_999,
+    firstOffset: 100,
+    firstIndex: 2,
+    lastOffset: 2 ** 40,
+    lastIndex: 4_000_000_000,
+  });
+  t.equal(blockLength(m!), bytes.length, 'header + bloom + compressed body');
+  t.equal(bytes.length, 64 + m!.bloomLength + m!.compressedLength);
+  t.equal(m!.bloomLength, 128, 'the minimum bloom (1024 bits) for a few tokens');
+  t.equal(m!.crc, bytes.readUInt32LE(60));
+  t.equal(m!.crc, crc32c(Buffer.concat([bytes.subarray(0, 60), bytes.subarray(64)])), 'CRC-32C over header (minus CRC), bloom and body');
+  t.ok(blockIntact(bytes, 0, m!));
+  const decoded = decodeBlockEvents(bytes, 0, m!, lz4Codec);
+  t.strictSame(decoded, events, 'every value, fields only where present');
+  t.strictSame(Object.keys(decoded[1]!.fields), [], 'no field on the event that had none');
+  t.strictSame(Object.keys(decoded[0]!.fields).sort(), ['a', 'only1']);
+  t.equal(decoded[2]!.fields['a'], '', 'an empty field value is kept (not treated as absent)');
+});
+
+t.test('a block inside a bigger buffer is read at its position', async (t) => {
+  const evs = makeEvents(50, 1000);
+  const block = encodeBlock(columnsOf(evs), lz4Codec);
+  const prefix = Buffer.from('some bytes before the block');
+  const buf = Buffer.concat([prefix, block, Buffer.from('trailing')]);
+  const m = readBlockMeta(buf, prefix.length)!;
+  t.equal(m.eventCount, 50);
+  t.equal(m.firstOffset, 1000);
+  t.equal(m.firstIndex, 0);
+  t.equal(m.lastOffset, 1000 + 16 * 100);
+  t.equal(m.lastIndex, 1);
+  t.equal(m.minTs, Math.min(...evs.map((e) => e.timestamp)));
+  t.equal(m.maxTs, Math.max(...evs.map((e) => e.timestamp)));
+  t.ok(blockIntact(buf, prefix.length, m));
+  t.strictSame(decodeBlockEvents(buf, prefix.length, m, lz4Codec), evs);
+  t.equal(readBlockMeta(buf, 0), null, 'no magic at 0');
+  t.equal(readBlockMeta(block.subarray(0, 63), 0), null, 'incomplete header');
+  t.not(readBlockMeta(block.subarray(0, 64), 0), null, 'a complete header is enough for the meta');
+  t.notOk(blockIntact(block.subarray(0, block.length - 1), 0, m), 'one byte short is not intact');
+});
+
+t.test('encodeBlock refuses an empty block', async (t) => {
+  t.throws(() => encodeBlock(emptyColumns(), lz4Codec), { code: 'E_INTERNAL', message: /empty block/ });
+});
+
+t.test('blockIntact is false after any single bit flip anywhere in the block', async (t) => {
+  const block = encodeBlock(columnsOf(makeEvents(40)), lz4Codec);
+  let flips = 0;
+  let undetected = 0;
+  for (let pos = 0; pos < block.length; pos++) {
+    for (let bit = 0; bit < 8; bit++) {
+      block[pos]! ^= 1 << bit;
+      // What a reader does: read the (possibly damaged) header, then check the CRC.
+      const m = readBlockMeta(block, 0);
+      if (m !== null && blockIntact(block, 0, m)) undetected++;
+      block[pos]! ^= 1 << bit;
+      flips++;
+    }
+  }
+  t.equal(flips, block.length * 8, `${flips} flips over ${block.length} bytes`);
+  t.equal(undetected, 0, 'every flip detected');
+  t.ok(blockIntact(block, 0, readBlockMeta(block, 0)!), 'restored block is intact again');
+});
+
+t.test('the bloom of a block holds raw-text tokens and field values', async (t) => {
+  const events: StoredEvent[] = [
+    { timestamp: 1, timezone: 'Z', rawstring: 'GET /api/Users?id=42 status=200 Ünïcode', fields: { method: 'POST', path: '/Checkout/Cart' }, ingestTimestamp: 1, offset: 0, index: 0 },
+  ];
+  const bytes = encodeBlock(columnsOf(events), lz4Codec);
+  const m = readBlockMeta(bytes, 0)!;
+  const bloom = blockBloom(bytes, 0, m);
+  t.equal(bloom.length, m.bloomLength);
+  for (const tok of ['get', 'api', 'users', 'USERS', 'id', '42', 'status', '200', 'ünïcode', 'post', 'checkout', 'cart', '/checkout/cart', 'POST']) {
+    t.ok(bloomMayContain(bloom, tok), `contains ${tok}`);
+  }
+  let absent = 0;
+  for (const tok of ['delete', 'orders', 'xyzzy', 'status=200', '/api/users?id=42', 'nope', 'missing']) if (!bloomMayContain(bloom, tok)) absent++;
+  t.ok(absent >= 5, `absent tokens mostly rejected (${absent}/7)`);
+});
+
+t.test('timestamps anywhere in the Date range (±8.64e15 ms, what ingest accepts) round-trip exactly', async (t) => {
+  // src/ingest/parsers/json.ts accepts epoch milliseconds with |v| <= 8.64e15; a block must store
+  // them exactly (or refuse them loudly), never decode a different timestamp.
+  const cases: number[][] = [
+    [8.64e15, -8.64e15],
+    [-8.64e15 + 1],
+    [-(2 ** 52) - 1, 5],
+    [8.64e15 - 1, 0, -1],
+    [6e15 + 1, 1_700_000_000_001], // a far-future event followed by an ordinary one
+  ];
+  for (const ts of cases) {
+    const evs: StoredEvent[] = ts.map((x, i) => ({ timestamp: x, timezone: 'Z', rawstring: `e${i}`, fields: {}, ingestTimestamp: 1_700_000_000_000, offset: 0, index: i }));
+    let decoded: number[] | string;
+    try {
+      const b = encodeBlock(columnsOf(evs), lz4Codec);
+      const m = readBlockMeta(b, 0)!;
+      t.equal(m.minTs, Math.min(...ts), `header minTs for ${JSON.stringify(ts)}`);
+      t.equal(m.maxTs, Math.max(...ts), `header maxTs for ${JSON.stringify(ts)}`);
+      decoded = decodeBlockEvents(b, 0, m, lz4Codec).map((e) => e.timestamp);
+    } catch (err) {
+      decoded = `refused: ${(err as Error).message}`;
+    }
+    t.strictSame(decoded, ts, `timestamps ${JSON.stringify(ts)} decode unchanged`);
+  }
+});
