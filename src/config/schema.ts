@@ -13,6 +13,7 @@ export interface NodeConfig {
     max_fields_per_event: number;
     max_datasources_per_repository: number;
     max_undigested_bytes: number;
+    offload_bytes: number;
   };
   graphql: { max_depth: number; max_complexity: number; explorer: boolean };
   health: {
@@ -95,6 +96,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'ingest.max_event_bytes', default: 1024 * 1024, doc: 'an event larger than this keeps only a truncated @rawstring (ending in "...") and no fields', check: integer(1024, 64 * 1024 * 1024) },
   { path: 'ingest.max_fields_per_event', default: 1000, doc: 'fields kept per event; further ones are dropped and the event is marked with @error', check: integer(1, 100_000) },
   { path: 'ingest.max_datasources_per_repository', default: 10_000, doc: 'distinct tag combinations a repository may have; ingest of a new one beyond it is refused (400)', check: integer(1, 10_000_000) },
+  { path: 'ingest.offload_bytes', default: 16 * 1024, doc: 'request bodies at least this large are parsed on the worker pool instead of the HTTP thread', check: integer(0, 1024 * 1024 * 1024) },
   { path: 'ingest.max_undigested_bytes', default: 2 * 1024 * 1024 * 1024, doc: 'acknowledged bytes not yet in segments above which ingest answers 503 with Retry-After', check: integer(1024 * 1024, 1024 * 1024 * 1024 * 1024) },
 
   { path: 'graphql.max_depth', default: 12, doc: 'deepest selection nesting a GraphQL operation may have', check: integer(2, 100) },
@@ -118,7 +120,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'digest.max_hours_segment_open', default: 24, doc: 'MAX_HOURS_SEGMENT_OPEN: hours after which a segment is closed whatever its size', check: integer(1, 24 * 365) },
   { path: 'digest.block_target_bytes', default: 1024 * 1024, doc: 'uncompressed size at which an open block is sealed and written', check: integer(1024, 64 * 1024 * 1024) },
   { path: 'digest.open_block_budget_bytes', default: 256 * 1024 * 1024, doc: 'memory for open blocks of all partitions; above it the largest are written early', check: integer(1024 * 1024, 64 * 1024 * 1024 * 1024) },
-  { path: 'digest.worker_threads', default: 0, doc: 'threads of the block-encoding pool; 0 means one per core', check: integer(0, 256) },
+  { path: 'digest.worker_threads', default: 0, doc: 'threads of the worker pool (block encoding, parsing large ingest bodies); 0 means one per core', check: integer(0, 256) },
 ];
 
 /**

@@ -1,10 +1,10 @@
 /**
- * Encoding a block (column packing, bloom filter, LZ4, CRC) is the digest's CPU work. `BlockEncoder`
- * is the seam: `InlineBlockEncoder` runs on the calling thread (tests, tiny deployments) and
- * `PooledBlockEncoder` (pool.ts) runs on the shared Piscina pool.
+ * Building a block (decode the record sections, columns, bloom filter, LZ4, CRC) is the digest's CPU
+ * work. `BlockEncoder` is the seam: `InlineBlockEncoder` runs on the calling thread (tests, tiny
+ * deployments) and the worker pool (src/workers) runs it off the main thread.
  */
-import { encodeBlock, readBlockMeta, type BlockColumns, type BlockMeta } from '../segments/block.js';
-import { lz4Codec } from '../segments/codec.js';
+import { readBlockMeta, type BlockMeta } from '../segments/block.js';
+import { buildBlock, type BlockPart } from './block-parts.js';
 
 export interface EncodedBlock {
   bytes: Buffer;
@@ -12,18 +12,17 @@ export interface EncodedBlock {
 }
 
 export interface BlockEncoder {
-  encode(columns: BlockColumns): Promise<EncodedBlock>;
+  encode(parts: BlockPart[]): Promise<EncodedBlock>;
   close(): Promise<void>;
 }
 
-export function encodeToBlock(columns: BlockColumns): EncodedBlock {
-  const bytes = encodeBlock(columns, lz4Codec);
+export function toEncoded(bytes: Buffer): EncodedBlock {
   return { bytes, meta: readBlockMeta(bytes, 0)! };
 }
 
 export class InlineBlockEncoder implements BlockEncoder {
-  encode(columns: BlockColumns): Promise<EncodedBlock> {
-    return Promise.resolve(encodeToBlock(columns));
+  encode(parts: BlockPart[]): Promise<EncodedBlock> {
+    return Promise.resolve(toEncoded(buildBlock(parts)));
   }
   close(): Promise<void> {
     return Promise.resolve();

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { atomicWriteFile, ensureDir } from '../storage/index.js';
-import { decodeRecord, type IngestRecord } from '../events/index.js';
+import { readSummary, type RecordSummary } from '../events/index.js';
 import type { DigestQueue, DurableRecord } from '../queue/index.js';
 import type { SegmentCatalog } from '../segments/catalog.js';
 import type { BlockEncoder } from './block-encoder.js';
@@ -79,11 +79,11 @@ export class Digest {
       let replayed = 0;
       try {
         for await (const rec of this.opts.queue.read(p, from)) {
-          d.process(rec.offset, rec.nextOffset, decodeRecord(rec.payload));
+          d.process(rec.offset, rec.nextOffset, readSummary(rec.payload), rec.payload);
           replayed++;
         }
         // Records announced during the replay: process() skips those the replay already covered.
-        for (const r of held) d.process(r.offset, r.nextOffset, (r.attachment as IngestRecord | undefined) ?? decodeRecord(r.payload));
+        for (const r of held) d.process(r.offset, r.nextOffset, (r.attachment as RecordSummary | undefined) ?? readSummary(r.payload), r.payload);
       } finally {
         this.replaying.delete(p);
       }
@@ -104,8 +104,7 @@ export class Digest {
     }
     const d = this.digesters.get(r.partition);
     if (d === undefined) return; // another node digests it
-    const record = (r.attachment as IngestRecord | undefined) ?? decodeRecord(r.payload);
-    d.process(r.offset, r.nextOffset, record);
+    d.process(r.offset, r.nextOffset, (r.attachment as RecordSummary | undefined) ?? readSummary(r.payload), r.payload);
     if (this.openBytes() > this.opts.openBlockBudgetBytes) this.relieveMemory();
   }
 

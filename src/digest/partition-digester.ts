@@ -10,8 +10,8 @@
  */
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import type { IngestRecord } from '../events/index.js';
-import { appendEvent, emptyColumns, type BlockColumns } from '../segments/block.js';
+import { groupSection, type RecordSummary } from '../events/index.js';
+import type { BlockPart } from './block-parts.js';
 import type { SegmentCatalog } from '../segments/catalog.js';
 import { SegmentWriter } from '../segments/segment-writer.js';
 import type { BlockEncoder } from './block-encoder.js';
@@ -30,7 +30,8 @@ interface OpenBlock {
   ds: string;
   repo: string;
   tags: Record<string, string>;
-  columns: BlockColumns;
+  /** Where the block's events are: record sections, copied out when the block is sealed. */
+  parts: { payload: Buffer; summary: RecordSummary; group: number; offset: number; base: number; skip: number }[];
   bytes: number;
   firstOffset: number;
   openedAt: number;
@@ -54,12 +55,6 @@ export interface DigesterDeps {
   onFatal: (err: Error) => void;
 }
 
-function eventBytes(raw: string, fields: Record<string, string>): number {
-  let n = raw.length + 48;
-  for (const k in fields) n += k.length + fields[k]!.length + 8;
-  return n;
-}
-
 export class PartitionDigester {
   private readonly blocks = new Map<string, OpenBlock>();
   private readonly segments = new Map<string, OpenSegment>();
@@ -80,32 +75,35 @@ export class PartitionDigester {
     this.processedEnd = startOffset;
   }
 
-  process(offset: number, nextOffset: number, record: IngestRecord): void {
+  /**
+   * Takes one queue record by its summary: no event is decoded here. Events at or below the
+   * catalog's durable high-water mark for their (partition, datasource) are left out.
+   */
+  process(offset: number, nextOffset: number, summary: RecordSummary, payload: Buffer): void {
     if (offset < this.processedEnd) return; // already seen (live feed racing a replay)
     const { catalog, clock } = this.deps;
-    let index = 0;
-    for (const g of record.groups) {
+    let base = 0;
+    summary.groups.forEach((g, group) => {
+      const first = base;
+      base += g.n;
+      if (g.n === 0) return;
       const hw = catalog.highWater(this.partition, g.ds);
-      let block: OpenBlock | undefined;
-      for (const e of g.events) {
-        const i = index++;
-        if (hw !== null && (offset < hw.offset || (offset === hw.offset && i <= hw.index))) continue;
-        if (block === undefined) {
-          block = this.blocks.get(g.ds);
-          if (block === undefined) {
-            block = { ds: g.ds, repo: record.repo, tags: g.tags, columns: emptyColumns(), bytes: 0, firstOffset: offset, openedAt: clock.monotonic() };
-            this.blocks.set(g.ds, block);
-          }
-        }
-        appendEvent(block.columns, e.timestamp, e.timezone, e.rawstring, e.fields, record.at, offset, i);
-        const b = eventBytes(e.rawstring, e.fields);
-        block.bytes += b;
-        this.openBytes += b;
+      let skip = 0;
+      if (hw !== null && offset <= hw.offset) skip = offset < hw.offset ? g.n : Math.max(0, Math.min(g.n, hw.index - first + 1));
+      if (skip >= g.n) return;
+      let block = this.blocks.get(g.ds);
+      if (block === undefined) {
+        block = { ds: g.ds, repo: summary.repo, tags: g.tags, parts: [], bytes: 0, firstOffset: offset, openedAt: clock.monotonic() };
+        this.blocks.set(g.ds, block);
       }
-      if (block !== undefined && block.bytes >= this.deps.settings.blockTargetBytes) this.seal(block);
-    }
+      block.parts.push({ payload, summary, group, offset, base: first, skip });
+      const bytes = Math.ceil((g.b * (g.n - skip)) / g.n);
+      block.bytes += bytes;
+      this.openBytes += bytes;
+      if (block.bytes >= this.deps.settings.blockTargetBytes) this.seal(block);
+    });
     this.processedEnd = nextOffset;
-    this.deps.onLatency(Math.max(0, clock.now() - record.at));
+    this.deps.onLatency(Math.max(0, clock.now() - summary.at));
   }
 
   private seal(block: OpenBlock): void {
@@ -144,7 +142,15 @@ export class PartitionDigester {
 
   private async write(block: OpenBlock): Promise<void> {
     const { encoder, catalog, clock, settings } = this.deps;
-    const encoded = await encoder.encode(block.columns);
+    const parts: BlockPart[] = block.parts.map((p) => ({
+      // A standalone copy of just this section: it is transferred to a worker.
+      events: new Uint8Array(groupSection(p.payload, p.summary, p.group)),
+      offset: p.offset,
+      base: p.base,
+      skip: p.skip,
+      at: p.summary.at,
+    }));
+    const encoded = await encoder.encode(parts);
     let seg = this.segments.get(block.ds);
     if (seg === undefined) {
       const id = `${clock.now().toString(36)}-p${this.partition}-${randomBytes(6).toString('hex')}`;

@@ -1,5 +1,16 @@
 export type { IngestEvent, EventGroup } from './event.js';
 export { BUILT_IN_TAGS } from './event.js';
 export { datasourceId, canonicalTags } from './datasource.js';
-export { encodeRecord, decodeRecord, RECORD_VERSION, type IngestRecord, type RecordGroup } from './record.js';
+export {
+  encodeRecord,
+  decodeRecord,
+  readSummary,
+  groupSection,
+  decodeGroupEvents,
+  RECORD_VERSION,
+  type IngestRecord,
+  type RecordGroup,
+  type RecordSummary,
+  type GroupSummary,
+} from './record.js';
 export { eventId, parseEventId } from './event-id.js';

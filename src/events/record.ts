@@ -1,8 +1,18 @@
 /**
  * The payload of one digest-queue record: everything one ingest request adds to one partition.
- * msgpack of `{v, repo, at, groups: [{ds, tags, events: [[timestamp, timezone, rawstring, fields]]}]}`.
- * Events are arrays, not objects, to keep records small and decoding fast. Bump RECORD_VERSION on any
- * change and keep decoding the old one.
+ *
+ *   u32 LE S | msgpack summary (S bytes) | group 0 events | group 1 events | ...
+ *
+ * summary = `{v, repo, at, groups: [{ds, tags, n, len, b}]}` (n events, `len` encoded bytes and an
+ * estimated `b` uncompressed bytes per group);
+ * group events = UTF-8 JSON array of `[timestamp, timezone, rawstring, fields]`. JSON, not msgpack,
+ * for the bulk: V8's native JSON.stringify/parse beat msgpackr by about a third on these events
+ * (2,000 access-log events: stringify 3.4 ms vs pack 5.0 ms; parse 3.6 ms vs unpack 5.2 ms), and
+ * JSON.parse keeps a "__proto__" member as an ordinary own field.
+ *
+ * The summary is all the digest's bookkeeping needs (which datasources, how many events, how big),
+ * so the main thread never decodes events: a block worker decodes only the group sections it is
+ * given. Bump RECORD_VERSION on any change and keep decoding the old one.
  */
 import { LogsvcError } from '../lib/errors.js';
 import { pack, unpack } from '../lib/msgpack.js';
@@ -24,57 +34,84 @@ export interface IngestRecord {
   groups: RecordGroup[];
 }
 
-type WireEvent = [number, string, string, Record<string, string>];
-
-/**
- * msgpackr renames a "__proto__" key on decoding (prototype-pollution guard), so a fields object
- * holding one travels as `{"\u0000": [k1, v1, k2, v2, ...]}` instead. Only such events pay for it.
- */
-const ESCAPE = '\u0000';
-
-function wireFields(f: Record<string, string>): Record<string, string> {
-  if (!Object.hasOwn(f, '__proto__') && !Object.hasOwn(f, ESCAPE)) return f;
-  const flat: string[] = [];
-  for (const k of Object.keys(f)) flat.push(k, f[k]!);
-  return { [ESCAPE]: flat } as unknown as Record<string, string>;
+export interface GroupSummary {
+  ds: string;
+  tags: Record<string, string>;
+  /** Events in the group. */
+  n: number;
+  /** Bytes of the group's encoded events. */
+  len: number;
+  /** Estimated uncompressed size of the events (raw strings, field names and values, 48 per event): block sizing. */
+  b: number;
 }
 
-function readFields(f: Record<string, string>): Record<string, string> {
-  if (!Object.hasOwn(f, ESCAPE)) return f;
-  const flat = (f as unknown as Record<string, string[]>)[ESCAPE]!;
-  const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) Object.defineProperty(out, flat[i]!, { value: flat[i + 1], enumerable: true, writable: true, configurable: true });
-  return out;
-}
-interface WireRecord {
+export interface RecordSummary {
   v: number;
   repo: string;
   at: number;
-  groups: { ds: string; tags: Record<string, string>; events: WireEvent[] }[];
+  groups: GroupSummary[];
 }
 
-export function encodeRecord(r: IngestRecord): Buffer {
-  const wire: WireRecord = {
+type WireEvent = [number, string, string, Record<string, string>];
+
+function estimateBytes(events: readonly IngestEvent[]): number {
+  let n = 0;
+  for (const e of events) {
+    n += e.rawstring.length + 48;
+    for (const k in e.fields) n += k.length + e.fields[k]!.length + 8;
+  }
+  return n;
+}
+
+export function encodeRecord(r: IngestRecord): { payload: Buffer; summary: RecordSummary } {
+  const sections = r.groups.map((g) => Buffer.from(JSON.stringify(g.events.map((e) => [e.timestamp, e.timezone, e.rawstring, e.fields] as WireEvent)), 'utf8'));
+  const summary: RecordSummary = {
     v: RECORD_VERSION,
     repo: r.repo,
     at: r.at,
-    groups: r.groups.map((g) => ({ ds: g.ds, tags: g.tags, events: g.events.map((e) => [e.timestamp, e.timezone, e.rawstring, wireFields(e.fields)] as WireEvent) })),
+    groups: r.groups.map((g, i) => ({ ds: g.ds, tags: g.tags, n: g.events.length, len: sections[i]!.length, b: estimateBytes(g.events) })),
   };
-  return pack(wire);
+  const head = pack(summary);
+  const len = Buffer.alloc(4);
+  len.writeUInt32LE(head.length, 0);
+  return { payload: Buffer.concat([len, head, ...sections]), summary };
+}
+
+export function readSummary(payload: Uint8Array): RecordSummary {
+  const buf = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  if (buf.length < 4) throw new LogsvcError('E_STATE_CORRUPT', 'digest queue record is too short');
+  const s = unpack(buf.subarray(4, 4 + buf.readUInt32LE(0))) as RecordSummary | null;
+  if (s === null || typeof s !== 'object' || s.v !== RECORD_VERSION) {
+    throw new LogsvcError('E_STATE_CORRUPT', `digest queue record has unsupported version ${String((s as { v?: unknown } | null)?.v)}`);
+  }
+  return s;
+}
+
+/** The encoded events of group `index` (a view into `payload`). */
+export function groupSection(payload: Uint8Array, summary: RecordSummary, index: number): Uint8Array {
+  const buf = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  let pos = 4 + buf.readUInt32LE(0);
+  for (let i = 0; i < index; i++) pos += summary.groups[i]!.len;
+  const len = summary.groups[index]!.len;
+  if (pos + len > buf.length) throw new LogsvcError('E_STATE_CORRUPT', 'digest queue record is shorter than its summary says');
+  return buf.subarray(pos, pos + len);
+}
+
+export function decodeGroupEvents(section: Uint8Array): IngestEvent[] {
+  let wire: WireEvent[];
+  try {
+    wire = JSON.parse(Buffer.from(section.buffer, section.byteOffset, section.byteLength).toString('utf8')) as WireEvent[];
+  } catch (err) {
+    throw new LogsvcError('E_STATE_CORRUPT', `digest queue record section does not decode: ${(err as Error).message}`);
+  }
+  return wire.map((e) => ({ timestamp: e[0], timezone: e[1], rawstring: e[2], fields: e[3] }));
 }
 
 export function decodeRecord(payload: Uint8Array): IngestRecord {
-  const w = unpack(payload) as WireRecord;
-  if (w === null || typeof w !== 'object' || w.v !== RECORD_VERSION) {
-    throw new LogsvcError('E_STATE_CORRUPT', `digest queue record has unsupported version ${String((w as { v?: unknown } | null)?.v)}`);
-  }
+  const s = readSummary(payload);
   return {
-    repo: w.repo,
-    at: w.at,
-    groups: w.groups.map((g) => ({
-      ds: g.ds,
-      tags: g.tags,
-      events: g.events.map((e) => ({ timestamp: e[0], timezone: e[1], rawstring: e[2], fields: readFields(e[3]) })),
-    })),
+    repo: s.repo,
+    at: s.at,
+    groups: s.groups.map((g, i) => ({ ds: g.ds, tags: g.tags, events: decodeGroupEvents(groupSection(payload, s, i)) })),
   };
 }

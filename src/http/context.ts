@@ -8,7 +8,7 @@ import type { HealthService } from '../health/index.js';
 import type { GraphqlRequest, GraphqlResponse, GraphqlServices } from '../graphql/index.js';
 import type { RequestInfo } from './types.js';
 import type { GlobalStore } from '../global/index.js';
-import type { IngestLimits, IngestService } from '../ingest/index.js';
+import type { IngestLimits, IngestService, IngestTask, IngestTaskResult } from '../ingest/index.js';
 import type { Clock } from '../lib/clock.js';
 
 export interface HttpServices {
@@ -26,6 +26,9 @@ export interface HttpServices {
   ingest: IngestService;
   ingestLimits: IngestLimits;
   maxDecompressedBytes: number;
+  /** Ingest bodies at least this large are parsed on the worker pool. */
+  offloadIngestBytes: number;
+  workers: { ingest(task: IngestTask): Promise<IngestTaskResult> };
   clock: Clock;
   /** Root-only operational metrics (GET /api/v1/metrics). */
   metrics: (reset: boolean) => Record<string, unknown>;

@@ -7,7 +7,8 @@
 import { LogsvcError } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { GlobalStore } from '../global/index.js';
-import { datasourceId, encodeRecord, type EventGroup, type IngestRecord, type RecordGroup } from '../events/index.js';
+import type { EventGroup, GroupSummary, RecordSummary } from '../events/index.js';
+import { prepareRecord } from './pipeline.js';
 import type { DigestQueue } from '../queue/index.js';
 
 export interface IngestServiceDeps {
@@ -42,24 +43,23 @@ export class IngestService {
     if (disk !== null) throw new LogsvcError('E_UNAVAILABLE', `ingest is paused: ${disk}`);
   }
 
-  async ingest(repositoryId: string, groups: EventGroup[], ingestTs: number): Promise<void> {
-    if (groups.length === 0) return;
-    const merged = new Map<string, RecordGroup>();
-    for (const g of groups) {
-      const ds = datasourceId(repositoryId, g.tags);
-      const have = merged.get(ds);
-      if (have === undefined) merged.set(ds, { ds, tags: g.tags, events: g.events });
-      else for (const e of g.events) have.events.push(e);
-    }
-    await this.ensureDatasources(repositoryId, [...merged.values()]);
+  /** Makes an encoded record durable in a random live partition; resolves once it is. */
+  async commit(repositoryId: string, payload: Buffer, summary: RecordSummary): Promise<void> {
+    if (summary.groups.length === 0) return;
+    await this.ensureDatasources(repositoryId, summary.groups);
     const live = this.deps.livePartitions();
     if (live.length === 0) throw new LogsvcError('E_UNAVAILABLE', 'no digest partition has a live host; ingest cannot be accepted');
     const partition = live[Math.floor(this.random() * live.length)]!;
-    const record: IngestRecord = { repo: repositoryId, at: ingestTs, groups: [...merged.values()] };
-    await this.deps.queue.append(partition, encodeRecord(record), record);
+    await this.deps.queue.append(partition, payload, summary);
   }
 
-  private async ensureDatasources(repositoryId: string, groups: RecordGroup[]): Promise<void> {
+  /** Encodes and commits already-normalized groups (small requests, tests). */
+  async ingest(repositoryId: string, groups: EventGroup[], ingestTs: number): Promise<void> {
+    const { payload, summary } = prepareRecord(repositoryId, groups, ingestTs);
+    await this.commit(repositoryId, payload, summary);
+  }
+
+  private async ensureDatasources(repositoryId: string, groups: readonly GroupSummary[]): Promise<void> {
     const repo = this.deps.store.state.repositories.get(repositoryId);
     if (repo === undefined) throw new LogsvcError('E_NOT_FOUND', 'the repository of this ingest token no longer exists');
     if (groups.every((g) => repo.datasources.has(g.ds))) return;

@@ -24,7 +24,8 @@ import { createGraphqlEndpoint } from '../graphql/index.js';
 import { buildRouter, startHttpServer, type HttpServer } from '../http/index.js';
 import { EmbeddedDigestQueue } from '../queue/index.js';
 import { SegmentCatalog } from '../segments/catalog.js';
-import { Digest, InlineBlockEncoder, PooledBlockEncoder, type BlockEncoder } from '../digest/index.js';
+import { Digest } from '../digest/index.js';
+import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
 import { MAX_TAG_VALUE_CHARS, MAX_TAGS_PER_EVENT } from '../ingest/index.js';
 
@@ -112,13 +113,13 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     cleanups.push(() => queue.close());
     const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), logger, clock.now());
     const threads = config.digest.worker_threads;
-    const encoder: BlockEncoder = threads === 1 ? new InlineBlockEncoder() : new PooledBlockEncoder(threads === 0 ? undefined : threads);
-    cleanups.push(() => encoder.close());
+    const workers = new WorkerPool(threads === 0 ? undefined : threads);
+    cleanups.push(() => workers.close());
     const digest = new Digest({
       dataDir,
       queue,
       catalog,
-      encoder,
+      encoder: workers,
       clock,
       logger,
       settings: {
@@ -190,6 +191,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         maxTagValueChars: MAX_TAG_VALUE_CHARS,
       },
       maxDecompressedBytes: config.http.max_decompressed_bytes,
+      offloadIngestBytes: config.ingest.offload_bytes,
+      workers,
       clock,
       metrics: (reset) => ({
         ...runtime.read(reset),

@@ -6,11 +6,8 @@
  */
 import { parseAuthorization, canSeeRepository, type Principal } from '../../auth/index.js';
 import { LogsvcError } from '../../lib/errors.js';
-import { parseJsonBounded } from '../../lib/json.js';
 import type { Repository } from '../../global/index.js';
-import { decodeBody, normalizeRaw, normalizeStructured, normalizeUnstructured } from '../../ingest/index.js';
-import { builtInParser } from '../../ingest/parsers/index.js';
-import type { EventGroup } from '../../events/index.js';
+import { runIngestTask, unwrapIngestResult, type IngestTask } from '../../ingest/index.js';
 import type { HttpServices } from '../context.js';
 import { json, type RequestInfo, type Route } from '../types.js';
 
@@ -53,19 +50,20 @@ export function ingestRoutes(s: HttpServices): Route[] {
   const handle = (kind: Kind, target: (req: RequestInfo) => Target) => async (req: RequestInfo, raw: Buffer) => {
     const t = target(req);
     s.ingest.admit();
-    const body = await decodeBody(raw, req.headers.get('content-encoding'), s.maxDecompressedBytes);
-    const now = s.clock.now();
-    let groups: EventGroup[];
-    if (kind === 'raw') {
-      groups = normalizeRaw(body.toString('utf8'), now, s.ingestLimits, t.parser);
-    } else {
-      const parsed = parseJsonBounded(body.toString('utf8'), s.maxJsonDepth, `${kind} ingest body`);
-      groups =
-        kind === 'structured'
-          ? normalizeStructured(parsed, now, s.ingestLimits, t.parser === null ? null : builtInParser(t.parser))
-          : normalizeUnstructured(parsed, now, s.ingestLimits, t.parser);
-    }
-    await s.ingest.ingest(t.repo.id, groups, now);
+    const task: IngestTask = {
+      kind,
+      body: raw,
+      contentEncoding: req.headers.get('content-encoding'),
+      maxDecompressedBytes: s.maxDecompressedBytes,
+      limits: s.ingestLimits,
+      parser: t.parser,
+      repositoryId: t.repo.id,
+      at: s.clock.now(),
+    };
+    // Large bodies are parsed on the worker pool; small ones here, where a hop would cost more.
+    const result = raw.length >= s.offloadIngestBytes ? await s.workers.ingest(task) : runIngestTask(task);
+    const { payload, summary } = unwrapIngestResult(result);
+    await s.ingest.commit(t.repo.id, payload, summary);
     return json(200, {});
   };
 

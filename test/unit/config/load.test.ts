@@ -13,6 +13,7 @@ const DEFAULTS = {
     max_event_bytes: 1048576,
     max_fields_per_event: 1000,
     max_datasources_per_repository: 10000,
+    offload_bytes: 16384,
     max_undigested_bytes: 2147483648,
   },
   graphql: { max_depth: 12, max_complexity: 2000, explorer: true },

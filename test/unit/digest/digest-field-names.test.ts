@@ -69,7 +69,7 @@ t.test('live: an event with a field named "constructor" is digested with that fi
   const { logger, errors } = recordingLogger();
   const { q, digest, fatal } = await rig(root, logger);
   await digest.start([0]);
-  for (const r of recs()) await q.append(0, encodeRecord(r), r);
+  for (const r of recs()) await q.append(0, encodeRecord(r).payload, encodeRecord(r).summary);
   await notified();
   await digest.stop();
   t.strictSame(await stored(root), [
@@ -86,7 +86,7 @@ t.test('replay: a queue holding such a record can be digested at start-up', asyn
   const root = await tempDir(t);
   {
     const { q } = await rig(root, silentLogger);
-    for (const r of recs()) await q.append(0, encodeRecord(r), r);
+    for (const r of recs()) await q.append(0, encodeRecord(r).payload, encodeRecord(r).summary);
     await q.close();
   }
   const { logger, errors } = recordingLogger();

@@ -52,7 +52,8 @@ const notified = (): Promise<void> => new Promise((r) => setImmediate(r));
  * queue's durable-append notification (which feeds the digest) has been delivered.
  */
 async function append(q: EmbeddedDigestQueue, partition: number, rec: IngestRecord): Promise<number> {
-  const offset = await q.append(partition, encodeRecord(rec), rec);
+  const enc = encodeRecord(rec);
+  const offset = await q.append(partition, enc.payload, enc.summary);
   await notified();
   return offset;
 }
@@ -112,7 +113,7 @@ t.test('a new Digest over the same dirs replays from the checkpoint and stores n
     await digest.stop();
     await q.close();
   }
-  const end1 = sent.at(-1)!.offset + 16 + encodeRecord(sent.at(-1)!.rec).length;
+  const end1 = sent.at(-1)!.offset + 16 + encodeRecord(sent.at(-1)!.rec).payload.length;
   t.strictSame(await checkpoints(root), { '0': end1 });
   {
     const { q, digest } = await rig(root, { loadCatalog: true });

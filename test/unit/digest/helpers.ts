@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { IngestEvent, IngestRecord, RecordGroup } from '../../../src/events/index.js';
+import { encodeRecord, type IngestEvent, type IngestRecord, type RecordGroup, type RecordSummary } from '../../../src/events/index.js';
 import { decodeBlockEvents } from '../../../src/segments/block.js';
 import { listSegmentFiles } from '../../../src/segments/catalog.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
@@ -31,6 +31,12 @@ export function group(ds: string, events: IngestEvent[], tags: Record<string, st
 
 export function record(groups: RecordGroup[], repo = 'sandbox', at = T0): IngestRecord {
   return { repo, at, groups };
+}
+
+/** The (summary, payload) arguments PartitionDigester.process takes for a record. */
+export function args(rec: IngestRecord): [RecordSummary, Buffer] {
+  const { summary, payload } = encodeRecord(rec);
+  return [summary, payload];
 }
 
 export interface StoredRow {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { SegmentCatalog } from '../../../src/segments/catalog.js';
 import { silentLogger } from '../../../src/lib/logger.js';
 import type { IngestRecord } from '../../../src/events/index.js';
-import { digester, ev, expectedKeys, group, keysOf, readSegments, record, settings, storedEvents, T0, tempDir } from './helpers.js';
+import { args, digester, ev, expectedKeys, group, keysOf, readSegments, record, settings, storedEvents, T0, tempDir } from './helpers.js';
 
 t.test('events of two datasources are routed to separate blocks and segments', async (t) => {
   const dir = await tempDir(t);
@@ -15,7 +15,7 @@ t.test('events of two datasources are routed to separate blocks and segments', a
     { offset: 1000, rec: record([group('dsB', [ev('b1')], { host: 'b' })]) },
     { offset: 2000, rec: record([group('dsA', [ev('a2')], { host: 'a' })]) },
   ];
-  recs.forEach(({ offset, rec }, i) => d.process(offset, i < 2 ? recs[i + 1]!.offset : 3000, rec));
+  recs.forEach(({ offset, rec }, i) => d.process(offset, i < 2 ? recs[i + 1]!.offset : 3000, ...args(rec)));
   t.equal(d.processedEnd, 3000);
   t.equal(d.openBytes, 5 * 148);
   await d.drain();
@@ -54,12 +54,12 @@ t.test('a block is sealed and written when it reaches blockTargetBytes', async (
   const cat = new SegmentCatalog(dir);
   const { d } = digester(cat, settings(dir, { blockTargetBytes: 2048 }));
   // 148 bytes per event: 13 events = 1924 < 2048, 14 = 2072 >= 2048.
-  for (let i = 0; i < 13; i++) d.process(i * 100, (i + 1) * 100, record([group('dsA', [ev(`e${i}`)])]));
+  for (let i = 0; i < 13; i++) d.process(i * 100, (i + 1) * 100, ...args(record([group('dsA', [ev(`e${i}`)])])));
   await d.settled();
   t.equal(d.openBytes, 13 * 148);
   t.strictSame(await readSegments(dir), [], 'nothing written below the target');
   t.equal(d.checkpoint(), 0);
-  d.process(1300, 1400, record([group('dsA', [ev('e13')])]));
+  d.process(1300, 1400, ...args(record([group('dsA', [ev('e13')])])));
   t.equal(d.openBytes, 0, 'sealed at once');
   t.equal(d.checkpoint(), 0, 'sealed but not yet durable');
   t.equal(d.pendingBytes(), 14 * 148);
@@ -78,7 +78,7 @@ t.test('a block is sealed and written when it reaches blockTargetBytes', async (
   t.equal(info.blocks.length, 1);
 
   // One big record: sealed after the whole group, as one block.
-  d.process(1400, 1500, record([group('dsA', Array.from({ length: 20 }, (_, i) => ev(`big${i}`)))]));
+  d.process(1400, 1500, ...args(record([group('dsA', Array.from({ length: 20 }, (_, i) => ev(`big${i}`)))])));
   await d.settled();
   const after = await readSegments(dir);
   t.strictSame(after[0]!.seg.blocks.map((b) => b.eventCount), [14, 20]);
@@ -90,9 +90,9 @@ t.test('tick() seals a block older than flushBlockMs, and only that one', async 
   const dir = await tempDir(t);
   const cat = new SegmentCatalog(dir);
   const { d, clock } = digester(cat, settings(dir, { flushBlockMs: 5000, blockTargetBytes: 1e9 }));
-  d.process(0, 100, record([group('dsA', [ev('a')])]));
+  d.process(0, 100, ...args(record([group('dsA', [ev('a')])])));
   clock.advance(3000);
-  d.process(100, 200, record([group('dsB', [ev('b')])]));
+  d.process(100, 200, ...args(record([group('dsB', [ev('b')])])));
   clock.advance(1999);
   d.tick();
   await d.settled();
@@ -118,7 +118,7 @@ t.test('tick() closes a segment open longer than maxSegmentOpenMs', async (t) =>
   const dir = await tempDir(t);
   const cat = new SegmentCatalog(dir);
   const { d, clock } = digester(cat, settings(dir, { flushBlockMs: 1000, maxSegmentOpenMs: 10_000, blockTargetBytes: 1e9 }));
-  d.process(0, 100, record([group('dsA', [ev('a')])]));
+  d.process(0, 100, ...args(record([group('dsA', [ev('a')])])));
   clock.advance(1000);
   d.tick(); // seals; the segment is created now (T0 + 1000)
   await d.settled();
@@ -134,7 +134,7 @@ t.test('tick() closes a segment open longer than maxSegmentOpenMs', async (t) =>
   t.equal(segs[0]!.seg.footer!.closedAt, T0 + 11_000);
   t.equal(cat.all()[0]!.closed, true);
   // The next block goes into a new segment.
-  d.process(100, 200, record([group('dsA', [ev('b')])]));
+  d.process(100, 200, ...args(record([group('dsA', [ev('b')])])));
   await d.drain();
   t.equal((await readSegments(dir)).length, 2);
 });
@@ -143,7 +143,7 @@ t.test('blocksPerSegment = 2: a segment is closed after 2 blocks, the next block
   const dir = await tempDir(t);
   const cat = new SegmentCatalog(dir);
   const { d } = digester(cat, settings(dir, { blocksPerSegment: 2, blockTargetBytes: 2048 }));
-  for (let i = 0; i < 42; i++) d.process(i * 100, (i + 1) * 100, record([group('dsA', [ev(`e${i}`)])]));
+  for (let i = 0; i < 42; i++) d.process(i * 100, (i + 1) * 100, ...args(record([group('dsA', [ev(`e${i}`)])])));
   await d.settled();
   const segs = await readSegments(dir);
   t.equal(segs.length, 2, 'two segment files');
@@ -169,15 +169,15 @@ t.test('checkpoint() is the first offset of the oldest unwritten block', async (
   const cat = new SegmentCatalog(dir);
   const { d, clock } = digester(cat, settings(dir, { blockTargetBytes: 2048, flushBlockMs: 1000 }));
   t.equal(d.checkpoint(), 0, 'nothing processed');
-  d.process(0, 100, record([group('dsA', [ev('a0')])]));
+  d.process(0, 100, ...args(record([group('dsA', [ev('a0')])])));
   t.equal(d.checkpoint(), 0);
-  d.process(100, 200, record([group('dsB', [ev('b0')])]));
+  d.process(100, 200, ...args(record([group('dsB', [ev('b0')])])));
   t.equal(d.checkpoint(), 0);
-  d.process(200, 300, record([group('dsA', Array.from({ length: 13 }, (_, i) => ev(`a${i + 1}`)))])); // A reaches 2072: sealed
+  d.process(200, 300, ...args(record([group('dsA', Array.from({ length: 13 }, (_, i) => ev(`a${i + 1}`)))]))); // A reaches 2072: sealed
   t.equal(d.checkpoint(), 0, 'A sealed, not yet written');
   await d.settled();
   t.equal(d.checkpoint(), 100, 'A durable: B (from 100) is the oldest unwritten');
-  d.process(300, 400, record([group('dsA', [ev('a14')])]));
+  d.process(300, 400, ...args(record([group('dsA', [ev('a14')])])));
   t.equal(d.checkpoint(), 100, 'a newer open block does not lower it');
   clock.advance(1000);
   d.tick();
@@ -194,13 +194,13 @@ t.test('a digester started at an offset ignores records below it; onLatency gets
   const cat = new SegmentCatalog(dir);
   const { d, latencies } = digester(cat, settings(dir), 0, 500);
   t.equal(d.checkpoint(), 500);
-  d.process(400, 500, record([group('dsA', [ev('old')])]));
+  d.process(400, 500, ...args(record([group('dsA', [ev('old')])])));
   t.equal(d.openBytes, 0, 'below the start: ignored');
   t.strictSame(latencies, []);
-  d.process(500, 600, record([group('dsA', [ev('new')])], 'sandbox', T0 - 250));
-  d.process(600, 700, record([group('dsA', [ev('future')])], 'sandbox', T0 + 50));
+  d.process(500, 600, ...args(record([group('dsA', [ev('new')])], 'sandbox', T0 - 250)));
+  d.process(600, 700, ...args(record([group('dsA', [ev('future')])], 'sandbox', T0 + 50)));
   t.strictSame(latencies, [250, 0], 'now - at, never negative');
-  d.process(550, 650, record([group('dsA', [ev('dup')])]));
+  d.process(550, 650, ...args(record([group('dsA', [ev('dup')])])));
   t.equal(d.openBytes, 2 * 148, 'a record below processedEnd is ignored');
   await d.drain();
   t.strictSame((await storedEvents(dir)).map((e) => e.offset), [500, 600]);
@@ -223,7 +223,7 @@ t.test('exactly once: a replay from 0 with the same catalog writes no event twic
   const s = settings(dir, { blockTargetBytes: 2048, blocksPerSegment: 2 });
   const work = workload();
   const first = digester(cat, s);
-  for (const w of work) first.d.process(w.offset, w.next, w.rec);
+  for (const w of work) first.d.process(w.offset, w.next, ...args(w.rec));
   await first.d.settled();
   const partial = keysOf(await storedEvents(dir));
   // A: 60 events, 14 per block -> 4 blocks written (56), 4 open. B: 40 events, 14 per block
@@ -232,7 +232,7 @@ t.test('exactly once: a replay from 0 with the same catalog writes no event twic
   t.equal(first.d.checkpoint(), 4200, 'checkpoint = first offset of the oldest open block (B from record 42; A from 56)');
 
   const second = digester(cat, s);
-  for (const w of work) second.d.process(w.offset, w.next, w.rec);
+  for (const w of work) second.d.process(w.offset, w.next, ...args(w.rec));
   await second.d.drain();
   t.strictSame(second.fatal, []);
   const rows = await storedEvents(dir);
@@ -250,7 +250,7 @@ t.test('exactly once after a crash: catalog reloaded from disk (open segments cl
   const s = settings(dir, { blockTargetBytes: 2048, blocksPerSegment: 3 });
   const work = workload();
   const first = digester(new SegmentCatalog(dir), s);
-  for (const w of work) first.d.process(w.offset, w.next, w.rec);
+  for (const w of work) first.d.process(w.offset, w.next, ...args(w.rec));
   await first.d.settled();
   t.equal((await storedEvents(dir)).length, 84);
   t.ok((await readSegments(dir)).some((x) => x.seg.footer === null), 'an open segment is left behind');
@@ -260,7 +260,7 @@ t.test('exactly once after a crash: catalog reloaded from disk (open segments cl
   t.strictSame(cat.highWater(0, 'dsA'), { offset: 5500, index: 0 }, 'A: 56 events durable, the last at record 55');
   t.strictSame(cat.highWater(0, 'dsB'), { offset: 3900, index: 2 }, 'B: 28 events durable, the last at record 39');
   const second = digester(cat, s);
-  for (const w of work) second.d.process(w.offset, w.next, w.rec);
+  for (const w of work) second.d.process(w.offset, w.next, ...args(w.rec));
   await second.d.drain();
   const keys = keysOf(await storedEvents(dir));
   t.strictSame(keys, expectedKeys(work.map((w) => ({ offset: w.offset, rec: w.rec }))));
@@ -273,7 +273,7 @@ t.test('drain() writes every open block and closes every segment', async (t) => 
   const dir = await tempDir(t);
   const cat = new SegmentCatalog(dir);
   const { d } = digester(cat, settings(dir, { blockTargetBytes: 1e9 }));
-  for (let i = 0; i < 10; i++) d.process(i * 100, (i + 1) * 100, record([group(`ds${i % 3}`, [ev(`e${i}`)])]));
+  for (let i = 0; i < 10; i++) d.process(i * 100, (i + 1) * 100, ...args(record([group(`ds${i % 3}`, [ev(`e${i}`)])])));
   t.strictSame(await readSegments(dir), []);
   await d.drain();
   const segs = await readSegments(dir);
@@ -293,7 +293,7 @@ t.test('a segment write failure is fatal: onFatal once, nothing later written, c
   await writeFile(blocker, 'x');
   const cat = new SegmentCatalog(blocker);
   const { d, fatal } = digester(cat, settings(join(blocker, 'segments'), { blockTargetBytes: 2048 }));
-  for (let i = 0; i < 28; i++) d.process(i * 100, (i + 1) * 100, record([group('dsA', [ev(`e${i}`)])]));
+  for (let i = 0; i < 28; i++) d.process(i * 100, (i + 1) * 100, ...args(record([group('dsA', [ev(`e${i}`)])])));
   await d.settled();
   t.equal(fatal.length, 1, 'one fatal report for two sealed blocks');
   t.match(fatal[0], { code: 'ENOTDIR' });

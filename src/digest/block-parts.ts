@@ -1,0 +1,34 @@
+/**
+ * What a sealed block is made of before encoding: the encoded event sections of the queue records
+ * that contributed to it (one datasource's group per record), with each record's queue position.
+ * Building the block's columns from these happens on a worker thread, so the main thread never
+ * decodes an event.
+ */
+import { decodeGroupEvents } from '../events/index.js';
+import { appendEvent, emptyColumns, encodeBlock } from '../segments/block.js';
+import { lz4Codec } from '../segments/codec.js';
+
+export interface BlockPart {
+  /** The group's encoded events (a standalone copy: it crosses to a worker). */
+  events: Uint8Array;
+  /** Queue offset of the record. */
+  offset: number;
+  /** Index, within the record, of the group's first event. */
+  base: number;
+  /** Events at the start of the group already in durable segments (a replay), to leave out. */
+  skip: number;
+  /** The record's ingest time. */
+  at: number;
+}
+
+export function buildBlock(parts: readonly BlockPart[]): Buffer {
+  const c = emptyColumns();
+  for (const p of parts) {
+    const events = decodeGroupEvents(p.events);
+    for (let i = p.skip; i < events.length; i++) {
+      const e = events[i]!;
+      appendEvent(c, e.timestamp, e.timezone, e.rawstring, e.fields, p.at, p.offset, p.base + i);
+    }
+  }
+  return encodeBlock(c, lz4Codec);
+}

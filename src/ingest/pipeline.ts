@@ -1,0 +1,89 @@
+/**
+ * The CPU part of an ingest request, as one pure synchronous function: decompress (capped), parse
+ * JSON (depth-bounded), normalize (structured / unstructured / raw with the right parser), group by
+ * datasource and encode the queue record. It runs on a worker thread for large bodies and inline for
+ * small ones (src/http/routes/ingest.ts decides); either way the main thread gets bytes and a
+ * summary, never parsed events.
+ */
+import { gunzipSync, inflateSync } from 'node:zlib';
+import { LogsvcError, type ErrorCode } from '../lib/errors.js';
+import { parseJsonBounded } from '../lib/json.js';
+import { datasourceId, encodeRecord, type EventGroup, type RecordGroup, type RecordSummary } from '../events/index.js';
+import type { IngestLimits } from './limits.js';
+import { builtInParser } from './parsers/index.js';
+import { normalizeStructured } from './structured.js';
+import { normalizeRaw, normalizeUnstructured } from './unstructured.js';
+
+export type IngestKind = 'structured' | 'unstructured' | 'raw';
+
+export interface IngestTask {
+  kind: IngestKind;
+  body: Uint8Array;
+  contentEncoding: string | undefined;
+  maxDecompressedBytes: number;
+  limits: IngestLimits;
+  /** The ingest token's parser, if the request used one. */
+  parser: string | null;
+  repositoryId: string;
+  at: number;
+}
+
+export type IngestTaskResult =
+  | { ok: true; payload: Uint8Array; summary: RecordSummary; events: number }
+  | { ok: false; code: ErrorCode; message: string };
+
+function decompress(body: Buffer, encoding: string | undefined, cap: number): Buffer {
+  const enc = (encoding ?? '').trim().toLowerCase();
+  if (enc === '' || enc === 'identity') return body;
+  const run = (fn: typeof gunzipSync, name: string): Buffer => {
+    try {
+      return fn(body, { maxOutputLength: cap });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new LogsvcError('E_BODY_TOO_LARGE', `${name} request body decompresses to more than the limit of ${cap} bytes`);
+      throw new LogsvcError('E_BAD_REQUEST', `request body is not valid ${name} data (${(err as Error).message})`);
+    }
+  };
+  if (enc === 'gzip' || enc === 'x-gzip') return run(gunzipSync, 'gzip');
+  if (enc === 'deflate') return run(inflateSync, 'deflate');
+  throw new LogsvcError('E_UNSUPPORTED_MEDIA_TYPE', `Content-Encoding "${enc.slice(0, 50)}" is not supported; use gzip, deflate or none`);
+}
+
+/** Merges groups with the same tag set and encodes the record. */
+export function prepareRecord(repositoryId: string, groups: EventGroup[], at: number): { payload: Buffer; summary: RecordSummary; events: number } {
+  const merged = new Map<string, RecordGroup>();
+  let events = 0;
+  for (const g of groups) {
+    events += g.events.length;
+    const ds = datasourceId(repositoryId, g.tags);
+    const have = merged.get(ds);
+    if (have === undefined) merged.set(ds, { ds, tags: g.tags, events: g.events });
+    else for (const e of g.events) have.events.push(e);
+  }
+  return { ...encodeRecord({ repo: repositoryId, at, groups: [...merged.values()] }), events };
+}
+
+export function runIngestTask(t: IngestTask): IngestTaskResult {
+  try {
+    const body = decompress(Buffer.from(t.body.buffer, t.body.byteOffset, t.body.byteLength), t.contentEncoding, t.maxDecompressedBytes);
+    let groups: EventGroup[];
+    if (t.kind === 'raw') {
+      groups = normalizeRaw(body.toString('utf8'), t.at, t.limits, t.parser);
+    } else {
+      const parsed = parseJsonBounded(body.toString('utf8'), t.limits.maxJsonDepth, `${t.kind} ingest body`);
+      groups =
+        t.kind === 'structured'
+          ? normalizeStructured(parsed, t.at, t.limits, t.parser === null ? null : builtInParser(t.parser))
+          : normalizeUnstructured(parsed, t.at, t.limits, t.parser);
+    }
+    return { ok: true, ...prepareRecord(t.repositoryId, groups, t.at) };
+  } catch (err) {
+    if (err instanceof LogsvcError) return { ok: false, code: err.code, message: err.message };
+    return { ok: false, code: 'E_INTERNAL', message: `ingest processing failed: ${(err as Error).message}` };
+  }
+}
+
+/** Turns a task result back into a value or the LogsvcError it carried. */
+export function unwrapIngestResult(r: IngestTaskResult): { payload: Buffer; summary: RecordSummary; events: number } {
+  if (!r.ok) throw new LogsvcError(r.code, r.message);
+  return { payload: Buffer.from(r.payload.buffer, r.payload.byteOffset, r.payload.byteLength), summary: r.summary, events: r.events };
+}

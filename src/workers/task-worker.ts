@@ -1,0 +1,24 @@
+/**
+ * The tasks the worker pool runs (one module, one pool, several named tasks): building a block, and
+ * the CPU part of an ingest request. Results are transferred back, not copied.
+ */
+import { move } from 'piscina';
+import { buildBlock, type BlockPart } from '../digest/block-parts.js';
+import { runIngestTask, type IngestTask, type IngestTaskResult } from '../ingest/pipeline.js';
+
+function transferable(bytes: Uint8Array): ArrayBuffer {
+  // Hand over the buffer itself when the bytes own it entirely; otherwise a standalone copy.
+  // (Buffer#slice is a view, not a copy: copy through ArrayBuffer#slice. Small Buffers live in a
+  // shared pool slab that must never be transferred.)
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes.buffer as ArrayBuffer;
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+}
+
+export function block(parts: BlockPart[]): ArrayBuffer {
+  return move(transferable(buildBlock(parts))) as ArrayBuffer;
+}
+
+export function ingest(task: IngestTask): IngestTaskResult {
+  // The result is cloned back: one memcpy of the record, small next to parsing it.
+  return runIngestTask(task);
+}
