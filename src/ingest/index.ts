@@ -1,5 +1,4 @@
 export { IngestService, type IngestServiceDeps } from './ingest-service.js';
-export { decodeBody } from './body.js';
 export { normalizeStructured } from './structured.js';
 export { normalizeUnstructured, normalizeRaw } from './unstructured.js';
 export type { IngestLimits } from './limits.js';
