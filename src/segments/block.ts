@@ -102,9 +102,14 @@ export function encodeBlock(c: BlockColumns, codec: BlockCodec): Buffer {
   // [name, column] pairs, not a map: field names are data ("__proto__" included).
   const fields: [string, StringColumn][] = [];
   for (const [name, col] of c.fields) {
+    // Each distinct value once: most columns repeat their values (methods, status codes, agents),
+    // and hashing a value costs far more than a Set lookup.
+    const seen = new Set<string>();
     for (let i = 0; i < col.length; i++) {
       const v = col[i];
-      if (v !== undefined) bloom.addValue(v);
+      if (v === undefined || seen.has(v)) continue;
+      seen.add(v);
+      bloom.addValue(v);
     }
     fields.push([name, encodeStrings(col, c.count, c.raw)]);
   }
