@@ -45,7 +45,14 @@ async function runNode(a: NodeArgs): Promise<void> {
     process.exit(1);
   }
   process.stdout.write(`logsvc node ${config.node.id} ready at ${node.url} (data dir ${node.dataDir}, version ${VERSION})\n`);
+  let stopping = false;
   const stop = (signal: string): void => {
+    // A second signal (a supervisor repeating SIGTERM, a second Ctrl-C) must not cut the drain short.
+    if (stopping) {
+      process.stderr.write(`logsvc: ${signal} received again; still stopping\n`);
+      return;
+    }
+    stopping = true;
     process.stderr.write(`logsvc: ${signal} received, stopping\n`);
     node.stop().then(
       () => process.exit(0),
@@ -55,8 +62,8 @@ async function runNode(a: NodeArgs): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 async function checkConfig(file: string): Promise<void> {

@@ -319,3 +319,35 @@ t.test('the example config (with port = 0) passes config check and starts a node
   t.match(s.url, /^http:\/\/127\.0\.0\.1:\d+$/, 'the example config starts a node (port 0 from the file)');
   t.equal(await signalAndWait(s, 'SIGTERM'), 0);
 });
+
+t.test('a second SIGTERM during the stop does not cut the drain short', async (t) => {
+  const node = await startNode(t);
+  const admin = node.adminToken;
+  const created = await gql(node.url, admin, 'mutation { createRepository(name: "twice") { repository { ingestTokens { token } } } }');
+  const ingestToken = created.data.createRepository.repository.ingestTokens[0].token as string;
+  const res = await api(node.url, '/api/v1/ingest/humio-structured', {
+    headers: { authorization: `Bearer ${ingestToken}` },
+    body: JSON.stringify([{ tags: { host: 'h' }, events: [{ timestamp: 1_700_000_000_000, rawstring: 'drained on stop' }] }]),
+  });
+  t.equal(res.status, 200);
+  // A request stalled mid-body keeps the stop in its drain (up to 5 s), so the second signal lands
+  // while the node is still stopping.
+  const { request } = await import('node:http');
+  const stalled = request(new URL('/graphql', node.url), { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'transfer-encoding': 'chunked' } });
+  stalled.on('error', () => undefined);
+  stalled.write('{"query":');
+  await new Promise((r) => setTimeout(r, 200));
+  const exit = new Promise<number | null>((r) => node.proc.once('exit', (code) => r(code)));
+  node.proc.kill('SIGTERM');
+  // The second signal once the first is being handled (two pending signals would merge into one).
+  for (let i = 0; i < 100 && !/SIGTERM received, stopping/.test(node.stderr()); i++) await new Promise((r) => setTimeout(r, 10));
+  node.proc.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 200));
+  stalled.destroy();
+  t.equal(await exit, 0, 'exit code 0');
+  t.match(node.stderr(), /received again; still stopping/);
+  await t.rejects(stat(join(node.dataDir, 'logsvc.lock')), { code: 'ENOENT' }, 'the lock was released: the stop ran to its end');
+  const verify = await runCli(['segments', 'verify', node.dataDir]);
+  t.equal(verify.code, 0, verify.stdout);
+  t.match(verify.stdout, /^1 segments, 1 blocks/m, 'the open block was written to a segment');
+});
