@@ -251,3 +251,18 @@ t.test('a restart issues a new local admin token and refuses the old one', async
   t.equal((await api(again.url, '/api/v1/health', { token: ingestToken })).status, 403, 'the ingest token is still an ingest token');
   for (const s of [...ALL_SECRETS, again.adminToken]) t.notOk(again.stderr().includes(s), 'stderr of the restarted node contains no token');
 });
+
+t.test('GraphQL clients that accept JSON get refusals as a GraphQL error body', async (t) => {
+  const node = await startNode(t);
+  const body = JSON.stringify({ query: '{ viewer { username } }' });
+  const missing = await api(node.url, '/graphql', { headers: { accept: 'application/json, multipart/mixed' }, body });
+  t.equal(missing.status, 401);
+  t.equal(missing.headers.get('www-authenticate'), 'Bearer');
+  t.match(missing.headers.get('content-type'), /^application\/json/);
+  t.match(missing.json(), { errors: [{ message: /authentication required/, extensions: { code: 'E_AUTH_MISSING' } }] });
+  const bad = await api(node.url, '/graphql', { headers: { accept: 'application/json', authorization: 'Bearer <your API token>' }, body });
+  t.equal(bad.status, 401);
+  t.match(bad.json(), { errors: [{ message: /malformed/, extensions: { code: 'E_AUTH_INVALID' } }] });
+  const plainText = await api(node.url, '/graphql', { body });
+  t.match(plainText.headers.get('content-type'), /^text\/plain/, 'without an Accept for JSON: text, as everywhere else');
+});

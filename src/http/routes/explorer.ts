@@ -16,7 +16,8 @@ const packageFile = (pkg: string, file: string): string => join(dirname(require.
 const BASE = '/docs/api-explorer';
 
 const INIT_SCRIPT = `(function () {
-  var fetcher = GraphiQL.createFetcher({ url: new URL('/graphql', window.location.href).toString() });
+  // Accept JSON: the node then answers auth refusals as GraphQL errors the explorer can show.
+  var fetcher = GraphiQL.createFetcher({ url: new URL('/graphql', window.location.href).toString(), headers: { accept: 'application/json' } });
   var root = ReactDOM.createRoot(document.getElementById('graphiql'));
   root.render(React.createElement(GraphiQL, {
     fetcher: fetcher,

@@ -6,7 +6,18 @@ import type { RequestInfo, Route } from '../types.js';
 
 export function graphqlRoutes(s: HttpServices): Route[] {
   const handle = async (req: RequestInfo, body: Buffer) => {
-    const principal = apiPrincipal(s, req);
+    let principal;
+    try {
+      principal = apiPrincipal(s, req);
+    } catch (err) {
+      // GraphQL clients that ask for JSON (GraphiQL does) get the refusal as a GraphQL error body, so
+      // they can show it; others (curl's */*) get the usual one-line text.
+      const accept = req.headers.get('accept') ?? '';
+      if (!(err instanceof LogsvcError) || !/application\/(graphql-response\+)?json/.test(accept)) throw err;
+      const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+      if (err.httpStatus === 401) headers['www-authenticate'] = 'Bearer';
+      return { status: err.httpStatus, headers, body: JSON.stringify({ errors: [{ message: err.message, extensions: { code: err.code } }] }) };
+    }
     const text = body.toString('utf8');
     if (jsonDepth(text, s.maxJsonDepth) > s.maxJsonDepth) {
       throw new LogsvcError('E_JSON_TOO_DEEP', `GraphQL request: JSON nesting deeper than ${s.maxJsonDepth} levels`);
