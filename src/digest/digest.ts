@@ -26,6 +26,8 @@ export interface DigestOptions {
   settings: DigestSettings;
   /** Open (unsealed) block bytes allowed across all partitions before the largest are sealed early. */
   openBlockBudgetBytes: number;
+  /** Undigested bytes above which the oldest open blocks are written early, to let checkpoints advance. */
+  sealUndigestedAboveBytes: number;
   onLatency: (ms: number) => void;
   onFatal: (err: Error) => void;
 }
@@ -34,6 +36,8 @@ export class Digest {
   private readonly digesters = new Map<number, PartitionDigester>();
   /** Live records that arrived while their partition was replaying, processed right after it. */
   private readonly replaying = new Map<number, DurableRecord[]>();
+  /** own() calls run one after another: two overlapping ones must not both replay a partition. */
+  private owning: Promise<void> = Promise.resolve();
   private readonly checkpointFile: string;
   private persisted: Record<string, number> = {};
   private timer: NodeJS.Timeout | null = null;
@@ -61,9 +65,15 @@ export class Digest {
   }
 
   /** Takes ownership of more partitions (layout changes), replaying each from its checkpoint. */
-  async own(partitions: readonly number[]): Promise<void> {
+  own(partitions: readonly number[]): Promise<void> {
+    const run = this.owning.then(() => this.ownNow(partitions));
+    this.owning = run.catch(() => undefined);
+    return run;
+  }
+
+  private async ownNow(partitions: readonly number[]): Promise<void> {
     for (const p of partitions) {
-      if (this.digesters.has(p)) continue;
+      if (this.digesters.has(p) || this.replaying.has(p)) continue;
       const from = this.persisted[String(p)] ?? 0;
       const d = new PartitionDigester(p, from, {
         catalog: this.opts.catalog,
@@ -143,6 +153,12 @@ export class Digest {
 
   private async tick(): Promise<void> {
     for (const d of this.digesters.values()) d.tick();
+    // Acknowledged bytes pile up behind the oldest open block of each partition (a quiet datasource
+    // holds its block open for the flush interval): past the threshold, write those blocks now.
+    if (this.undigestedBytes() > this.opts.sealUndigestedAboveBytes) {
+      const share = this.opts.sealUndigestedAboveBytes / Math.max(1, this.digesters.size);
+      for (const [p, d] of this.digesters) if (this.opts.queue.endOffset(p) - d.checkpoint() > share) d.sealOldest();
+    }
     await this.persistCheckpoints();
   }
 

@@ -30,8 +30,11 @@ interface OpenBlock {
   ds: string;
   repo: string;
   tags: Record<string, string>;
-  /** Where the block's events are: record sections, copied out when the block is sealed. */
-  parts: { payload: Buffer; summary: RecordSummary; group: number; offset: number; base: number; skip: number }[];
+  /**
+   * The block's events: each contributing record's section for this datasource, copied out of the
+   * record at once (a replayed record is a view into a whole queue file, which must not be retained).
+   */
+  parts: BlockPart[];
   bytes: number;
   firstOffset: number;
   openedAt: number;
@@ -96,7 +99,7 @@ export class PartitionDigester {
         block = { ds: g.ds, repo: summary.repo, tags: g.tags, parts: [], bytes: 0, firstOffset: offset, openedAt: clock.monotonic() };
         this.blocks.set(g.ds, block);
       }
-      block.parts.push({ payload, summary, group, offset, base: first, skip });
+      block.parts.push({ events: new Uint8Array(groupSection(payload, summary, group)), offset, base: first, skip, at: summary.at });
       const bytes = Math.ceil((g.b * (g.n - skip)) / g.n);
       block.bytes += bytes;
       this.openBytes += bytes;
@@ -131,6 +134,18 @@ export class PartitionDigester {
     });
   }
 
+  /**
+   * Seals the open block holding the checkpoint back (the oldest), so a quiet datasource cannot pin
+   * the queue for a whole flush interval; returns its size, 0 if none.
+   */
+  sealOldest(): number {
+    let oldest: OpenBlock | undefined;
+    for (const b of this.blocks.values()) if (oldest === undefined || b.firstOffset < oldest.firstOffset) oldest = b;
+    if (oldest === undefined) return 0;
+    this.seal(oldest);
+    return oldest.bytes;
+  }
+
   /** Seals the largest open block (memory pressure); returns its size, 0 if none. */
   sealLargest(): number {
     let largest: OpenBlock | undefined;
@@ -142,15 +157,7 @@ export class PartitionDigester {
 
   private async write(block: OpenBlock): Promise<void> {
     const { encoder, catalog, clock, settings } = this.deps;
-    const parts: BlockPart[] = block.parts.map((p) => ({
-      // A standalone copy of just this section: it is transferred to a worker.
-      events: new Uint8Array(groupSection(p.payload, p.summary, p.group)),
-      offset: p.offset,
-      base: p.base,
-      skip: p.skip,
-      at: p.summary.at,
-    }));
-    const encoded = await encoder.encode(parts);
+    const encoded = await encoder.encode(block.parts);
     let seg = this.segments.get(block.ds);
     if (seg === undefined) {
       const id = `${clock.now().toString(36)}-p${this.partition}-${randomBytes(6).toString('hex')}`;

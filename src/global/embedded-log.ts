@@ -14,7 +14,7 @@ import { open, readdir, readFile, truncate, unlink, type FileHandle } from 'node
 import { join } from 'node:path';
 import { LogsvcError } from '../lib/errors.js';
 import { pack, unpack } from '../lib/msgpack.js';
-import { atomicWriteFile, encodeFrame, ensureDir, fsyncDir, scanFrames } from '../storage/index.js';
+import { atomicWriteFile, encodeFrame, ensureDir, fsyncDir, scanFrames, writeAll } from '../storage/index.js';
 import type { GlobalEvent } from './events.js';
 import type { GlobalLog, LoadedLog } from './log.js';
 import type { SnapshotData } from './model.js';
@@ -178,7 +178,7 @@ export class EmbeddedGlobalLog implements GlobalLog {
     const fh = await open(path, 'a');
     const stat = await fh.stat();
     if (stat.size === 0) {
-      await fh.write(header(LOG_MAGIC));
+      await writeAll(fh, header(LOG_MAGIC));
       await fh.sync();
       await fsyncDir(this.dir);
     }
@@ -197,7 +197,7 @@ export class EmbeddedGlobalLog implements GlobalLog {
     if (this.failed !== null) throw this.failed;
     if (this.fh === null) throw new LogsvcError('E_STATE_WRITE_FAILED', 'global log is not open');
     try {
-      await this.fh.write(encodeFrame(pack(record)));
+      await writeAll(this.fh, encodeFrame(pack(record)));
       await this.fh.datasync();
     } catch (err) {
       // After a failed write or fsync the file's durable contents are unknown: refuse all further

@@ -10,6 +10,7 @@ import { LogsvcError, type ErrorCode } from '../lib/errors.js';
 import { parseJsonBounded } from '../lib/json.js';
 import { datasourceId, encodeRecord, type EventGroup, type RecordGroup, type RecordSummary } from '../events/index.js';
 import type { IngestLimits } from './limits.js';
+import { MAX_RECORD_BYTES } from '../queue/index.js';
 import { builtInParser } from './parsers/index.js';
 import { normalizeStructured } from './structured.js';
 import { normalizeRaw, normalizeUnstructured } from './unstructured.js';
@@ -59,7 +60,11 @@ export function prepareRecord(repositoryId: string, groups: EventGroup[], at: nu
     if (have === undefined) merged.set(ds, { ds, tags: g.tags, events: g.events });
     else for (const e of g.events) have.events.push(e);
   }
-  return { ...encodeRecord({ repo: repositoryId, at, groups: [...merged.values()] }), events };
+  const encoded = encodeRecord({ repo: repositoryId, at, groups: [...merged.values()] });
+  if (encoded.payload.length > MAX_RECORD_BYTES) {
+    throw new LogsvcError('E_BODY_TOO_LARGE', `the request's events encode to ${encoded.payload.length} bytes, more than one request may hold (${MAX_RECORD_BYTES}); split it`);
+  }
+  return { ...encoded, events };
 }
 
 export function runIngestTask(t: IngestTask): IngestTaskResult {

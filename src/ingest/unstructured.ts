@@ -9,6 +9,7 @@ import { buildEvent } from './event-builder.js';
 import type { IngestLimits } from './limits.js';
 import { builtInParser, type BuiltInParser } from './parsers/index.js';
 import { readTags } from './tags.js';
+import { MAX_RECORD_BYTES } from '../queue/index.js';
 
 function readFields(value: unknown, where: string): Record<string, string> {
   if (value === undefined || value === null) return {};
@@ -42,6 +43,13 @@ export function normalizeUnstructured(body: unknown, ingestTs: number, limits: I
     const tags = readTags(it.tags, `${where}.tags`);
     tags.type = parser.name;
     const extra = readFields(it.fields, `${where}.fields`);
+    // `fields` are copied into every message's event: a small body could otherwise expand into a
+    // record the queue cannot hold (and memory could not either). Check before building anything.
+    let perEvent = 0;
+    for (const k in extra) perEvent += k.length + extra[k]!.length;
+    if (perEvent * it.messages.length > MAX_RECORD_BYTES) {
+      throw new LogsvcError('E_BODY_TOO_LARGE', `${where}: ${it.messages.length} messages times ${perEvent} characters of fields is more than one request may expand to (${MAX_RECORD_BYTES} bytes); split it`);
+    }
     total += it.messages.length;
     if (total > limits.maxEventsPerRequest) throw new LogsvcError('E_VALIDATION', `request carries more than ${limits.maxEventsPerRequest} events; split it`);
     const events: IngestEvent[] = [];

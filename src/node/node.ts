@@ -130,6 +130,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         maxSegmentOpenMs: config.digest.max_hours_segment_open * 3600_000,
       },
       openBlockBudgetBytes: config.digest.open_block_budget_bytes,
+      sealUndigestedAboveBytes: Math.floor(config.ingest.max_undigested_bytes / 2),
       onLatency: (ms) => latency.record(ms),
       onFatal,
     });

@@ -16,9 +16,9 @@ import { open, readdir, readFile, rm, truncate, unlink, type FileHandle } from '
 import { join } from 'node:path';
 import { LogsvcError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
-import { atomicWriteFile, ensureDir, fsyncDir } from '../storage/index.js';
+import { atomicWriteFile, ensureDir, fsyncDir, writeAll } from '../storage/index.js';
 import type { DigestQueue, DurableRecord, QueueRecord } from './digest-queue.js';
-import { encodeQueueFrame, frameBytes, QUEUE_HEADER_BYTES, QUEUE_MAGIC, QUEUE_FORMAT_VERSION, queueFileHeader, scanQueueFile } from './queue-file.js';
+import { encodeQueueFrame, frameBytes, MAX_RECORD_BYTES, QUEUE_HEADER_BYTES, QUEUE_MAGIC, QUEUE_FORMAT_VERSION, queueFileHeader, scanQueueFile } from './queue-file.js';
 
 const FILE_SUFFIX = '.dq';
 const pad = (n: number): string => String(n).padStart(20, '0');
@@ -137,7 +137,7 @@ export class EmbeddedDigestQueue implements DigestQueue {
   private async newFile(p: Partition, base: number): Promise<void> {
     const path = join(p.dir, `${pad(base)}${FILE_SUFFIX}`);
     const fh = await open(path, 'w');
-    await fh.write(queueFileHeader());
+    await writeAll(fh, queueFileHeader());
     await fh.sync();
     await fsyncDir(p.dir);
     if (p.fh !== null) await p.fh.close();
@@ -157,6 +157,8 @@ export class EmbeddedDigestQueue implements DigestQueue {
 
   append(partition: number, payload: Buffer, attachment?: unknown): Promise<number> {
     if (this.failed !== null) return Promise.reject(this.failed);
+    // The reader treats larger frames as damage: refuse them here rather than lose them there.
+    if (payload.length > MAX_RECORD_BYTES) return Promise.reject(new LogsvcError('E_BODY_TOO_LARGE', `digest queue record of ${payload.length} bytes is over the limit of ${MAX_RECORD_BYTES}`));
     const p = this.part(partition);
     const offset = p.next;
     const frame = encodeQueueFrame(offset, payload);
@@ -177,7 +179,7 @@ export class EmbeddedDigestQueue implements DigestQueue {
           const cur = p.current!;
           if (cur.size >= this.fileBytes) await this.newFile(p, cur.base + cur.size);
           const target = p.current!;
-          await p.fh!.writev(batch.map((b) => b.frame));
+          await writeAll(p.fh!, batch.map((b) => b.frame));
           await p.fh!.datasync();
           for (const b of batch) target.size += b.frame.length;
           for (const b of batch) b.resolve(b.offset);

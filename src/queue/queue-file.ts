@@ -16,6 +16,8 @@ export const QUEUE_MAGIC = Buffer.from('LSDQ');
 export const QUEUE_HEADER_BYTES = 8;
 const FRAME_OVERHEAD = 16; // length + crc + offset
 const MAX_PAYLOAD = 256 * 1024 * 1024;
+/** The largest record payload appends accept (well under what the reader accepts as a frame). */
+export const MAX_RECORD_BYTES = 128 * 1024 * 1024;
 
 export function queueFileHeader(): Buffer {
   const h = Buffer.alloc(QUEUE_HEADER_BYTES);

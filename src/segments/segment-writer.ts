@@ -6,7 +6,7 @@
  */
 import { open, truncate, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { atomicWriteFile, ensureDir, fsyncDir } from '../storage/index.js';
+import { atomicWriteFile, ensureDir, fsyncDir, writeAll } from '../storage/index.js';
 import type { BlockMeta } from './block.js';
 import { encodeFooter, encodeSegmentHeader, summarize, type BlockEntry, type ParsedSegment, type SegmentFooter, type SegmentMeta } from './segment-file.js';
 
@@ -24,7 +24,7 @@ export class SegmentWriter {
     const path = join(dir, `${meta.id}.seg`);
     const header = encodeSegmentHeader(meta);
     const fh = await open(path, 'wx');
-    await fh.write(header);
+    await writeAll(fh, header, 0);
     await fh.sync();
     await fsyncDir(dir);
     return new SegmentWriter(path, meta, fh, header.length, []);
@@ -40,7 +40,7 @@ export class SegmentWriter {
 
   async append(block: Buffer, meta: BlockMeta): Promise<BlockEntry> {
     const entry: BlockEntry = { ...meta, pos: this.size };
-    await this.fh!.write(block, 0, block.length, this.size);
+    await writeAll(this.fh!, block, this.size);
     await this.fh!.datasync();
     this.size += block.length;
     this.blocks.push(entry);
@@ -50,7 +50,7 @@ export class SegmentWriter {
   async close(now: number): Promise<SegmentFooter> {
     const footer: SegmentFooter = { blocks: this.blocks, ...summarize(this.blocks), closedAt: now };
     const bytes = encodeFooter(footer);
-    await this.fh!.write(bytes, 0, bytes.length, this.size);
+    await writeAll(this.fh!, bytes, this.size);
     await this.fh!.sync();
     await this.fh!.close();
     this.fh = null;
@@ -70,7 +70,7 @@ export class SegmentWriter {
     const footer: SegmentFooter = { blocks: parsed.blocks, ...summarize(parsed.blocks), closedAt: now };
     const bytes = encodeFooter(footer);
     const fh = await open(path, 'r+');
-    await fh.write(bytes, 0, bytes.length, end);
+    await writeAll(fh, bytes, end);
     await fh.sync();
     await fh.close();
     await fsyncDir(dirname(path));

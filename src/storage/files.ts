@@ -2,7 +2,7 @@
  * File primitives with the durability rules spelled out: write to a temporary name, fsync, rename,
  * fsync the directory (a rename is only durable once its directory entry is). Disk usage via statfs.
  */
-import { open, rename, mkdir, statfs, unlink, constants } from 'node:fs/promises';
+import { open, rename, mkdir, statfs, unlink, constants, type FileHandle } from 'node:fs/promises';
 import { dirname, join, basename } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -59,4 +59,32 @@ export async function diskUsage(path: string): Promise<DiskUsage> {
   const free = s.bavail * s.bsize;
   const usedPercent = total === 0 ? 0 : ((total - free) / total) * 100;
   return { path, totalBytes: total, freeBytes: free, usedPercent };
+}
+
+/**
+ * Writes every byte of `data` (at `position`, or at the end for append-mode handles). A write can
+ * be short without an error (a disk filling up mid-write): the rest is written again, so the next
+ * attempt fails loudly (ENOSPC) instead of the caller believing everything reached the file.
+ */
+export async function writeAll(fh: FileHandle, data: Buffer | readonly Buffer[], position?: number): Promise<void> {
+  let bufs: Buffer[] = Array.isArray(data) ? [...(data as readonly Buffer[])] : [data as Buffer];
+  let left = bufs.reduce((n, b) => n + b.length, 0);
+  let pos = position;
+  while (left > 0) {
+    const { bytesWritten } = pos === undefined ? await fh.writev(bufs) : await fh.writev(bufs, pos);
+    if (bytesWritten <= 0) throw new Error(`write made no progress with ${left} bytes left`);
+    left -= bytesWritten;
+    if (pos !== undefined) pos += bytesWritten;
+    let skip = bytesWritten;
+    while (skip > 0 && bufs.length > 0) {
+      const first = bufs[0]!;
+      if (first.length <= skip) {
+        skip -= first.length;
+        bufs.shift();
+      } else {
+        bufs[0] = first.subarray(skip);
+        skip = 0;
+      }
+    }
+  }
 }

@@ -39,6 +39,7 @@ async function rig(root: string, logger: Logger): Promise<{ q: EmbeddedDigestQue
     logger,
     settings: settings(join(root, 'segments'), { blockTargetBytes: 1e9, flushBlockMs: 3_600_000 }),
     openBlockBudgetBytes: 64 * 1024 * 1024,
+    sealUndigestedAboveBytes: 1024 * 1024 * 1024,
     onLatency: () => undefined,
     onFatal: (e) => fatal.push(e),
   });

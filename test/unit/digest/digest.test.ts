@@ -38,6 +38,7 @@ async function rig(root: string, opts: { partitions?: number; fileBytes?: number
     logger: silentLogger,
     settings: settings(segDir, { flushBlockMs: 3_600_000, ...opts.settings }),
     openBlockBudgetBytes: opts.budget ?? 64 * 1024 * 1024,
+    sealUndigestedAboveBytes: 1024 * 1024 * 1024,
     onLatency: () => undefined,
     onFatal: (e) => fatal.push(e),
   });
