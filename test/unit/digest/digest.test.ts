@@ -282,3 +282,81 @@ t.test('a record made durable (and announced) while its partition is being repla
   t.strictSame(missing, [], `no acknowledged record is skipped (checkpoint persisted at ${cp['0']}, queue end ${q.endOffset(0)})`);
   await q.close();
 });
+
+/** The real queue, with every read after the first slowed down: widens the window of a second replay. */
+function slowReads(q: EmbeddedDigestQueue): DigestQueue {
+  let reads = 0;
+  return {
+    get partitionCount() {
+      return q.partitionCount;
+    },
+    append: (p, payload, attachment) => q.append(p, payload, attachment),
+    onDurable: (l) => q.onDurable(l),
+    async *read(p, from) {
+      const slow = p === 1 && ++reads >= 2;
+      for await (const rec of q.read(p, from)) {
+        if (slow) await new Promise((r) => setTimeout(r, 50));
+        yield rec;
+      }
+    },
+    endOffset: (p) => q.endOffset(p),
+    truncateBelow: (p, o) => q.truncateBelow(p, o),
+    ensurePartitions: (n) => q.ensurePartitions(n),
+    sizeBytes: () => q.sizeBytes(),
+    close: () => q.close(),
+  };
+}
+
+t.test('overlapping own() calls for the same partition replay it once and leave one digester', async (t) => {
+  const root = await tempDir(t);
+  const r = await rig(root, { partitions: 2, queue: slowReads });
+  await r.digest.start([0]);
+  // Partition 1 already holds records (as after a layout change on a cluster) before it is owned.
+  const recs = [record([group('dsA', [ev('p1-a'), ev('p1-b')])]), record([group('dsA', [ev('p1-c')])])];
+  for (const rec of recs) await append(r.q, 1, rec);
+  const a = r.digest.own([1]);
+  const b = r.digest.own([1]);
+  // The first call is done and the partition is live; a record arrives while a second replay could
+  // still be running.
+  await a;
+  const live = append(r.q, 1, record([group('dsA', [ev('p1-live')])]));
+  await Promise.all([b, live]);
+  await r.digest.stop();
+  t.strictSame(r.fatal, []);
+  const rows = await storedEvents(join(root, 'segments'));
+  const raws = rows.map((x) => x.rawstring.split(' ')[0]).sort();
+  t.strictSame(raws, ['p1-a', 'p1-b', 'p1-c', 'p1-live'], 'each event exactly once, the live one included');
+  await r.q.close();
+});
+
+t.test('when undigested bytes pass the threshold, the oldest open blocks are written early', async (t) => {
+  const root = await tempDir(t);
+  const fatal: Error[] = [];
+  const q = await EmbeddedDigestQueue.open({ dir: join(root, 'queue'), partitions: 1, logger: silentLogger, onFatal: (e) => fatal.push(e) });
+  const segDir = join(root, 'segments');
+  const clock = new ManualClock(T0);
+  const digest = new Digest({
+    dataDir: root,
+    queue: q,
+    catalog: new SegmentCatalog(segDir),
+    encoder: new InlineBlockEncoder(),
+    clock,
+    logger: silentLogger,
+    settings: settings(segDir, { flushBlockMs: 3_600_000 }),
+    openBlockBudgetBytes: 64 * 1024 * 1024,
+    sealUndigestedAboveBytes: 2048,
+    onLatency: () => undefined,
+    onFatal: (e) => fatal.push(e),
+  });
+  await digest.start([0]);
+  // A quiet datasource opens a block first; a busy one follows with much more data.
+  await append(q, 0, record([group('quiet', [ev('q0')])]));
+  for (let i = 0; i < 20; i++) await append(q, 0, record([group('busy', [ev(`b${i}`)])]));
+  t.ok(digest.undigestedBytes() > 2048, 'precondition: the quiet block holds the checkpoint back');
+  // The once-a-second tick writes the oldest blocks; wait for it (bounded).
+  for (let i = 0; i < 60 && digest.undigestedBytes() > 2048; i++) await new Promise((r) => setTimeout(r, 100));
+  t.ok(digest.undigestedBytes() <= 2048, `undigested bytes came down (${digest.undigestedBytes()})`);
+  await digest.stop();
+  t.strictSame(fatal, []);
+  await q.close();
+});
