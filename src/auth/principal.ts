@@ -8,14 +8,3 @@ export type Principal =
 export function isRoot(p: Principal): boolean {
   return p.kind !== 'ingest' && p.isRoot;
 }
-
-export function describePrincipal(p: Principal): string {
-  switch (p.kind) {
-    case 'user':
-      return `user ${p.username}`;
-    case 'local-admin':
-      return 'local admin token';
-    case 'ingest':
-      return `ingest token ${p.tokenName}`;
-  }
-}

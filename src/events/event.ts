@@ -18,6 +18,3 @@ export interface EventGroup {
   tags: Record<string, string>;
   events: IngestEvent[];
 }
-
-/** Tag names every datasource has (set by the node, not by senders). */
-export const BUILT_IN_TAGS = ['repo', 'type'] as const;

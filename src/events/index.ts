@@ -1,5 +1,4 @@
 export type { IngestEvent, EventGroup } from './event.js';
-export { BUILT_IN_TAGS } from './event.js';
 export { datasourceId, canonicalTags } from './datasource.js';
 export {
   encodeRecord,

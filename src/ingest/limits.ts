@@ -1,11 +1,9 @@
-/** The per-event and per-request bounds of ingest, from the [ingest] config section. */
+/** The per-event and per-request bounds of ingest, from the [ingest] config section; tag bounds are fixed. */
 export interface IngestLimits {
   maxEventsPerRequest: number;
   maxEventBytes: number;
   maxFieldsPerEvent: number;
   maxJsonDepth: number;
-  maxTagsPerEvent: number;
-  maxTagValueChars: number;
 }
 
 export const MAX_TAGS_PER_EVENT = 64;

@@ -27,7 +27,6 @@ import { SegmentCatalog } from '../segments/catalog.js';
 import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
-import { MAX_TAG_VALUE_CHARS, MAX_TAGS_PER_EVENT } from '../ingest/index.js';
 
 export const LOCAL_ADMIN_TOKEN_FILE = 'local-admin-token.txt';
 const NODE_UUID_FILE = 'cluster_membership.uuid';
@@ -188,8 +187,6 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         maxEventBytes: config.ingest.max_event_bytes,
         maxFieldsPerEvent: config.ingest.max_fields_per_event,
         maxJsonDepth: config.http.max_json_depth,
-        maxTagsPerEvent: MAX_TAGS_PER_EVENT,
-        maxTagValueChars: MAX_TAG_VALUE_CHARS,
       },
       maxDecompressedBytes: config.http.max_decompressed_bytes,
       offloadIngestBytes: config.ingest.offload_bytes,

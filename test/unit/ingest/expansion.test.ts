@@ -3,7 +3,7 @@ import { normalizeUnstructured } from '../../../src/ingest/unstructured.js';
 import { prepareRecord } from '../../../src/ingest/pipeline.js';
 import { MAX_RECORD_BYTES } from '../../../src/queue/index.js';
 
-const limits = { maxEventsPerRequest: 1_000_000, maxEventBytes: 1024 * 1024, maxFieldsPerEvent: 1000, maxJsonDepth: 64, maxTagsPerEvent: 64, maxTagValueChars: 1024 };
+const limits = { maxEventsPerRequest: 1_000_000, maxEventBytes: 1024 * 1024, maxFieldsPerEvent: 1000, maxJsonDepth: 64 };
 
 t.test('an unstructured item whose fields would be copied into a huge record is refused before it is built', async (t) => {
   // ~800 KB of body, but 200,000 messages x 1,400 characters of fields: about 280 MB of events.
