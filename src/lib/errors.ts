@@ -23,6 +23,9 @@ export type ErrorCode =
   | 'E_VALIDATION'
   | 'E_CONFLICT'
   | 'E_LAYOUT_INVALID'
+  | 'E_QUERY'
+  | 'E_QUERY_LIMIT'
+  | 'E_TOO_MANY_REQUESTS'
   | 'E_UNAVAILABLE'
   | 'E_INTERNAL';
 
@@ -45,11 +48,14 @@ const STATUS: Record<ErrorCode, number> = {
   E_VALIDATION: 400,
   E_CONFLICT: 409,
   E_LAYOUT_INVALID: 400,
+  E_QUERY: 400,
+  E_QUERY_LIMIT: 400,
+  E_TOO_MANY_REQUESTS: 429,
   E_UNAVAILABLE: 503,
   E_INTERNAL: 500,
 };
 
-const RETRIABLE: ReadonlySet<ErrorCode> = new Set(['E_STATE_WRITE_FAILED', 'E_UNAVAILABLE']);
+const RETRIABLE: ReadonlySet<ErrorCode> = new Set(['E_STATE_WRITE_FAILED', 'E_UNAVAILABLE', 'E_TOO_MANY_REQUESTS']);
 
 export class LogsvcError extends Error {
   readonly code: ErrorCode;
