@@ -1,0 +1,47 @@
+/**
+ * The query compiler's entry point: text in, CompiledQuery out. It parses, substitutes query
+ * parameters, compiles the pipeline (pipeline.ts and the function registry), appends the implicit
+ * `tail(200)` when there is no aggregate (api-facts §1.4), derives pruning from the leading
+ * filters (pruning.ts) and works out the output column order. Every problem with the text is an
+ * E_QUERY error pointing at the offending span.
+ */
+import type { Pipeline, Span } from './ast.js';
+import { queryError } from './errors.js';
+import { substituteParams } from './params.js';
+import { parseQuery } from './parser.js';
+import { PipelineCompiler } from './pipeline.js';
+import { derivePruning } from './pruning.js';
+import { DEFAULT_LIMITS, type CompiledQuery, type QueryContext, type QueryLimits, type Stage } from './runtime.js';
+
+export interface CompileOptions {
+  /** Values for `?param` placeholders (the request's `arguments`). */
+  args?: Record<string, string>;
+  ctx: QueryContext;
+  limits?: QueryLimits;
+}
+
+export function compileQuery(text: string, opts: CompileOptions): CompiledQuery {
+  const source = text.trim() === '' ? '*' : text;
+  const limits = opts.limits ?? DEFAULT_LIMITS;
+  const fail = (span: Span, message: string): never => {
+    throw queryError(source, span, message);
+  };
+  const parsed: Pipeline = substituteParams(parseQuery(source), opts.args ?? {}, fail);
+  const pc = new PipelineCompiler(source, opts.ctx, limits);
+  const infos = pc.pipeline(parsed, 'top');
+  const isAggregate = infos.some((i) => i.stage.kind === 'agg');
+  if (!isAggregate) infos.push(pc.callStage({ name: 'tail', args: [], span: { start: 0, end: 0 } }, 'top'));
+  let fieldOrder: string[] | null = null;
+  for (const i of infos) fieldOrder = i.order(fieldOrder);
+  const stages: Stage[] = infos.map((i) => i.stage);
+  const compiled: CompiledQuery = {
+    text: source,
+    stages,
+    isAggregate,
+    pruning: derivePruning(parsed.stages, fail),
+    extraData: pc.extraData,
+    fieldOrder: isAggregate ? fieldOrder : null,
+  };
+  if (pc.warnings.length > 0) compiled.warnings = pc.warnings;
+  return compiled;
+}

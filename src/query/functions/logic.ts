@@ -1,0 +1,196 @@
+/**
+ * Filter and expression functions: in(), test(), cidr(), eval(), if(), coalesce(), now(). in, test
+ * and cidr are filters (usable with `!` and inside and/or); if, coalesce and now give values inside
+ * expressions; eval assigns expressions like `:=`.
+ */
+import type { Expr } from '../ast.js';
+import type { Ev } from '../runtime.js';
+import { compileWildcard, hasWildcard } from '../wildcard.js';
+import { fold } from '../casefold.js';
+import type { BoundArgs } from './args.js';
+import type { FnDef, ValueFn } from './types.js';
+
+// --- in ------------------------------------------------------------------------------------------
+
+function inPredicate(a: BoundArgs): (e: Ev) => boolean {
+  const field = a.string('field')!;
+  const values = a.list('values')!;
+  const ignoreCase = a.bool('ignoreCase', false);
+  const exact = new Set<string>();
+  const globs: ((s: string) => boolean)[] = [];
+  for (const v of values) {
+    if (hasWildcard(v)) globs.push(compileWildcard(v, { anchored: true, ignoreCase }));
+    else exact.add(ignoreCase ? fold(v) : v);
+  }
+  return (e) => {
+    const v = e.get(field);
+    if (v === undefined) return false;
+    if (exact.has(ignoreCase ? fold(v) : v)) return true;
+    for (const g of globs) if (g(v)) return true;
+    return false;
+  };
+}
+
+const inFn: FnDef = {
+  name: 'in',
+  params: [
+    { name: 'field', type: 'field', unnamed: true, required: true },
+    { name: 'values', type: 'strings', required: true },
+    { name: 'ignoreCase', type: 'bool', default: 'false' },
+  ],
+  filter: inPredicate,
+};
+
+// --- test ----------------------------------------------------------------------------------------
+
+const test: FnDef = {
+  name: 'test',
+  params: [{ name: 'expression', type: 'expr', unnamed: true, required: true }],
+  filter: (a, env) => env.cond(a.raw('expression')!),
+};
+
+// --- cidr ----------------------------------------------------------------------------------------
+
+/** An IPv4 or IPv6 address as a bigint plus its bit width; null when not an address. */
+export function parseIp(text: string): { v: bigint; bits: 32 | 128 } | null {
+  const t = text.trim();
+  if (t.includes('.') && !t.includes(':')) {
+    const parts = t.split('.');
+    if (parts.length !== 4) return null;
+    let v = 0n;
+    for (const p of parts) {
+      if (!/^\d{1,3}$/.test(p) || Number(p) > 255) return null;
+      v = (v << 8n) | BigInt(Number(p));
+    }
+    return { v, bits: 32 };
+  }
+  if (!t.includes(':')) return null;
+  let s = t;
+  const zone = s.indexOf('%');
+  if (zone >= 0) s = s.slice(0, zone);
+  // An embedded IPv4 tail (::ffff:1.2.3.4) becomes two groups.
+  const v4 = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(s);
+  if (v4 !== null) {
+    const tail = parseIp(v4[2]!);
+    if (tail === null) return null;
+    s = `${v4[1]}${(tail.v >> 16n).toString(16)}:${(tail.v & 0xffffn).toString(16)}`;
+  }
+  const halves = s.split('::');
+  if (halves.length > 2) return null;
+  const head = halves[0] === '' ? [] : halves[0]!.split(':');
+  const tailGroups = halves.length === 2 ? (halves[1] === '' ? [] : halves[1]!.split(':')) : [];
+  const missing = 8 - head.length - tailGroups.length;
+  if ((halves.length === 1 && missing !== 0) || (halves.length === 2 && missing < 1)) return null;
+  const groups = [...head, ...new Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tailGroups];
+  let v = 0n;
+  for (const g of groups) {
+    if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null;
+    v = (v << 16n) | BigInt(parseInt(g, 16));
+  }
+  return { v, bits: 128 };
+}
+
+const cidr: FnDef = {
+  name: 'cidr',
+  params: [
+    { name: 'field', type: 'field', unnamed: true, required: true },
+    { name: 'subnet', type: 'strings', required: true },
+    { name: 'negate', type: 'bool', default: 'false' },
+  ],
+  filter(a) {
+    const field = a.string('field')!;
+    const negate = a.bool('negate', false);
+    const nets = a.list('subnet')!.map((s) => {
+      const [addr, len] = s.split('/');
+      const ip = parseIp(addr ?? '');
+      const bits = len === undefined ? ip?.bits : Number(len);
+      if (ip === null || bits === undefined || !Number.isInteger(bits) || bits < 0 || bits > ip.bits) return a.fail('subnet', `cidr: ${s} is not a subnet such as 10.0.0.0/8 or 2001:db8::/32`);
+      const shift = BigInt(ip.bits - bits);
+      return { width: ip.bits, shift, base: ip.v >> shift };
+    });
+    return (e) => {
+      const v = e.get(field);
+      if (v === undefined) return negate;
+      const ip = parseIp(v);
+      const inside = ip !== null && nets.some((n) => n.width === ip.bits && ip.v >> n.shift === n.base);
+      return inside !== negate;
+    };
+  },
+};
+
+// --- eval / if / coalesce / now ------------------------------------------------------------------
+
+const evalFn: FnDef = {
+  name: 'eval',
+  params: [],
+  freeArgs: true,
+  stage(a, env) {
+    const assigns: [string, ValueFn][] = a.call.args.map((arg) => {
+      if (arg.name === null) {
+        // eval(x = a + 1) may reach us as an unnamed comparison `x == ...` depending on the parser.
+        const v = arg.value;
+        if (v.k === 'binary' && v.op === '==' && v.left.k === 'ident') return [v.left.name, env.expr(v.right)];
+        return env.fail(arg.span, 'eval takes assignments such as eval(x = a + 1)');
+      }
+      return [arg.name, env.expr(arg.value)];
+    });
+    return {
+      run(e, emit) {
+        for (const [name, v] of assigns) {
+          const r = v(e);
+          if (r === undefined) return;
+          e.set(name, r);
+        }
+        emit(e);
+      },
+    };
+  },
+};
+
+const ifFn: FnDef = {
+  name: 'if',
+  params: [
+    { name: 'condition', type: 'expr', unnamed: true, required: true },
+    { name: 'then', type: 'expr', required: true },
+    { name: 'else', type: 'expr', required: true },
+  ],
+  value(a, env) {
+    const c = env.cond(a.raw('condition')!);
+    const t = env.expr(a.raw('then')!);
+    const f = env.expr(a.raw('else')!);
+    return (e) => (c(e) ? t(e) : f(e));
+  },
+};
+
+const coalesce: FnDef = {
+  name: 'coalesce',
+  params: [
+    { name: 'expressions', type: 'expr', unnamed: true, required: true },
+    { name: 'ignoreEmpty', type: 'bool', default: 'true' },
+    { name: 'as', type: 'string', default: '_coalesce' },
+  ],
+  value(a, env) {
+    const raw = a.raw('expressions')!;
+    const items: Expr[] = raw.k === 'array' ? raw.items : [raw];
+    const fns = items.map((it) => (it.k === 'ident' ? (e: Ev) => e.get(it.name) : env.expr(it)));
+    const ignoreEmpty = a.bool('ignoreEmpty', true);
+    return (e) => {
+      for (const f of fns) {
+        const v = f(e);
+        if (v !== undefined && !(ignoreEmpty && v === '')) return v;
+      }
+      return undefined;
+    };
+  },
+};
+
+const now: FnDef = {
+  name: 'now',
+  params: [{ name: 'as', type: 'string', default: '_now' }],
+  value(_a, env) {
+    const t = String(env.ctx.now);
+    return () => t;
+  },
+};
+
+export const logicFunctions: FnDef[] = [inFn, test, cidr, evalFn, ifFn, coalesce, now];

@@ -1,0 +1,277 @@
+/**
+ * Row-selecting functions: head, tail, sort and table (aggregates that keep the first N rows of an
+ * order) and select (a per-event projection). The kept rows live in a bounded array that is cut
+ * back to N by a total order whenever it reaches 2N, so a state never holds more than 2N rows and
+ * merges give the same rows in any order (ties are broken by the row's contents).
+ */
+import type { Aggregator, Ev } from '../runtime.js';
+import { parseNumber } from '../values.js';
+import type { BoundArgs } from './args.js';
+import { pairsKey, pairsOf, row } from './common.js';
+import type { AggSpec, CompileEnv, FnDef } from './types.js';
+
+/** One kept row: its sort values, an arrival number (for rows without timestamps) and its fields. */
+interface Item {
+  v: (string | null)[];
+  q: number;
+  f: [string, string][];
+}
+
+interface KeepState {
+  items: Item[];
+  seq: number;
+  /** After a cut: the last row kept. A new row ordered strictly after it can be skipped unread. */
+  w: Item | null;
+}
+
+type ItemOrder = (a: Item, b: Item) => number;
+
+function trim(st: KeepState, n: number, order: ItemOrder): void {
+  st.items.sort(order);
+  if (st.items.length > n) st.items.length = n;
+  st.w = st.items.length === n ? st.items[n - 1]! : null;
+}
+
+/**
+ * An aggregate keeping the first `n` rows by `primary` (then by content), built from each event by
+ * `sortValues`. An event ordered strictly after the last row kept at the previous cut is skipped
+ * before its fields are read: on a scan in order (tail over the newest data first), most events
+ * are never materialized.
+ */
+function keepFirst(
+  name: string,
+  n: number,
+  sortValues: (e: Ev) => (string | null)[],
+  primary: ItemOrder,
+  output: (it: Item) => Ev,
+  final: (items: Item[]) => Item[] = (items) => items,
+): Aggregator<KeepState> {
+  const order: ItemOrder = (a, b) => primary(a, b) || tieBreak(a, b);
+  return {
+    name,
+    init: () => ({ items: [], seq: 0, w: null }),
+    add(st, e) {
+      const probe: Item = { v: sortValues(e), q: st.seq++, f: [] };
+      if (st.w !== null && primary(probe, st.w) > 0) return;
+      probe.f = pairsOf(e);
+      st.items.push(probe);
+      if (st.items.length >= 2 * n + 16) trim(st, n, order);
+    },
+    merge(into, other) {
+      for (const it of other.items) into.items.push(it);
+      into.seq = Math.max(into.seq, other.seq);
+      if (into.items.length >= 2 * n + 16) trim(into, n, order);
+    },
+    finish(st) {
+      trim(st, n, order);
+      return final(st.items).map(output);
+    },
+  };
+}
+
+const asRow = (it: Item): Ev => row(it.f);
+
+/** Tie-break making the order total: contents, then arrival. */
+function tieBreak(a: Item, b: Item): number {
+  const x = pairsKey(a.f);
+  const y = pairsKey(b.f);
+  return x < y ? -1 : x > y ? 1 : a.q - b.q;
+}
+
+// --- head / tail ---------------------------------------------------------------------------------
+
+/**
+ * Events are ordered by @timestamp (then @id); rows without a timestamp (after an aggregate) keep
+ * their arrival order. `newestFirst`: tail (newest first), else head (oldest first).
+ */
+function timeOrder(newestFirst: boolean): ItemOrder {
+  const dir = newestFirst ? -1 : 1;
+  return (a, b) => {
+    const ta = a.v[0] === null ? NaN : Number(a.v[0]);
+    const tb = b.v[0] === null ? NaN : Number(b.v[0]);
+    const fa = Number.isFinite(ta);
+    const fb = Number.isFinite(tb);
+    if (fa && fb) {
+      if (ta !== tb) return (ta - tb) * dir;
+      const ia = a.v[1] ?? '';
+      const ib = b.v[1] ?? '';
+      return ia === ib ? 0 : (ia < ib ? -1 : 1) * dir;
+    }
+    if (fa !== fb) return fa ? -1 : 1;
+    return (a.q - b.q) * dir;
+  };
+}
+
+function hasTime(it: Item): boolean {
+  return it.v[0] !== null && Number.isFinite(Number(it.v[0]));
+}
+
+function headTail(name: 'head' | 'tail'): FnDef {
+  return {
+    name,
+    params: [{ name: 'limit', type: 'limit', unnamed: true, default: '200' }],
+    agg(a: BoundArgs, env: CompileEnv): AggSpec {
+      const n = a.limit('limit', 200, env.limits.maxRows);
+      // tail keeps rows without timestamps (after an aggregate) last-in, but prints them in arrival order.
+      const final = name === 'tail' ? (items: Item[]) => [...items.filter((i) => hasTime(i)), ...items.filter((i) => !hasTime(i)).reverse()] : undefined;
+      const agg = keepFirst(name, n, (e) => [e.get('@timestamp') ?? null, e.get('@id') ?? null], timeOrder(name === 'tail'), asRow, final);
+      return { agg, outputs: null, oneRow: false, keepsColumns: true };
+    },
+  };
+}
+
+// --- sort / table --------------------------------------------------------------------------------
+
+type SortType = 'any' | 'number' | 'string' | 'hex';
+const SORT_TYPES = new Set<SortType>(['any', 'number', 'string', 'hex']);
+
+const HEX = /^(0x)?[0-9a-f]+$/i;
+
+function hexValue(v: string): bigint {
+  return BigInt(v.startsWith('0x') || v.startsWith('0X') ? v : `0x${v}`);
+}
+
+/**
+ * How one sort type orders values: `rank` 1 marks values not of the type (text under number/any,
+ * non-hex under hex), which sort after the others whatever the direction, as missing values do.
+ */
+interface SortKey {
+  rank(v: string): number;
+  cmp(a: string, b: string): number;
+}
+
+const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+function sortKey(type: SortType): SortKey {
+  switch (type) {
+    case 'string':
+      return { rank: () => 0, cmp: byText };
+    case 'hex':
+      return {
+        rank: (v) => (HEX.test(v) ? 0 : 1),
+        cmp: (a, b) => {
+          if (!HEX.test(a) || !HEX.test(b)) return byText(a, b);
+          const x = hexValue(a);
+          const y = hexValue(b);
+          return x < y ? -1 : x > y ? 1 : 0;
+        },
+      };
+    case 'number':
+    case 'any':
+      return {
+        rank: (v) => (parseNumber(v) === undefined ? 1 : 0),
+        cmp: (a, b) => {
+          const x = parseNumber(a);
+          const y = parseNumber(b);
+          return x !== undefined && y !== undefined ? x - y : byText(a, b);
+        },
+      };
+  }
+}
+
+/** Rows ordered by several fields; missing values and values not of the type sort last in either direction. */
+function fieldOrder(fields: string[], orders: ('asc' | 'desc')[], types: SortType[]): ItemOrder {
+  const keys = types.map(sortKey);
+  return (a, b) => {
+    for (let i = 0; i < fields.length; i++) {
+      const x = a.v[i] ?? null;
+      const y = b.v[i] ?? null;
+      if (x === null || y === null) {
+        if (x === y) continue;
+        return x === null ? 1 : -1;
+      }
+      const k = keys[i]!;
+      const rx = k.rank(x);
+      const ry = k.rank(y);
+      if (rx !== ry) return rx - ry;
+      const c = k.cmp(x, y);
+      if (c !== 0) return orders[i] === 'desc' ? -c : c;
+    }
+    return 0;
+  };
+}
+
+function readOrders(a: BoundArgs, name: string, n: number, def: 'asc' | 'desc'): ('asc' | 'desc')[] {
+  const given = a.list(name, []).map((o) => o.toLowerCase());
+  for (const o of given) if (o !== 'asc' && o !== 'desc') a.fail(name, `parameter ${name} of function ${a.def.name} must be asc or desc, not ${o}`);
+  const out: ('asc' | 'desc')[] = [];
+  for (let i = 0; i < n; i++) out.push((given[i] ?? given[given.length - 1] ?? def) as 'asc' | 'desc');
+  return out;
+}
+
+function readTypes(a: BoundArgs, n: number, def: SortType): SortType[] {
+  const given = a.list('type', []).map((t) => t.toLowerCase());
+  for (const t of given) if (!SORT_TYPES.has(t as SortType)) a.fail('type', `parameter type of function ${a.def.name} must be number, string, hex or any, not ${t}`);
+  const out: SortType[] = [];
+  for (let i = 0; i < n; i++) out.push((given[i] ?? given[given.length - 1] ?? def) as SortType);
+  return out;
+}
+
+const sort: FnDef = {
+  name: 'sort',
+  params: [
+    { name: 'field', type: 'fields', unnamed: true, default: '_count' },
+    { name: 'order', type: 'strings', default: 'desc' },
+    { name: 'limit', type: 'limit', default: '200' },
+    { name: 'type', type: 'strings', default: 'any' },
+    { name: 'reverse', type: 'bool' },
+  ],
+  agg(a, env) {
+    const fields = a.list('field', ['_count']);
+    let orders = readOrders(a, 'order', fields.length, 'desc');
+    if (a.has('reverse')) orders = orders.map(() => (a.bool('reverse', true) ? 'desc' : 'asc'));
+    const types = readTypes(a, fields.length, 'any');
+    const n = a.limit('limit', 200, env.limits.maxRows);
+    const agg = keepFirst('sort', n, (e) => fields.map((f) => e.get(f) ?? null), fieldOrder(fields, orders, types), asRow);
+    return { agg, outputs: null, oneRow: false, keepsColumns: true };
+  },
+};
+
+const table: FnDef = {
+  name: 'table',
+  params: [
+    { name: 'fields', type: 'fields', unnamed: true, required: true },
+    { name: 'limit', type: 'limit', default: '200' },
+    { name: 'sortby', type: 'fields', default: '@timestamp' },
+    { name: 'order', type: 'strings', default: 'desc' },
+    { name: 'type', type: 'strings', default: 'any' },
+  ],
+  agg(a, env) {
+    const fields = a.list('fields')!;
+    const sortby = a.list('sortby', ['@timestamp']);
+    const orders = readOrders(a, 'order', sortby.length, 'desc');
+    const types = readTypes(a, sortby.length, 'any');
+    const n = a.limit('limit', 200, env.limits.maxRows);
+    const keep = new Set(fields);
+    const agg = keepFirst('table', n, (e) => sortby.map((f) => e.get(f) ?? null), fieldOrder(sortby, orders, types), (it) => {
+      const byName = new Map(it.f);
+      const pairs: [string, string][] = [];
+      for (const f of fields) {
+        const v = byName.get(f);
+        if (v !== undefined && keep.has(f)) pairs.push([f, v]);
+      }
+      return row(pairs);
+    });
+    return { agg, outputs: fields, oneRow: false };
+  },
+};
+
+// --- select --------------------------------------------------------------------------------------
+
+const select: FnDef = {
+  name: 'select',
+  params: [{ name: 'fields', type: 'fields', unnamed: true, required: true }],
+  stage(a) {
+    const fields = a.list('fields')!;
+    const keep = new Set(fields);
+    return {
+      run(e, emit) {
+        for (const n of e.names()) if (!keep.has(n)) e.remove(n);
+        emit(e);
+      },
+      order: () => fields,
+    };
+  },
+};
+
+export const rowFunctions: FnDef[] = [headTail('head'), headTail('tail'), sort, table, select];

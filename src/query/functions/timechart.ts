@@ -1,0 +1,254 @@
+/**
+ * timeChart() and bucket() (api-facts §1.6, §4.2): events grouped by time bucket (and series), each
+ * group aggregated by `function` (default count()). Buckets are aligned to multiples of the span
+ * since the epoch (spans of whole days to the time zone's midnight); the first bucket holds the
+ * query start and the last the query end, both included, and empty buckets are present. With no
+ * span, a "nice" span giving about 100 buckets is chosen: 24 hours gives 15 minutes and 97 buckets.
+ * At most `limit` series are shown, those with the largest totals; at most 1,500 buckets.
+ */
+import { parseRelative } from '../time.js';
+import type { Aggregator, Ev, QueryContext } from '../runtime.js';
+import { parseNumber } from '../values.js';
+import type { BoundArgs } from './args.js';
+import { statsOf, keyOf, keyText } from './aggregates.js';
+import { compareKeys, row } from './common.js';
+import type { AggSpec, CompileEnv, FnDef } from './types.js';
+import { parseZone } from './zones.js';
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+export const MAX_BUCKETS = 1500;
+const TARGET_BUCKETS = 100;
+
+const NICE: readonly number[] = [
+  1, 2, 5, 10, 20, 50, 100, 200, 500,
+  SECOND, 2 * SECOND, 5 * SECOND, 10 * SECOND, 15 * SECOND, 30 * SECOND,
+  MINUTE, 2 * MINUTE, 5 * MINUTE, 10 * MINUTE, 15 * MINUTE, 30 * MINUTE,
+  HOUR, 2 * HOUR, 3 * HOUR, 4 * HOUR, 6 * HOUR, 8 * HOUR, 12 * HOUR,
+  DAY, 2 * DAY, 7 * DAY, 14 * DAY, 30 * DAY,
+];
+
+/** The smallest nice span of at least `min` ms (whole 30-day multiples beyond the list). */
+export function niceSpanAtLeast(min: number): number {
+  for (const s of NICE) if (s >= min) return s;
+  return Math.ceil(min / (30 * DAY)) * 30 * DAY;
+}
+
+/** `15 minutes`, `1 hour`, `1 day`, `500 milliseconds`. */
+export function humanizeSpan(ms: number): string {
+  const units: [number, string][] = [
+    [DAY, 'day'],
+    [HOUR, 'hour'],
+    [MINUTE, 'minute'],
+    [SECOND, 'second'],
+    [1, 'millisecond'],
+  ];
+  for (const [u, name] of units) {
+    if (ms % u === 0) {
+      const n = ms / u;
+      return `${n} ${name}${n === 1 ? '' : 's'}`;
+    }
+  }
+  return `${ms} milliseconds`;
+}
+
+export interface Buckets {
+  span: number;
+  /** Offset (ms) added before flooring: the zone's offset for day-or-larger spans, else 0. */
+  shift: number;
+  first: number;
+  last: number;
+}
+
+export function bucketStart(ts: number, b: Pick<Buckets, 'span' | 'shift'>): number {
+  return Math.floor((ts + b.shift) / b.span) * b.span - b.shift;
+}
+
+function readSpan(a: BoundArgs, name: string): number | undefined {
+  const text = a.string(name);
+  if (text === undefined) return undefined;
+  const ms = parseRelative(text);
+  if (ms === null || ms <= 0) return a.fail(name, `parameter ${name} of function ${a.def.name} must be a time span such as 15m, 1h or 1d, not ${text}`);
+  return ms;
+}
+
+/** The bucket layout for the query range from span/buckets/minSpan/timezone. */
+export function planBuckets(a: BoundArgs, ctx: QueryContext, env: CompileEnv): Buckets {
+  const range = Math.max(0, ctx.end - ctx.start);
+  let span = readSpan(a, 'span');
+  if (span === undefined) {
+    if (a.has('buckets')) {
+      const n = a.number('buckets')!;
+      if (!Number.isInteger(n) || n < 1 || n > MAX_BUCKETS) a.fail('buckets', `parameter buckets of function ${a.def.name} must be a whole number from 1 to ${MAX_BUCKETS}`);
+      span = Math.max(1, Math.ceil(range / n));
+    } else span = niceSpanAtLeast(Math.max(1, range / TARGET_BUCKETS));
+  }
+  const minSpan = readSpan(a, 'minSpan');
+  if (minSpan !== undefined && span < minSpan) span = minSpan;
+  let offsetMinutes = ctx.timeZoneOffsetMinutes;
+  const tz = a.string('timezone');
+  if (tz !== undefined) {
+    const zone = parseZone(tz);
+    if (zone === null) a.fail('timezone', `parameter timezone of function ${a.def.name}: unknown time zone ${tz}`);
+    offsetMinutes = zone.offsetAt(ctx.start);
+  }
+  const layout = (s: number): Buckets => {
+    const shift = s % DAY === 0 ? offsetMinutes * MINUTE : 0;
+    return { span: s, shift, first: bucketStart(ctx.start, { span: s, shift }), last: bucketStart(ctx.end, { span: s, shift }) };
+  };
+  let b = layout(span);
+  if ((b.last - b.first) / span + 1 > MAX_BUCKETS) {
+    const wider = niceSpanAtLeast(range / (MAX_BUCKETS - 1));
+    env.warn(`${a.def.name}: a span of ${humanizeSpan(span)} would give more than ${MAX_BUCKETS} buckets; ${humanizeSpan(wider)} was used`);
+    b = layout(wider);
+  }
+  return b;
+}
+
+interface Cell {
+  b: number;
+  k: string[];
+  s: unknown;
+}
+
+interface ChartState {
+  g: Map<string, Cell>;
+  over: number;
+}
+
+function timeAggregator(name: string, buckets: Buckets, series: string[], sub: Aggregator<unknown>, limit: number, warnOnLimit: boolean, cap: number): Aggregator<ChartState> {
+  const { first, last, span } = buckets;
+  const seriesOf = (st: ChartState): Map<string, string[]> => {
+    const m = new Map<string, string[]>();
+    for (const c of st.g.values()) {
+      const key = keyText(c.k);
+      if (!m.has(key)) m.set(key, c.k);
+    }
+    return m;
+  };
+  return {
+    name,
+    init: () => ({ g: new Map(), over: 0 }),
+    add(st, e) {
+      const ts = e.timestamp();
+      if (!Number.isFinite(ts)) return;
+      const b = bucketStart(ts, buckets);
+      if (b < first || b > last) return;
+      const k = keyOf(e, series);
+      if (k === undefined) return;
+      const key = `${b}\u0000${keyText(k)}`;
+      let cell = st.g.get(key);
+      if (cell === undefined) {
+        if (st.g.size >= cap) {
+          st.over++;
+          return;
+        }
+        cell = { b, k, s: sub.init() };
+        st.g.set(key, cell);
+      }
+      sub.add(cell.s, e);
+    },
+    merge(into, other) {
+      into.over += other.over;
+      for (const [key, cell] of other.g) {
+        const mine = into.g.get(key);
+        if (mine !== undefined) sub.merge(mine.s, cell.s);
+        else if (into.g.size < cap) into.g.set(key, cell);
+        else into.over++;
+      }
+    },
+    finish(st) {
+      const rowsOf = new Map<string, Ev[]>();
+      const score = new Map<string, number>();
+      for (const [key, cell] of st.g) {
+        const rows = sub.finish(cell.s);
+        rowsOf.set(key, rows);
+        const sk = keyText(cell.k);
+        let total = score.get(sk) ?? 0;
+        for (const r of rows) {
+          for (const n of r.names()) {
+            const x = parseNumber(r.get(n));
+            if (x !== undefined) total += x;
+          }
+        }
+        score.set(sk, total);
+      }
+      const all = [...seriesOf(st)];
+      let chosen: [string, string[]][];
+      if (series.length === 0) chosen = [[keyText([]), []]];
+      else {
+        chosen = all.sort((x, y) => (score.get(y[0]) ?? 0) - (score.get(x[0]) ?? 0) || compareKeys(x[1], y[1])).slice(0, limit);
+        chosen.sort((x, y) => compareKeys(x[1], y[1]));
+      }
+      let empty: Ev[] | null = null;
+      const out: Ev[] = [];
+      for (let b = first; b <= last; b += span) {
+        const bucket = String(b);
+        for (const [sk, k] of chosen) {
+          let rows = rowsOf.get(`${b}\u0000${sk}`);
+          if (rows === undefined) rows = empty ??= sub.finish(sub.init());
+          for (const r of rows) {
+            const pairs: [string, string][] = [['_bucket', bucket]];
+            series.forEach((f, i) => pairs.push([f, k[i]!]));
+            for (const n of r.names()) {
+              const v = r.get(n);
+              if (v !== undefined && n !== '_bucket' && !series.includes(n)) pairs.push([n, v]);
+            }
+            out.push(row(pairs));
+          }
+        }
+      }
+      return out;
+    },
+    warnings(st) {
+      const out: string[] = [];
+      if (st.over > 0) out.push(`${name}: the limit of ${cap} groups was reached and further groups were left out (query.max_groups)`);
+      if (warnOnLimit && series.length > 0) {
+        const n = seriesOf(st).size;
+        if (n > limit) out.push(`${name}: ${n} series found; only the ${limit} largest are shown (raise the limit parameter)`);
+      }
+      const w = sub.warnings;
+      if (w !== undefined) for (const c of st.g.values()) for (const m of w.call(sub, c.s)) if (!out.includes(m)) out.push(m);
+      return out;
+    },
+  };
+}
+
+function timeFunction(name: 'timeChart' | 'bucket'): FnDef {
+  const seriesParam = name === 'timeChart' ? 'series' : 'field';
+  return {
+    name,
+    params: [
+      name === 'timeChart' ? { name: 'series', type: 'field', unnamed: true } : { name: 'field', type: 'fields' },
+      { name: 'function', type: 'aggs', default: 'count(as=_count)' },
+      { name: 'span', type: 'string', unnamed: name === 'bucket', default: 'auto' },
+      { name: 'buckets', type: 'number' },
+      { name: 'limit', type: 'limit', default: '10' },
+      { name: 'minSpan', type: 'string' },
+      { name: 'timezone', type: 'string' },
+    ],
+    agg(a, env): AggSpec {
+      const series = a.list(seriesParam, []);
+      const specs = a.aggs('function') ?? [env.aggCall({ name: 'count', args: [], span: a.call.span })];
+      const sub = statsOf(specs, a.span('function'), env);
+      const limit = a.limit('limit', 10, 500);
+      if (limit < 1) a.fail('limit', `parameter limit of function ${name} must be at least 1`);
+      const buckets = planBuckets(a, env.ctx, env);
+      env.extraData['bucket_first_bucket'] = String(buckets.first);
+      env.extraData['bucket_last_bucket'] = String(buckets.last);
+      env.extraData['bucket_span_millis'] = String(buckets.span);
+      env.extraData['bucket_span_humanized'] = humanizeSpan(buckets.span);
+      if (name === 'timeChart') {
+        env.extraData['timechart'] = 'true';
+        env.extraData['ui:suggested-widget'] = 'time-chart';
+      }
+      const agg = timeAggregator(name, buckets, series, sub.agg, limit, !a.has('limit'), env.limits.maxGroups);
+      const outputs = sub.outputs === null ? null : ['_bucket', ...series, ...sub.outputs.filter((o) => o !== '_bucket' && !series.includes(o))];
+      return { agg, outputs, oneRow: false };
+    },
+  };
+}
+
+export const timeFunctions: FnDef[] = [timeFunction('timeChart'), timeFunction('bucket')];

@@ -1,0 +1,81 @@
+/**
+ * Query parameters (`?name`, `?{name=default}`, api-facts §4.1): replaced by the request's
+ * `arguments` before compiling, so the rest of the compiler never sees a parameter. A parameter
+ * standing alone as a filter becomes free text; in a comparison it becomes the compared value; in
+ * an expression or function argument it becomes a string.
+ */
+import type { Call, Expr, Filter, MatchArm, Pipeline, Span, Stage, Value } from './ast.js';
+
+export type ParamFail = (span: Span, message: string) => never;
+
+export function substituteParams(p: Pipeline, args: Readonly<Record<string, string>>, fail: ParamFail): Pipeline {
+  const lookup = (name: string, def: string | null, span: Span): string => {
+    if (Object.hasOwn(args, name)) return args[name]!;
+    if (def !== null) return def;
+    return fail(span, `the query parameter ${name} has no value; pass it in arguments or give a default with ?{${name}=...}`);
+  };
+
+  const pipeline = (pl: Pipeline): Pipeline => ({ stages: pl.stages.map(stage), span: pl.span });
+
+  const call = (c: Call): Call => ({ name: c.name, span: c.span, args: c.args.map((a) => ({ name: a.name, span: a.span, value: expr(a.value) })) });
+
+  const arm = (a: MatchArm): MatchArm => ({ pattern: a.pattern, body: pipeline(a.body), span: a.span });
+
+  const stage = (s: Stage): Stage => {
+    switch (s.kind) {
+      case 'expr':
+        return { kind: 'expr', expr: filter(s.expr), span: s.span };
+      case 'assign':
+        return { kind: 'assign', target: s.target, value: expr(s.value), span: s.span };
+      case 'fieldOp':
+        return { kind: 'fieldOp', field: s.field, call: call(s.call), span: s.span };
+      case 'case':
+        return { kind: 'case', branches: s.branches.map(pipeline), span: s.span };
+      case 'match':
+        return { kind: 'match', field: s.field, arms: s.arms.map(arm), span: s.span };
+      case 'list':
+        return { kind: 'list', calls: s.calls.map(call), span: s.span };
+    }
+  };
+
+  const value = (v: Value): Value => (v.k === 'param' ? { k: 'str', v: lookup(v.name, v.default, v.span), quoted: false, span: v.span } : v);
+
+  const filter = (f: Filter): Filter => {
+    switch (f.k) {
+      case 'and':
+      case 'or':
+        return { k: f.k, left: filter(f.left), right: filter(f.right), span: f.span };
+      case 'not':
+        return { k: 'not', expr: filter(f.expr), span: f.span };
+      case 'compare':
+        return { k: 'compare', field: f.field, op: f.op, value: value(f.value), span: f.span };
+      case 'call':
+        return { k: 'call', call: call(f.call), span: f.span };
+      case 'param':
+        return { k: 'text', value: lookup(f.name, f.default, f.span), quoted: false, span: f.span };
+      default:
+        return f;
+    }
+  };
+
+  const expr = (e: Expr): Expr => {
+    switch (e.k) {
+      case 'param':
+        return { k: 'str', v: lookup(e.name, e.default, e.span), span: e.span };
+      case 'binary':
+        return { k: 'binary', op: e.op, left: expr(e.left), right: expr(e.right), span: e.span };
+      case 'unary':
+        return { k: 'unary', op: e.op, expr: expr(e.expr), span: e.span };
+      case 'call':
+        return { k: 'call', call: call(e.call), span: e.span };
+      case 'array':
+        return { k: 'array', items: e.items.map(expr), span: e.span };
+      case 'block':
+        return { k: 'block', pipeline: pipeline(e.pipeline), span: e.span };
+      default:
+        return e;
+    }
+  };
+
+  return pipeline(p);
+}

@@ -1,0 +1,157 @@
+/**
+ * What a compiled query is made of, shared by the compiler (compile.ts, functions/) and the
+ * executor (executor.ts, scan.ts): the event interface every function works against, per-event
+ * stages, mergeable aggregators, and the context of one query run.
+ *
+ * Values are strings, as in the product: `@timestamp` is the decimal epoch-ms text (`timestamp()`
+ * gives it as a number); numbers are parsed where a function needs them.
+ */
+
+/** One event (or, after an aggregate, one result row). Field names are data: any string is a name. */
+export interface Ev {
+  get(name: string): string | undefined;
+  set(name: string, value: string): void;
+  remove(name: string): void;
+  has(name: string): boolean;
+  /** Every field name present, in a stable order (materializes a lazily read event). */
+  names(): string[];
+  /** `@timestamp` as epoch ms; NaN when absent or not a number. */
+  timestamp(): number;
+  /** An independent copy (for functions that emit several events from one). */
+  clone(): Ev;
+}
+
+/** A plain event over a Map: rows, live events, test events. */
+export class MapEvent implements Ev {
+  readonly fields: Map<string, string>;
+
+  constructor(fields?: Iterable<readonly [string, string]> | Record<string, string>) {
+    if (fields === undefined) this.fields = new Map();
+    else if (Symbol.iterator in Object(fields)) this.fields = new Map(fields as Iterable<readonly [string, string]>);
+    else this.fields = new Map(Object.entries(fields as Record<string, string>));
+  }
+
+  get(name: string): string | undefined {
+    return this.fields.get(name);
+  }
+  set(name: string, value: string): void {
+    this.fields.set(name, value);
+  }
+  remove(name: string): void {
+    this.fields.delete(name);
+  }
+  has(name: string): boolean {
+    return this.fields.has(name);
+  }
+  names(): string[] {
+    return [...this.fields.keys()];
+  }
+  timestamp(): number {
+    const t = this.fields.get('@timestamp');
+    return t === undefined ? Number.NaN : Number(t);
+  }
+  clone(): Ev {
+    return new MapEvent(this.fields);
+  }
+}
+
+/** Every field of an event as [name, value] pairs (for output and for crossing threads). */
+export function entriesOf(e: Ev): [string, string][] {
+  const out: [string, string][] = [];
+  for (const n of e.names()) {
+    const v = e.get(n);
+    if (v !== undefined) out.push([n, v]);
+  }
+  return out;
+}
+
+/** The context of one query run: the same values on every worker and on the coordinator. */
+export interface QueryContext {
+  /** Resolved time range, epoch ms, both inclusive. */
+  start: number;
+  end: number;
+  /** `timeZoneOffsetMinutes` of the request (east of UTC positive). */
+  timeZoneOffsetMinutes: number;
+  /** The query's notion of now (epoch ms), fixed at its start. */
+  now: number;
+  /** Live query: the window moves; aggregates are recomputed per poll. */
+  live: boolean;
+}
+
+/** Sink for what a stage emits. */
+export type Emit = (e: Ev) => void;
+
+/**
+ * A per-event stage (filter or transform): calls `emit` zero times (dropped), once, or several
+ * times (split, repeated regex). It may mutate the event it was given and emit it.
+ */
+export interface MapStage {
+  kind: 'map';
+  /** For error messages and explain output. */
+  name: string;
+  run(e: Ev, emit: Emit): void;
+}
+
+/**
+ * An aggregate. `State` must survive structured cloning (plain objects, arrays, Maps, numbers,
+ * strings): partial states are built on worker threads and merged on the coordinator, which
+ * compiles the same query and so holds the same aggregator. `merge` must be associative and
+ * commutative over partial states; `finish` turns the merged state into result rows.
+ */
+export interface Aggregator<State = unknown> {
+  name: string;
+  init(): State;
+  add(state: State, e: Ev): void;
+  merge(into: State, other: State): void;
+  finish(state: State): Ev[];
+  /** Bounds the state hit (groups left out, rows cut), as messages for the result's warnings. */
+  warnings?(state: State): string[];
+}
+
+export interface AggStage {
+  kind: 'agg';
+  name: string;
+  agg: Aggregator;
+}
+
+export type Stage = MapStage | AggStage;
+
+/** What the executor may skip without changing the answer (derived from the leading filters). */
+export interface Pruning {
+  /**
+   * False when no event of a datasource with these tags (names without `#`) can pass the leading
+   * filters. Null: no tag condition.
+   */
+  tags: ((tags: Readonly<Record<string, string>>) => boolean) | null;
+  /**
+   * Alternatives of conjunctions of bloom tokens (lower-case alphanumeric runs or whole lower-cased
+   * field values, src/segments/bloom.ts): a block can hold a match only if, for some alternative,
+   * the bloom may contain every token. Null: the bloom cannot decide.
+   */
+  bloom: string[][] | null;
+}
+
+export interface CompiledQuery {
+  /** The query text as run (`*` for an empty query). */
+  text: string;
+  stages: Stage[];
+  /** True when the pipeline has an explicit aggregate; otherwise the compiler appended `tail(200)`. */
+  isAggregate: boolean;
+  pruning: Pruning;
+  /** The product's `extraData` for this query (timechart keys), string values; empty when none. */
+  extraData: Record<string, string>;
+  /** Output column order when the aggregate defines one (groupBy keys then values, table fields). */
+  fieldOrder: string[] | null;
+  /** Problems known when compiling (a bucket span enlarged to stay within the bucket limit). */
+  warnings?: string[];
+}
+
+/** Bounds a query runs under (config `query.*`). */
+export interface QueryLimits {
+  /** Distinct groups one groupBy/top/timechart may hold. */
+  maxGroups: number;
+  /** Rows an aggregate or a tail/head/sort may return. */
+  maxRows: number;
+}
+
+export const DEFAULT_LIMITS: QueryLimits = { maxGroups: 20_000, maxRows: 20_000 };

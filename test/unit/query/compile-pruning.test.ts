@@ -1,0 +1,144 @@
+import t from 'tap';
+import { compileQuery } from '../../../src/query/compile.js';
+import { boundedTokens } from '../../../src/query/pruning.js';
+import { BloomBuilder, bloomMayContain } from '../../../src/segments/bloom.js';
+import { ctxOf, runCompiled, type Fields } from './driver.js';
+
+const prune = (q: string) => compileQuery(q, { ctx: ctxOf() }).pruning;
+
+t.test('bloom tokens: whole field values, bounded free-text tokens only', async (t) => {
+  t.strictSame(prune('user=Alice').bloom, [['alice']]);
+  t.strictSame(prune('user="Alan Turing"').bloom, [['alan turing']], 'the whole value, not its words');
+  t.strictSame(prune('foo').bloom, null, 'a bare word is a substring: no whole token');
+  t.strictSame(prune('"GET /x7kq9 HTTP"').bloom, [['x7kq9']]);
+  t.strictSame(prune('"a b c"').bloom, [['b']]);
+  t.strictSame(prune('err*timeout').bloom, null);
+  t.strictSame(prune('"x" foo*-bar-*baz').bloom, [['bar']]);
+  t.strictSame(prune('url=*/login/*').bloom, [['login']]);
+  t.strictSame(prune('url=login/x7*').bloom, [['login']], 'anchored start: the first piece is bounded on the left');
+  t.strictSame(prune('url=*x7/login').bloom, [['login']], 'anchored end: the last piece is bounded on the right');
+  t.strictSame(prune('user=*son').bloom, null, 'son may be the end of a longer token');
+  t.strictSame(prune('user=Al*').bloom, null);
+  t.strictSame(prune('#type=accesslog').bloom, null, 'tags are not in the bloom');
+  t.strictSame(prune('@rawstring=x').bloom, null, '@-fields are not in the bloom');
+  t.strictSame(prune('status!=200').bloom, null);
+  t.strictSame(prune('status>200').bloom, null);
+  t.strictSame(prune('url=/login/').bloom, null);
+  t.strictSame(prune('not user=bob').bloom, null);
+  t.strictSame(prune('user=""').bloom, null);
+  t.strictSame(prune('user=a or user=b').bloom, [['a'], ['b']]);
+  t.strictSame(prune('user=a or foo').bloom, null);
+  t.strictSame(prune('user=a host=b').bloom, [['a', 'b']]);
+  t.strictSame(prune('user=a | host=b | count()').bloom, [['a', 'b']]);
+  t.strictSame(prune('(user=a or user=b) host=c').bloom, [['a', 'c'], ['b', 'c']]);
+  t.strictSame(prune('in(x, values=[a]) | user=a').bloom, [['a']], 'in() is a pure filter');
+  t.strictSame(prune('lowercase(user) | user=a').bloom, null, 'a transformation ends the prefix');
+  t.strictSame(prune('x := 1 | user=a').bloom, null);
+  t.strictSame(prune('/(?<user>\\w+)/ | user=a').bloom, null, 'an extracting regex ends the prefix');
+  t.strictSame(prune('/(?<user>\\w+)/ user=a').bloom, null);
+  t.strictSame(prune('user=a /(?<u>\\w+)/ host=b').bloom, [['a']]);
+  t.strictSame(prune(`" ${'Q'.repeat(70)} "`).bloom, [['q'.repeat(64)]], 'long runs: the 64-character prefix the bloom keeps');
+  t.strictSame(prune(`v=${'Q'.repeat(70)}`).bloom, [['q'.repeat(70)]], 'whole values are hashed uncapped');
+  t.strictSame(prune('"x ÄBC-Ünï x"').bloom, [['äbc', 'ünï']], 'non-ASCII letters are token characters, folded');
+  t.strictSame(boundedTokens('a-b-c', true, false), ['a', 'b']);
+});
+
+t.test('tag predicate: false only when no event of the datasource can match', async (t) => {
+  let p = prune('#type=accesslog').tags!;
+  t.equal(p({ type: 'accesslog' }), true);
+  t.equal(p({ type: 'kv' }), false);
+  t.equal(p({}), true, 'a datasource without the tag is unknown');
+  p = prune('#type=access* #host!=h1').tags!;
+  t.equal(p({ type: 'accesslog', host: 'h2' }), true);
+  t.equal(p({ type: 'accesslog', host: 'h1' }), false);
+  t.equal(p({ type: 'syslog', host: 'h2' }), false);
+  p = prune('#type=a or #type=b').tags!;
+  t.equal(p({ type: 'b' }), true);
+  t.equal(p({ type: 'c' }), false);
+  p = prune('#type=a or foo').tags!;
+  t.equal(p({ type: 'c' }), true, 'or with an unknown side');
+  p = prune('not #type=a').tags!;
+  t.equal(p({ type: 'a' }), false);
+  t.equal(p({ type: 'b' }), true);
+  p = prune('#type=/^acc/').tags!;
+  t.equal(p({ type: 'syslog' }), false);
+  t.equal(prune('#repo=x').tags, null, '#repo is not a stored tag');
+  t.equal(prune('foo | count()').tags, null);
+  t.equal(prune('x := 1 | #type=a').tags, null);
+  p = prune('#type=a | #host=b | groupBy(x)').tags!;
+  t.equal(p({ type: 'a', host: 'c' }), false);
+});
+
+// Property: over random events and queries, a block or datasource with a matching event is never pruned.
+// Words that are pieces of other words ("login" in "xlogin") make substring searches differ from token searches.
+const WORDS = ['alpha', 'alphabet', 'Beta', 'GET', 'GETs', 'post', 'ppost', 'x7', 'x7y', 'err', 'errx', 'timeout', 'timeouts', 'a-b', 'ÄÖ', 'ÄÖx', 'login', 'xlogin', 'Login', 'api/v1', '404', '200'];
+const QUERIES = [
+  'alpha',
+  '"GET /login "',
+  '"post api/v1 "',
+  'err*timeout',
+  'method=GET',
+  'method=get',
+  'url=*login*',
+  'url=login/x7*',
+  'url=*/login',
+  'url="api/v1/x7"',
+  'method=GET or method=post',
+  '(method=GET or status=404) "err timeout"',
+  'not method=GET',
+  '#type=kv method=post',
+  '#type=acc* or status=200',
+  '#host!=h1',
+  'status>=404 "x7 "',
+  'in(method, values=[GET]) | url=x7',
+  'user=a-b',
+  'url like "ÄÖ"',
+  '"-Login-"',
+  '"GET /login"',
+  '"post x"',
+  '"s timeout"',
+  'url="login/xlogin"',
+  'url=*logi*',
+];
+
+function rnd(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+t.test('pruning never drops a block or datasource that holds a match', async (t) => {
+  const r = rnd(42);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  let checked = 0;
+  let pruned = 0;
+  for (let block = 0; block < 150; block++) {
+    const tags = { type: pick(['kv', 'accesslog', 'syslog']), host: pick(['h1', 'h2']) };
+    const events: Fields[] = [];
+    for (let i = 0; i < 3; i++) {
+      const fields: Fields = { method: pick(['GET', 'post', 'PUT']), url: `${pick(WORDS)}/${pick(WORDS)}`, status: pick(['200', '404', '500']), user: pick(WORDS) };
+      const raw = Array.from({ length: 5 }, () => pick(WORDS)).join(pick([' ', '-', ' /']));
+      events.push({ '@timestamp': String(1000 + i), '@rawstring': `${fields['method']} ${raw} ${fields['url']}`, '@id': `b${block}e${i}`, '#repo': 'r', '#type': tags.type, '#host': tags.host, ...fields });
+    }
+    const bloom = new BloomBuilder();
+    for (const e of events) {
+      bloom.addText(e['@rawstring']!);
+      for (const [k, v] of Object.entries(e)) if (!k.startsWith('@') && !k.startsWith('#')) bloom.addValue(v);
+    }
+    const bits = bloom.build();
+    for (const q of QUERIES) {
+      const compiled = compileQuery(q, { ctx: ctxOf() });
+      const matches = runCompiled(compiled, events, 1).rows.length > 0;
+      const bloomOk = compiled.pruning.bloom === null || compiled.pruning.bloom.some((all) => all.every((tok) => bloomMayContain(bits, tok)));
+      const tagsOk = compiled.pruning.tags === null || compiled.pruning.tags(tags);
+      if (matches) {
+        checked++;
+        if (!bloomOk || !tagsOk) t.fail(`${q} pruned a block with a match: ${JSON.stringify(events)}`);
+      } else if (!bloomOk || !tagsOk) pruned++;
+    }
+  }
+  t.ok(checked > 200, `${checked} matching blocks checked`);
+  t.ok(pruned > 100, `${pruned} non-matching blocks pruned (pruning does something)`);
+});
