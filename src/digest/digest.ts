@@ -14,6 +14,7 @@ import { readSummary, type RecordSummary } from '../events/index.js';
 import type { DigestQueue, DurableRecord } from '../queue/index.js';
 import type { SegmentCatalog } from '../segments/catalog.js';
 import type { BlockEncoder } from './block-encoder.js';
+import type { BlockPart } from './block-parts.js';
 import { PartitionDigester, type DigestSettings } from './partition-digester.js';
 
 export interface DigestOptions {
@@ -41,6 +42,7 @@ export class Digest {
   private readonly checkpointFile: string;
   private persisted: Record<string, number> = {};
   private timer: NodeJS.Timeout | null = null;
+  private readonly recordListeners = new Set<(r: DurableRecord, summary: RecordSummary) => void>();
   private ticking: Promise<void> | null = null;
 
   constructor(private readonly opts: DigestOptions) {
@@ -102,6 +104,23 @@ export class Digest {
     }
   }
 
+  /**
+   * Live records, right after the digest took each one (not replays): what live queries follow. A
+   * snapshot taken by `memory()` plus the records heard afterwards holds every event exactly once.
+   * Returns the unsubscribe function.
+   */
+  onRecord(listener: (r: DurableRecord, summary: RecordSummary) => void): () => void {
+    this.recordListeners.add(listener);
+    return () => this.recordListeners.delete(listener);
+  }
+
+  /** What every owned partition holds in memory for `repo` (see PartitionDigester.memory). */
+  memory(repo: string): { partition: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[] {
+    const out: { partition: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[] = [];
+    for (const [p, d] of this.digesters) for (const m of d.memory(repo)) out.push({ partition: p, ...m });
+    return out;
+  }
+
   owns(partition: number): boolean {
     return this.digesters.has(partition);
   }
@@ -114,7 +133,9 @@ export class Digest {
     }
     const d = this.digesters.get(r.partition);
     if (d === undefined) return; // another node digests it
-    d.process(r.offset, r.nextOffset, (r.attachment as RecordSummary | undefined) ?? readSummary(r.payload), r.payload);
+    const summary = (r.attachment as RecordSummary | undefined) ?? readSummary(r.payload);
+    d.process(r.offset, r.nextOffset, summary, r.payload);
+    for (const l of this.recordListeners) l(r, summary);
     if (this.openBytes() > this.opts.openBlockBudgetBytes) this.relieveMemory();
   }
 

@@ -221,6 +221,23 @@ export class PartitionDigester {
     await this.chain;
   }
 
+  /**
+   * The events of `repo` held in memory (open, sealed and in-flight blocks), as block parts per
+   * datasource. Taken synchronously, so together with the catalog's blocks at the same moment it
+   * covers every processed event; parts already in segments are left out by the caller's
+   * high-water marks. The part arrays are copied (open blocks keep growing).
+   */
+  memory(repo: string): { ds: string; tags: Record<string, string>; parts: BlockPart[] }[] {
+    const out: { ds: string; tags: Record<string, string>; parts: BlockPart[] }[] = [];
+    const add = (b: OpenBlock): void => {
+      if (b.repo === repo && b.parts.length > 0) out.push({ ds: b.ds, tags: b.tags, parts: b.parts.slice() });
+    };
+    if (this.inFlight !== null) add(this.inFlight);
+    for (const b of this.sealed) add(b);
+    for (const b of this.blocks.values()) add(b);
+    return out;
+  }
+
   /** Resolves when every queued write is done. */
   settled(): Promise<void> {
     return this.chain;

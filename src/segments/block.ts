@@ -179,21 +179,24 @@ export function blockBloom(buf: Buffer, pos: number, m: BlockMeta): Buffer {
   return buf.subarray(pos + BLOCK_HEADER_BYTES, pos + BLOCK_HEADER_BYTES + m.bloomLength);
 }
 
+/** A decompressed block body: one entry per column (docs/formats/segment.md). */
+export interface BlockBody {
+  n: number;
+  ts: NumberColumn;
+  tz: StringColumn;
+  raw: RawColumn;
+  it: NumberColumn;
+  off: NumberColumn;
+  idx: NumberColumn;
+  fields: [string, StringColumn][];
+}
+
 /** Decompresses and decodes the events of an intact block. */
 export function decodeBlockEvents(buf: Buffer, pos: number, m: BlockMeta, codec: BlockCodec): StoredEvent[] {
   const start = pos + BLOCK_HEADER_BYTES + m.bloomLength;
   const body = codec.decompress(buf.subarray(start, start + m.compressedLength));
   if (body.length !== m.uncompressedLength) throw new LogsvcError('E_STATE_CORRUPT', `block at ${pos}: decompressed to ${body.length} bytes, expected ${m.uncompressedLength}`);
-  const d = unpack(body) as {
-    n: number;
-    ts: NumberColumn;
-    tz: StringColumn;
-    raw: RawColumn;
-    it: NumberColumn;
-    off: NumberColumn;
-    idx: NumberColumn;
-    fields: [string, StringColumn][];
-  };
+  const d = unpack(body) as BlockBody;
   const n = d.n;
   const raw = decodeRaw(d.raw, n);
   const ts = decodeNumbers(d.ts, n);

@@ -5,13 +5,16 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import { LogsvcError } from '../lib/errors.js';
 import type { BlockPart } from '../digest/block-parts.js';
 import { toEncoded, type BlockEncoder, type EncodedBlock } from '../digest/block-encoder.js';
 import { runIngestTask, type IngestTask, type IngestTaskResult } from '../ingest/pipeline.js';
+import type { ScanResult, ScanTask } from '../query/scan.js';
 
 const owns = (b: Uint8Array): boolean => b.byteOffset === 0 && b.byteLength === b.buffer.byteLength;
 
 export class WorkerPool implements BlockEncoder {
+  readonly size: number;
   private readonly pool: Piscina;
   private readonly threads: number;
   /** Tasks handed to the pool and not finished yet. */
@@ -19,6 +22,7 @@ export class WorkerPool implements BlockEncoder {
 
   constructor(threads = Math.max(1, availableParallelism())) {
     this.threads = threads;
+    this.size = threads;
     this.pool = new Piscina({
       filename: new URL('./task-worker.js', import.meta.url).href,
       minThreads: 1,
@@ -49,6 +53,18 @@ export class WorkerPool implements BlockEncoder {
     this.busy++;
     try {
       return (await this.pool.run(task, { name: 'ingest', transferList: [task.body.buffer as ArrayBuffer] })) as IngestTaskResult;
+    } finally {
+      this.busy--;
+    }
+  }
+
+  /** Scans blocks for a query (src/query/scan.ts); errors come back as LogsvcError data. */
+  async scan(task: ScanTask): Promise<ScanResult> {
+    this.busy++;
+    try {
+      const r = (await this.pool.run(task, { name: 'query' })) as ScanResult | { error: ReturnType<LogsvcError['toJSON']> };
+      if ('error' in r) throw new LogsvcError(r.error.code, r.error.message);
+      return r;
     } finally {
       this.busy--;
     }

@@ -1,10 +1,13 @@
 /**
- * The tasks the worker pool runs (one module, one pool, several named tasks): building a block, and
- * the CPU part of an ingest request. Results are transferred back, not copied.
+ * The tasks the worker pool runs (one module, one pool, several named tasks): building a block, the
+ * CPU part of an ingest request, and a query's scan of blocks. Block results are transferred back,
+ * not copied.
  */
 import { move } from 'piscina';
 import { buildBlock, type BlockPart } from '../digest/block-parts.js';
 import { runIngestTask, type IngestTask, type IngestTaskResult } from '../ingest/pipeline.js';
+import { isLogsvcError, type LogsvcError } from '../lib/errors.js';
+import { runScanTask, type ScanResult, type ScanTask } from '../query/scan.js';
 
 function transferable(bytes: Uint8Array): ArrayBuffer {
   // Hand over the buffer itself when the bytes own it entirely; otherwise a standalone copy.
@@ -21,4 +24,14 @@ export function block(parts: BlockPart[]): ArrayBuffer {
 export function ingest(task: IngestTask): IngestTaskResult {
   // The result is cloned back: one memcpy of the record, small next to parsing it.
   return runIngestTask(task);
+}
+
+/** A query's scan of some blocks; a LogsvcError (bad data, time limit) comes back as data. */
+export function query(task: ScanTask): ScanResult | { error: ReturnType<LogsvcError['toJSON']> } {
+  try {
+    return runScanTask(task);
+  } catch (err) {
+    if (isLogsvcError(err)) return { error: err.toJSON() };
+    throw err;
+  }
 }

@@ -1,0 +1,183 @@
+/**
+ * Events of one block as the query engine reads them: columns decoded lazily, on the first read of
+ * each (a `count()` never decodes @rawstring; a filter on `status` decodes only that column), and
+ * `ColumnEvent`, the `Ev` over one row of a block with an overlay for what the pipeline sets.
+ */
+import { eventId } from '../events/index.js';
+import { LogsvcError } from '../lib/errors.js';
+import { unpack } from '../lib/msgpack.js';
+import type { BlockBody, BlockColumns } from '../segments/block.js';
+import { decodeNumbers, decodeRaw, decodeStrings, type StringColumn } from '../segments/columns.js';
+import type { Ev } from './runtime.js';
+
+/** Where a block's events come from: its repository name, partition and datasource tags. */
+export interface BlockOrigin {
+  repoName: string;
+  partition: number;
+  /** Tag names without `#`. */
+  tags: Readonly<Record<string, string>>;
+}
+
+export class BlockView {
+  readonly n: number;
+  private readonly enc: BlockBody | null;
+  private tsCol: number[] | null = null;
+  private tzCol: (string | null)[] | null = null;
+  private rawCol: string[] | null = null;
+  private itCol: number[] | null = null;
+  private offCol: number[] | null = null;
+  private idxCol: number[] | null = null;
+  private readonly encFields: Map<string, StringColumn>;
+  private readonly fieldCols = new Map<string, readonly (string | null | undefined)[]>();
+  /** `#name` -> value. */
+  readonly tagFields: Map<string, string>;
+
+  private constructor(
+    readonly origin: BlockOrigin,
+    n: number,
+    enc: BlockBody | null,
+  ) {
+    this.n = n;
+    this.enc = enc;
+    this.encFields = new Map(enc?.fields ?? []);
+    this.tagFields = new Map(Object.entries(origin.tags).map(([k, v]) => [`#${k}`, v] as const));
+  }
+
+  /** From a decompressed block body (segments). */
+  static fromBody(body: Buffer, origin: BlockOrigin): BlockView {
+    const enc = unpack(body) as BlockBody;
+    if (enc === null || typeof enc !== 'object' || typeof enc.n !== 'number') throw new LogsvcError('E_STATE_CORRUPT', 'block body is not a column map');
+    return new BlockView(origin, enc.n, enc);
+  }
+
+  /** From columns built in memory (blocks the digest has not written yet). */
+  static fromColumns(c: BlockColumns, origin: BlockOrigin): BlockView {
+    const v = new BlockView(origin, c.count, null);
+    v.tsCol = c.ts;
+    v.tzCol = c.tz;
+    v.rawCol = c.raw;
+    v.itCol = c.it;
+    v.offCol = c.off;
+    v.idxCol = c.idx;
+    for (const [name, col] of c.fields) v.fieldCols.set(name, col);
+    return v;
+  }
+
+  ts(): number[] {
+    return (this.tsCol ??= decodeNumbers(this.enc!.ts, this.n));
+  }
+  raw(): string[] {
+    return (this.rawCol ??= decodeRaw(this.enc!.raw, this.n));
+  }
+  private tz(): (string | null)[] {
+    return (this.tzCol ??= decodeStrings(this.enc!.tz, this.n));
+  }
+  private it(): number[] {
+    return (this.itCol ??= decodeNumbers(this.enc!.it, this.n));
+  }
+  off(): number[] {
+    return (this.offCol ??= decodeNumbers(this.enc!.off, this.n));
+  }
+  idx(): number[] {
+    return (this.idxCol ??= decodeNumbers(this.enc!.idx, this.n));
+  }
+
+  /** A stored field's column, or null when no event of the block has it. */
+  field(name: string): readonly (string | null | undefined)[] | null {
+    const got = this.fieldCols.get(name);
+    if (got !== undefined) return got;
+    const enc = this.encFields.get(name);
+    if (enc === undefined) return null;
+    const col = decodeStrings(enc, this.n, enc.e === 'x' ? this.raw() : undefined);
+    this.fieldCols.set(name, col);
+    return col;
+  }
+
+  fieldNames(): string[] {
+    return this.enc === null ? [...this.fieldCols.keys()] : [...this.encFields.keys()];
+  }
+
+  /** The value of `name` for row `i` as the query language sees it. */
+  get(name: string, i: number): string | undefined {
+    switch (name) {
+      case '@timestamp':
+        return String(this.ts()[i]);
+      case '@rawstring':
+        return this.raw()[i];
+      case '@timezone':
+        return this.tz()[i] ?? 'Z';
+      case '@ingesttimestamp':
+        return String(this.it()[i]);
+      case '@id':
+        return eventId(this.origin.partition, this.off()[i]!, this.idx()[i]!, this.ts()[i]!);
+      case '#repo':
+        return this.origin.repoName;
+      default:
+        if (name.charCodeAt(0) === 35 /* # */) {
+          const t = this.tagFields.get(name);
+          if (t !== undefined) return t;
+        }
+        return this.field(name)?.[i] ?? undefined;
+    }
+  }
+
+  /** Every name row `i` has, built-ins first. */
+  names(i: number): string[] {
+    const out = ['@timestamp', '@rawstring', '@id', '@timezone', '@ingesttimestamp', '#repo', ...this.tagFields.keys()];
+    for (const name of this.fieldNames()) {
+      if (this.tagFields.has(name)) continue;
+      const v = this.field(name)?.[i];
+      if (v !== null && v !== undefined) out.push(name);
+    }
+    return out;
+  }
+}
+
+const REMOVED = Symbol('removed');
+
+/** One row of a block; what the pipeline sets or removes lives in an overlay. */
+export class ColumnEvent implements Ev {
+  private overlay: Map<string, string | typeof REMOVED> | null = null;
+
+  constructor(
+    private readonly view: BlockView,
+    private readonly row: number,
+  ) {}
+
+  get(name: string): string | undefined {
+    if (this.overlay !== null) {
+      const o = this.overlay.get(name);
+      if (o !== undefined) return o === REMOVED ? undefined : o;
+    }
+    return this.view.get(name, this.row);
+  }
+  set(name: string, value: string): void {
+    (this.overlay ??= new Map()).set(name, value);
+  }
+  remove(name: string): void {
+    (this.overlay ??= new Map()).set(name, REMOVED);
+  }
+  has(name: string): boolean {
+    return this.get(name) !== undefined;
+  }
+  names(): string[] {
+    const base = this.view.names(this.row);
+    if (this.overlay === null) return base;
+    const out = base.filter((n) => this.overlay!.get(n) !== REMOVED);
+    const seen = new Set(out);
+    for (const [n, v] of this.overlay) if (v !== REMOVED && !seen.has(n)) out.push(n);
+    return out;
+  }
+  timestamp(): number {
+    if (this.overlay?.has('@timestamp') === true) {
+      const v = this.get('@timestamp');
+      return v === undefined ? Number.NaN : Number(v);
+    }
+    return this.view.ts()[this.row]!;
+  }
+  clone(): Ev {
+    const c = new ColumnEvent(this.view, this.row);
+    if (this.overlay !== null) c.overlay = new Map(this.overlay);
+    return c;
+  }
+}

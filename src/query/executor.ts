@@ -1,0 +1,219 @@
+/**
+ * The coordinator of a query on this node. `start()` takes, synchronously, a snapshot of where the
+ * repository's events are — segment blocks from the catalog and the blocks the digest still holds
+ * in memory, the latter minus what the catalog's high-water marks say is already in segments — so
+ * every event is seen exactly once. It prunes datasources by tags and blocks by time range, cuts
+ * the rest into tasks for the worker pool (newest data first, at most `parallelism` tasks of one
+ * query at a time, so other queries, ingest and digest keep their turn), merges the partial states
+ * of the first aggregate as they arrive, and finally runs the remaining stages over the rows.
+ */
+import type { BlockPart } from '../digest/block-parts.js';
+import { LogsvcError, isLogsvcError } from '../lib/errors.js';
+import type { Position, SegmentInfo } from '../segments/catalog.js';
+import { compileQuery } from './compile.js';
+import type { CompiledQuery, Ev } from './runtime.js';
+import { splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
+
+/** Runs scan tasks: the worker pool, or inline (tests). */
+export interface ScanRunner {
+  scan(task: ScanTask): Promise<ScanResult>;
+}
+
+/** Where a repository's events are (the segment catalog and the digest). */
+export interface EventSources {
+  segments(repoId: string): SegmentInfo[];
+  memory(repoId: string): { partition: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[];
+  highWater(partition: number, ds: string): Position | null;
+}
+
+export interface ExecutorOptions {
+  sources: EventSources;
+  runner: ScanRunner;
+  /** Tasks of one query on the pool at once. */
+  parallelism: number;
+  /** Uncompressed bytes of blocks per task. */
+  taskBytes: number;
+  /** Time one query may run (query.max_query_seconds). */
+  maxQueryMs: number;
+}
+
+export interface QueryOutcome {
+  rows: Ev[];
+  /** Events that reached the first aggregate (for a filter query: every match, before tail()). */
+  matched: number;
+  warnings: string[];
+}
+
+/** One running query: progress for polls, the outcome when done. */
+export class QueryRun {
+  readonly startedAt = Date.now();
+  finishedAt: number | null = null;
+  totalWork = 0;
+  workDone = 0;
+  processedEvents = 0;
+  processedBytes = 0;
+  outcome: QueryOutcome | null = null;
+  error: LogsvcError | null = null;
+  cancelled = false;
+  readonly done: Promise<void>;
+
+  constructor(
+    readonly query: CompiledQuery,
+    readonly spec: QuerySpec,
+    body: (run: QueryRun) => Promise<QueryOutcome>,
+  ) {
+    this.done = body(this).then(
+      (o) => {
+        this.outcome = o;
+      },
+      (err: unknown) => {
+        this.error = isLogsvcError(err) ? err : new LogsvcError('E_INTERNAL', `query failed: ${(err as Error).message}`);
+      },
+    ).finally(() => {
+      this.finishedAt = Date.now();
+    });
+  }
+
+  get finished(): boolean {
+    return this.finishedAt !== null;
+  }
+
+  cancel(): void {
+    this.cancelled = true;
+  }
+}
+
+function unitBytes(u: ScanUnit): number {
+  if (u.kind === 'mem') return u.parts.reduce((n, p) => n + p.events.byteLength, 0);
+  return u.blocks.reduce((n, b) => n + b.uncompressedLength, 0);
+}
+
+export class QueryExecutor {
+  constructor(private readonly opts: ExecutorOptions) {}
+
+  /** Compiles `spec` (throws E_QUERY for a bad query) without running it. */
+  compile(spec: QuerySpec): CompiledQuery {
+    return compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits });
+  }
+
+  /**
+   * Starts a query over repository `repoId`. The snapshot of sources is taken before this returns,
+   * so a caller that subscribes to live records right after sees each later event exactly once.
+   */
+  start(spec: QuerySpec, repo: { id: string; name: string }): QueryRun {
+    const query = this.compile(spec);
+    const units = this.snapshot(query, spec, repo.id);
+    const tasks = this.batch(units);
+    return new QueryRun(query, spec, (run) => this.execute(run, repo.name, tasks));
+  }
+
+  private snapshot(query: CompiledQuery, spec: QuerySpec, repoId: string): ScanUnit[] {
+    const { start, end } = spec.ctx;
+    const tagsOk = query.pruning.tags ?? ((): boolean => true);
+    const units: { unit: ScanUnit; newest: number }[] = [];
+    for (const seg of this.opts.sources.segments(repoId)) {
+      if (!tagsOk(seg.meta.tags)) continue;
+      // Copied: an open segment's block list keeps growing.
+      const blocks: BlockRef[] = [];
+      let newest = -Infinity;
+      for (const b of seg.blocks) {
+        if (b.maxTs < start || b.minTs > end) continue;
+        blocks.push({ pos: b.pos, bloomLength: b.bloomLength, compressedLength: b.compressedLength, uncompressedLength: b.uncompressedLength, eventCount: b.eventCount, minTs: b.minTs, maxTs: b.maxTs });
+        newest = Math.max(newest, b.maxTs);
+      }
+      if (blocks.length > 0) units.push({ unit: { kind: 'seg', path: seg.path, partition: seg.meta.partition, tags: seg.meta.tags, blocks }, newest });
+    }
+    for (const m of this.opts.sources.memory(repoId)) {
+      if (!tagsOk(m.tags)) continue;
+      units.push({ unit: { kind: 'mem', partition: m.partition, tags: m.tags, parts: m.parts, hw: this.opts.sources.highWater(m.partition, m.ds) }, newest: Infinity });
+    }
+    // Newest first: partial results of a filter query fill from the recent end, as in the product.
+    units.sort((a, b) => b.newest - a.newest);
+    return units.map((u) => u.unit);
+  }
+
+  /** Splits units into tasks of about `taskBytes` (a segment's blocks may span several tasks). */
+  private batch(units: ScanUnit[]): ScanUnit[][] {
+    const tasks: ScanUnit[][] = [];
+    let cur: ScanUnit[] = [];
+    let bytes = 0;
+    const flush = (): void => {
+      if (cur.length > 0) tasks.push(cur);
+      cur = [];
+      bytes = 0;
+    };
+    for (const u of units) {
+      if (u.kind === 'seg') {
+        let blocks: BlockRef[] = [];
+        let b = 0;
+        for (const blk of u.blocks) {
+          blocks.push(blk);
+          b += blk.uncompressedLength;
+          if (bytes + b >= this.opts.taskBytes) {
+            cur.push({ ...u, blocks });
+            flush();
+            blocks = [];
+            b = 0;
+          }
+        }
+        if (blocks.length > 0) {
+          cur.push({ ...u, blocks });
+          bytes += b;
+        }
+      } else {
+        cur.push(u);
+        bytes += unitBytes(u);
+        if (bytes >= this.opts.taskBytes) flush();
+      }
+    }
+    flush();
+    return tasks;
+  }
+
+  private async execute(run: QueryRun, repoName: string, tasks: ScanUnit[][]): Promise<QueryOutcome> {
+    const { agg, rest } = splitAtAggregate(run.query);
+    const state = agg.init();
+    const warnings = new Set<string>(run.query.warnings ?? []);
+    let matched = 0;
+    run.totalWork = Math.max(1, tasks.length);
+    const deadline = run.startedAt + this.opts.maxQueryMs;
+    let next = 0;
+    let failure: unknown = null;
+    const worker = async (): Promise<void> => {
+      while (next < tasks.length && failure === null && !run.cancelled) {
+        const units = tasks[next++]!;
+        try {
+          const r = await this.opts.runner.scan({ spec: run.spec, repoName, units, deadline });
+          agg.merge(state, r.state);
+          run.processedEvents += r.events;
+          run.processedBytes += r.bytes;
+          matched += r.matched;
+          for (const w of r.warnings) warnings.add(w);
+          run.workDone++;
+        } catch (err) {
+          failure ??= err;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.opts.parallelism, Math.max(1, tasks.length)) }, worker));
+    if (failure !== null) throw failure;
+    if (tasks.length === 0) run.workDone = 1;
+    for (const w of agg.warnings?.(state) ?? []) warnings.add(w);
+    let rows = agg.finish(state);
+    // The stages after the first aggregate run here, over rows.
+    for (const stage of run.query.stages.slice(rest)) {
+      if (stage.kind === 'map') {
+        const out: Ev[] = [];
+        const emit = (e: Ev): void => void out.push(e);
+        for (const r of rows) stage.run(r, emit);
+        rows = out;
+      } else {
+        const s = stage.agg.init();
+        for (const r of rows) stage.agg.add(s, r);
+        for (const w of stage.agg.warnings?.(s) ?? []) warnings.add(w);
+        rows = stage.agg.finish(s);
+      }
+    }
+    return { rows, matched, warnings: [...warnings] };
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * The worker side of a query: one task scans a batch of units (blocks of a segment file, or blocks
+ * the digest still holds in memory), runs the pipeline's per-event stages up to its first
+ * aggregate, and returns that aggregate's partial state. Blocks outside the time range or whose
+ * bloom filter rules the search out are skipped without decompressing them.
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+import { LogsvcError } from '../lib/errors.js';
+import { decodeGroupEvents } from '../events/index.js';
+import type { BlockPart } from '../digest/block-parts.js';
+import { appendEvent, BLOCK_HEADER_BYTES, blockIntact, emptyColumns, readBlockMeta } from '../segments/block.js';
+import { bloomMayContain } from '../segments/bloom.js';
+import { lz4Codec } from '../segments/codec.js';
+import type { Position } from '../segments/catalog.js';
+import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
+import { compileQuery } from './compile.js';
+import { chainStages } from './pipeline.js';
+import type { Aggregator, CompiledQuery, MapStage, QueryContext, QueryLimits } from './runtime.js';
+
+/** A block of a segment file, as the catalog describes it. */
+export interface BlockRef {
+  pos: number;
+  bloomLength: number;
+  compressedLength: number;
+  uncompressedLength: number;
+  eventCount: number;
+  minTs: number;
+  maxTs: number;
+}
+
+export type ScanUnit =
+  | { kind: 'seg'; path: string; partition: number; tags: Record<string, string>; blocks: BlockRef[] }
+  | {
+      kind: 'mem';
+      partition: number;
+      tags: Record<string, string>;
+      parts: BlockPart[];
+      /** Events at or below this position are already in segments (and scanned there). */
+      hw: Position | null;
+    };
+
+export interface QuerySpec {
+  text: string;
+  args: Record<string, string>;
+  ctx: QueryContext;
+  limits: QueryLimits;
+}
+
+export interface ScanTask {
+  spec: QuerySpec;
+  repoName: string;
+  units: ScanUnit[];
+  /** Epoch ms after which the query has used up its time (query.max_query_seconds). */
+  deadline: number;
+}
+
+export interface ScanResult {
+  state: unknown;
+  /** Events read (in range, before the pipeline's filters). */
+  events: number;
+  /** Uncompressed bytes of the blocks read. */
+  bytes: number;
+  blocksRead: number;
+  blocksSkipped: number;
+  /** Events that reached the first aggregate. */
+  matched: number;
+  /** Problems that left data out (a damaged block). */
+  warnings: string[];
+}
+
+const compiled = new Map<string, CompiledQuery>();
+
+/** The compiled query for a spec; workers keep the last few (a job's tasks share one). */
+export function compiledFor(spec: QuerySpec): CompiledQuery {
+  const key = JSON.stringify(spec);
+  let q = compiled.get(key);
+  if (q === undefined) {
+    q = compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits });
+    if (compiled.size >= 16) compiled.delete(compiled.keys().next().value!);
+    compiled.set(key, q);
+  }
+  return q;
+}
+
+/** The stages before the first aggregate, and that aggregate. */
+export function splitAtAggregate(q: CompiledQuery): { maps: MapStage[]; agg: Aggregator; rest: number } {
+  const maps: MapStage[] = [];
+  for (let i = 0; i < q.stages.length; i++) {
+    const s = q.stages[i]!;
+    if (s.kind === 'agg') return { maps, agg: s.agg, rest: i + 1 };
+    maps.push(s);
+  }
+  throw new LogsvcError('E_INTERNAL', 'a compiled query has no aggregate');
+}
+
+export function blockMayMatch(bloom: Buffer, alternatives: string[][] | null): boolean {
+  if (alternatives === null) return true;
+  return alternatives.some((all) => all.every((tok) => bloomMayContain(bloom, tok)));
+}
+
+function memoryView(u: Extract<ScanUnit, { kind: 'mem' }>, origin: BlockOrigin): BlockView {
+  const c = emptyColumns();
+  for (const p of u.parts) {
+    const events = decodeGroupEvents(p.events);
+    for (let i = p.skip; i < events.length; i++) {
+      const index = p.base + i;
+      if (u.hw !== null && (p.offset < u.hw.offset || (p.offset === u.hw.offset && index <= u.hw.index))) continue;
+      const e = events[i]!;
+      appendEvent(c, e.timestamp, e.timezone, e.rawstring, e.fields, p.at, p.offset, index);
+    }
+  }
+  return BlockView.fromColumns(c, origin);
+}
+
+export function runScanTask(task: ScanTask): ScanResult {
+  const q = compiledFor(task.spec);
+  const { maps, agg } = splitAtAggregate(q);
+  const state = agg.init();
+  const { start, end } = task.spec.ctx;
+  const result: ScanResult = { state, events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
+  const feed = chainStages(maps, (e) => {
+    result.matched++;
+    agg.add(state, e);
+  });
+  const overTime = (): void => {
+    if (Date.now() > task.deadline) throw new LogsvcError('E_QUERY_LIMIT', 'the query ran out of time (query.max_query_seconds); narrow the time range or the search');
+  };
+
+  const scanView = (view: BlockView, whollyInRange: boolean): void => {
+    const ts = view.ts();
+    for (let i = 0; i < view.n; i++) {
+      if (!whollyInRange) {
+        const t = ts[i]!;
+        if (t < start || t > end) continue;
+      }
+      result.events++;
+      feed(new ColumnEvent(view, i));
+      if ((i & 1023) === 1023) overTime();
+    }
+  };
+
+  for (const u of task.units) {
+    overTime();
+    const origin: BlockOrigin = { repoName: task.repoName, partition: u.partition, tags: u.tags };
+    if (u.kind === 'mem') {
+      const view = memoryView(u, origin);
+      result.blocksRead++;
+      for (const p of u.parts) result.bytes += p.events.byteLength;
+      scanView(view, false);
+      continue;
+    }
+    const fd = openSync(u.path, 'r');
+    try {
+      for (const b of u.blocks) {
+        overTime();
+        if (q.pruning.bloom !== null) {
+          const bloom = Buffer.allocUnsafe(b.bloomLength);
+          readSync(fd, bloom, 0, b.bloomLength, b.pos + BLOCK_HEADER_BYTES);
+          if (!blockMayMatch(bloom, q.pruning.bloom)) {
+            result.blocksSkipped++;
+            continue;
+          }
+        }
+        // The whole block, so its checksum is verified before anything in it is served.
+        const length = BLOCK_HEADER_BYTES + b.bloomLength + b.compressedLength;
+        const whole = Buffer.allocUnsafe(length);
+        const got = readSync(fd, whole, 0, length, b.pos);
+        const meta = got === length ? readBlockMeta(whole, 0) : null;
+        if (meta === null || !blockIntact(whole, 0, meta)) {
+          result.warnings.push(`segment ${u.path}: the block at ${b.pos} is damaged and was left out (run logsvc segments verify)`);
+          continue;
+        }
+        const body = lz4Codec.decompress(whole.subarray(BLOCK_HEADER_BYTES + b.bloomLength));
+        if (body.length !== b.uncompressedLength) throw new LogsvcError('E_STATE_CORRUPT', `segment ${u.path}: block at ${b.pos} decompressed to ${body.length} bytes, expected ${b.uncompressedLength}`);
+        result.blocksRead++;
+        result.bytes += b.uncompressedLength;
+        scanView(BlockView.fromBody(body, origin), b.minTs >= start && b.maxTs <= end);
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return result;
+}
