@@ -36,6 +36,16 @@ export interface NodeConfig {
     open_block_budget_bytes: number;
     worker_threads: number;
   };
+  query: {
+    max_concurrent: number;
+    max_query_seconds: number;
+    max_groups: number;
+    max_rows: number;
+    job_idle_seconds: number;
+    live_job_idle_seconds: number;
+    max_jobs: number;
+    task_bytes: number;
+  };
 }
 
 /** A validator returns the accepted value, or a string describing what is wrong. */
@@ -121,6 +131,15 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'digest.block_target_bytes', default: 1024 * 1024, doc: 'uncompressed size at which an open block is sealed and written', check: integer(1024, 64 * 1024 * 1024) },
   { path: 'digest.open_block_budget_bytes', default: 256 * 1024 * 1024, doc: 'memory for open blocks of all partitions; above it the largest are written early', check: integer(1024 * 1024, 64 * 1024 * 1024 * 1024) },
   { path: 'digest.worker_threads', default: 0, doc: 'threads of the worker pool (block encoding, parsing large ingest bodies); 0 means one per core', check: integer(0, 256) },
+
+  { path: 'query.max_concurrent', default: 16, doc: 'queries running at once on this node; further ones get 429 with Retry-After', check: integer(1, 10_000) },
+  { path: 'query.max_query_seconds', default: 300, doc: 'time one query (or one refresh of a live query) may run before it is stopped with an error', check: integer(1, 86400) },
+  { path: 'query.max_groups', default: 20_000, doc: 'groups one groupBy/top/timechart may hold (the groupBy limit); further groups are left out with a warning', check: integer(1, 1_000_000) },
+  { path: 'query.max_rows', default: 20_000, doc: 'rows a head/tail/sort/table may return (their limit=max)', check: integer(1, 1_000_000) },
+  { path: 'query.job_idle_seconds', default: 30, doc: 'a query job not polled for this long is stopped and forgotten', check: integer(1, 86400) },
+  { path: 'query.live_job_idle_seconds', default: 3600, doc: 'a live query job not polled for this long is stopped and forgotten', check: integer(1, 7 * 86400) },
+  { path: 'query.max_jobs', default: 1000, doc: 'query jobs kept on this node at once (running or waiting to be polled)', check: integer(1, 1_000_000) },
+  { path: 'query.task_bytes', default: 16 * 1024 * 1024, doc: 'uncompressed block bytes one worker task of a query scans', check: integer(64 * 1024, 1024 * 1024 * 1024) },
 ];
 
 /**

@@ -7,10 +7,11 @@ import { graphqlRoutes } from './routes/graphql.js';
 import { userRoutes } from './routes/users.js';
 import { explorerRoutes } from './routes/explorer.js';
 import { ingestRoutes } from './routes/ingest.js';
+import { queryRoutes } from './routes/query.js';
 
 export function buildRouter(s: HttpServices): Router {
   const router = new Router();
-  const routes = [...statusRoutes(s), ...clusterRoutes(s), ...graphqlRoutes(s), ...userRoutes(s), ...ingestRoutes(s), ...(s.explorer ? explorerRoutes() : [])];
+  const routes = [...statusRoutes(s), ...clusterRoutes(s), ...graphqlRoutes(s), ...userRoutes(s), ...ingestRoutes(s), ...queryRoutes(s), ...(s.explorer ? explorerRoutes() : [])];
   for (const r of routes) router.add(r);
   return router;
 }

@@ -10,6 +10,7 @@ import type { RequestInfo } from './types.js';
 import type { GlobalStore } from '../global/index.js';
 import type { IngestLimits, IngestService, IngestTask, IngestTaskResult } from '../ingest/index.js';
 import type { Clock } from '../lib/clock.js';
+import type { QueryJobRegistry, QueryService } from '../query/index.js';
 
 export interface HttpServices {
   auth: Authenticator;
@@ -30,6 +31,10 @@ export interface HttpServices {
   offloadIngestBytes: number;
   workers: { ingest(task: IngestTask): Promise<IngestTaskResult> };
   clock: Clock;
+  queries: QueryService;
+  queryJobs: QueryJobRegistry;
+  /** Live /query streams served at once. */
+  maxLiveStreams: number;
   /** Root-only operational metrics (GET /api/v1/metrics). */
   metrics: (reset: boolean) => Record<string, unknown>;
 }

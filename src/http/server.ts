@@ -9,7 +9,7 @@ import type { HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.j
 import { describeError, isLogsvcError, LogsvcError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { Router } from './router.js';
-import { text, type Reply, type RequestInfo, type Route } from './types.js';
+import { text, type Reply, type RequestInfo, type ResponseStream, type Route } from './types.js';
 
 export interface HttpServerOptions {
   host: string;
@@ -32,12 +32,18 @@ const statusLine = (code: number): string => `${code} ${STATUS_CODES[code] ?? 'U
 
 interface Pending {
   aborted: boolean;
+  /** Set by a streamed reply: the client left mid-stream. */
+  onAbort?: () => void;
 }
 
 let inFlight = 0;
 
 function write(res: HttpResponse, pending: Pending, reply: Reply, closeConnection = false, head = false): void {
   if (pending.aborted) return;
+  if (reply.stream !== undefined && !head) {
+    stream(res, pending, reply, reply.stream);
+    return;
+  }
   pending.aborted = true; // a response may be written once
   inFlight--;
   res.cork(() => {
@@ -49,12 +55,49 @@ function write(res: HttpResponse, pending: Pending, reply: Reply, closeConnectio
   });
 }
 
+/** Status and headers now, then chunks as the producer writes them (chunked transfer encoding). */
+function stream(res: HttpResponse, pending: Pending, reply: Reply, produce: (out: ResponseStream) => void): void {
+  const listeners: (() => void)[] = [];
+  let ended = false;
+  const out: ResponseStream = {
+    get closed() {
+      return ended || pending.aborted;
+    },
+    write(chunk) {
+      if (out.closed) return;
+      res.cork(() => res.write(chunk));
+    },
+    end() {
+      if (out.closed) return;
+      ended = true;
+      pending.aborted = true;
+      inFlight--;
+      res.cork(() => res.end());
+    },
+    onClose(listener) {
+      listeners.push(listener);
+    },
+  };
+  pending.onAbort = () => {
+    if (ended) return;
+    ended = true;
+    for (const l of listeners) l();
+  };
+  res.cork(() => {
+    res.writeStatus(statusLine(reply.status));
+    if (reply.headers !== undefined) for (const [k, v] of Object.entries(reply.headers)) res.writeHeader(k, v);
+  });
+  produce(out);
+}
+
 function errorReply(err: unknown, logger: Logger, req: { method: string; path: string }): Reply {
   if (isLogsvcError(err)) {
     const headers: Record<string, string> = {};
     if (err.httpStatus === 401) headers['www-authenticate'] = 'Bearer';
     if (err.httpStatus === 503) headers['retry-after'] = '5';
-    return text(err.httpStatus, err.message.replace(/\s*\n\s*/g, ' '), headers);
+    if (err.httpStatus === 429) headers['retry-after'] = '1';
+    // Query errors keep their lines: the message, then a fenced block pointing into the query (as the product answers).
+    return text(err.httpStatus, err.code === 'E_QUERY' ? err.message : err.message.replace(/\s*\n\s*/g, ' '), headers);
   }
   logger.error('request failed', { method: req.method, path: req.path, error: describeError(err) });
   return text(500, 'internal error; see the node log');
@@ -83,6 +126,7 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
     res.onAborted(() => {
       if (!pending.aborted) inFlight--;
       pending.aborted = true;
+      pending.onAbort?.();
     });
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const rawPath = req.getUrl();

@@ -15,6 +15,20 @@ export interface Reply {
   status: number;
   headers?: Record<string, string>;
   body?: string | Buffer;
+  /**
+   * A streamed (chunked) body instead of `body`: called once the status and headers are written.
+   * The stream stays open until `end()` or the client leaves (`onClose`).
+   */
+  stream?: (out: ResponseStream) => void;
+}
+
+/** The body of a streamed reply. Writes after the client left are dropped. */
+export interface ResponseStream {
+  write(chunk: string): void;
+  end(): void;
+  /** Called once when the client goes away before `end()`. */
+  onClose(listener: () => void): void;
+  readonly closed: boolean;
 }
 
 /** Which body limit applies: none (body ignored), api (management requests) or ingest (large). */

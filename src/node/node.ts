@@ -21,12 +21,13 @@ import { RepositoryService } from '../repositories/repository-service.js';
 import { ClusterService, SelfLiveness } from '../cluster/index.js';
 import { HealthService } from '../health/index.js';
 import { createGraphqlEndpoint } from '../graphql/index.js';
-import { buildRouter, startHttpServer, type HttpServer } from '../http/index.js';
+import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
 import { EmbeddedDigestQueue } from '../queue/index.js';
 import { SegmentCatalog } from '../segments/catalog.js';
 import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
+import { QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
 
 export const LOCAL_ADMIN_TOKEN_FILE = 'local-admin-token.txt';
 const NODE_UUID_FILE = 'cluster_membership.uuid';
@@ -168,6 +169,29 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       livePartitions: () => owned().filter((p) => digest.owns(p)),
     });
 
+    const queryLimits = { maxGroups: config.query.max_groups, maxRows: config.query.max_rows };
+    const executor = new QueryExecutor({
+      sources: {
+        segments: (repoId) => catalog.forRepository(repoId),
+        memory: (repoId) => digest.memory(repoId),
+        highWater: (partition, ds) => catalog.highWater(partition, ds),
+      },
+      runner: workers,
+      parallelism: workers.size,
+      taskBytes: config.query.task_bytes,
+      maxQueryMs: config.query.max_query_seconds * 1000,
+    });
+    const queries = new QueryService({ executor, live: digest, limits: queryLimits, maxConcurrent: config.query.max_concurrent, now: () => clock.now() });
+    const queryJobs = new QueryJobRegistry({
+      service: queries,
+      now: () => clock.now(),
+      idleMs: config.query.job_idle_seconds * 1000,
+      liveIdleMs: config.query.live_job_idle_seconds * 1000,
+      maxJobs: config.query.max_jobs,
+      idPrefix: String(selfId),
+    });
+    cleanups.push(() => queryJobs.close());
+
     const graphqlServices = { users, repositories, cluster, version: VERSION };
     const router = buildRouter({
       auth,
@@ -192,6 +216,9 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       offloadIngestBytes: config.ingest.offload_bytes,
       workers,
       clock,
+      queries,
+      queryJobs,
+      maxLiveStreams: config.query.max_concurrent,
       metrics: (reset) => ({
         ...runtime.read(reset),
         undigestedBytes: digest.undigestedBytes(),
@@ -227,6 +254,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     );
     cleanups.push(async () => {
       http.close();
+      closeQueryStreams();
       await http.drain(5000);
       http.close(true);
     });

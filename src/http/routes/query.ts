@@ -1,0 +1,154 @@
+/**
+ * The REST query API (api-facts §1): `POST .../query` answers a query in one response (text/plain
+ * by default, a JSON array, or NDJSON) and streams live filter queries until the client leaves;
+ * `.../queryjobs` creates, polls and deletes query jobs. Both `/repositories/` and `/dataspaces/`
+ * spellings. Repository members and root only; ingest tokens cannot query.
+ */
+import { randomBytes } from 'node:crypto';
+import { canSeeRepository, type Principal } from '../../auth/index.js';
+import { LogsvcError } from '../../lib/errors.js';
+import { parseJsonBounded } from '../../lib/json.js';
+import { parseQueryRequest, toJsonRow, toTextLine, type Ev, type Repo } from '../../query/index.js';
+import { apiPrincipal, type HttpServices } from '../context.js';
+import { json, type Reply, type RequestInfo, type ResponseStream, type Route } from '../types.js';
+
+type Format = 'text' | 'json' | 'ndjson';
+
+const CONTENT_TYPE: Record<Format, string> = {
+  text: 'text/plain; charset=utf-8',
+  json: 'application/json; charset=utf-8',
+  ndjson: 'application/x-ndjson; charset=utf-8',
+};
+
+/** The first supported type the client lists; text/plain when it lists none (or `*\/*`). */
+function negotiate(accept: string | undefined): Format {
+  for (const part of (accept ?? '').split(',')) {
+    const type = part.split(';')[0]!.trim().toLowerCase();
+    if (type === 'application/x-ndjson' || type === 'application/ndjson') return 'ndjson';
+    if (type === 'application/json') return 'json';
+    if (type === 'text/plain') return 'text';
+  }
+  return 'text';
+}
+
+function ownerOf(p: Principal): string {
+  return p.kind === 'user' ? `user:${p.userId}` : p.kind;
+}
+
+/** Streams that must end when the node stops. */
+const openStreams = new Set<ResponseStream>();
+
+export function closeQueryStreams(): void {
+  for (const s of openStreams) s.end();
+  openStreams.clear();
+}
+
+export function queryRoutes(s: HttpServices): Route[] {
+  const target = (req: RequestInfo): { principal: Principal; repo: Repo } => {
+    const principal = apiPrincipal(s, req);
+    const name = req.params.repo!;
+    const repo = s.store.state.repositoryByName(name);
+    if (repo === undefined || !canSeeRepository(principal, repo)) throw new LogsvcError('E_NOT_FOUND', `repository "${name}" does not exist or you have no access to it`);
+    return { principal, repo: { id: repo.id, name: repo.name } };
+  };
+
+  const query = async (req: RequestInfo, body: Buffer): Promise<Reply> => {
+    const { repo } = target(req);
+    const request = parseQueryRequest(parseJsonBounded(body.toString('utf8'), s.maxJsonDepth, 'query request'));
+    const format = negotiate(req.headers.get('accept'));
+    const headers: Record<string, string> = { 'content-type': CONTENT_TYPE[format], 'humio-query-id': `IQ-${randomBytes(18).toString('base64url')}` };
+    const filename = req.headers.get('x-desired-filename');
+    if (filename !== undefined) headers['content-disposition'] = `attachment; filename="${filename.replace(/["\\\r\n]/g, '_').slice(0, 255)}"`;
+    const spec = s.queries.spec(request);
+
+    if (!request.isLive) {
+      const run = s.queries.run(spec, repo);
+      await run.done;
+      if (run.error !== null) throw run.error;
+      const rows = run.outcome!.rows;
+      let out: string;
+      if (format === 'json') out = JSON.stringify(rows.map(toJsonRow));
+      else if (format === 'ndjson') out = rows.map((r) => `${JSON.stringify(toJsonRow(r))}\n`).join('');
+      else out = rows.map((r) => `${toTextLine(r)}\n`).join('');
+      return { status: 200, headers, body: out };
+    }
+
+    // Live: the historical part, then each new matching event as it is digested. Events heard
+    // while the historical part runs wait, so the output stays in order.
+    if (openStreams.size >= s.maxLiveStreams) throw new LogsvcError('E_TOO_MANY_REQUESTS', `${openStreams.size} live queries are streaming, the most this node serves (query.max_concurrent)`);
+    const waiting: Ev[] = [];
+    let stream: ResponseStream | null = null;
+    let first = true;
+    const render = (e: Ev): string => {
+      if (format === 'text') return `${toTextLine(e)}\n`;
+      const row = JSON.stringify(toJsonRow(e));
+      if (format === 'ndjson') return `${row}\n`;
+      const sep = first ? '[' : ',';
+      first = false;
+      return `${sep}${row}`;
+    };
+    const follow = s.queries.follow(spec, repo, (e) => {
+      if (stream === null) waiting.push(e);
+      else stream.write(render(e));
+    });
+    return {
+      status: 200,
+      headers,
+      stream: (out) => {
+        openStreams.add(out);
+        out.onClose(() => {
+          follow.stop();
+          follow.historical.cancel();
+          openStreams.delete(out);
+        });
+        void follow.historical.done.then(() => {
+          if (out.closed) return;
+          const rows = follow.historical.error === null ? (follow.historical.outcome?.rows ?? []) : [];
+          // The historical rows come newest first; a stream reads oldest to newest.
+          let chunk = '';
+          for (let i = rows.length - 1; i >= 0; i--) chunk += render(rows[i]!);
+          for (const e of waiting) chunk += render(e);
+          waiting.length = 0;
+          if (chunk !== '') out.write(chunk);
+          stream = out;
+        });
+      },
+    };
+  };
+
+  const routes: Route[] = [];
+  for (const prefix of ['repositories', 'dataspaces']) {
+    const base = `/api/v1/${prefix}/:repo`;
+    routes.push({ method: 'POST', pattern: `${base}/query`, body: 'api', handle: query });
+    routes.push({
+      method: 'POST',
+      pattern: `${base}/queryjobs`,
+      body: 'api',
+      handle: (req, body) => {
+        const { principal, repo } = target(req);
+        const request = parseQueryRequest(parseJsonBounded(body.toString('utf8'), s.maxJsonDepth, 'query request'));
+        return json(200, s.queryJobs.create(ownerOf(principal), repo, request));
+      },
+    });
+    routes.push({
+      method: 'GET',
+      pattern: `${base}/queryjobs/:id`,
+      body: 'none',
+      handle: (req) => {
+        const { principal, repo } = target(req);
+        return json(200, s.queryJobs.poll(ownerOf(principal), repo, req.params.id!));
+      },
+    });
+    routes.push({
+      method: 'DELETE',
+      pattern: `${base}/queryjobs/:id`,
+      body: 'none',
+      handle: (req) => {
+        const { principal, repo } = target(req);
+        s.queryJobs.delete(ownerOf(principal), repo, req.params.id!);
+        return { status: 204 };
+      },
+    });
+  }
+  return routes;
+}

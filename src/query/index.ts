@@ -1,0 +1,6 @@
+export { QueryExecutor, QueryRun, type EventSources, type ScanRunner, type QueryOutcome } from './executor.js';
+export { QueryService, parseQueryRequest, type QueryRequest, type Repo, type LiveSource } from './query-service.js';
+export { QueryJobRegistry, type PollResponse } from './query-jobs.js';
+export { toJsonRow, toTextLine, type ResultRow } from './results.js';
+export { runScanTask, type ScanTask, type ScanResult } from './scan.js';
+export type { Ev } from './runtime.js';

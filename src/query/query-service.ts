@@ -1,0 +1,153 @@
+/**
+ * QueryService: what the REST query endpoints call. It validates the request body (api-facts §1.2),
+ * resolves the time range, bounds how many queries run at once, starts static runs on the
+ * executor, and follows live filter queries: the historical part first, then every event the
+ * digest takes afterwards, each exactly once (the executor's snapshot and the subscription happen
+ * in the same synchronous step).
+ */
+import { decodeGroupEvents, eventId, groupSection, type RecordSummary } from '../events/index.js';
+import { LogsvcError } from '../lib/errors.js';
+import type { DurableRecord } from '../queue/index.js';
+import type { QueryExecutor, QueryRun } from './executor.js';
+import { MapEvent, type Ev, type QueryContext, type QueryLimits } from './runtime.js';
+import { chainStages } from './pipeline.js';
+import { splitAtAggregate, type QuerySpec } from './scan.js';
+import { resolveRange } from './time.js';
+
+export interface QueryRequest {
+  queryString: string;
+  start: string | number | undefined;
+  end: string | number | undefined;
+  isLive: boolean;
+  timeZoneOffsetMinutes: number;
+  arguments: Record<string, string>;
+}
+
+const MAX_QUERY_CHARS = 64 * 1024;
+const MAX_ARGUMENTS = 100;
+const MAX_ARGUMENT_CHARS = 4096;
+
+/** Checks a request body field by field; a 400 names the first bad field. */
+export function parseQueryRequest(body: unknown): QueryRequest {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new LogsvcError('E_VALIDATION', 'the request body must be a JSON object with a "queryString"');
+  const b = body as Record<string, unknown>;
+  if (typeof b.queryString !== 'string') throw new LogsvcError('E_VALIDATION', 'queryString: required, a string (may be empty: all events)');
+  if (b.queryString.length > MAX_QUERY_CHARS) throw new LogsvcError('E_VALIDATION', `queryString: longer than ${MAX_QUERY_CHARS} characters`);
+  const time = (name: 'start' | 'end'): string | number | undefined => {
+    const v = b[name];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === 'string' || typeof v === 'number') return v;
+    throw new LogsvcError('E_VALIDATION', `${name}: must be a relative time string such as "24hours" or epoch milliseconds`);
+  };
+  let isLive = false;
+  if (b.isLive !== undefined && b.isLive !== null) {
+    if (typeof b.isLive !== 'boolean') throw new LogsvcError('E_VALIDATION', 'isLive: must be true or false');
+    isLive = b.isLive;
+  }
+  let tz = 0;
+  if (b.timeZoneOffsetMinutes !== undefined && b.timeZoneOffsetMinutes !== null) {
+    const v = b.timeZoneOffsetMinutes;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < -24 * 60 || v > 24 * 60) throw new LogsvcError('E_VALIDATION', 'timeZoneOffsetMinutes: must be an integer from -1440 to 1440');
+    tz = v;
+  }
+  const args: Record<string, string> = Object.create(null) as Record<string, string>;
+  if (b.arguments !== undefined && b.arguments !== null) {
+    if (typeof b.arguments !== 'object' || Array.isArray(b.arguments)) throw new LogsvcError('E_VALIDATION', 'arguments: must be an object of parameter names to string values');
+    const entries = Object.entries(b.arguments as Record<string, unknown>);
+    if (entries.length > MAX_ARGUMENTS) throw new LogsvcError('E_VALIDATION', `arguments: more than ${MAX_ARGUMENTS} parameters`);
+    for (const [k, v] of entries) {
+      if (typeof v !== 'string' && typeof v !== 'number') throw new LogsvcError('E_VALIDATION', `arguments.${k.slice(0, 100)}: must be a string`);
+      const s = String(v);
+      if (s.length > MAX_ARGUMENT_CHARS) throw new LogsvcError('E_VALIDATION', `arguments.${k.slice(0, 100)}: longer than ${MAX_ARGUMENT_CHARS} characters`);
+      args[k] = s;
+    }
+  }
+  return { queryString: b.queryString, start: time('start'), end: time('end'), isLive, timeZoneOffsetMinutes: tz, arguments: args };
+}
+
+/** What live following needs from the digest. */
+export interface LiveSource {
+  onRecord(listener: (r: DurableRecord, summary: RecordSummary) => void): () => void;
+}
+
+export interface QueryServiceOptions {
+  executor: QueryExecutor;
+  live: LiveSource;
+  limits: QueryLimits;
+  maxConcurrent: number;
+  now: () => number;
+}
+
+export interface Repo {
+  id: string;
+  name: string;
+}
+
+export class QueryService {
+  private running = 0;
+
+  constructor(private readonly opts: QueryServiceOptions) {}
+
+  /** The spec of `req` with its time range resolved now. */
+  spec(req: QueryRequest): QuerySpec {
+    const now = this.opts.now();
+    const { start, end } = resolveRange(req.start, req.end, now, req.isLive);
+    const ctx: QueryContext = { start, end, timeZoneOffsetMinutes: req.timeZoneOffsetMinutes, now, live: req.isLive };
+    return { text: req.queryString, args: req.arguments, ctx, limits: this.opts.limits };
+  }
+
+  /** Starts a run of `spec` over `repo`; 429 when too many run already. */
+  run(spec: QuerySpec, repo: Repo): QueryRun {
+    if (this.running >= this.opts.maxConcurrent) {
+      throw new LogsvcError('E_TOO_MANY_REQUESTS', `${this.running} queries are running, the most this node runs at once (query.max_concurrent); retry shortly`);
+    }
+    const run = this.opts.executor.start(spec, repo);
+    this.running++;
+    void run.done.finally(() => this.running--);
+    return run;
+  }
+
+  compile(spec: QuerySpec): ReturnType<QueryExecutor['compile']> {
+    return this.opts.executor.compile(spec);
+  }
+
+  /**
+   * A live filter query: the historical run, and `onEvent` for every later event of `repo` that
+   * passes the filters. Call `stop()` when the client leaves.
+   */
+  follow(spec: QuerySpec, repo: Repo, onEvent: (e: Ev) => void): { historical: QueryRun; stop: () => void } {
+    const query = this.compile(spec);
+    if (query.isAggregate) throw new LogsvcError('E_VALIDATION', 'live aggregate queries are not served by /query; start a live query job (POST .../queryjobs) instead');
+    const historical = this.run(spec, repo);
+    const { maps } = splitAtAggregate(query);
+    const feed = chainStages(maps, onEvent);
+    const tagsOk = query.pruning.tags ?? ((): boolean => true);
+    const range = spec.ctx.end - spec.ctx.start;
+    const stop = this.opts.live.onRecord((r, summary) => {
+      if (summary.repo !== repo.id) return;
+      const oldest = this.opts.now() - range;
+      let base = 0;
+      summary.groups.forEach((g, gi) => {
+        const first = base;
+        base += g.n;
+        if (!tagsOk(g.tags)) return;
+        const events = decodeGroupEvents(groupSection(r.payload, summary, gi));
+        events.forEach((e, i) => {
+          if (e.timestamp < oldest) return;
+          const ev = new MapEvent([
+            ['@timestamp', String(e.timestamp)],
+            ['@rawstring', e.rawstring],
+            ['@id', eventId(r.partition, r.offset, first + i, e.timestamp)],
+            ['@timezone', e.timezone],
+            ['@ingesttimestamp', String(summary.at)],
+            ['#repo', repo.name],
+            ...Object.entries(g.tags).map(([k, v]) => [`#${k}`, v] as const),
+            ...Object.entries(e.fields),
+          ]);
+          feed(ev);
+        });
+      });
+    });
+    return { historical, stop };
+  }
+}
