@@ -37,6 +37,16 @@ const DEFAULTS = {
     open_block_budget_bytes: 268435456,
     worker_threads: 0,
   },
+  query: {
+    max_concurrent: 16,
+    max_query_seconds: 300,
+    max_groups: 20000,
+    max_rows: 20000,
+    job_idle_seconds: 30,
+    live_job_idle_seconds: 3600,
+    max_jobs: 1000,
+    task_bytes: 16777216,
+  },
 };
 
 async function tempFile(t: { teardown: (fn: () => unknown) => void }, name: string, content: string): Promise<string> {
