@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { DATASET_NAMES } from '../lib/datasets.mjs';
+import { numberOption } from '../lib/cli.mjs';
 
 export const HELP = `Usage: node bench/ingest/run.mjs [options]
 
@@ -104,21 +105,7 @@ export function parseOptions(argv) {
   }
   if (values.help) return { help: true };
 
-  /**
-   * @param {string} name
-   * @param {string} text
-   * @param {number} min
-   * @param {number} max
-   * @param {boolean} integer
-   */
-  const num = (name, text, min, max, integer) => {
-    const n = Number(text);
-    if (text.trim() === '' || !Number.isFinite(n) || (integer && !Number.isInteger(n)) || n < min || n > max) {
-      problems.push(`--${name}: must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got "${text}"`);
-      return min;
-    }
-    return n;
-  };
+  const num = numberOption(problems);
 
   const dataset = String(values.dataset);
   if (dataset !== 'all' && !DATASET_NAMES.includes(/** @type {any} */ (dataset))) problems.push(`--dataset: must be one of ${DATASET_NAMES.join(', ')}, all; got "${dataset}"`);

@@ -11,10 +11,11 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { buildBodyPool } from '../lib/bodies.mjs';
 import { createControlClient, createLoadPool, graphql } from '../lib/http.mjs';
-import { cleanupAll, cleanupSync, keepTempDir, makeTempDir, removeTempDir, startLogsvcNode, startParseOnly, storedSegmentBytes } from '../lib/processes.mjs';
+import { cleanupAll, keepTempDir, makeTempDir, removeTempDir, startLogsvcNode, startParseOnly, storedSegmentBytes } from '../lib/processes.mjs';
 import { summarize } from '../lib/stats.mjs';
 import { LoadRun } from './load.mjs';
 import { HELP, parseOptions } from './options.mjs';
+import { startRun } from '../lib/cli.mjs';
 import { commandLine, header, machine, phaseBlock, poolLine, summary } from './report.mjs';
 import { ServerSampler } from './sampler.mjs';
 
@@ -249,29 +250,7 @@ async function main(o) {
   }
 }
 
-const parsed = parseOptions(process.argv.slice(2));
-if (parsed.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
-if ('problems' in parsed) {
-  process.stderr.write(`run.mjs: ${parsed.problems.length} problem(s) with the options:\n${parsed.problems.map((p) => `  ${p}`).join('\n')}\n\n${HELP}`);
-  process.exit(2);
-}
-const options = parsed.options;
-
-process.on('exit', cleanupSync);
-let stopping = false;
-/** @param {string} why @param {number} code */
-const abort = async (why, code) => {
-  if (stopping) return;
-  stopping = true;
-  progress(`\n${why}; stopping every process this run started and removing its temp dirs`);
-  await cleanupAll();
-  process.exit(code);
-};
-process.on('SIGINT', () => void abort('interrupted', 130));
-process.on('SIGTERM', () => void abort('terminated', 143));
+const { options, abort } = startRun(parseOptions(process.argv.slice(2)), HELP);
 const phases = options.datasets.length * options.targets.length;
 const budgetMs = phases * ((options.warmup + options.seconds) * 1000 + PHASE_OVERHEAD_MS);
 const deadline = setTimeout(() => void abort(`the run exceeded its time budget of ${Math.round(budgetMs / 1000)} s`, 1), budgetMs);
