@@ -11,11 +11,11 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { buildBodyPool } from '../lib/bodies.mjs';
 import { createControlClient, createLoadPool, graphql } from '../lib/http.mjs';
-import { cleanupAll, keepTempDir, makeTempDir, removeTempDir, startLogsvcNode, startParseOnly, storedSegmentBytes } from '../lib/processes.mjs';
+import { keepTempDir, makeTempDir, removeTempDir, startLogsvcNode, startParseOnly, storedSegmentBytes } from '../lib/processes.mjs';
 import { summarize } from '../lib/stats.mjs';
 import { LoadRun } from './load.mjs';
 import { HELP, parseOptions } from './options.mjs';
-import { startRun } from '../lib/cli.mjs';
+import { runWithin, startRun } from '../lib/cli.mjs';
 import { commandLine, header, machine, phaseBlock, poolLine, summary } from './report.mjs';
 import { ServerSampler } from './sampler.mjs';
 
@@ -253,14 +253,4 @@ async function main(o) {
 const { options, abort } = startRun(parseOptions(process.argv.slice(2)), HELP);
 const phases = options.datasets.length * options.targets.length;
 const budgetMs = phases * ((options.warmup + options.seconds) * 1000 + PHASE_OVERHEAD_MS);
-const deadline = setTimeout(() => void abort(`the run exceeded its time budget of ${Math.round(budgetMs / 1000)} s`, 1), budgetMs);
-
-try {
-  await main(options);
-  clearTimeout(deadline);
-  await cleanupAll();
-} catch (err) {
-  clearTimeout(deadline);
-  progress(`run.mjs: ${/** @type {Error} */ (err).stack ?? String(err)}`);
-  await abort('failed', 1);
-}
+await runWithin(abort, budgetMs, `${Math.round(budgetMs / 1000)} s`, () => main(options));

@@ -52,3 +52,24 @@ export function numberOption(problems) {
     return n;
   };
 }
+
+/**
+ * Runs `main` under a time budget; on success stops what the run started, on failure or an
+ * exhausted budget aborts (exit 1).
+ * @param {(why: string, code: number) => Promise<void>} abort
+ * @param {number} budgetMs
+ * @param {string} budgetText how the budget is named in the message
+ * @param {() => Promise<void>} main
+ */
+export async function runWithin(abort, budgetMs, budgetText, main) {
+  const deadline = setTimeout(() => void abort(`the run exceeded its time budget of ${budgetText}`, 1), budgetMs);
+  try {
+    await main();
+    clearTimeout(deadline);
+    await cleanupAll();
+  } catch (err) {
+    clearTimeout(deadline);
+    progress(`run.mjs: ${/** @type {Error} */ (err).stack ?? String(err)}`);
+    await abort('failed', 1);
+  }
+}

@@ -12,12 +12,12 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { describeBuild, distBuild } from '../lib/build.mjs';
 import { createControlClient, getJson, graphql } from '../lib/http.mjs';
-import { cleanupAll, keepTempDir, makeTempDir, readCpuSeconds, readVmRss, removeTempDir, startLogsvcNode, storedSegmentBytes } from '../lib/processes.mjs';
+import { keepTempDir, makeTempDir, readCpuSeconds, readVmRss, removeTempDir, startLogsvcNode, storedSegmentBytes } from '../lib/processes.mjs';
 import { commandLine, machine } from '../ingest/report.mjs';
 import { CorpusGenerator, ingestCorpus } from './corpus.mjs';
 import { measureLimits } from './limits.mjs';
 import { HELP, parseOptions } from './options.mjs';
-import { startRun } from '../lib/cli.mjs';
+import { runWithin, startRun } from '../lib/cli.mjs';
 import { queryCases, runQuery } from './queries.mjs';
 import { header, ingestBlock, limitsBlock, queryTable, storedLine, summary } from './report.mjs';
 
@@ -184,14 +184,4 @@ async function main(o) {
 
 const { options, abort } = startRun(parseOptions(process.argv.slice(2)), HELP);
 const budgetMs = options.budgetMinutes * 60_000;
-const deadline = setTimeout(() => void abort(`the run exceeded its time budget of ${options.budgetMinutes} minutes (--budget-minutes)`, 1), budgetMs);
-
-try {
-  await main(options);
-  clearTimeout(deadline);
-  await cleanupAll();
-} catch (err) {
-  clearTimeout(deadline);
-  progress(`run.mjs: ${/** @type {Error} */ (err).stack ?? String(err)}`);
-  await abort('failed', 1);
-}
+await runWithin(abort, budgetMs, `${options.budgetMinutes} minutes (--budget-minutes)`, () => main(options));

@@ -11,6 +11,7 @@ import type { BlockPart } from '../digest/block-parts.js';
 import { LogsvcError, isLogsvcError } from '../lib/errors.js';
 import type { Position, SegmentInfo } from '../segments/catalog.js';
 import { compileQuery } from './compile.js';
+import { runRows } from './pipeline.js';
 import type { CompiledQuery, Ev } from './runtime.js';
 import { splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
 
@@ -199,21 +200,8 @@ export class QueryExecutor {
     if (failure !== null) throw failure;
     if (tasks.length === 0) run.workDone = 1;
     for (const w of agg.warnings?.(state) ?? []) warnings.add(w);
-    let rows = agg.finish(state);
     // The stages after the first aggregate run here, over rows.
-    for (const stage of run.query.stages.slice(rest)) {
-      if (stage.kind === 'map') {
-        const out: Ev[] = [];
-        const emit = (e: Ev): void => void out.push(e);
-        for (const r of rows) stage.run(r, emit);
-        rows = out;
-      } else {
-        const s = stage.agg.init();
-        for (const r of rows) stage.agg.add(s, r);
-        for (const w of stage.agg.warnings?.(s) ?? []) warnings.add(w);
-        rows = stage.agg.finish(s);
-      }
-    }
+    const rows = runRows(run.query.stages.slice(rest), agg.finish(state), (w) => warnings.add(w));
     return { rows, matched, warnings: [...warnings] };
   }
 }

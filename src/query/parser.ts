@@ -346,17 +346,22 @@ class Parser {
   }
 
   private parenFilter(): Filter {
+    return this.parenthesized(() => this.filterSeq('after "("'));
+  }
+
+  /** `( inner )`: the inner node, its span widened to the parentheses. */
+  private parenthesized<T extends { span: Span }>(inner: () => T): T {
     const s = this.s;
     const open = s.pos;
     this.enter(open);
     s.pos++;
     s.skipTrivia();
-    const inner = this.filterSeq('after "("');
+    const node = inner();
     s.skipTrivia();
     if (s.peek() !== ')') this.expected(`")" to close the "(" opened at ${this.at(open)}`);
     s.pos++;
     this.leave();
-    return { ...inner, span: { start: open, end: s.pos } };
+    return { ...node, span: { start: open, end: s.pos } };
   }
 
   /** `field op value` when a comparison operator follows the name; null (nothing consumed) otherwise. */
@@ -692,17 +697,7 @@ class Parser {
   }
 
   private parenExpr(): Expr {
-    const s = this.s;
-    const open = s.pos;
-    this.enter(open);
-    s.pos++;
-    s.skipTrivia();
-    const inner = this.expr('after "("');
-    s.skipTrivia();
-    if (s.peek() !== ')') this.expected(`")" to close the "(" opened at ${this.at(open)}`);
-    s.pos++;
-    this.leave();
-    return { ...inner, span: { start: open, end: s.pos } };
+    return this.parenthesized(() => this.expr('after "("'));
   }
 
   private arrayExpr(): Expr {

@@ -35,8 +35,11 @@ export function chainStages(maps: readonly MapStage[], last: Emit): Emit {
   return next;
 }
 
-/** Runs stages over finished rows on one thread (a later aggregate gets one state). */
-export function runRows(stages: readonly StageInfo['stage'][], rows: Ev[]): Ev[] {
+/**
+ * Runs stages over finished rows on one thread (a later aggregate gets one state); the warnings of
+ * those aggregates go to `warn` when given.
+ */
+export function runRows(stages: readonly StageInfo['stage'][], rows: Ev[], warn?: (w: string) => void): Ev[] {
   let cur = rows;
   for (const s of stages) {
     const out: Ev[] = [];
@@ -49,6 +52,7 @@ export function runRows(stages: readonly StageInfo['stage'][], rows: Ev[]): Ev[]
     } else {
       const st = s.agg.init();
       for (const r of cur) s.agg.add(st, r);
+      if (warn !== undefined) for (const w of s.agg.warnings?.(st) ?? []) warn(w);
       cur = s.agg.finish(st);
     }
   }

@@ -20,7 +20,7 @@ const SEED2 = 0x9747b28c;
 const nonAsciiLower = new Map<number, number>();
 
 /** Lower-cases one UTF-16 code unit (ASCII inline; others via a memoized toLowerCase). */
-function lower(c: number): number {
+export function lower(c: number): number {
   if (c < 0x80) return c >= 65 && c <= 90 ? c + 32 : c;
   let l = nonAsciiLower.get(c);
   if (l === undefined) {
@@ -31,7 +31,8 @@ function lower(c: number): number {
   return l;
 }
 
-function isWord(c: number): boolean {
+/** Token characters: ASCII alphanumerics and every non-ASCII unit. */
+export function isWord(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c >= 0x80;
 }
 

@@ -1,7 +1,7 @@
 /**
  * The worker pool, piscina's one home: a single pool sized to the cores, shared by every digest
- * partition (block building) and by ingest (parsing large bodies). Inputs are transferred to the
- * workers when they own their memory.
+ * partition (block building), by ingest (parsing large bodies) and by queries (scanning blocks).
+ * Ingest bodies are transferred to the workers; block parts are copied, since query snapshots share them.
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';

@@ -250,6 +250,37 @@ export function keyText(k: readonly string[]): string {
   return k.length === 1 ? k[0]! : JSON.stringify(k);
 }
 
+/** Groups keyed by text, each with a sub-aggregate state, at most `cap` of them (`over` counts what was left out). */
+export interface CappedGroups<G extends { s: unknown }> {
+  g: Map<string, G>;
+  over: number;
+}
+
+/** Adds `e` to group `key`, creating it (with `make`) only while fewer than `cap` groups exist. */
+export function addToGroup<G extends { s: unknown }>(st: CappedGroups<G>, key: string, cap: number, sub: Aggregator<unknown>, e: Ev, make: () => G): void {
+  let grp = st.g.get(key);
+  if (grp === undefined) {
+    if (st.g.size >= cap) {
+      st.over++;
+      return;
+    }
+    grp = make();
+    st.g.set(key, grp);
+  }
+  sub.add(grp.s, e);
+}
+
+/** Merges partial group maps under the same cap. */
+export function mergeGroups<G extends { s: unknown }>(into: CappedGroups<G>, other: CappedGroups<G>, cap: number, sub: Aggregator<unknown>): void {
+  into.over += other.over;
+  for (const [key, grp] of other.g) {
+    const mine = into.g.get(key);
+    if (mine !== undefined) sub.merge(mine.s, grp.s);
+    else if (into.g.size < cap) into.g.set(key, grp);
+    else into.over++;
+  }
+}
+
 /** A keyed aggregate over `fields` with `sub` per group, holding at most `cap` groups. */
 export function groupedAggregator(name: string, fields: string[], sub: Aggregator<unknown>, cap: number, limitNote: string): Aggregator<GroupState> {
   return {
@@ -259,26 +290,9 @@ export function groupedAggregator(name: string, fields: string[], sub: Aggregato
       const k = keyOf(e, fields);
       if (k === undefined) return;
       const key = keyText(k);
-      let grp = st.g.get(key);
-      if (grp === undefined) {
-        if (st.g.size >= cap) {
-          st.over++;
-          return;
-        }
-        grp = { k, s: sub.init() };
-        st.g.set(key, grp);
-      }
-      sub.add(grp.s, e);
+      addToGroup(st, key, cap, sub, e, () => ({ k, s: sub.init() }));
     },
-    merge(into, other) {
-      into.over += other.over;
-      for (const [key, grp] of other.g) {
-        const mine = into.g.get(key);
-        if (mine !== undefined) sub.merge(mine.s, grp.s);
-        else if (into.g.size < cap) into.g.set(key, grp);
-        else into.over++;
-      }
-    },
+    merge: (into, other) => mergeGroups(into, other, cap, sub),
     finish(st) {
       const groups = [...st.g.values()].sort((x, y) => compareKeys(x.k, y.k));
       const out: Ev[] = [];

@@ -10,7 +10,7 @@ import { parseRelative } from '../time.js';
 import type { Aggregator, Ev, QueryContext } from '../runtime.js';
 import { parseNumber } from '../values.js';
 import type { BoundArgs } from './args.js';
-import { statsOf, keyOf, keyText } from './aggregates.js';
+import { addToGroup, keyOf, keyText, mergeGroups, statsOf } from './aggregates.js';
 import { compareKeys, row } from './common.js';
 import type { AggSpec, CompileEnv, FnDef } from './types.js';
 import { parseZone } from './zones.js';
@@ -139,26 +139,9 @@ function timeAggregator(name: string, buckets: Buckets, series: string[], sub: A
       const k = keyOf(e, series);
       if (k === undefined) return;
       const key = `${b}\u0000${keyText(k)}`;
-      let cell = st.g.get(key);
-      if (cell === undefined) {
-        if (st.g.size >= cap) {
-          st.over++;
-          return;
-        }
-        cell = { b, k, s: sub.init() };
-        st.g.set(key, cell);
-      }
-      sub.add(cell.s, e);
+      addToGroup(st, key, cap, sub, e, () => ({ b, k, s: sub.init() }));
     },
-    merge(into, other) {
-      into.over += other.over;
-      for (const [key, cell] of other.g) {
-        const mine = into.g.get(key);
-        if (mine !== undefined) sub.merge(mine.s, cell.s);
-        else if (into.g.size < cap) into.g.set(key, cell);
-        else into.over++;
-      }
-    },
+    merge: (into, other) => mergeGroups(into, other, cap, sub),
     finish(st) {
       const rowsOf = new Map<string, Ev[]>();
       const score = new Map<string, number>();
