@@ -1,6 +1,6 @@
 /**
  * Reading a node's segment files read-only, without the node's code (docs/formats/segment.md,
- * version 1): list `<data-dir>/segments/<repository id>/<datasource id>/<segment id>.seg`, find each
+ * versions 1 and 2): list `<data-dir>/segments/<repository id>/<datasource id>/<segment id>.seg`, find each
  * file's blocks (header, metadata, blocks back to back, optional footer + trailer), and hand out
  * each block's LZ4 body (lz4-napi `compressSync` framing: a 4-byte uncompressed-size prefix) for a
  * benchmark to decompress and decode. Blocks are checked by their CRC-32C; a file is read up to its
@@ -12,10 +12,12 @@ import { crc32c } from '@node-rs/crc32';
 import { Unpackr } from 'msgpackr';
 
 const SEGMENT_MAGIC = Buffer.from('LSEG');
-const BLOCK_MAGIC = Buffer.from('LBLK');
 const FOOTER_MAGIC = Buffer.from('LSEF');
-const FORMAT_VERSION = 1;
-const BLOCK_HEADER_BYTES = 64;
+/** Per format version: the block magic, header size, and where the gram filter length is (-1: none). */
+const LAYOUTS = {
+  1: { magic: Buffer.from('LBLK'), header: 64, gramAt: -1 },
+  2: { magic: Buffer.from('LBK2'), header: 68, gramAt: 60 },
+};
 const TRAILER_BYTES = 12;
 
 /** Decodes metadata and block bodies the way the node writes them (plain maps, no records). */
@@ -78,7 +80,8 @@ export async function listSegmentFiles(dir) {
 export function segmentBlocks(buf, file) {
   if (buf.length < 16 || !buf.subarray(0, 4).equals(SEGMENT_MAGIC)) throw new Error(`${file}: not a segment file (bad magic)`);
   const version = buf.readUInt32LE(4);
-  if (version !== FORMAT_VERSION) throw new Error(`${file}: segment format version ${version}, this reader knows ${FORMAT_VERSION}`);
+  const layout = LAYOUTS[/** @type {1 | 2} */ (version)];
+  if (layout === undefined) throw new Error(`${file}: segment format version ${version}, this reader knows ${Object.keys(LAYOUTS).join(', ')}`);
   const metaLen = buf.readUInt32LE(8);
   const metaBody = buf.subarray(16, 16 + metaLen);
   if (metaBody.length !== metaLen || crc32c(metaBody) !== buf.readUInt32LE(12)) throw new Error(`${file}: header checksum mismatch`);
@@ -99,13 +102,15 @@ export function segmentBlocks(buf, file) {
   /** @type {SegmentBlock[]} */
   const blocks = [];
   let pos = blocksStart;
-  while (pos + BLOCK_HEADER_BYTES <= end && buf.subarray(pos, pos + 4).equals(BLOCK_MAGIC)) {
+  const hl = layout.header;
+  while (pos + hl <= end && buf.subarray(pos, pos + 4).equals(layout.magic)) {
     const compressedLength = buf.readUInt32LE(pos + 4);
     const bloomLength = buf.readUInt32LE(pos + 56);
-    const next = pos + BLOCK_HEADER_BYTES + bloomLength + compressedLength;
+    const gramLength = layout.gramAt < 0 ? 0 : buf.readUInt32LE(pos + layout.gramAt);
+    const next = pos + hl + bloomLength + gramLength + compressedLength;
     if (next > end) break;
-    const crc = crc32c(buf.subarray(pos + BLOCK_HEADER_BYTES, next), crc32c(buf.subarray(pos, pos + 60)));
-    if (crc !== buf.readUInt32LE(pos + 60)) break;
+    const crc = crc32c(buf.subarray(pos + hl, next), crc32c(buf.subarray(pos, pos + hl - 4)));
+    if (crc !== buf.readUInt32LE(pos + hl - 4)) break;
     blocks.push({
       file,
       pos,

@@ -9,15 +9,19 @@
  * bloom tokens are only those a match must contain as whole bloom tokens, computed exactly as
  * src/segments/bloom.ts computes them: whole lower-cased values for `field=value`, and for free
  * text or wildcard pieces only the alphanumeric runs bounded by non-token characters inside the
- * search text itself (at most 64 characters, as the bloom keeps them).
+ * search text itself (at most 64 characters, as the bloom keeps them). Free text also needs every
+ * token run of the search text from the gram filter (src/segments/grams.ts), bounded or not.
  */
 import type { Filter, Stage } from './ast.js';
 import { fold, isTokenUnit } from './casefold.js';
 import { comparePredicate, conjuncts, extractingRegex, type Pred } from './filter.js';
-import { MapEvent, type Pruning } from './runtime.js';
+import { MapEvent, type BlockNeeds, type Pruning } from './runtime.js';
+import { GRAM } from '../segments/grams.js';
 import type { Span } from './ast.js';
 
 const MAX_TOKEN = 64;
+/** Longer search words are checked by their first MAX_WORD - GRAM + 1 grams (enough to rule a block out). */
+const MAX_WORD = 36;
 const MAX_ALTERNATIVES = 16;
 /** Filter functions that never change an event (pruning may look past them). */
 const PURE_FILTER_CALLS = new Set(['in', 'test', 'cidr']);
@@ -52,7 +56,28 @@ function wildcardTokens(pattern: string, anchored: boolean): string[] {
   return out;
 }
 
-type Dnf = string[][] | null;
+/**
+ * Every token run of free-text search pieces at least a gram long, folded and capped at MAX_WORD
+ * characters: whatever bounds it in the search text, a match lies inside one token run of
+ * @rawstring, so all its grams are in that block's gram filter.
+ */
+export function gramWords(pieces: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const p of pieces) {
+    let start = -1;
+    for (let i = 0; i <= p.length; i++) {
+      if (i < p.length && isTokenUnit(p.charCodeAt(i))) {
+        if (start < 0) start = i;
+        continue;
+      }
+      if (start >= 0 && i - start >= GRAM) out.push(fold(p.slice(start, Math.min(i, start + MAX_WORD))));
+      start = -1;
+    }
+  }
+  return out;
+}
+
+type Dnf = BlockNeeds[] | null;
 
 function uniq(tokens: string[]): string[] {
   return [...new Set(tokens)];
@@ -62,8 +87,8 @@ function and(a: Dnf, b: Dnf): Dnf {
   if (a === null) return b;
   if (b === null) return a;
   if (a.length * b.length > MAX_ALTERNATIVES) return a.length <= b.length ? a : b;
-  const out: string[][] = [];
-  for (const x of a) for (const y of b) out.push(uniq([...x, ...y]));
+  const out: BlockNeeds[] = [];
+  for (const x of a) for (const y of b) out.push({ tokens: uniq([...x.tokens, ...y.tokens]), words: uniq([...x.words, ...y.words]) });
   return out;
 }
 
@@ -73,11 +98,11 @@ function or(a: Dnf, b: Dnf): Dnf {
   return [...a, ...b];
 }
 
-function single(tokens: string[]): Dnf {
-  return tokens.length === 0 ? null : [uniq(tokens)];
+function single(tokens: string[], words: string[] = []): Dnf {
+  return tokens.length === 0 && words.length === 0 ? null : [{ tokens: uniq(tokens), words: uniq(words) }];
 }
 
-/** Bloom alternatives for one filter (null: the bloom cannot rule anything out). */
+/** Block needs for one filter (null: the block filters cannot rule anything out). */
 export function bloomOf(f: Filter): Dnf {
   switch (f.k) {
     case 'and':
@@ -85,14 +110,16 @@ export function bloomOf(f: Filter): Dnf {
     case 'or':
       return or(bloomOf(f.left), bloomOf(f.right));
     case 'text':
-      return single(f.quoted ? boundedTokens(f.value, false, false) : wildcardTokens(f.value, false));
+      // Free text searches @rawstring only, which is what the gram filter holds.
+      if (f.quoted) return single(boundedTokens(f.value, false, false), gramWords([f.value]));
+      return single(wildcardTokens(f.value, false), gramWords(f.value.split('*')));
     case 'compare': {
       if (f.field.startsWith('@') || f.field.startsWith('#') || f.value.k !== 'str') return null;
       const v = f.value;
       if (f.op === '=') {
         if (!v.quoted && v.v.includes('*')) return single(wildcardTokens(v.v, true));
         // The whole value, lower-cased unit by unit (the bloom hashes whole values uncapped).
-        return v.v === '' ? null : [[fold(v.v)]];
+        return v.v === '' ? null : single([fold(v.v)]);
       }
       if (f.op === 'like') return single(v.quoted ? boundedTokens(v.v, false, false) : wildcardTokens(v.v, false));
       return null;

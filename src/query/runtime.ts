@@ -124,11 +124,19 @@ export interface Pruning {
    */
   tags: ((tags: Readonly<Record<string, string>>) => boolean) | null;
   /**
-   * Alternatives of conjunctions of bloom tokens (lower-case alphanumeric runs or whole lower-cased
-   * field values, src/segments/bloom.ts): a block can hold a match only if, for some alternative,
-   * the bloom may contain every token. Null: the bloom cannot decide.
+   * Alternatives of what a block must hold to contain a match: a block can hold one only if, for
+   * some alternative, its filters may contain everything the alternative needs. Null: the block
+   * filters cannot decide.
    */
-  bloom: string[][] | null;
+  bloom: BlockNeeds[] | null;
+}
+
+/** One alternative of Pruning.bloom: a conjunction. */
+export interface BlockNeeds {
+  /** Whole tokens for the token bloom (lower-case token runs or whole lower-cased field values, src/segments/bloom.ts). */
+  tokens: string[];
+  /** Folded token runs of free text, each at least a gram long, whose every gram the gram filter must hold (src/segments/grams.ts). */
+  words: string[];
 }
 
 export interface CompiledQuery {

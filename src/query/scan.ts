@@ -8,19 +8,22 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { LogsvcError } from '../lib/errors.js';
 import { decodeGroupEvents } from '../events/index.js';
 import type { BlockPart } from '../digest/block-parts.js';
-import { appendEvent, BLOCK_HEADER_BYTES, blockIntact, emptyColumns, readBlockMeta } from '../segments/block.js';
+import { appendEvent, blockIntact, blockLength, bodyOffset, emptyColumns, readBlockMeta } from '../segments/block.js';
 import { bloomMayContain } from '../segments/bloom.js';
+import { gramFilterMayContain, gramProbes } from '../segments/grams.js';
 import { lz4Codec } from '../segments/codec.js';
 import type { Position } from '../segments/catalog.js';
 import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
 import { compileQuery } from './compile.js';
 import { chainStages } from './pipeline.js';
-import type { Aggregator, CompiledQuery, MapStage, QueryContext, QueryLimits } from './runtime.js';
+import type { Aggregator, BlockNeeds, CompiledQuery, MapStage, QueryContext, QueryLimits } from './runtime.js';
 
 /** A block of a segment file, as the catalog describes it. */
 export interface BlockRef {
   pos: number;
+  headerLength: number;
   bloomLength: number;
+  gramLength: number;
   compressedLength: number;
   uncompressedLength: number;
   eventCount: number;
@@ -93,9 +96,19 @@ export function splitAtAggregate(q: CompiledQuery): { maps: MapStage[]; agg: Agg
   throw new LogsvcError('E_INTERNAL', 'a compiled query has no aggregate');
 }
 
-export function blockMayMatch(bloom: Buffer, alternatives: string[][] | null): boolean {
-  if (alternatives === null) return true;
-  return alternatives.some((all) => all.every((tok) => bloomMayContain(bloom, tok)));
+/** Block needs with the gram probes of their words computed once per task. */
+export interface BlockProbe {
+  tokens: string[];
+  grams: Uint32Array[];
+}
+
+export function blockProbes(alternatives: readonly BlockNeeds[]): BlockProbe[] {
+  return alternatives.map((a) => ({ tokens: a.tokens, grams: a.words.map(gramProbes) }));
+}
+
+/** False when no alternative can be in a block with these filters (`grams` empty for a format 1 block). */
+export function blockMayMatch(bloom: Buffer, grams: Buffer, alternatives: readonly BlockProbe[]): boolean {
+  return alternatives.some((a) => a.tokens.every((tok) => bloomMayContain(bloom, tok)) && a.grams.every((p) => gramFilterMayContain(grams, p)));
 }
 
 function memoryView(u: Extract<ScanUnit, { kind: 'mem' }>, origin: BlockOrigin): BlockView {
@@ -139,6 +152,7 @@ export function runScanTask(task: ScanTask): ScanResult {
     }
   };
 
+  const probes = q.pruning.bloom === null ? null : blockProbes(q.pruning.bloom);
   for (const u of task.units) {
     overTime();
     const origin: BlockOrigin = { repoName: task.repoName, partition: u.partition, tags: u.tags };
@@ -153,16 +167,17 @@ export function runScanTask(task: ScanTask): ScanResult {
     try {
       for (const b of u.blocks) {
         overTime();
-        if (q.pruning.bloom !== null) {
-          const bloom = Buffer.allocUnsafe(b.bloomLength);
-          readSync(fd, bloom, 0, b.bloomLength, b.pos + BLOCK_HEADER_BYTES);
-          if (!blockMayMatch(bloom, q.pruning.bloom)) {
+        if (probes !== null) {
+          // Both filters in one read, before (and usually instead of) the block.
+          const filters = Buffer.allocUnsafe(b.bloomLength + b.gramLength);
+          readSync(fd, filters, 0, filters.length, b.pos + b.headerLength);
+          if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes)) {
             result.blocksSkipped++;
             continue;
           }
         }
         // The whole block, so its checksum is verified before anything in it is served.
-        const length = BLOCK_HEADER_BYTES + b.bloomLength + b.compressedLength;
+        const length = blockLength(b);
         const whole = Buffer.allocUnsafe(length);
         const got = readSync(fd, whole, 0, length, b.pos);
         const meta = got === length ? readBlockMeta(whole, 0) : null;
@@ -170,7 +185,7 @@ export function runScanTask(task: ScanTask): ScanResult {
           result.warnings.push(`segment ${u.path}: the block at ${b.pos} is damaged and was left out (run logsvc segments verify)`);
           continue;
         }
-        const body = lz4Codec.decompress(whole.subarray(BLOCK_HEADER_BYTES + b.bloomLength));
+        const body = lz4Codec.decompress(whole.subarray(bodyOffset(b)));
         if (body.length !== b.uncompressedLength) throw new LogsvcError('E_STATE_CORRUPT', `segment ${u.path}: block at ${b.pos} decompressed to ${body.length} bytes, expected ${b.uncompressedLength}`);
         result.blocksRead++;
         result.bytes += b.uncompressedLength;

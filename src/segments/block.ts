@@ -9,10 +9,15 @@ import { pack, unpack } from '../lib/msgpack.js';
 import { crc32c } from '../storage/index.js';
 import { BloomBuilder } from './bloom.js';
 import type { BlockCodec } from './codec.js';
+import { GramFilterBuilder } from './grams.js';
 import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeRaw, encodeStrings, type NumberColumn, type RawColumn, type StringColumn } from './columns.js';
 
-export const BLOCK_MAGIC = Buffer.from('LBLK');
-export const BLOCK_HEADER_BYTES = 64;
+/** Blocks of segment format 2: the header also gives the gram filter's length. */
+export const BLOCK_MAGIC = Buffer.from('LBK2');
+export const BLOCK_HEADER_BYTES = 68;
+/** Blocks of segment format 1 (still read): no gram filter. */
+export const BLOCK_MAGIC_V1 = Buffer.from('LBLK');
+export const BLOCK_HEADER_BYTES_V1 = 64;
 
 /** One stored event with its queue position. */
 export interface StoredEvent {
@@ -84,13 +89,18 @@ export interface BlockMeta {
   lastOffset: number;
   lastIndex: number;
   bloomLength: number;
+  /** 0 in format 1 blocks. */
+  gramLength: number;
+  /** 68, or 64 in format 1. */
+  headerLength: number;
   crc: number;
 }
 
-/** Encodes columns into a complete block: header, bloom filter, compressed body. */
+/** Encodes columns into a complete block: header, bloom filter, gram filter, compressed body. */
 export function encodeBlock(c: BlockColumns, codec: BlockCodec): Buffer {
   if (c.count === 0) throw new LogsvcError('E_INTERNAL', 'cannot encode an empty block');
   const bloom = new BloomBuilder();
+  const grams = new GramFilterBuilder();
   let minTs = Infinity;
   let maxTs = -Infinity;
   for (let i = 0; i < c.count; i++) {
@@ -98,6 +108,7 @@ export function encodeBlock(c: BlockColumns, codec: BlockCodec): Buffer {
     if (ts < minTs) minTs = ts;
     if (ts > maxTs) maxTs = ts;
     bloom.addText(c.raw[i]!);
+    grams.addText(c.raw[i]!);
   }
   // [name, column] pairs, not a map: field names are data ("__proto__" included).
   const fields: [string, StringColumn][] = [];
@@ -125,6 +136,7 @@ export function encodeBlock(c: BlockColumns, codec: BlockCodec): Buffer {
   });
   const compressed = codec.compress(body);
   const bloomBytes = bloom.build();
+  const gramBytes = grams.build();
   const header = Buffer.alloc(BLOCK_HEADER_BYTES);
   BLOCK_MAGIC.copy(header, 0);
   header.writeUInt32LE(compressed.length, 4);
@@ -137,16 +149,27 @@ export function encodeBlock(c: BlockColumns, codec: BlockCodec): Buffer {
   header.writeDoubleLE(c.off[c.count - 1]!, 44);
   header.writeUInt32LE(c.idx[c.count - 1]!, 52);
   header.writeUInt32LE(bloomBytes.length, 56);
-  let crc = crc32c(header.subarray(0, 60));
+  header.writeUInt32LE(gramBytes.length, 60);
+  let crc = crc32c(header.subarray(0, BLOCK_HEADER_BYTES - 4));
   crc = crc32c(bloomBytes, crc);
+  crc = crc32c(gramBytes, crc);
   crc = crc32c(compressed, crc);
-  header.writeUInt32LE(crc, 60);
-  return Buffer.concat([header, bloomBytes, compressed]);
+  header.writeUInt32LE(crc, BLOCK_HEADER_BYTES - 4);
+  return Buffer.concat([header, bloomBytes, gramBytes, compressed]);
 }
 
-/** Reads a block header at `pos`; null if there is no complete header there. */
+/** The block magic of a segment format version. */
+export function blockMagicOf(version: number): Buffer {
+  return version === 1 ? BLOCK_MAGIC_V1 : BLOCK_MAGIC;
+}
+
+/** Reads a block header (format 2, or format 1 by its magic) at `pos`; null if there is no complete header there. */
 export function readBlockMeta(buf: Buffer, pos: number): BlockMeta | null {
-  if (buf.length - pos < BLOCK_HEADER_BYTES || !buf.subarray(pos, pos + 4).equals(BLOCK_MAGIC)) return null;
+  if (buf.length - pos < BLOCK_HEADER_BYTES_V1) return null;
+  const magic = buf.subarray(pos, pos + 4);
+  const v1 = magic.equals(BLOCK_MAGIC_V1);
+  if (!v1 && (!magic.equals(BLOCK_MAGIC) || buf.length - pos < BLOCK_HEADER_BYTES)) return null;
+  const headerLength = v1 ? BLOCK_HEADER_BYTES_V1 : BLOCK_HEADER_BYTES;
   return {
     compressedLength: buf.readUInt32LE(pos + 4),
     uncompressedLength: buf.readUInt32LE(pos + 8),
@@ -158,25 +181,40 @@ export function readBlockMeta(buf: Buffer, pos: number): BlockMeta | null {
     lastOffset: buf.readDoubleLE(pos + 44),
     lastIndex: buf.readUInt32LE(pos + 52),
     bloomLength: buf.readUInt32LE(pos + 56),
-    crc: buf.readUInt32LE(pos + 60),
+    gramLength: v1 ? 0 : buf.readUInt32LE(pos + 60),
+    headerLength,
+    crc: buf.readUInt32LE(pos + headerLength - 4),
   };
 }
 
-export function blockLength(m: BlockMeta): number {
-  return BLOCK_HEADER_BYTES + m.bloomLength + m.compressedLength;
+/** Where the parts of a block start, relative to its header. */
+export type BlockLayout = Pick<BlockMeta, 'headerLength' | 'bloomLength' | 'gramLength' | 'compressedLength'>;
+
+export function blockLength(m: BlockLayout): number {
+  return m.headerLength + m.bloomLength + m.gramLength + m.compressedLength;
+}
+
+/** Offset of the compressed body from the block's start. */
+export function bodyOffset(m: BlockLayout): number {
+  return m.headerLength + m.bloomLength + m.gramLength;
 }
 
 /** True if the block at `pos` is complete and its checksum matches. */
 export function blockIntact(buf: Buffer, pos: number, m: BlockMeta): boolean {
   const end = pos + blockLength(m);
   if (end > buf.length) return false;
-  let crc = crc32c(buf.subarray(pos, pos + 60));
-  crc = crc32c(buf.subarray(pos + BLOCK_HEADER_BYTES, end), crc);
+  let crc = crc32c(buf.subarray(pos, pos + m.headerLength - 4));
+  crc = crc32c(buf.subarray(pos + m.headerLength, end), crc);
   return crc === m.crc;
 }
 
 export function blockBloom(buf: Buffer, pos: number, m: BlockMeta): Buffer {
-  return buf.subarray(pos + BLOCK_HEADER_BYTES, pos + BLOCK_HEADER_BYTES + m.bloomLength);
+  return buf.subarray(pos + m.headerLength, pos + m.headerLength + m.bloomLength);
+}
+
+export function blockGrams(buf: Buffer, pos: number, m: BlockMeta): Buffer {
+  const at = pos + m.headerLength + m.bloomLength;
+  return buf.subarray(at, at + m.gramLength);
 }
 
 /** A decompressed block body: one entry per column (docs/formats/segment.md). */
@@ -193,7 +231,7 @@ export interface BlockBody {
 
 /** Decompresses and decodes the events of an intact block. */
 export function decodeBlockEvents(buf: Buffer, pos: number, m: BlockMeta, codec: BlockCodec): StoredEvent[] {
-  const start = pos + BLOCK_HEADER_BYTES + m.bloomLength;
+  const start = pos + bodyOffset(m);
   const body = codec.decompress(buf.subarray(start, start + m.compressedLength));
   if (body.length !== m.uncompressedLength) throw new LogsvcError('E_STATE_CORRUPT', `block at ${pos}: decompressed to ${body.length} bytes, expected ${m.uncompressedLength}`);
   const d = unpack(body) as BlockBody;

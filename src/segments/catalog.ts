@@ -8,10 +8,9 @@
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
-import { FOOTER_MAGIC, parseSegment, TRAILER_BYTES, type BlockEntry, type SegmentMeta } from './segment-file.js';
+import { decodeFooter, FOOTER_MAGIC, parseSegment, segmentVersion, TRAILER_BYTES, type BlockEntry, type SegmentMeta } from './segment-file.js';
 import { SegmentWriter } from './segment-writer.js';
 import { crc32c } from '../storage/index.js';
-import { unpack } from '../lib/msgpack.js';
 import type { SegmentFooter } from './segment-file.js';
 
 export interface Position {
@@ -108,6 +107,9 @@ async function readFooter(path: string): Promise<{ footer: SegmentFooter; size: 
   try {
     const { size } = await fh.stat();
     if (size < TRAILER_BYTES) return null;
+    const head = Buffer.alloc(8);
+    await fh.read(head, 0, 8, 0);
+    const version = segmentVersion(head, path);
     const trailer = Buffer.alloc(TRAILER_BYTES);
     await fh.read(trailer, 0, TRAILER_BYTES, size - TRAILER_BYTES);
     if (!trailer.subarray(8).equals(FOOTER_MAGIC)) return null;
@@ -116,7 +118,7 @@ async function readFooter(path: string): Promise<{ footer: SegmentFooter; size: 
     const body = Buffer.alloc(len);
     await fh.read(body, 0, len, size - TRAILER_BYTES - len);
     if (crc32c(body) !== trailer.readUInt32LE(4)) return null;
-    return { footer: unpack(body) as SegmentFooter, size };
+    return { footer: decodeFooter(body, version), size };
   } finally {
     await fh.close();
   }

@@ -12,9 +12,11 @@
 import { LogsvcError } from '../lib/errors.js';
 import { pack, unpack } from '../lib/msgpack.js';
 import { crc32c } from '../storage/index.js';
-import { BLOCK_MAGIC, blockIntact, blockLength, readBlockMeta, type BlockMeta } from './block.js';
+import { BLOCK_HEADER_BYTES_V1, blockIntact, blockLength, blockMagicOf, readBlockMeta, type BlockMeta } from './block.js';
 
-export const SEGMENT_FORMAT_VERSION = 1;
+/** Written by this version; format 1 (blocks without a gram filter) is still read. */
+export const SEGMENT_FORMAT_VERSION = 2;
+export const READABLE_SEGMENT_VERSIONS: readonly number[] = [1, 2];
 export const SEGMENT_MAGIC = Buffer.from('LSEG');
 export const FOOTER_MAGIC = Buffer.from('LSEF');
 export const TRAILER_BYTES = 12;
@@ -84,11 +86,26 @@ export function summarize(blocks: BlockEntry[]): Omit<SegmentFooter, 'closedAt' 
   return { eventCount, minTs, maxTs };
 }
 
+/** The format version in a segment header (at least its first 8 bytes); throws E_STATE_CORRUPT if it is not one this build reads. */
+export function segmentVersion(head: Buffer, name: string): number {
+  if (head.length < 8 || !head.subarray(0, 4).equals(SEGMENT_MAGIC)) throw new LogsvcError('E_STATE_CORRUPT', `segment ${name}: bad header`);
+  const version = head.readUInt32LE(4);
+  if (!READABLE_SEGMENT_VERSIONS.includes(version)) throw new LogsvcError('E_STATE_CORRUPT', `segment ${name}: unsupported format version ${version}`);
+  return version;
+}
+
+/** A footer as read: format 1 block entries gain the fields format 2 added (no gram filter, 64-byte headers). */
+export function decodeFooter(body: Buffer, version: number): SegmentFooter {
+  const f = unpack(body) as SegmentFooter;
+  if (version === 1) for (const b of f.blocks) Object.assign(b, { gramLength: 0, headerLength: BLOCK_HEADER_BYTES_V1 });
+  return f;
+}
+
 /** Parses a whole segment file; throws E_STATE_CORRUPT if even the header is unusable. */
 export function parseSegment(buf: Buffer, name: string): ParsedSegment {
-  if (buf.length < 16 || !buf.subarray(0, 4).equals(SEGMENT_MAGIC)) throw new LogsvcError('E_STATE_CORRUPT', `segment ${name}: bad header`);
-  const version = buf.readUInt32LE(4);
-  if (version !== SEGMENT_FORMAT_VERSION) throw new LogsvcError('E_STATE_CORRUPT', `segment ${name}: unsupported format version ${version}`);
+  if (buf.length < 16) throw new LogsvcError('E_STATE_CORRUPT', `segment ${name}: bad header`);
+  const version = segmentVersion(buf, name);
+  const blockMagic = blockMagicOf(version);
   const metaLen = buf.readUInt32LE(8);
   const metaBody = buf.subarray(16, 16 + metaLen);
   if (metaBody.length !== metaLen || crc32c(metaBody) !== buf.readUInt32LE(12)) throw new LogsvcError('E_STATE_CORRUPT', `segment ${name}: header checksum mismatch`);
@@ -102,7 +119,7 @@ export function parseSegment(buf: Buffer, name: string): ParsedSegment {
     const len = buf.readUInt32LE(buf.length - TRAILER_BYTES);
     const start = buf.length - TRAILER_BYTES - len;
     if (start >= blocksStart && crc32c(buf.subarray(start, start + len)) === buf.readUInt32LE(buf.length - 8)) {
-      footer = unpack(buf.subarray(start, start + len)) as SegmentFooter;
+      footer = decodeFooter(buf.subarray(start, start + len), version);
       scanEnd = start;
     }
   }
@@ -115,7 +132,7 @@ export function parseSegment(buf: Buffer, name: string): ParsedSegment {
   let blocksEnd = blocksStart;
   const intactAt = (p: number): BlockMeta | null => {
     const m = readBlockMeta(buf, p);
-    return m !== null && p + blockLength(m) <= scanEnd && blockIntact(buf, p, m) ? m : null;
+    return m !== null && buf.subarray(p, p + 4).equals(blockMagic) && p + blockLength(m) <= scanEnd && blockIntact(buf, p, m) ? m : null;
   };
   while (pos < scanEnd) {
     const m = intactAt(pos);
@@ -127,8 +144,8 @@ export function parseSegment(buf: Buffer, name: string): ParsedSegment {
     }
     const head = readBlockMeta(buf, pos);
     const reason = head === null ? 'no block header' : pos + blockLength(head) > scanEnd ? 'block extends past the end' : 'block checksum mismatch';
-    let next = buf.indexOf(BLOCK_MAGIC, pos + 1);
-    while (next >= 0 && next < scanEnd && intactAt(next) === null) next = buf.indexOf(BLOCK_MAGIC, next + 1);
+    let next = buf.indexOf(blockMagic, pos + 1);
+    while (next >= 0 && next < scanEnd && intactAt(next) === null) next = buf.indexOf(blockMagic, next + 1);
     const to = next < 0 || next >= scanEnd ? scanEnd : next;
     damage.push({ at: pos, to, reason });
     pos = to;

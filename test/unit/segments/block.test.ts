@@ -4,7 +4,9 @@ import {
   BLOCK_HEADER_BYTES,
   BLOCK_MAGIC,
   blockBloom,
+  blockGrams,
   blockIntact,
+  bodyOffset,
   blockLength,
   decodeBlockEvents,
   emptyColumns,
@@ -13,13 +15,15 @@ import {
   type StoredEvent,
 } from '../../../src/segments/block.js';
 import { bloomMayContain } from '../../../src/segments/bloom.js';
+import { gramFilterMayContain, gramProbes } from '../../../src/segments/grams.js';
+import { fold } from '../../../src/query/casefold.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
 import { crc32c } from '../../../src/storage/index.js';
 import { columnsOf, makeEvents } from './helpers.js';
 
 t.test('constants and the LZ4 codec', async (t) => {
-  t.ok(BLOCK_MAGIC.equals(Buffer.from('LBLK')));
-  t.equal(BLOCK_HEADER_BYTES, 64);
+  t.ok(BLOCK_MAGIC.equals(Buffer.from('LBK2')));
+  t.equal(BLOCK_HEADER_BYTES, 68);
   t.equal(lz4Codec.name, 'lz4');
   const data = Buffer.from('abc'.repeat(1000));
   const c = lz4Codec.compress(data);
@@ -63,11 +67,14 @@ t.test('encodeBlock/readBlockMeta/decodeBlockEvents round trip', async (t) => {
     lastOffset: 2 ** 40,
     lastIndex: 4_000_000_000,
   });
-  t.equal(blockLength(m!), bytes.length, 'header + bloom + compressed body');
-  t.equal(bytes.length, 64 + m!.bloomLength + m!.compressedLength);
+  t.equal(blockLength(m!), bytes.length, 'header + bloom + gram filter + compressed body');
+  t.equal(bytes.length, 68 + m!.bloomLength + m!.gramLength + m!.compressedLength);
+  t.equal(m!.headerLength, 68);
   t.equal(m!.bloomLength, 128, 'the minimum bloom (1024 bits) for a few tokens');
-  t.equal(m!.crc, bytes.readUInt32LE(60));
-  t.equal(m!.crc, crc32c(Buffer.concat([bytes.subarray(0, 60), bytes.subarray(64)])), 'CRC-32C over header (minus CRC), bloom and body');
+  t.equal(m!.gramLength, 128, 'the minimum gram filter (1024 bits) for a few grams');
+  t.equal(m!.gramLength, bytes.readUInt32LE(60));
+  t.equal(m!.crc, bytes.readUInt32LE(64));
+  t.equal(m!.crc, crc32c(Buffer.concat([bytes.subarray(0, 64), bytes.subarray(68)])), 'CRC-32C over header (minus CRC), bloom, gram filter and body');
   t.ok(blockIntact(bytes, 0, m!));
   const decoded = decodeBlockEvents(bytes, 0, m!, lz4Codec);
   t.strictSame(decoded, events, 'every value, fields only where present');
@@ -92,8 +99,8 @@ t.test('a block inside a bigger buffer is read at its position', async (t) => {
   t.ok(blockIntact(buf, prefix.length, m));
   t.strictSame(decodeBlockEvents(buf, prefix.length, m, lz4Codec), evs);
   t.equal(readBlockMeta(buf, 0), null, 'no magic at 0');
-  t.equal(readBlockMeta(block.subarray(0, 63), 0), null, 'incomplete header');
-  t.not(readBlockMeta(block.subarray(0, 64), 0), null, 'a complete header is enough for the meta');
+  t.equal(readBlockMeta(block.subarray(0, 67), 0), null, 'incomplete header');
+  t.not(readBlockMeta(block.subarray(0, 68), 0), null, 'a complete header is enough for the meta');
   t.notOk(blockIntact(block.subarray(0, block.length - 1), 0, m), 'one byte short is not intact');
 });
 
@@ -134,6 +141,40 @@ t.test('the bloom of a block holds raw-text tokens and field values', async (t) 
   let absent = 0;
   for (const tok of ['delete', 'orders', 'xyzzy', 'status=200', '/api/users?id=42', 'nope', 'missing']) if (!bloomMayContain(bloom, tok)) absent++;
   t.ok(absent >= 5, `absent tokens mostly rejected (${absent}/7)`);
+});
+
+t.test('the gram filter of a block holds substrings of @rawstring token runs, not of field values', async (t) => {
+  const events: StoredEvent[] = [
+    { timestamp: 1, timezone: 'Z', rawstring: 'GET /api/Users?id=42 session=Zq7Xk2vBlm', fields: { path: '/Checkout/Cart' }, ingestTimestamp: 1, offset: 0, index: 0 },
+  ];
+  const bytes = encodeBlock(columnsOf(events), lz4Codec);
+  const m = readBlockMeta(bytes, 0)!;
+  const grams = blockGrams(bytes, 0, m);
+  t.equal(grams.length, m.gramLength);
+  for (const w of ['user', 'SERS', 'q7xk2v', 'zq7xk2vblm']) t.ok(gramFilterMayContain(grams, gramProbes(fold(w))), `holds ${w}`);
+  let absent = 0;
+  for (const w of ['checkout', 'cart', 'sersid', 'xk2vbq', 'missing', 'nothing']) if (!gramFilterMayContain(grams, gramProbes(fold(w)))) absent++;
+  t.ok(absent >= 5, `absent words mostly rejected (${absent}/6), field values included`);
+});
+
+t.test('format 1 blocks (LBLK, 64-byte header, no gram filter) are still read', async (t) => {
+  const events = makeEvents(3, 500);
+  const v2 = encodeBlock(columnsOf(events), lz4Codec);
+  const m2 = readBlockMeta(v2, 0)!;
+  // The same block in the format 1 layout: header without the gram length, no gram filter.
+  const header = Buffer.alloc(64);
+  v2.copy(header, 0, 0, 60);
+  Buffer.from('LBLK').copy(header, 0);
+  const bloom = blockBloom(v2, 0, m2);
+  const body = v2.subarray(bodyOffset(m2));
+  header.writeUInt32LE(crc32c(body, crc32c(bloom, crc32c(header.subarray(0, 60)))), 60);
+  const v1 = Buffer.concat([header, bloom, body]);
+  const m1 = readBlockMeta(v1, 0)!;
+  t.match(m1, { headerLength: 64, gramLength: 0, bloomLength: m2.bloomLength, compressedLength: m2.compressedLength, eventCount: 3 });
+  t.ok(blockIntact(v1, 0, m1));
+  t.equal(blockLength(m1), v1.length);
+  t.equal(blockGrams(v1, 0, m1).length, 0);
+  t.strictSame(decodeBlockEvents(v1, 0, m1, lz4Codec), events);
 });
 
 t.test('timestamps anywhere in the Date range (±8.64e15 ms, what ingest accepts) round-trip exactly', async (t) => {

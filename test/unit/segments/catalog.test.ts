@@ -124,7 +124,7 @@ t.test('load of a missing directory is an empty catalog', async (t) => {
 t.test('put replaces a segment by id and raises high-water marks', async (t) => {
   const cat = new SegmentCatalog('/x');
   const m = segMeta('s1');
-  const block = (lastOffset: number, lastIndex: number) => ({ compressedLength: 1, uncompressedLength: 1, eventCount: 1, minTs: 0, maxTs: 0, firstOffset: 0, firstIndex: 0, lastOffset, lastIndex, bloomLength: 0, crc: 0, pos: 0 });
+  const block = (lastOffset: number, lastIndex: number) => ({ compressedLength: 1, uncompressedLength: 1, eventCount: 1, minTs: 0, maxTs: 0, firstOffset: 0, firstIndex: 0, lastOffset, lastIndex, bloomLength: 0, gramLength: 0, headerLength: 68, crc: 0, pos: 0 });
   cat.put({ path: '/x/s1.seg', meta: m, blocks: [block(10, 0)], closed: false, bytes: 10 });
   t.strictSame(cat.highWater(3, 'dsA'), { offset: 10, index: 0 });
   cat.put({ path: '/x/s1.seg', meta: m, blocks: [block(10, 0), block(30, 4)], closed: true, bytes: 20 });
