@@ -6,7 +6,9 @@
  *   raw-equivalent MB/s (the corpus's @rawstring bytes over the same time: comparable with a
  *   query's raw MB/s).
  * - `Buffer.indexOf` of the rare token over the decompressed @rawstring bytes of every block
- *   (the `raw` column, extracted beforehand, untimed), every occurrence counted.
+ *   (the `raw` column, extracted beforehand, untimed), every occurrence counted. Raw strings stored
+ *   as templates over the field columns (segment format 3) are rebuilt with the node's own decoder
+ *   (dist/), also untimed.
  * - msgpack decoding of the block bodies (msgpackr, as the node), for reference.
  *
  * Files are read whole into memory first, so the timings hold no disk reads. Each measurement is
@@ -14,6 +16,7 @@
  */
 import { uncompressSync } from 'lz4-napi';
 import { decodeBlockBody, readSegments } from '../lib/segments.mjs';
+import { decodeRawAndFields } from '../../dist/segments/block.js';
 import { RARE_TOKEN } from './options.mjs';
 
 /**
@@ -80,8 +83,10 @@ export async function measureLimits(o) {
     const t0 = performance.now();
     const d = decodeBlockBody(body);
     unpackSeconds += (performance.now() - t0) / 1000;
-    if (d.raw?.e !== 'j' || !(d.raw.b instanceof Uint8Array)) throw new Error(`${b.file} block at ${b.pos}: raw column encoding "${d.raw?.e}" is not the one this reader knows ("j")`);
-    const raw = Buffer.from(d.raw.b); // a copy
+    let raw;
+    if (d.raw?.e === 'j' && d.raw.b instanceof Uint8Array) raw = Buffer.from(d.raw.b); // a copy
+    else if (d.raw?.e === 't') raw = Buffer.from(decodeRawAndFields(d).raw.join(''), 'utf8');
+    else throw new Error(`${b.file} block at ${b.pos}: raw column encoding "${d.raw?.e}" is not one this reader knows ("j", "t")`);
     raws.push(raw);
     rawBytes += raw.length;
     events += b.eventCount;

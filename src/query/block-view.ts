@@ -6,7 +6,7 @@
 import { eventId } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import { unpack } from '../lib/msgpack.js';
-import type { BlockBody, BlockColumns } from '../segments/block.js';
+import { fieldColumn, type BlockBody, type BlockColumns } from '../segments/block.js';
 import { decodeNumbers, decodeRaw, decodeStrings, type StringColumn } from '../segments/columns.js';
 import type { Ev } from './runtime.js';
 
@@ -67,7 +67,11 @@ export class BlockView {
     return (this.tsCol ??= decodeNumbers(this.enc!.ts, this.n));
   }
   raw(): string[] {
-    return (this.rawCol ??= decodeRaw(this.enc!.raw, this.n));
+    if (this.rawCol !== null) return this.rawCol;
+    const enc = this.enc!;
+    // Template-encoded raw strings are built from the field columns (decoded once, shared with field()).
+    this.rawCol = decodeRaw(enc.raw, this.n, (j) => this.field(fieldColumn(enc.fields, j)[0])!);
+    return this.rawCol;
   }
   private tz(): (string | null)[] {
     return (this.tzCol ??= decodeStrings(this.enc!.tz, this.n));
@@ -88,6 +92,7 @@ export class BlockView {
     if (got !== undefined) return got;
     const enc = this.encFields.get(name);
     if (enc === undefined) return null;
+    if (enc.e === 'x' && this.enc!.raw.e === 't') throw new LogsvcError('E_STATE_CORRUPT', `field column ${JSON.stringify(name)} refers to raw strings that are built from the field columns`);
     const col = decodeStrings(enc, this.n, enc.e === 'x' ? this.raw() : undefined);
     this.fieldCols.set(name, col);
     return col;

@@ -10,9 +10,9 @@ import { crc32c } from '../storage/index.js';
 import { BloomBuilder } from './bloom.js';
 import type { BlockCodec } from './codec.js';
 import { GramFilterBuilder } from './grams.js';
-import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeRaw, encodeStrings, type NumberColumn, type RawColumn, type StringColumn } from './columns.js';
+import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeRaw, encodeStrings, encodeTemplate, type NumberColumn, type RawColumn, type StringColumn } from './columns.js';
 
-/** Blocks of segment format 2: the header also gives the gram filter's length. */
+/** Blocks of segment formats 2 and 3: the header also gives the gram filter's length. */
 export const BLOCK_MAGIC = Buffer.from('LBK2');
 export const BLOCK_HEADER_BYTES = 68;
 /** Blocks of segment format 1 (still read): no gram filter. */
@@ -110,11 +110,11 @@ export function encodeBlock(c: BlockColumns, codec: BlockCodec): Buffer {
     bloom.addText(c.raw[i]!);
     grams.addText(c.raw[i]!);
   }
-  // [name, column] pairs, not a map: field names are data ("__proto__" included).
-  const fields: [string, StringColumn][] = [];
-  for (const [name, col] of c.fields) {
-    // Each distinct value once: most columns repeat their values (methods, status codes, agents),
-    // and hashing a value costs far more than a Set lookup.
+  // Each distinct value once: most columns repeat their values (methods, status codes, agents),
+  // and hashing a value costs far more than a Set lookup.
+  const names = [...c.fields.keys()];
+  const values = [...c.fields.values()];
+  for (const col of values) {
     const seen = new Set<string>();
     for (let i = 0; i < col.length; i++) {
       const v = col[i];
@@ -122,13 +122,17 @@ export function encodeBlock(c: BlockColumns, codec: BlockCodec): Buffer {
       seen.add(v);
       bloom.addValue(v);
     }
-    fields.push([name, encodeStrings(col, c.count, c.raw)]);
   }
+  // Raw strings as templates over the field values where those cover enough of them; then no
+  // field column may refer back into the raw strings.
+  const template = encodeTemplate(c.raw, values, c.count);
+  // [name, column] pairs, not a map: field names are data ("__proto__" included).
+  const fields: [string, StringColumn][] = names.map((name, j) => [name, encodeStrings(values[j]!, c.count, template === null ? c.raw : undefined)]);
   const body = pack({
     n: c.count,
     ts: encodeNumbers(c.ts),
     tz: encodeStrings(c.tz, c.count),
-    raw: encodeRaw(c.raw),
+    raw: template ?? encodeRaw(c.raw),
     it: encodeNumbers(c.it),
     off: encodeNumbers(c.off),
     idx: encodeNumbers(c.idx),
@@ -163,7 +167,7 @@ export function blockMagicOf(version: number): Buffer {
   return version === 1 ? BLOCK_MAGIC_V1 : BLOCK_MAGIC;
 }
 
-/** Reads a block header (format 2, or format 1 by its magic) at `pos`; null if there is no complete header there. */
+/** Reads a block header (formats 2 and 3, or format 1 by its magic) at `pos`; null if there is no complete header there. */
 export function readBlockMeta(buf: Buffer, pos: number): BlockMeta | null {
   if (buf.length - pos < BLOCK_HEADER_BYTES_V1) return null;
   const magic = buf.subarray(pos, pos + 4);
@@ -236,17 +240,18 @@ export function decodeBlockEvents(buf: Buffer, pos: number, m: BlockMeta, codec:
   if (body.length !== m.uncompressedLength) throw new LogsvcError('E_STATE_CORRUPT', `block at ${pos}: decompressed to ${body.length} bytes, expected ${m.uncompressedLength}`);
   const d = unpack(body) as BlockBody;
   const n = d.n;
-  const raw = decodeRaw(d.raw, n);
+  const { raw, fields: cols } = decodeRawAndFields(d);
   const ts = decodeNumbers(d.ts, n);
   const tz = decodeStrings(d.tz, n);
   const it = decodeNumbers(d.it, n);
   const off = decodeNumbers(d.off, n);
   const idx = decodeNumbers(d.idx, n);
-  const cols = d.fields.map(([name, col]) => [name, decodeStrings(col, n, raw)] as const);
   const out: StoredEvent[] = new Array(n);
   for (let i = 0; i < n; i++) {
     const fields: Record<string, string> = {};
-    for (const [name, values] of cols) {
+    for (let j = 0; j < cols.length; j++) {
+      const name = d.fields[j]![0];
+      const values = cols[j]!;
       const v = values[i];
       if (v === null || v === undefined) continue;
       if (name === '__proto__') Object.defineProperty(fields, name, { value: v, enumerable: true, writable: true, configurable: true });
@@ -255,4 +260,30 @@ export function decodeBlockEvents(buf: Buffer, pos: number, m: BlockMeta, codec:
     out[i] = { timestamp: ts[i]!, timezone: tz[i] ?? 'Z', rawstring: raw[i]!, fields, ingestTimestamp: it[i]!, offset: off[i]!, index: idx[i]! };
   }
   return out;
+}
+
+/**
+ * The raw strings and every field column of a block body. Raw strings encoded as templates are
+ * built from the field columns; otherwise field columns may refer into the raw strings. Either
+ * way one side is decoded without the other first, and a body that asks for both (a cycle) is
+ * corrupt.
+ */
+export function decodeRawAndFields(d: BlockBody): { raw: string[]; fields: (string | null)[][] } {
+  const n = d.n;
+  if (d.raw.e === 't') {
+    const fields = d.fields.map(([name, col]) => {
+      if (col.e === 'x') throw new LogsvcError('E_STATE_CORRUPT', `field column ${JSON.stringify(name)} refers to raw strings that are built from the field columns`);
+      return decodeStrings(col, n);
+    });
+    return { raw: decodeRaw(d.raw, n, (j) => fieldColumn(fields, j)), fields };
+  }
+  const raw = decodeRaw(d.raw, n);
+  return { raw, fields: d.fields.map(([, col]) => decodeStrings(col, n, raw)) };
+}
+
+/** The j-th field column, or E_STATE_CORRUPT if a template names one the body lacks. */
+export function fieldColumn<T>(fields: readonly T[], j: number): T {
+  const col = fields[j];
+  if (col === undefined) throw new LogsvcError('E_STATE_CORRUPT', `raw template refers to field column ${j}, the block has ${fields.length}`);
+  return col;
 }

@@ -14,9 +14,12 @@ import { pack, unpack } from '../lib/msgpack.js';
 import { crc32c } from '../storage/index.js';
 import { BLOCK_HEADER_BYTES_V1, blockIntact, blockLength, blockMagicOf, readBlockMeta, type BlockMeta } from './block.js';
 
-/** Written by this version; format 1 (blocks without a gram filter) is still read. */
-export const SEGMENT_FORMAT_VERSION = 2;
-export const READABLE_SEGMENT_VERSIONS: readonly number[] = [1, 2];
+/**
+ * Written by this version. Still read: format 2 (no text or template columns in block bodies) and
+ * format 1 (also no gram filter).
+ */
+export const SEGMENT_FORMAT_VERSION = 3;
+export const READABLE_SEGMENT_VERSIONS: readonly number[] = [1, 2, 3];
 export const SEGMENT_MAGIC = Buffer.from('LSEG');
 export const FOOTER_MAGIC = Buffer.from('LSEF');
 export const TRAILER_BYTES = 12;

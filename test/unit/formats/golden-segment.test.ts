@@ -8,7 +8,8 @@
 import t, { type Test } from 'tap';
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { addEvent, decodeBlockEvents, emptyColumns, encodeBlock, readBlockMeta, type StoredEvent } from '../../../src/segments/block.js';
+import { addEvent, blockLength, bodyOffset, decodeBlockEvents, emptyColumns, encodeBlock, readBlockMeta, type BlockBody, type StoredEvent } from '../../../src/segments/block.js';
+import { unpack } from '../../../src/lib/msgpack.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
 import { encodeFooter, encodeSegmentHeader, parseSegment, SEGMENT_FORMAT_VERSION, summarize, type BlockEntry, type ParsedSegment } from '../../../src/segments/segment-file.js';
 import { readSegmentInfo } from '../../../src/segments/catalog.js';
@@ -16,8 +17,10 @@ import { createLogger } from '../../../src/lib/logger.js';
 import { runScanTask } from '../../../src/query/scan.js';
 import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
 
-const FIXTURE = fileURLToPath(new URL('../../fixtures/segments/v2/golden.seg', import.meta.url));
-const FIXTURE_V1 = fileURLToPath(new URL('../../fixtures/segments/v1/golden.seg', import.meta.url));
+const fixture = (v: number): string => fileURLToPath(new URL(`../../fixtures/segments/v${v}/golden.seg`, import.meta.url));
+const FIXTURE = fixture(3);
+/** Written by earlier builds: v1 (no gram filter), v2 (no text or template columns). */
+const OLD_FIXTURES = [fixture(1), fixture(2)];
 
 const META = {
   id: 'golden-p3-000000000001',
@@ -40,13 +43,22 @@ function events(block: number): StoredEvent[] {
   }));
 }
 
+/**
+ * Format 3's events: block 0 with enough parsed fields that its raw strings are stored as
+ * templates over them, block 1 as in the older fixtures (raw strings whole, fields referring into them).
+ */
+function eventsV3(block: number): StoredEvent[] {
+  if (block !== 0) return events(block);
+  return events(0).map((e, i) => ({ ...e, fields: { ...e.fields, client: `10.0.0.${i}`, responsesize: String(100 + i), useragent: 'curl/8', date: `14/Nov/2023:22:13:${20 + i} +0000` } }));
+}
+
 function buildGolden(): Buffer {
   const parts: Buffer[] = [encodeSegmentHeader(META)];
   let pos = parts[0]!.length;
   const entries: BlockEntry[] = [];
   for (const b of [0, 1]) {
     const cols = emptyColumns();
-    for (const e of events(b)) addEvent(cols, e);
+    for (const e of eventsV3(b)) addEvent(cols, e);
     const bytes = encodeBlock(cols, lz4Codec);
     entries.push({ ...readBlockMeta(bytes, 0)!, pos });
     parts.push(bytes);
@@ -56,7 +68,7 @@ function buildGolden(): Buffer {
   return Buffer.concat(parts);
 }
 
-function checkReadsBack(t: Test, buf: Buffer, file: string): ParsedSegment {
+function checkReadsBack(t: Test, buf: Buffer, file: string, want: (block: number) => StoredEvent[]): ParsedSegment {
   const seg = parseSegment(buf, file);
   t.same(seg.meta, META);
   t.same(seg.damage, []);
@@ -64,38 +76,48 @@ function checkReadsBack(t: Test, buf: Buffer, file: string): ParsedSegment {
   t.not(seg.footer, null);
   t.equal(seg.footer!.eventCount, 10);
   t.equal(seg.footer!.closedAt, 1_700_000_200_000);
-  for (const [i, b] of seg.blocks.entries()) t.same(decodeBlockEvents(buf, b.pos, b, lz4Codec), events(i), `block ${i} events`);
+  for (const [i, b] of seg.blocks.entries()) t.same(decodeBlockEvents(buf, b.pos, b, lz4Codec), want(i), `block ${i} events`);
   return seg;
 }
 
-t.test('golden segment v2 reads back exactly', async (t) => {
+const bodyOf = (buf: Buffer, b: BlockEntry): BlockBody => unpack(lz4Codec.decompress(buf.subarray(b.pos + bodyOffset(b), b.pos + blockLength(b)))) as BlockBody;
+
+t.test('golden segment v3 reads back exactly', async (t) => {
   if (process.env.UPDATE_GOLDEN === '1') await writeFile(FIXTURE, buildGolden());
   const buf = await readFile(FIXTURE);
-  t.equal(SEGMENT_FORMAT_VERSION, 2);
-  t.equal(buf.readUInt32LE(4), 2);
-  const seg = checkReadsBack(t, buf, FIXTURE);
-  t.ok(seg.blocks.every((b) => b.headerLength === 68 && b.gramLength === 128), 'format 2 blocks with a gram filter');
+  t.equal(SEGMENT_FORMAT_VERSION, 3);
+  t.equal(buf.readUInt32LE(4), 3);
+  const seg = checkReadsBack(t, buf, FIXTURE, eventsV3);
+  t.ok(seg.blocks.every((b) => b.headerLength === 68 && b.gramLength === 128), 'blocks with a gram filter');
+  const [b0, b1] = seg.blocks.map((b) => bodyOf(buf, b));
+  t.equal(b0!.raw.e, 't', 'block 0: raw strings as templates over the fields');
+  t.notOk(b0!.fields.some(([, c]) => c.e === 'x'), 'block 0: no field refers into the raw strings');
+  t.equal(b1!.raw.e, 'j', 'block 1: few fields, raw strings whole');
+  t.ok(b1!.fields.some(([, c]) => c.e === 'x'), 'block 1: fields refer into the raw strings');
 });
 
 t.test('the encoder still produces the golden bytes', async (t) => {
   const buf = await readFile(FIXTURE);
-  t.ok(buildGolden().equals(buf), 'byte-identical to the v2 fixture');
+  t.ok(buildGolden().equals(buf), 'byte-identical to the v3 fixture');
 });
 
-t.test('golden segment v1 (written by earlier builds) still reads back', async (t) => {
-  const buf = await readFile(FIXTURE_V1);
-  t.equal(buf.readUInt32LE(4), 1);
-  const seg = checkReadsBack(t, buf, FIXTURE_V1);
-  t.ok(seg.blocks.every((b) => b.headerLength === 64 && b.gramLength === 0), 'format 1 blocks: 64-byte header, no gram filter');
-  const info = await readSegmentInfo(FIXTURE_V1, createLogger('error'), Date.now());
-  t.strictSame(
-    info.blocks.map((b) => [b.pos, b.headerLength, b.gramLength]),
-    seg.blocks.map((b) => [b.pos, 64, 0]),
-    'the catalog reads the footer of a format 1 segment with the layout of its blocks',
-  );
+t.test('golden segments of earlier formats still read back', async (t) => {
+  for (const file of OLD_FIXTURES) {
+    const buf = await readFile(file);
+    const v = buf.readUInt32LE(4);
+    const seg = checkReadsBack(t, buf, file, events);
+    const [hl, gl] = v === 1 ? [64, 0] : [68, 128];
+    t.ok(seg.blocks.every((b) => b.headerLength === hl && b.gramLength === gl), `v${v}: ${hl}-byte block headers, gram filter ${gl} bytes`);
+    const info = await readSegmentInfo(file, createLogger('error'), Date.now());
+    t.strictSame(
+      info.blocks.map((b) => [b.pos, b.headerLength, b.gramLength]),
+      seg.blocks.map((b) => [b.pos, hl, gl]),
+      `v${v}: the catalog reads the footer with the layout of its blocks`,
+    );
+  }
 });
 
-t.test('queries over both formats: format 1 blocks are scanned, format 2 blocks skipped by the gram filter', async (t) => {
+t.test('queries over every format: format 1 blocks are scanned, later ones skipped by the gram filter', async (t) => {
   const scan = async (file: string, text: string) => {
     const info = await readSegmentInfo(file, createLogger('error'), Date.now());
     const ctx = { start: 0, end: 2_000_000_000_000, timeZoneOffsetMinutes: 0, now: 2_000_000_000_000, live: false };
@@ -106,13 +128,13 @@ t.test('queries over both formats: format 1 blocks are scanned, format 2 blocks 
       deadline: Date.now() + 60_000,
     });
   };
-  for (const file of [FIXTURE, FIXTURE_V1]) {
-    const v = file === FIXTURE ? 'v2' : 'v1';
-    const hit = await scan(file, 'item | count()');
-    t.match(hit, { blocksRead: 2, blocksSkipped: 0, matched: 10 }, `${v}: a word in every event`);
-    const sub = await scan(file, 'ITEM/1 | count()');
-    t.match(sub, { matched: 5 }, `${v}: a word of the search text in every block, but the phrase in one: found`);
+  for (const file of [FIXTURE, ...OLD_FIXTURES]) {
+    const v = `v${(await readFile(file)).readUInt32LE(4)}`;
+    t.match(await scan(file, 'item | count()'), { blocksRead: 2, blocksSkipped: 0, matched: 10 }, `${v}: a word in every event`);
+    t.match(await scan(file, 'ITEM/1 | count()'), { matched: 5 }, `${v}: a word of the search text in every block, but the phrase in one: found`);
+    t.match(await scan(file, '"10.0.0.3 - - [14/Nov/2023:22:13:23 +0000] \\"GET /item/0/3" | count()'), { matched: 1 }, `${v}: raw text across fields and gaps`);
+    t.match(await scan(file, 'method=GET url=*/0/* | count()'), { matched: 4 }, `${v}: fields`);
+    const expect = v === 'v1' ? { blocksRead: 2, blocksSkipped: 0 } : { blocksRead: 0, blocksSkipped: 2 };
+    t.match(await scan(file, 'zq7xk2vblm | count()'), { ...expect, matched: 0 }, `${v}: an absent word ${v === 'v1' ? 'reads every block (no gram filter)' : 'skips every block'}`);
   }
-  t.match(await scan(FIXTURE, 'zq7xk2vblm | count()'), { blocksRead: 0, blocksSkipped: 2, matched: 0 }, 'v2: an absent word skips every block');
-  t.match(await scan(FIXTURE_V1, 'zq7xk2vblm | count()'), { blocksRead: 2, blocksSkipped: 0, matched: 0 }, 'v1: nothing to skip with, every block read');
 });

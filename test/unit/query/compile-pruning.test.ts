@@ -5,6 +5,7 @@ import { BloomBuilder } from '../../../src/segments/bloom.js';
 import { GramFilterBuilder } from '../../../src/segments/grams.js';
 import { blockMayMatch, blockProbes } from '../../../src/query/scan.js';
 import { ctxOf, runCompiled, type Fields } from './driver.js';
+import { rnd } from '../../helpers/random.js';
 
 const prune = (q: string) => compileQuery(q, { ctx: ctxOf() }).pruning;
 /** One alternative: whole tokens for the bloom, words for the gram filter. */
@@ -121,13 +122,6 @@ const QUERIES = [
   'lpha tbeta',
 ];
 
-function rnd(seed: number): () => number {
-  let s = seed;
-  return () => {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 t.test('pruning never drops a block or datasource that holds a match', async (t) => {
   const r = rnd(42);

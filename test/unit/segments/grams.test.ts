@@ -2,14 +2,8 @@ import t from 'tap';
 import { fold } from '../../../src/query/casefold.js';
 import { gramWords } from '../../../src/query/pruning.js';
 import { GRAM, GramFilterBuilder, gramFilterMayContain, gramProbes } from '../../../src/segments/grams.js';
+import { rnd } from '../../helpers/random.js';
 
-function rnd(seed: number): () => number {
-  let s = seed;
-  return () => {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 const ALNUM = 'abcdefghijklmnopqrstuvwxyz0123456789';
 function word(r: () => number, len: number): string {
