@@ -108,8 +108,8 @@ t.test('custom parsers', async (t) => {
       ['search', 'b', 'prod'],
       ['billing', 'raw one', null],
     ], 'tags from fieldsToTag, item fields after parsing, raw ingest too');
-    t.equal(rows[0]['@timestamp'], base0 - 60_000);
-    t.equal(rows[0]['meta.time'], undefined);
+    t.equal(rows[0]!['@timestamp'], base0 - 60_000);
+    t.equal(rows[0]!['meta.time'], undefined);
     const errs = await queryJson(base, 'parsed', { queryString: '@error=true' }, { token: admin });
     t.equal(errs.length, 1, 'the event with a bad timestamp is kept');
     t.equal(errs[0]!.msg, 'bad time');
