@@ -226,8 +226,8 @@ export class PipelineCompiler implements CompileEnv {
       case 'match':
         return [this.matchStage(s.field, s.arms)];
       case 'list': {
-        const refused = noAggregateHere(where, 'stats');
-        if (refused !== null) return this.fail(s.span, refused);
+        if (where === 'branch') return this.fail(s.span, 'aggregate functions cannot be used inside case or match branches');
+        if (where === 'parser') return this.fail(s.span, 'aggregate functions cannot be used in a parser: a parser runs on one event at a time');
         const spec = statsOf(s.calls.map((c) => this.aggCall(c)), s.span, this);
         return [{ stage: { kind: 'agg', name: 'stats', agg: spec.agg }, pure: false, order: () => spec.outputs, aggSpec: spec }];
       }
