@@ -11,7 +11,7 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { describeBuild, distBuild } from '../lib/build.mjs';
-import { createControlClient, getJson, graphql } from '../lib/http.mjs';
+import { createControlClient, graphql } from '../lib/http.mjs';
 import { keepTempDir, makeTempDir, readCpuSeconds, readVmRss, removeTempDir, startLogsvcNode, storedSegmentBytes } from '../lib/processes.mjs';
 import { commandLine, machine } from '../ingest/report.mjs';
 import { CorpusGenerator, ingestCorpus } from './corpus.mjs';
@@ -20,6 +20,7 @@ import { HELP, parseOptions } from './options.mjs';
 import { runWithin, startRun } from '../lib/cli.mjs';
 import { queryCases, runQuery } from './queries.mjs';
 import { header, ingestBlock, limitsBlock, queryTable, storedLine, summary } from './report.mjs';
+import { waitDigested } from '../lib/digest.mjs';
 
 /** The query range: the whole corpus (at most 23 hours old) and, for timechart(), 97 buckets of 15 minutes. */
 const QUERY_START = '24hours';
@@ -37,40 +38,11 @@ max_undigested_bytes = 68719476736
 `;
 /** A node gets this long to drain open blocks into segments after SIGTERM. */
 const NODE_STOP_TIMEOUT_MS = 120_000;
-const DIGEST_POLL_MS = 500;
 
 /** @typedef {import('./options.mjs').QueryBenchOptions} QueryBenchOptions */
 
 const log = (/** @type {string} */ s) => process.stdout.write(`${s}\n`);
 const progress = (/** @type {string} */ s) => process.stderr.write(`${s}\n`);
-
-/**
- * Waits until the node has written every acknowledged byte to segments (metrics: undigestedBytes
- * and pendingBlockBytes both 0).
- * @param {import('undici').Pool} control
- * @param {string} adminToken
- * @param {number} timeoutMs
- */
-async function waitDigested(control, adminToken, timeoutMs) {
-  const t0 = performance.now();
-  let last = { undigestedBytes: /** @type {number | null} */ (null), pendingBlockBytes: /** @type {number | null} */ (null), segments: /** @type {number | null} */ (null) };
-  let lastPrint = 0;
-  for (;;) {
-    const r = await getJson(control, '/api/v1/metrics', adminToken);
-    if (r.status !== 200) throw new Error(`GET /api/v1/metrics answered HTTP ${r.status}: ${r.text.slice(0, 300)}`);
-    const m = /** @type {any} */ (r.json);
-    last = { undigestedBytes: m?.undigestedBytes ?? null, pendingBlockBytes: m?.pendingBlockBytes ?? null, segments: m?.segments ?? null };
-    const seconds = (performance.now() - t0) / 1000;
-    if (last.undigestedBytes === 0 && last.pendingBlockBytes === 0) return { seconds, ...last, complete: true };
-    if (typeof last.undigestedBytes !== 'number') throw new Error(`GET /api/v1/metrics has no undigestedBytes: ${r.text.slice(0, 300)}`);
-    if (seconds * 1000 > timeoutMs) return { seconds, ...last, complete: false };
-    if (seconds - lastPrint >= 5) {
-      lastPrint = seconds;
-      progress(`[digest] ${seconds.toFixed(0)} s: undigestedBytes ${last.undigestedBytes}, pendingBlockBytes ${last.pendingBlockBytes}`);
-    }
-    await new Promise((res) => setTimeout(res, DIGEST_POLL_MS));
-  }
-}
 
 /** @param {QueryBenchOptions} o */
 async function main(o) {

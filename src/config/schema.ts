@@ -46,6 +46,8 @@ export interface NodeConfig {
     max_jobs: number;
     task_bytes: number;
   };
+  files: { max_file_bytes: number; max_rows: number; max_files_per_repository: number; cache_bytes: number };
+  parsers: { max_event_ms: number; max_request_ms: number; max_per_repository: number };
 }
 
 /** A validator returns the accepted value, or a string describing what is wrong. */
@@ -140,6 +142,15 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'query.live_job_idle_seconds', default: 3600, doc: 'a live query job not polled for this long is stopped and forgotten', check: integer(1, 7 * 86400) },
   { path: 'query.max_jobs', default: 1000, doc: 'query jobs kept on this node at once (running or waiting to be polled)', check: integer(1, 1_000_000) },
   { path: 'query.task_bytes', default: 16 * 1024 * 1024, doc: 'uncompressed block bytes one worker task of a query scans', check: integer(64 * 1024, 1024 * 1024 * 1024) },
+
+  { path: 'files.max_file_bytes', default: 100 * 1024 * 1024, doc: 'largest lookup file (CSV or JSON) that may be uploaded (413 above it)', check: integer(1024, 4 * 1024 * 1024 * 1024) },
+  { path: 'files.max_rows', default: 1_000_000, doc: "most rows a lookup file may have (the product's exact-match limit)", check: integer(1, 100_000_000) },
+  { path: 'files.max_files_per_repository', default: 1000, doc: 'lookup files one repository (or the shared scope) may hold', check: integer(1, 1_000_000) },
+  { path: 'files.cache_bytes', default: 1024 * 1024 * 1024, doc: 'memory for lookup tables loaded for queries (shared by the worker threads); least recently used ones are dropped', check: integer(1024 * 1024, 1024 * 1024 * 1024 * 1024) },
+
+  { path: 'parsers.max_event_ms', default: 50, doc: "a custom parser taking longer than this on one event has its output dropped and the event marked with @error", check: integer(1, 60_000) },
+  { path: 'parsers.max_request_ms', default: 10_000, doc: 'parser time one ingest request may use; later events of the request are stored unparsed and marked with @error', check: integer(1, 3_600_000) },
+  { path: 'parsers.max_per_repository', default: 200, doc: 'custom parsers one repository may hold', check: integer(1, 100_000) },
 ];
 
 /**

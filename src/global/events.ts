@@ -5,6 +5,9 @@
  * event type; add a new one.
  */
 
+import type { FileEvent } from './files.js';
+import type { ParserEvent } from './parsers.js';
+
 export interface UserFields {
   fullName?: string | undefined;
   email?: string | undefined;
@@ -28,6 +31,8 @@ export type GlobalEvent =
   | { type: 'MemberRemoved'; repositoryId: string; userId: string }
   | { type: 'DatasourceCreated'; repositoryId: string; id: string; tags: Record<string, string>; at: number }
   | { type: 'NodeRegistered'; id: number; uuid: string; name: string; uri: string; at: number }
-  | { type: 'PartitionLayoutSet'; partitions: number[][] };
+  | { type: 'PartitionLayoutSet'; partitions: number[][] }
+  | FileEvent
+  | ParserEvent;
 
 export type GlobalEventType = GlobalEvent['type'];

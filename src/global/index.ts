@@ -3,3 +3,5 @@ export { GlobalState, type User, type Repository, type IngestToken, type Members
 export type { GlobalLog, LoadedLog } from './log.js';
 export { EmbeddedGlobalLog, GLOBAL_LOG_FORMAT_VERSION } from './embedded-log.js';
 export { GlobalStore, type Decision } from './store.js';
+export { FileIndex, SHARED_SCOPE, type StoredFile, type FileEvent } from './files.js';
+export { ParserIndex, type StoredParser, type ParserTestCase, type ParserEvent } from './parsers.js';

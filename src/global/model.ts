@@ -3,6 +3,8 @@
  * indexes (token digest -> owner, name -> repository) are maintained here so that readers never scan.
  */
 import type { GlobalEvent, UserFields } from './events.js';
+import { FileIndex, type StoredFile } from './files.js';
+import { ParserIndex, type StoredParser } from './parsers.js';
 
 export interface User extends UserFields {
   id: string;
@@ -65,6 +67,10 @@ export class GlobalState {
   readonly nodes = new Map<number, ClusterNode>();
   /** partitions[i] = node ids that may digest partition i, in priority order. */
   partitions: number[][] = [];
+  /** Uploaded lookup files (repository and shared scopes). */
+  files = new FileIndex();
+  /** Custom parsers per repository. */
+  parsers = new ParserIndex();
 
   userByName(username: string): User | undefined {
     const id = this.usersByName.get(username);
@@ -132,6 +138,8 @@ export class GlobalState {
         for (const t of r.ingestTokens.values()) this.ingestTokensByDigest.delete(t.digest);
         this.repositories.delete(e.id);
         this.repositoriesByName.delete(r.name);
+        this.files.dropScope(e.id);
+        this.parsers.dropRepository(e.id);
         return;
       }
       case 'IngestTokenAdded': {
@@ -181,6 +189,14 @@ export class GlobalState {
       case 'PartitionLayoutSet':
         this.partitions = e.partitions.map((hosts) => [...hosts]);
         return;
+      case 'FileStored':
+      case 'FileRemoved':
+        this.files.apply(e);
+        return;
+      case 'ParserSaved':
+      case 'ParserDeleted':
+        this.parsers.apply(e);
+        return;
       default: {
         const never: never = e;
         throw new Error(`unknown global event ${JSON.stringify(never)}`);
@@ -204,6 +220,8 @@ export class GlobalState {
       })),
       nodes: [...this.nodes.values()],
       partitions: this.partitions,
+      files: this.files.all(),
+      parsers: this.parsers.all(),
     };
   }
 
@@ -230,6 +248,8 @@ export class GlobalState {
     }
     for (const n of s.nodes) g.nodes.set(n.id, { ...n });
     g.partitions = s.partitions.map((h) => [...h]);
+    g.files = FileIndex.fromSnapshot(s.files);
+    g.parsers = ParserIndex.fromSnapshot(s.parsers);
     return g;
   }
 }
@@ -249,4 +269,8 @@ export interface SnapshotData {
   }[];
   nodes: ClusterNode[];
   partitions: number[][];
+  /** Absent in snapshots written before lookup files existed. */
+  files?: StoredFile[];
+  /** Absent in snapshots written before custom parsers existed. */
+  parsers?: StoredParser[];
 }

@@ -3,11 +3,15 @@ import type { Principal } from '../auth/index.js';
 import type { UserService } from '../accounts/user-service.js';
 import type { RepositoryService } from '../repositories/repository-service.js';
 import type { ClusterService } from '../cluster/index.js';
+import type { FileService } from '../files/index.js';
+import type { ParserService } from '../parsers/index.js';
 
 export interface GraphqlServices {
   users: UserService;
   repositories: RepositoryService;
   cluster: ClusterService;
+  files: FileService;
+  parsers: ParserService;
   version: string;
 }
 

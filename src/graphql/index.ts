@@ -11,6 +11,8 @@ import { costLimitRule } from './limits.js';
 import { mutationResolvers, queryResolvers } from './resolvers.js';
 import { DateTime, Long } from './scalars.js';
 import { SDL } from './schema.graphql.js';
+import { FILES_PARSERS_SDL } from './schema-files-parsers.graphql.js';
+import { filesParsersMutations, repositoryFieldResolvers } from './resolvers-files-parsers.js';
 
 export type { GraphqlContext, GraphqlServices } from './context.js';
 
@@ -18,7 +20,7 @@ export type { GraphqlContext, GraphqlServices } from './context.js';
 const MAX_TOKENS = 20_000;
 
 export function buildExecutableSchema(): GraphQLSchema {
-  const schema = buildSchema(SDL);
+  const schema = buildSchema(SDL + FILES_PARSERS_SDL);
   const attach = (typeName: string, resolvers: Record<string, (args: Record<string, unknown>, ctx: GraphqlContext) => unknown>): void => {
     const type = schema.getType(typeName) as GraphQLObjectType;
     const fields = type.getFields();
@@ -33,7 +35,14 @@ export function buildExecutableSchema(): GraphQLSchema {
     }
   };
   attach('Query', queryResolvers);
-  attach('Mutation', mutationResolvers);
+  attach('Mutation', { ...mutationResolvers, ...filesParsersMutations });
+  // Fields of object types that need their parent (the repository) as well as arguments.
+  const repoFields = (schema.getType('Repository') as GraphQLObjectType).getFields();
+  for (const [name, fn] of Object.entries(repositoryFieldResolvers)) {
+    const field = repoFields[name];
+    if (field === undefined) throw new Error(`resolver Repository.${name} has no field in the schema`);
+    field.resolve = (src, args, ctx: GraphqlContext) => fn(src, args, ctx);
+  }
   // Scalars: swap in our implementations (buildSchema makes pass-through ones).
   Object.assign(schema.getType('DateTime')!, { serialize: DateTime.serialize, parseValue: DateTime.parseValue, parseLiteral: DateTime.parseLiteral });
   Object.assign(schema.getType('Long')!, { serialize: Long.serialize, parseValue: Long.parseValue, parseLiteral: Long.parseLiteral });

@@ -11,6 +11,8 @@ import type { GlobalStore } from '../global/index.js';
 import type { IngestLimits, IngestService, IngestTask, IngestTaskResult } from '../ingest/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { QueryJobRegistry, QueryService } from '../query/index.js';
+import type { FileService } from '../files/index.js';
+import type { ParserService } from '../parsers/index.js';
 
 export interface HttpServices {
   auth: Authenticator;
@@ -35,6 +37,12 @@ export interface HttpServices {
   queryJobs: QueryJobRegistry;
   /** Live /query streams served at once. */
   maxLiveStreams: number;
+  /** Custom parsers (for ingest: which ones a request may need). */
+  parsers: ParserService;
+  /** Uploaded lookup files. */
+  files: FileService;
+  /** files.max_file_bytes. */
+  maxFileBytes: number;
   /** Root-only operational metrics (GET /api/v1/metrics). */
   metrics: (reset: boolean) => Record<string, unknown>;
 }

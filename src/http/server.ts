@@ -17,6 +17,8 @@ export interface HttpServerOptions {
   maxHeaderBytes: number;
   maxApiBodyBytes: number;
   maxIngestBodyBytes: number;
+  /** Body limit of file uploads (multipart). */
+  maxUploadBodyBytes: number;
   logger: Logger;
 }
 
@@ -167,7 +169,7 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
       return;
     }
 
-    const limit = route.body === 'ingest' ? opts.maxIngestBodyBytes : opts.maxApiBodyBytes;
+    const limit = route.body === 'ingest' ? opts.maxIngestBodyBytes : route.body === 'upload' ? opts.maxUploadBodyBytes : opts.maxApiBodyBytes;
     const tooLarge = (): void =>
       // Close the connection: the client may still be sending the rest of the body.
       write(res, pending, text(413, `request body is larger than the limit of ${limit} bytes`), true);

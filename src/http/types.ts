@@ -31,8 +31,8 @@ export interface ResponseStream {
   readonly closed: boolean;
 }
 
-/** Which body limit applies: none (body ignored), api (management requests) or ingest (large). */
-export type BodyKind = 'none' | 'api' | 'ingest';
+/** Which body limit applies: none (body ignored), api (management requests), ingest (large) or upload (lookup files). */
+export type BodyKind = 'none' | 'api' | 'ingest' | 'upload';
 
 export type Handler = (req: RequestInfo, body: Buffer) => Promise<Reply> | Reply;
 

@@ -14,6 +14,8 @@ import { MAX_RECORD_BYTES } from '../queue/index.js';
 import { builtInParser } from './parsers/index.js';
 import { normalizeStructured } from './structured.js';
 import { normalizeRaw, normalizeUnstructured } from './unstructured.js';
+import { CustomParsers } from './custom-parsing.js';
+import type { CustomParserDef, ParserTimeLimits } from '../parsers/custom-parser.js';
 
 export type IngestKind = 'structured' | 'unstructured' | 'raw';
 
@@ -27,7 +29,16 @@ export interface IngestTask {
   parser: string | null;
   repositoryId: string;
   at: number;
+  /**
+   * The repository's custom parsers that may apply (the token's, or for unstructured bodies every
+   * one an item's `type` may name), and their time bounds.
+   */
+  customParsers?: CustomParserDef[];
+  parserLimits?: ParserTimeLimits;
 }
+
+/** Used when a task carries custom parsers without limits (tests). */
+const DEFAULT_PARSER_LIMITS: ParserTimeLimits = { maxEventMs: 50, maxRequestMs: 10_000 };
 
 export type IngestTaskResult =
   | { ok: true; payload: Uint8Array; summary: RecordSummary; events: number }
@@ -71,14 +82,17 @@ export function runIngestTask(t: IngestTask): IngestTaskResult {
   try {
     const body = decompress(Buffer.from(t.body.buffer, t.body.byteOffset, t.body.byteLength), t.contentEncoding, t.maxDecompressedBytes);
     let groups: EventGroup[];
+    const custom = t.customParsers === undefined || t.customParsers.length === 0 ? undefined : new CustomParsers(t.customParsers, t.parserLimits ?? DEFAULT_PARSER_LIMITS);
     if (t.kind === 'raw') {
-      groups = normalizeRaw(body.toString('utf8'), t.at, t.limits, t.parser);
+      groups = normalizeRaw(body.toString('utf8'), t.at, t.limits, t.parser, custom);
     } else {
       const parsed = parseJsonBounded(body.toString('utf8'), t.limits.maxJsonDepth, `${t.kind} ingest body`);
-      groups =
-        t.kind === 'structured'
-          ? normalizeStructured(parsed, t.at, t.limits, t.parser === null ? null : builtInParser(t.parser))
-          : normalizeUnstructured(parsed, t.at, t.limits, t.parser);
+      if (t.kind === 'structured') {
+        const tokenCustom = custom?.get(t.parser);
+        groups = normalizeStructured(parsed, t.at, t.limits, t.parser === null ? null : builtInParser(t.parser), tokenCustom === undefined ? undefined : { parser: tokenCustom, custom: custom! });
+      } else {
+        groups = normalizeUnstructured(parsed, t.at, t.limits, t.parser, custom);
+      }
     }
     return { ok: true, ...prepareRecord(t.repositoryId, groups, t.at) };
   } catch (err) {

@@ -12,6 +12,8 @@ import type { IngestLimits } from './limits.js';
 import type { BuiltInParser } from './parsers/index.js';
 import { readTags } from './tags.js';
 import { normaliseTimezone, parseIsoTimestamp } from './timestamps.js';
+import { TagGroups, type CustomParsers } from './custom-parsing.js';
+import type { CustomParser } from '../parsers/custom-parser.js';
 
 function timestampOf(ev: Record<string, unknown>, where: string): { ms: number; zone: string } {
   const ts = ev.timestamp;
@@ -36,7 +38,7 @@ function timestampOf(ev: Record<string, unknown>, where: string): { ms: number; 
   throw new LogsvcError('E_VALIDATION', `${where}.timestamp: must be a number or a string`);
 }
 
-export function normalizeStructured(body: unknown, ingestTs: number, limits: IngestLimits, parser: BuiltInParser | null): EventGroup[] {
+export function normalizeStructured(body: unknown, ingestTs: number, limits: IngestLimits, parser: BuiltInParser | null, customParser?: { parser: CustomParser; custom: CustomParsers }): EventGroup[] {
   if (!Array.isArray(body)) throw new LogsvcError('E_VALIDATION', 'structured ingest body must be a JSON array of {"tags", "events"} items');
   const groups: EventGroup[] = [];
   let total = 0;
@@ -51,6 +53,7 @@ export function normalizeStructured(body: unknown, ingestTs: number, limits: Ing
     total += it.events.length;
     if (total > limits.maxEventsPerRequest) throw new LogsvcError('E_VALIDATION', `request carries more than ${limits.maxEventsPerRequest} events; split it`);
     const events: IngestEvent[] = [];
+    const customOut = customParser === undefined ? null : new TagGroups();
     it.events.forEach((raw: unknown, j) => {
       const w = `${where}.events[${j}]`;
       if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new LogsvcError('E_VALIDATION', `${w}: must be an object`);
@@ -61,6 +64,13 @@ export function normalizeStructured(body: unknown, ingestTs: number, limits: Ing
       if (attrs !== undefined && attrs !== null && (typeof attrs !== 'object' || Array.isArray(attrs))) throw new LogsvcError('E_VALIDATION', `${w}.attributes: must be an object`);
       if (ev.rawstring !== undefined && ev.rawstring !== null && typeof ev.rawstring !== 'string') throw new LogsvcError('E_VALIDATION', `${w}.rawstring: must be a string`);
       let rawstring = typeof ev.rawstring === 'string' ? ev.rawstring : JSON.stringify(attrs ?? {});
+      if (customOut !== null) {
+        // The token's custom parser sees the attributes as fields and the sender's time as the default.
+        const input: Record<string, string> = {};
+        if (attrs !== undefined && attrs !== null) flattenInto(input, attrs, '', limits.maxFieldsPerEvent + 1, limits.maxJsonDepth);
+        customOut.add(customParser!.parser.parse({ rawstring, input, tags, after: {}, timestamp: ms, timezone: zone }, ingestTs, limits, customParser!.custom.budget));
+        return;
+      }
       let error: string | null = null;
       if (parser !== null) {
         const r = parser.parse(rawstring, limits.maxFieldsPerEvent);
@@ -74,7 +84,8 @@ export function normalizeStructured(body: unknown, ingestTs: number, limits: Ing
       rawstring = rawstring ?? '';
       events.push(buildEvent({ rawstring, timestamp: ms, timezone: zone, fields, error }, ingestTs, limits));
     });
-    if (events.length > 0) groups.push({ tags, events });
+    if (customOut !== null) groups.push(...customOut.list());
+    else if (events.length > 0) groups.push({ tags, events });
   });
   return groups;
 }

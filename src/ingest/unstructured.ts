@@ -10,6 +10,7 @@ import type { IngestLimits } from './limits.js';
 import { builtInParser, type BuiltInParser } from './parsers/index.js';
 import { readTags } from './tags.js';
 import { MAX_RECORD_BYTES } from '../queue/index.js';
+import { TagGroups, type CustomParsers } from './custom-parsing.js';
 
 function readFields(value: unknown, where: string): Record<string, string> {
   if (value === undefined || value === null) return {};
@@ -29,7 +30,7 @@ export function parseMessage(parser: BuiltInParser, message: string, extra: Reco
   return buildEvent({ rawstring: message, timestamp: r.timestamp, timezone: r.timezone, fields, error: r.error, fieldsTruncated: r.fieldsTruncated }, ingestTs, limits);
 }
 
-export function normalizeUnstructured(body: unknown, ingestTs: number, limits: IngestLimits, tokenParser: string | null): EventGroup[] {
+export function normalizeUnstructured(body: unknown, ingestTs: number, limits: IngestLimits, tokenParser: string | null, custom?: CustomParsers): EventGroup[] {
   if (!Array.isArray(body)) throw new LogsvcError('E_VALIDATION', 'unstructured ingest body must be a JSON array of {"messages", "type", "fields", "tags"} items');
   const groups: EventGroup[] = [];
   let total = 0;
@@ -39,8 +40,11 @@ export function normalizeUnstructured(body: unknown, ingestTs: number, limits: I
     const it = item as Record<string, unknown>;
     if (!Array.isArray(it.messages)) throw new LogsvcError('E_VALIDATION', `${where}.messages: required, an array of strings`);
     if (it.type !== undefined && it.type !== null && typeof it.type !== 'string') throw new LogsvcError('E_VALIDATION', `${where}.type: must be a parser name`);
-    const parser = builtInParser(tokenParser ?? (it.type as string | undefined) ?? null);
+    const parserName = tokenParser ?? (it.type as string | undefined) ?? null;
+    const customParser = custom?.get(parserName);
+    const parser = builtInParser(parserName);
     const tags = readTags(it.tags, `${where}.tags`);
+    const senderTags = { ...tags };
     tags.type = parser.name;
     const extra = readFields(it.fields, `${where}.fields`);
     // `fields` are copied into every message's event: a small body could otherwise expand into a
@@ -52,6 +56,15 @@ export function normalizeUnstructured(body: unknown, ingestTs: number, limits: I
     }
     total += it.messages.length;
     if (total > limits.maxEventsPerRequest) throw new LogsvcError('E_VALIDATION', `request carries more than ${limits.maxEventsPerRequest} events; split it`);
+    if (customParser !== undefined) {
+      const out = new TagGroups();
+      it.messages.forEach((m: unknown, j) => {
+        if (typeof m !== 'string') throw new LogsvcError('E_VALIDATION', `${where}.messages[${j}]: must be a string`);
+        out.add(customParser.parse({ rawstring: m, input: {}, tags: senderTags, after: extra, timestamp: null, timezone: null }, ingestTs, limits, custom!.budget));
+      });
+      groups.push(...out.list());
+      return;
+    }
     const events: IngestEvent[] = [];
     it.messages.forEach((m: unknown, j) => {
       if (typeof m !== 'string') throw new LogsvcError('E_VALIDATION', `${where}.messages[${j}]: must be a string`);
@@ -62,7 +75,13 @@ export function normalizeUnstructured(body: unknown, ingestTs: number, limits: I
   return groups;
 }
 
-export function normalizeRaw(text: string, ingestTs: number, limits: IngestLimits, tokenParser: string | null): EventGroup[] {
+export function normalizeRaw(text: string, ingestTs: number, limits: IngestLimits, tokenParser: string | null, custom?: CustomParsers): EventGroup[] {
+  const customParser = custom?.get(tokenParser);
+  if (customParser !== undefined) {
+    const out = new TagGroups();
+    out.add(customParser.parse({ rawstring: text, input: {}, tags: {}, after: {}, timestamp: null, timezone: null }, ingestTs, limits, custom!.budget));
+    return out.list();
+  }
   const parser = builtInParser(tokenParser);
   return [{ tags: { type: parser.name }, events: [parseMessage(parser, text, {}, ingestTs, limits)] }];
 }

@@ -28,9 +28,13 @@ import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
 import { QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
+import { BlobStore, FileService } from '../files/index.js';
+import { ParserService } from '../parsers/index.js';
 
 export const LOCAL_ADMIN_TOKEN_FILE = 'local-admin-token.txt';
 const NODE_UUID_FILE = 'cluster_membership.uuid';
+/** Room for multipart boundaries, part headers and small form fields around an uploaded file. */
+const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 
 export interface RunningNode {
   readonly url: string;
@@ -169,6 +173,24 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       livePartitions: () => owned().filter((p) => digest.owns(p)),
     });
 
+    const blobs = new BlobStore(join(dataDir, 'files'));
+    await blobs.open();
+    const files = new FileService(
+      store,
+      blobs,
+      workers,
+      {
+        maxFileBytes: config.files.max_file_bytes,
+        maxRows: config.files.max_rows,
+        maxFilesPerRepository: config.files.max_files_per_repository,
+        cacheBytes: config.files.cache_bytes,
+      },
+      clock,
+      logger,
+    );
+    // Contents left behind by a crash between writing a file and recording it.
+    await blobs.sweep((h) => store.state.files.referenced(h));
+
     const queryLimits = { maxGroups: config.query.max_groups, maxRows: config.query.max_rows };
     const executor = new QueryExecutor({
       sources: {
@@ -181,7 +203,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       taskBytes: config.query.task_bytes,
       maxQueryMs: config.query.max_query_seconds * 1000,
     });
-    const queries = new QueryService({ executor, live: digest, limits: queryLimits, maxConcurrent: config.query.max_concurrent, now: () => clock.now() });
+    const queries = new QueryService({ executor, files, live: digest, limits: queryLimits, maxConcurrent: config.query.max_concurrent, now: () => clock.now() });
     const queryJobs = new QueryJobRegistry({
       service: queries,
       now: () => clock.now(),
@@ -192,7 +214,19 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     });
     cleanups.push(() => queryJobs.close());
 
-    const graphqlServices = { users, repositories, cluster, version: VERSION };
+    const ingestLimits = {
+      maxEventsPerRequest: config.ingest.max_events_per_request,
+      maxEventBytes: config.ingest.max_event_bytes,
+      maxFieldsPerEvent: config.ingest.max_fields_per_event,
+      maxJsonDepth: config.http.max_json_depth,
+    };
+    const parsers = new ParserService(
+      store,
+      clock,
+      { maxEventMs: config.parsers.max_event_ms, maxRequestMs: config.parsers.max_request_ms, maxPerRepository: config.parsers.max_per_repository },
+      ingestLimits,
+    );
+    const graphqlServices = { users, repositories, cluster, files, parsers, version: VERSION };
     const router = buildRouter({
       auth,
       health,
@@ -206,18 +240,16 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       explorer: config.graphql.explorer,
       store,
       ingest,
-      ingestLimits: {
-        maxEventsPerRequest: config.ingest.max_events_per_request,
-        maxEventBytes: config.ingest.max_event_bytes,
-        maxFieldsPerEvent: config.ingest.max_fields_per_event,
-        maxJsonDepth: config.http.max_json_depth,
-      },
+      ingestLimits,
+      parsers,
       maxDecompressedBytes: config.http.max_decompressed_bytes,
       offloadIngestBytes: config.ingest.offload_bytes,
       workers,
       clock,
       queries,
       queryJobs,
+      files,
+      maxFileBytes: config.files.max_file_bytes,
       maxLiveStreams: config.query.max_concurrent,
       metrics: (reset) => ({
         ...runtime.read(reset),
@@ -248,6 +280,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         maxHeaderBytes: config.http.max_header_bytes,
         maxApiBodyBytes: config.http.max_api_body_bytes,
         maxIngestBodyBytes: config.http.max_body_bytes,
+        // The file plus the multipart framing around it.
+        maxUploadBodyBytes: config.files.max_file_bytes + MULTIPART_OVERHEAD_BYTES,
         logger,
       },
       router,

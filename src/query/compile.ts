@@ -11,13 +11,16 @@ import { substituteParams } from './params.js';
 import { parseQuery } from './parser.js';
 import { PipelineCompiler } from './pipeline.js';
 import { derivePruning } from './pruning.js';
-import { DEFAULT_LIMITS, type CompiledQuery, type QueryContext, type QueryLimits, type Stage } from './runtime.js';
+import { DEFAULT_LIMITS, type CompiledQuery, type MapStage, type QueryContext, type QueryLimits, type Stage } from './runtime.js';
+import type { PackedTable } from '../files/packed.js';
 
 export interface CompileOptions {
   /** Values for `?param` placeholders (the request's `arguments`). */
   args?: Record<string, string>;
   ctx: QueryContext;
   limits?: QueryLimits;
+  /** Lookup tables by the name the query uses (see file-refs.ts). */
+  files?: Readonly<Record<string, PackedTable>>;
 }
 
 export function compileQuery(text: string, opts: CompileOptions): CompiledQuery {
@@ -27,7 +30,7 @@ export function compileQuery(text: string, opts: CompileOptions): CompiledQuery 
     throw queryError(source, span, message);
   };
   const parsed: Pipeline = substituteParams(parseQuery(source), opts.args ?? {}, fail);
-  const pc = new PipelineCompiler(source, opts.ctx, limits);
+  const pc = new PipelineCompiler(source, opts.ctx, limits, opts.files ?? {});
   const infos = pc.pipeline(parsed, 'top');
   const isAggregate = infos.some((i) => i.stage.kind === 'agg');
   if (!isAggregate) infos.push(pc.callStage({ name: 'tail', args: [], span: { start: 0, end: 0 } }, 'top'));
@@ -44,4 +47,18 @@ export function compileQuery(text: string, opts: CompileOptions): CompiledQuery 
   };
   if (pc.warnings.length > 0) compiled.warnings = pc.warnings;
   return compiled;
+}
+
+/**
+ * A parser script (src/parsers): the same language, compiled to per-event stages only. Aggregates
+ * are refused, no implicit tail() is added, and lookup files are not available.
+ */
+export function compileParserStages(text: string, ctx: QueryContext): MapStage[] {
+  const source = text.trim() === '' ? '*' : text;
+  const fail = (span: Span, message: string): never => {
+    throw queryError(source, span, message);
+  };
+  const parsed: Pipeline = substituteParams(parseQuery(source), {}, fail);
+  const pc = new PipelineCompiler(source, ctx, DEFAULT_LIMITS, null);
+  return pc.pipeline(parsed, 'parser').map((i) => i.stage as MapStage);
 }

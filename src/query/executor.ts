@@ -94,7 +94,7 @@ export class QueryExecutor {
 
   /** Compiles `spec` (throws E_QUERY for a bad query) without running it. */
   compile(spec: QuerySpec): CompiledQuery {
-    return compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits });
+    return compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits, ...(spec.files === undefined ? {} : { files: spec.files }) });
   }
 
   /**

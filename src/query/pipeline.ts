@@ -17,9 +17,19 @@ import { groupsOf } from './regex.js';
 import type { Aggregator, Emit, Ev, MapStage, QueryContext, QueryLimits } from './runtime.js';
 import { truthy } from './values.js';
 import { compileWildcard, hasWildcard } from './wildcard.js';
+import type { PackedTable } from '../files/packed.js';
 
-/** Where a pipeline is: the query itself, a case/match branch (no aggregates), or a function={...} subquery. */
-export type Where = 'top' | 'branch' | 'sub';
+/**
+ * Where a pipeline is: the query itself, a case/match branch (no aggregates), a function={...}
+ * subquery, or a parser script (no aggregates: it runs on one event at a time).
+ */
+export type Where = 'top' | 'branch' | 'sub' | 'parser';
+
+function noAggregateHere(where: Where, name: string): string | null {
+  if (where === 'branch') return `aggregate function ${name} cannot be used inside case or match branches`;
+  if (where === 'parser') return `aggregate function ${name} cannot be used in a parser: a parser runs on one event at a time`;
+  return null;
+}
 
 const keepOrder = (prev: string[] | null): string[] | null => prev;
 const unknownOrder = (): null => null;
@@ -79,6 +89,8 @@ export class PipelineCompiler implements CompileEnv {
     readonly text: string,
     readonly ctx: QueryContext,
     readonly limits: QueryLimits,
+    /** Lookup tables by the name the query uses; null where files cannot be read (parsers). */
+    readonly files: Readonly<Record<string, PackedTable>> | null = null,
   ) {}
 
   fail(span: Span, message: string): never {
@@ -177,7 +189,8 @@ export class PipelineCompiler implements CompileEnv {
     const a = this.bind(call);
     const def = a.def;
     if (def.agg !== undefined) {
-      if (where === 'branch') return this.fail(call.span, `aggregate function ${def.name} cannot be used inside case or match branches`);
+      const refused = noAggregateHere(where, def.name);
+      if (refused !== null) return this.fail(call.span, refused);
       const spec = def.agg(a, this);
       const order = spec.keepsColumns === true ? keepOrder : (): string[] | null => spec.outputs;
       return { stage: { kind: 'agg', name: def.name, agg: spec.agg }, pure: false, order, aggSpec: spec };
@@ -214,6 +227,7 @@ export class PipelineCompiler implements CompileEnv {
         return [this.matchStage(s.field, s.arms)];
       case 'list': {
         if (where === 'branch') return this.fail(s.span, 'aggregate functions cannot be used inside case or match branches');
+        if (where === 'parser') return this.fail(s.span, 'aggregate functions cannot be used in a parser: a parser runs on one event at a time');
         const spec = statsOf(s.calls.map((c) => this.aggCall(c)), s.span, this);
         return [{ stage: { kind: 'agg', name: 'stats', agg: spec.agg }, pure: false, order: () => spec.outputs, aggSpec: spec }];
       }

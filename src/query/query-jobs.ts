@@ -10,6 +10,7 @@ import { LogsvcError } from '../lib/errors.js';
 import type { QueryOutcome, QueryRun } from './executor.js';
 import type { QueryRequest, QueryService, Repo } from './query-service.js';
 import { toJsonRow, type ResultRow } from './results.js';
+import type { QuerySpec } from './scan.js';
 
 export interface JobOptions {
   service: QueryService;
@@ -26,6 +27,8 @@ interface Job {
   owner: string;
   repo: Repo;
   request: QueryRequest;
+  /** Lookup tables the query names, loaded when the job was created (refreshes reuse them). */
+  files: QuerySpec['files'];
   run: QueryRun;
   /** Live jobs: the newest finished run (what polls answer while a refresh computes). */
   last: QueryRun | null;
@@ -64,14 +67,15 @@ export class QueryJobRegistry {
     this.timer.unref();
   }
 
-  create(owner: string, repo: Repo, request: QueryRequest): { id: string; queryOnView: string } {
+  /** `spec` is `service.prepare(request, repo)`. */
+  create(owner: string, repo: Repo, request: QueryRequest, spec: QuerySpec): { id: string; queryOnView: string } {
     if (this.jobs.size >= this.opts.maxJobs) {
       throw new LogsvcError('E_TOO_MANY_REQUESTS', `${this.jobs.size} query jobs are held on this node, the most allowed (query.max_jobs); delete finished jobs or retry shortly`);
     }
     const { service } = this.opts;
-    const run = service.run(service.spec(request), repo);
+    const run = service.run(spec, repo);
     const id = `${this.opts.idPrefix}-${randomId(24)}`;
-    this.jobs.set(id, { id, owner, repo, request, run, last: null, lastPoll: this.opts.now() });
+    this.jobs.set(id, { id, owner, repo, request, files: spec.files, run, last: null, lastPoll: this.opts.now() });
     return { id, queryOnView: run.query.text };
   }
 
@@ -100,7 +104,9 @@ export class QueryJobRegistry {
       if (this.opts.now() - run.finishedAt! >= LIVE_REFRESH_MS) {
         const { service } = this.opts;
         try {
-          job.run = service.run(service.spec(job.request), job.repo);
+          const spec = service.spec(job.request);
+          if (job.files !== undefined) spec.files = job.files;
+          job.run = service.run(spec, job.repo);
         } catch (err) {
           // Too many queries right now: keep answering the last result; refresh on a later poll.
           if (!(err instanceof LogsvcError) || err.code !== 'E_TOO_MANY_REQUESTS') throw err;

@@ -13,6 +13,8 @@ import { MapEvent, type Ev, type QueryContext, type QueryLimits } from './runtim
 import { chainStages } from './pipeline.js';
 import { splitAtAggregate, type QuerySpec } from './scan.js';
 import { resolveRange } from './time.js';
+import { fileNamesIn } from './file-refs.js';
+import type { PackedTable } from '../files/packed.js';
 
 export interface QueryRequest {
   queryString: string;
@@ -70,8 +72,15 @@ export interface LiveSource {
   onRecord(listener: (r: DurableRecord, summary: RecordSummary) => void): () => void;
 }
 
+/** Loads the lookup tables a query names (src/files), by the names it uses. */
+export interface QueryFileSource {
+  tablesFor(repositoryId: string, names: readonly string[]): Promise<Record<string, PackedTable>>;
+}
+
 export interface QueryServiceOptions {
   executor: QueryExecutor;
+  /** Lookup files for match()/lookup(); without it a query naming a file fails to compile. */
+  files?: QueryFileSource;
   live: LiveSource;
   limits: QueryLimits;
   maxConcurrent: number;
@@ -94,6 +103,17 @@ export class QueryService {
     const { start, end } = resolveRange(req.start, req.end, now, req.isLive);
     const ctx: QueryContext = { start, end, timeZoneOffsetMinutes: req.timeZoneOffsetMinutes, now, live: req.isLive };
     return { text: req.queryString, args: req.arguments, ctx, limits: this.opts.limits };
+  }
+
+  /**
+   * The spec of `req` with the lookup tables it names loaded (once per content hash; later runs of
+   * the same spec, such as live refreshes, keep these tables).
+   */
+  async prepare(req: QueryRequest, repo: Repo): Promise<QuerySpec> {
+    const spec = this.spec(req);
+    const names = fileNamesIn(req.queryString, req.arguments);
+    if (names.length > 0 && this.opts.files !== undefined) spec.files = await this.opts.files.tablesFor(repo.id, names);
+    return spec;
   }
 
   /** Starts a run of `spec` over `repo`; 429 when too many run already. */

@@ -17,6 +17,7 @@ import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
 import { compileQuery } from './compile.js';
 import { chainStages } from './pipeline.js';
 import type { Aggregator, BlockNeeds, CompiledQuery, MapStage, QueryContext, QueryLimits } from './runtime.js';
+import type { PackedTable } from '../files/packed.js';
 
 /** A block of a segment file, as the catalog describes it. */
 export interface BlockRef {
@@ -47,6 +48,11 @@ export interface QuerySpec {
   args: Record<string, string>;
   ctx: QueryContext;
   limits: QueryLimits;
+  /**
+   * Lookup tables the query names, by that name (match(), lookup()): resolved and loaded on the
+   * coordinator; their SharedArrayBuffers reach the workers without copying.
+   */
+  files?: Record<string, PackedTable>;
 }
 
 export interface ScanTask {
@@ -73,12 +79,18 @@ export interface ScanResult {
 
 const compiled = new Map<string, CompiledQuery>();
 
+/** The cache key of a spec: its tables count by content hash, not by their bytes. */
+function specKey(spec: QuerySpec): string {
+  const files = spec.files === undefined ? null : Object.entries(spec.files).map(([n, t]) => [n, t.hash]);
+  return JSON.stringify([spec.text, spec.args, spec.ctx, spec.limits, files]);
+}
+
 /** The compiled query for a spec; workers keep the last few (a job's tasks share one). */
 export function compiledFor(spec: QuerySpec): CompiledQuery {
-  const key = JSON.stringify(spec);
+  const key = specKey(spec);
   let q = compiled.get(key);
   if (q === undefined) {
-    q = compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits });
+    q = compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits, ...(spec.files === undefined ? {} : { files: spec.files }) });
     if (compiled.size >= 16) compiled.delete(compiled.keys().next().value!);
     compiled.set(key, q);
   }

@@ -106,16 +106,19 @@ export class RepositoryService {
     return { name: t.name, token: this.box.open(t.sealed), parser: t.parser, repositoryName: repo.name };
   }
 
-  private checkParser(parser: string | null | undefined): string | null {
+  /** A built-in parser, or a custom parser of the repository (src/parsers). */
+  private checkParser(parser: string | null | undefined, repositoryName: string): string | null {
     if (parser === undefined || parser === null || parser === '') return null;
-    if (!isBuiltInParser(parser)) throw new LogsvcError('E_VALIDATION', `parser: "${parser}" does not exist`);
-    return parser;
+    if (isBuiltInParser(parser)) return parser;
+    const repo = this.store.state.repositoryByName(repositoryName);
+    if (repo !== undefined && this.store.state.parsers.byName(repo.id, parser) !== undefined) return parser;
+    throw new LogsvcError('E_VALIDATION', `parser: "${parser}" does not exist`);
   }
 
   addIngestToken(p: Principal, repositoryName: string, name: string, parser?: string | null): Promise<IngestTokenView> {
     requireUser(p, 'adding an ingest token');
     if (typeof name !== 'string' || !TOKEN_NAME.test(name)) throw new LogsvcError('E_VALIDATION', 'name: must be 1 to 100 characters without control characters');
-    const parserName = this.checkParser(parser);
+    const parserName = this.checkParser(parser, repositoryName);
     return this.store
       .transact((s) => {
         const r = this.adminOf(s.repositoryByName(repositoryName), p, repositoryName);
@@ -140,7 +143,7 @@ export class RepositoryService {
 
   assignParser(p: Principal, repositoryName: string, tokenName: string, parser: string | null): Promise<IngestTokenView> {
     requireUser(p, 'assigning a parser');
-    const parserName = this.checkParser(parser);
+    const parserName = this.checkParser(parser, repositoryName);
     return this.store
       .transact((s) => {
         const r = this.adminOf(s.repositoryByName(repositoryName), p, repositoryName);

@@ -10,10 +10,12 @@ import type { BlockPart } from '../digest/block-parts.js';
 import { toEncoded, type BlockEncoder, type EncodedBlock } from '../digest/block-encoder.js';
 import { runIngestTask, type IngestTask, type IngestTaskResult } from '../ingest/pipeline.js';
 import type { ScanResult, ScanTask } from '../query/scan.js';
+import type { FileKind, PackedTable, TablePacker } from '../files/index.js';
+import { unwrapPackResult, type PackTaskResult } from '../files/pack-task.js';
 
 const owns = (b: Uint8Array): boolean => b.byteOffset === 0 && b.byteLength === b.buffer.byteLength;
 
-export class WorkerPool implements BlockEncoder {
+export class WorkerPool implements BlockEncoder, TablePacker {
   readonly size: number;
   private readonly pool: Piscina;
   private readonly threads: number;
@@ -66,6 +68,18 @@ export class WorkerPool implements BlockEncoder {
       const r = (await this.pool.run(task, { name: 'query' })) as ScanResult | { error: ReturnType<LogsvcError['toJSON']> };
       if ('error' in r) throw new LogsvcError(r.error.code, r.error.message);
       return r;
+    } finally {
+      this.busy--;
+    }
+  }
+
+  /** Parses and packs an uploaded lookup file on a worker; the table comes back in shared memory. */
+  async pack(bytes: Uint8Array, kind: FileKind, hash: string, maxRows: number): Promise<PackedTable> {
+    const copy = new Uint8Array(bytes);
+    this.busy++;
+    try {
+      const r = (await this.pool.run({ bytes: copy, kind, hash, maxRows }, { name: 'table', transferList: [copy.buffer] })) as PackTaskResult;
+      return unwrapPackResult(r);
     } finally {
       this.busy--;
     }

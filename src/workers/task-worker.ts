@@ -8,6 +8,7 @@ import { buildBlock, type BlockPart } from '../digest/block-parts.js';
 import { runIngestTask, type IngestTask, type IngestTaskResult } from '../ingest/pipeline.js';
 import { isLogsvcError, type LogsvcError } from '../lib/errors.js';
 import { runScanTask, type ScanResult, type ScanTask } from '../query/scan.js';
+import { runPackTask, type PackTask, type PackTaskResult } from '../files/pack-task.js';
 
 function transferable(bytes: Uint8Array): ArrayBuffer {
   // Hand over the buffer itself when the bytes own it entirely; otherwise a standalone copy.
@@ -34,4 +35,9 @@ export function query(task: ScanTask): ScanResult | { error: ReturnType<LogsvcEr
     if (isLogsvcError(err)) return { error: err.toJSON() };
     throw err;
   }
+}
+
+/** Parses and packs an uploaded lookup file (src/files); the table's SharedArrayBuffer is shared, not copied. */
+export function table(task: PackTask): PackTaskResult {
+  return runPackTask(task);
 }

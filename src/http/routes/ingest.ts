@@ -60,6 +60,11 @@ export function ingestRoutes(s: HttpServices): Route[] {
       repositoryId: t.repo.id,
       at: s.clock.now(),
     };
+    const custom = s.parsers.defsForIngest(t.repo.id, t.parser, kind);
+    if (custom.length > 0) {
+      task.customParsers = custom;
+      task.parserLimits = s.parsers.timeLimits;
+    }
     // Large bodies are parsed on the worker pool; small ones here, where a hop would cost more.
     const result = raw.length >= s.offloadIngestBytes ? await s.workers.ingest(task) : runIngestTask(task);
     const { payload, summary } = unwrapIngestResult(result);

@@ -59,7 +59,7 @@ export function queryRoutes(s: HttpServices): Route[] {
     const headers: Record<string, string> = { 'content-type': CONTENT_TYPE[format], 'humio-query-id': `IQ-${randomBytes(18).toString('base64url')}` };
     const filename = req.headers.get('x-desired-filename');
     if (filename !== undefined) headers['content-disposition'] = `attachment; filename="${filename.replace(/["\\\r\n]/g, '_').slice(0, 255)}"`;
-    const spec = s.queries.spec(request);
+    const spec = await s.queries.prepare(request, repo);
 
     if (!request.isLive) {
       const run = s.queries.run(spec, repo);
@@ -124,10 +124,11 @@ export function queryRoutes(s: HttpServices): Route[] {
       method: 'POST',
       pattern: `${base}/queryjobs`,
       body: 'api',
-      handle: (req, body) => {
+      handle: async (req, body) => {
         const { principal, repo } = target(req);
         const request = parseQueryRequest(parseJsonBounded(body.toString('utf8'), s.maxJsonDepth, 'query request'));
-        return json(200, s.queryJobs.create(ownerOf(principal), repo, request));
+        const spec = await s.queries.prepare(request, repo);
+        return json(200, s.queryJobs.create(ownerOf(principal), repo, request, spec));
       },
     });
     routes.push({

@@ -8,11 +8,12 @@ import { parsingFunctions } from './parsing.js';
 import { rowFunctions } from './rows.js';
 import { stringFunctions } from './strings.js';
 import { timeFunctions } from './timechart.js';
+import { lookupFunctions } from './lookups.js';
 import type { FnDef } from './types.js';
 
 const registry: ReadonlyMap<string, FnDef> = (() => {
   const m = new Map<string, FnDef>();
-  for (const list of [aggregateFunctions, rowFunctions, timeFunctions, logicFunctions, stringFunctions, parsingFunctions]) {
+  for (const list of [aggregateFunctions, rowFunctions, timeFunctions, logicFunctions, stringFunctions, parsingFunctions, lookupFunctions]) {
     for (const def of list) {
       const key = def.name.toLowerCase();
       if (m.has(key)) throw new Error(`query function ${def.name} is defined twice`);

@@ -6,6 +6,7 @@
 import type { Call, Expr, Pipeline, Span } from '../ast.js';
 import type { Aggregator, Ev, MapStage, QueryContext, QueryLimits } from '../runtime.js';
 import type { BoundArgs } from './args.js';
+import type { PackedTable } from '../../files/packed.js';
 
 /** How an argument's value is read (checked when the call is bound). */
 export type ParamType =
@@ -87,6 +88,8 @@ export interface CompileEnv {
   expr(e: Expr): ValueFn;
   /** Compiles an expression into a per-event boolean (test(), if()). */
   cond(e: Expr): (e: Ev) => boolean;
+  /** Lookup tables by the name the query uses (match(), lookup()); null where files cannot be read. */
+  readonly files: Readonly<Record<string, PackedTable>> | null;
 }
 
 export interface FnDef {

@@ -1,0 +1,70 @@
+/**
+ * File bytes on disk, content-addressed: `<data-dir>/files/<sha256 hex>`. A blob is written
+ * atomically (temp file, fsync, rename, directory fsync) before any global event refers to it, and
+ * removed only when no scope refers to it any more and no upload of the same bytes is under way.
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { atomicWriteFile, ensureDir } from '../storage/index.js';
+
+const HASH = /^[0-9a-f]{64}$/;
+
+export function contentHash(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export class BlobStore {
+  /** Hashes being uploaded: written, but not yet referenced by a global event. */
+  private readonly pending = new Map<string, number>();
+
+  constructor(readonly dir: string) {}
+
+  async open(): Promise<void> {
+    await ensureDir(this.dir);
+  }
+
+  path(hash: string): string {
+    if (!HASH.test(hash)) throw new Error(`not a content hash: ${hash.slice(0, 80)}`);
+    return join(this.dir, hash);
+  }
+
+  /** Writes `bytes` under `hash` (once) and keeps it from being swept until `release`. */
+  async hold(hash: string, bytes: Uint8Array): Promise<void> {
+    this.pending.set(hash, (this.pending.get(hash) ?? 0) + 1);
+    try {
+      const exists = await stat(this.path(hash)).then((s) => s.size === bytes.byteLength, () => false);
+      if (!exists) await atomicWriteFile(this.path(hash), bytes);
+    } catch (err) {
+      this.release(hash);
+      throw err;
+    }
+  }
+
+  release(hash: string): void {
+    const n = (this.pending.get(hash) ?? 1) - 1;
+    if (n <= 0) this.pending.delete(hash);
+    else this.pending.set(hash, n);
+  }
+
+  read(hash: string): Promise<Buffer> {
+    return readFile(this.path(hash));
+  }
+
+  /** Removes every blob that `referenced` says nothing refers to (and leftover temp files). */
+  async sweep(referenced: (hash: string) => boolean): Promise<number> {
+    let removed = 0;
+    for (const name of await readdir(this.dir)) {
+      const stale = HASH.test(name) ? !referenced(name) && !this.pending.has(name) : name.endsWith('.tmp') && !this.isPendingTemp(name);
+      if (!stale) continue;
+      await unlink(join(this.dir, name)).catch(() => undefined);
+      removed++;
+    }
+    return removed;
+  }
+
+  private isPendingTemp(name: string): boolean {
+    for (const h of this.pending.keys()) if (name.startsWith(`.${h}.`)) return true;
+    return false;
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * FileService: uploaded lookup files. Upload (parse and pack on the worker pool, which also
+ * validates; write the bytes under their hash; one global event makes the name point at them),
+ * download, removal, listing, and the tables queries use: each content hash is packed once and
+ * kept in a memory-bounded cache whose SharedArrayBuffers the worker threads read in place.
+ */
+import { LogsvcError } from '../lib/errors.js';
+import type { Logger } from '../lib/logger.js';
+import type { Clock } from '../lib/clock.js';
+import { canSeeRepository, requireRoot, requireUser, visibleRepository, type Principal } from '../auth/index.js';
+import { SHARED_SCOPE, type GlobalStore, type StoredFile } from '../global/index.js';
+import { contentHash, type BlobStore } from './blob-store.js';
+import { checkFileName, SHARED_PREFIX, type FileKind } from './names.js';
+import type { PackedTable } from './packed.js';
+
+/** Packs file bytes into a table (the worker pool; inline in tests). Throws LogsvcError for bad files. */
+export interface TablePacker {
+  pack(bytes: Uint8Array, kind: FileKind, hash: string, maxRows: number): Promise<PackedTable>;
+}
+
+export interface FileLimits {
+  maxFileBytes: number;
+  maxRows: number;
+  maxFilesPerRepository: number;
+  /** Bytes of packed tables kept in memory. */
+  cacheBytes: number;
+}
+
+interface CacheEntry {
+  table: Promise<PackedTable>;
+  bytes: number;
+}
+
+export class FileService {
+  private readonly cache = new Map<string, CacheEntry>();
+  private cachedBytes = 0;
+
+  constructor(
+    private readonly store: GlobalStore,
+    private readonly blobs: BlobStore,
+    private readonly packer: TablePacker,
+    private readonly limits: FileLimits,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {
+    store.onApplied((e) => {
+      if (e.type === 'RepositoryDeleted' || e.type === 'FileRemoved' || e.type === 'FileStored') this.scheduleSweep();
+    });
+  }
+
+  private sweeping: Promise<void> | null = null;
+
+  private scheduleSweep(): void {
+    this.sweeping ??= (async () => {
+      // After the transaction that triggered it has been applied.
+      await new Promise((r) => setImmediate(r));
+      this.sweeping = null;
+      const removed = await this.blobs.sweep((h) => this.store.state.files.referenced(h));
+      if (removed > 0) this.logger.debug('unreferenced file contents removed', { removed });
+    })().catch((err: unknown) => this.logger.error('removing unreferenced file contents failed', { error: (err as Error).message }));
+  }
+
+  /** The scope of a repository the principal may use, or SHARED_SCOPE. */
+  private scope(p: Principal, repositoryName: string | null, action: string): { scope: string; where: string } {
+    requireUser(p, action);
+    if (repositoryName === null) {
+      requireRoot(p, `${action} (a shared file)`);
+      return { scope: SHARED_SCOPE, where: 'the shared files' };
+    }
+    const repo = visibleRepository(this.store.state, p, repositoryName);
+    return { scope: repo.id, where: `repository "${repo.name}"` };
+  }
+
+  /** Stores (or atomically replaces) a file; `repositoryName` null means a shared file (root only). */
+  async upload(p: Principal, repositoryName: string | null, fileName: string, bytes: Buffer): Promise<StoredFile> {
+    const { scope, where } = this.scope(p, repositoryName, 'uploading a file');
+    const kind = checkFileName(fileName);
+    if (bytes.byteLength > this.limits.maxFileBytes) {
+      throw new LogsvcError('E_BODY_TOO_LARGE', `file "${fileName}" is ${bytes.byteLength} bytes, more than the limit of ${this.limits.maxFileBytes} (files.max_file_bytes)`);
+    }
+    const hash = contentHash(bytes);
+    // Parsing validates the file; the packed table is kept for the queries that will use it.
+    const table = await this.tableOf(hash, () => Promise.resolve(bytes), kind);
+    await this.blobs.hold(hash, bytes);
+    try {
+      await this.store.transact((s) => {
+        if (scope !== SHARED_SCOPE && !s.repositories.has(scope)) throw new LogsvcError('E_NOT_FOUND', `${where} no longer exists`);
+        if (s.files.get(scope, fileName) === undefined && s.files.count(scope) >= this.limits.maxFilesPerRepository) {
+          throw new LogsvcError('E_CONFLICT', `${where} already has ${this.limits.maxFilesPerRepository} files (files.max_files_per_repository); remove one first`);
+        }
+        return { events: [{ type: 'FileStored', scope, name: fileName, contentHash: hash, size: bytes.byteLength, rows: table.nRows, at: this.clock.now() }], result: undefined };
+      });
+    } finally {
+      this.blobs.release(hash);
+    }
+    return this.store.state.files.get(scope, fileName)!;
+  }
+
+  private find(p: Principal, repositoryName: string | null, fileName: string, action: string): StoredFile {
+    const { scope, where } = this.scope(p, repositoryName, action);
+    checkFileName(fileName);
+    const f = this.store.state.files.get(scope, fileName);
+    if (f === undefined) throw new LogsvcError('E_NOT_FOUND', `file "${fileName.slice(0, 255)}" does not exist in ${where}`);
+    return f;
+  }
+
+  async download(p: Principal, repositoryName: string, fileName: string): Promise<{ file: StoredFile; bytes: Buffer }> {
+    const file = this.find(p, repositoryName, fileName, 'reading a file');
+    try {
+      return { file, bytes: await this.blobs.read(file.contentHash) };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new LogsvcError('E_NOT_FOUND', `file "${fileName}" was replaced or removed meanwhile; retry`);
+      throw err;
+    }
+  }
+
+  async remove(p: Principal, repositoryName: string | null, fileName: string): Promise<void> {
+    const { scope, where } = this.scope(p, repositoryName, 'removing a file');
+    checkFileName(fileName);
+    await this.store.transact((s) => {
+      if (s.files.get(scope, fileName) === undefined) throw new LogsvcError('E_NOT_FOUND', `file "${fileName.slice(0, 255)}" does not exist in ${where}`);
+      return { events: [{ type: 'FileRemoved', scope, name: fileName }], result: undefined };
+    });
+  }
+
+  /** A repository's files, then the shared files (visible in every repository). */
+  list(p: Principal, repositoryName: string): { file: StoredFile; shared: boolean }[] {
+    requireUser(p, 'listing files');
+    const repo = visibleRepository(this.store.state, p, repositoryName);
+    const files = this.store.state.files;
+    return [...files.list(repo.id).map((file) => ({ file, shared: false })), ...files.list(SHARED_SCOPE).map((file) => ({ file, shared: true }))];
+  }
+
+  /** The stored file a query's file argument names: `/shared/<name>` or a file of the repository. */
+  resolve(repositoryId: string, name: string): StoredFile | undefined {
+    const files = this.store.state.files;
+    if (name.startsWith(SHARED_PREFIX)) return files.get(SHARED_SCOPE, name.slice(SHARED_PREFIX.length));
+    return files.get(repositoryId, name);
+  }
+
+  /**
+   * The packed tables of the files a query names, by the name it uses; names that do not resolve are
+   * left out (compiling the query then fails naming them).
+   */
+  async tablesFor(repositoryId: string, names: readonly string[]): Promise<Record<string, PackedTable>> {
+    const out: Record<string, PackedTable> = {};
+    for (const name of new Set(names)) {
+      const f = this.resolve(repositoryId, name);
+      if (f === undefined) continue;
+      const kind = checkFileName(f.name);
+      out[name] = await this.tableOf(f.contentHash, () => this.blobs.read(f.contentHash), kind);
+    }
+    return out;
+  }
+
+  /** The repository check for query use (member or root). */
+  canUse(p: Principal, repositoryId: string): boolean {
+    const repo = this.store.state.repositories.get(repositoryId);
+    return repo !== undefined && canSeeRepository(p, repo);
+  }
+
+  private tableOf(hash: string, bytes: () => Promise<Buffer>, kind: FileKind): Promise<PackedTable> {
+    const hit = this.cache.get(hash);
+    if (hit !== undefined) {
+      // Most recently used last.
+      this.cache.delete(hash);
+      this.cache.set(hash, hit);
+      return hit.table;
+    }
+    const entry: CacheEntry = { table: Promise.resolve(null as never), bytes: 0 };
+    entry.table = (async () => {
+      let raw: Buffer;
+      try {
+        raw = await bytes();
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new LogsvcError('E_UNAVAILABLE', 'a lookup file was replaced or removed while it was being loaded; retry');
+        throw err;
+      }
+      const table = await this.packer.pack(raw, kind, hash, this.limits.maxRows);
+      entry.bytes = table.sab.byteLength;
+      this.cachedBytes += entry.bytes;
+      this.evict(hash);
+      return table;
+    })();
+    this.cache.set(hash, entry);
+    entry.table.catch(() => {
+      if (this.cache.get(hash) === entry) this.cache.delete(hash);
+    });
+    return entry.table;
+  }
+
+  /** Drops least recently used tables until the cache fits (never the one just loaded). */
+  private evict(keep: string): void {
+    for (const [hash, e] of this.cache) {
+      if (this.cachedBytes <= this.limits.cacheBytes) return;
+      if (hash === keep || e.bytes === 0) continue;
+      this.cache.delete(hash);
+      this.cachedBytes -= e.bytes;
+    }
+  }
+}

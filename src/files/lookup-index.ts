@@ -1,0 +1,202 @@
+/**
+ * Finding the rows of a packed table that match an event, for match() and lookup(): exact keys
+ * (one or several columns, optionally case-insensitive) through an open-addressing hash index,
+ * `*`-glob patterns by testing the rows in order, and CIDR subnets through one hash map per prefix
+ * length. Indexes are built lazily, on the thread that first needs them, from the shared table
+ * bytes; they hold only row numbers, so a thread's copy of a 1,000,000-row index is ~12 MB while
+ * the values stay in the one shared buffer. Matches are always reported in file order.
+ */
+import { foldUnit } from '../query/casefold.js';
+import { parseIp } from '../query/functions/logic.js';
+import { compileWildcard } from '../query/wildcard.js';
+import { viewsOf, type PackedTable, type TableViews } from './packed.js';
+
+/** Row numbers of the first `limit` matching rows, in file order. */
+export type RowFinder = (values: readonly string[], limit: number) => number[];
+
+/** Indexes one thread keeps (a few tables, each with a few key columns). */
+const MAX_CACHED = 32;
+const cache = new Map<string, RowFinder>();
+
+function cached(key: string, build: () => RowFinder): RowFinder {
+  let f = cache.get(key);
+  if (f === undefined) {
+    f = build();
+    if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+    cache.set(key, f);
+  }
+  return f;
+}
+
+export function exactFinder(t: PackedTable, cols: readonly number[], ignoreCase: boolean): RowFinder {
+  return cached(`${t.hash}|x|${cols.join(',')}|${ignoreCase}`, () => buildExact(viewsOf(t), cols, ignoreCase));
+}
+
+export function globFinder(t: PackedTable, col: number, ignoreCase: boolean): RowFinder {
+  return cached(`${t.hash}|g|${col}|${ignoreCase}`, () => buildGlob(viewsOf(t), col, ignoreCase));
+}
+
+export function cidrFinder(t: PackedTable, col: number): RowFinder {
+  return cached(`${t.hash}|c|${col}`, () => buildCidr(viewsOf(t), col));
+}
+
+// --- exact --------------------------------------------------------------------------------------
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+/** Mixed in between the columns of a composite key. */
+const SEPARATOR = 0xffff;
+
+function buildExact(v: TableViews, cols: readonly number[], ignoreCase: boolean): RowFinder {
+  const { offsets, absent, heap, nCols } = v;
+  const n = v.t.nRows;
+  const unit = ignoreCase ? foldUnit : (c: number): number => c;
+  let cap = 16;
+  while (cap < n * 2) cap *= 2;
+  const mask = cap - 1;
+  /** Slot -> first row (+1) of the distinct key stored there; 0 = empty. */
+  const slots = new Int32Array(cap);
+  /** Row -> the next row with the same key, -1 at the end. */
+  const next = new Int32Array(n).fill(-1);
+
+  const rowHash = (r: number): number => {
+    let h = FNV_OFFSET;
+    for (const col of cols) {
+      const c = r * nCols + col;
+      for (let i = offsets[c]!, end = offsets[c + 1]!; i < end; i++) h = Math.imul(h ^ unit(heap[i]!), FNV_PRIME);
+      h = Math.imul(h ^ SEPARATOR, FNV_PRIME);
+    }
+    return h >>> 0;
+  };
+  const rowsEqual = (a: number, b: number): boolean => {
+    for (const col of cols) {
+      const ca = a * nCols + col;
+      const cb = b * nCols + col;
+      const la = offsets[ca + 1]! - offsets[ca]!;
+      if (la !== offsets[cb + 1]! - offsets[cb]!) return false;
+      for (let i = 0, ia = offsets[ca]!, ib = offsets[cb]!; i < la; i++) if (unit(heap[ia + i]!) !== unit(heap[ib + i]!)) return false;
+    }
+    return true;
+  };
+  const hasKey = (r: number): boolean => cols.every((col) => absent[r * nCols + col] === 0);
+
+  // Rows are inserted last to first, each in front of its key's chain: chains end up in file order.
+  for (let r = n - 1; r >= 0; r--) {
+    if (!hasKey(r)) continue;
+    let s = rowHash(r) & mask;
+    for (;;) {
+      const at = slots[s]!;
+      if (at === 0) {
+        slots[s] = r + 1;
+        break;
+      }
+      if (rowsEqual(at - 1, r)) {
+        next[r] = at - 1;
+        slots[s] = r + 1;
+        break;
+      }
+      s = (s + 1) & mask;
+    }
+  }
+
+  const valueHash = (values: readonly string[]): number => {
+    let h = FNV_OFFSET;
+    for (const s of values) {
+      for (let i = 0; i < s.length; i++) h = Math.imul(h ^ unit(s.charCodeAt(i)), FNV_PRIME);
+      h = Math.imul(h ^ SEPARATOR, FNV_PRIME);
+    }
+    return h >>> 0;
+  };
+  const equalsValues = (r: number, values: readonly string[]): boolean => {
+    for (let k = 0; k < cols.length; k++) {
+      const s = values[k]!;
+      const c = r * nCols + cols[k]!;
+      const a = offsets[c]!;
+      if (offsets[c + 1]! - a !== s.length) return false;
+      for (let i = 0; i < s.length; i++) if (unit(heap[a + i]!) !== unit(s.charCodeAt(i))) return false;
+    }
+    return true;
+  };
+  return (values, limit) => {
+    let s = valueHash(values) & mask;
+    for (;;) {
+      const at = slots[s]!;
+      if (at === 0) return [];
+      if (equalsValues(at - 1, values)) {
+        const out: number[] = [];
+        for (let r = at - 1; r >= 0 && out.length < limit; r = next[r]!) out.push(r);
+        return out;
+      }
+      s = (s + 1) & mask;
+    }
+  };
+}
+
+// --- glob ---------------------------------------------------------------------------------------
+
+function cellAt(v: TableViews, r: number, col: number): string | null {
+  const c = r * v.nCols + col;
+  if (v.absent[c] === 1) return null;
+  let s = '';
+  for (let i = v.offsets[c]!, end = v.offsets[c + 1]!; i < end; i++) s += String.fromCharCode(v.heap[i]!);
+  return s;
+}
+
+function buildGlob(v: TableViews, col: number, ignoreCase: boolean): RowFinder {
+  const tests: { row: number; test: (s: string) => boolean }[] = [];
+  for (let r = 0; r < v.t.nRows; r++) {
+    const p = cellAt(v, r, col);
+    if (p !== null) tests.push({ row: r, test: compileWildcard(p, { anchored: true, ignoreCase }) });
+  }
+  return (values, limit) => {
+    const s = values[0]!;
+    const out: number[] = [];
+    for (const t of tests) {
+      if (t.test(s)) {
+        out.push(t.row);
+        if (out.length >= limit) break;
+      }
+    }
+    return out;
+  };
+}
+
+// --- cidr ---------------------------------------------------------------------------------------
+
+interface NetTable {
+  width: 32 | 128;
+  /** Prefix length -> network (address >> host bits, as text) -> rows in file order. */
+  byLength: Map<number, Map<string, number[]>>;
+}
+
+function buildCidr(v: TableViews, col: number): RowFinder {
+  const tables: Record<32 | 128, NetTable> = { 32: { width: 32, byLength: new Map() }, 128: { width: 128, byLength: new Map() } };
+  for (let r = 0; r < v.t.nRows; r++) {
+    const text = cellAt(v, r, col);
+    if (text === null) continue;
+    const [addr, len] = text.trim().split('/');
+    const ip = parseIp(addr ?? '');
+    if (ip === null) continue;
+    const bits = len === undefined ? ip.bits : Number(len);
+    // Rows that hold no subnet cannot match anything; they are left out rather than failing queries.
+    if (!Number.isInteger(bits) || bits < 0 || bits > ip.bits) continue;
+    const nets = tables[ip.bits].byLength;
+    let m = nets.get(bits);
+    if (m === undefined) nets.set(bits, (m = new Map()));
+    const key = (ip.v >> BigInt(ip.bits - bits)).toString(36);
+    const rows = m.get(key);
+    if (rows === undefined) m.set(key, [r]);
+    else rows.push(r);
+  }
+  return (values, limit) => {
+    const ip = parseIp(values[0]!);
+    if (ip === null) return [];
+    const out: number[] = [];
+    for (const [bits, m] of tables[ip.bits].byLength) {
+      const rows = m.get((ip.v >> BigInt(ip.bits - bits)).toString(36));
+      if (rows !== undefined) out.push(...rows);
+    }
+    out.sort((a, b) => a - b);
+    return out.length > limit ? out.slice(0, limit) : out;
+  };
+}

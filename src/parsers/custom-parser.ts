@@ -1,0 +1,169 @@
+/**
+ * A custom parser at work: its script compiled once (per thread) into the query engine's per-event
+ * stages, then run on each ingested message. The output events' `@timestamp` (epoch ms text, as
+ * parseTimestamp() writes it) and `@timezone` become the event's time; `#name` fields and the
+ * parser's `fieldsToTag` become tags; everything else is a field. A failing script never fails the
+ * request: the event is kept as it came in, marked with `@error`/`@error_msg` (api-facts §3.7).
+ * Time is bounded per event (the output of a slower run is discarded) and per request (later
+ * events are stored unparsed), on top of the engine's own bounds (linear-time regexes, limits on
+ * repeats and splits).
+ */
+import { performance } from 'node:perf_hooks';
+import { describeError, isLogsvcError } from '../lib/errors.js';
+import type { IngestEvent } from '../events/index.js';
+import { compileParserStages } from '../query/compile.js';
+import { chainStages } from '../query/pipeline.js';
+import { MapEvent, type Emit, type Ev } from '../query/runtime.js';
+import { buildEvent } from '../ingest/event-builder.js';
+import type { IngestLimits } from '../ingest/limits.js';
+import { MAX_TAG_VALUE_CHARS, MAX_TAGS_PER_EVENT } from '../ingest/limits.js';
+
+/** A parser as plain data: what an ingest task carries to a worker thread. */
+export interface CustomParserDef {
+  id: string;
+  name: string;
+  script: string;
+  fieldsToTag: string[];
+  fieldsToBeRemovedBeforeParsing: string[];
+  /** When this version was saved: with the id, the key of compiled copies. */
+  savedAt: number;
+}
+
+export interface ParserTimeLimits {
+  maxEventMs: number;
+  maxRequestMs: number;
+}
+
+/** Events one input may turn into (split(), regex(repeat=true)). */
+export const MAX_OUTPUT_EVENTS = 100;
+const MAX_EPOCH_MS = 8.64e15;
+const TAG_NAME = /^[A-Za-z0-9_@.-]{1,100}$/;
+/** Set by the node, never by a parser. */
+const RESERVED = new Set(['@id', '@ingesttimestamp', '#repo']);
+
+/** One message for a parser. */
+export interface ParserInput {
+  rawstring: string;
+  /** Fields the event has before parsing (structured attributes). */
+  input: Record<string, string>;
+  /** The sender's tags (names without "#"). */
+  tags: Record<string, string>;
+  /** Fields added after parsing (an unstructured item's `fields`). */
+  after: Record<string, string>;
+  /** The sender's time, used when the parser sets none (else the ingest time). */
+  timestamp: number | null;
+  timezone: string | null;
+}
+
+export interface ParsedEvent {
+  /** Tag names without "#" (including type). */
+  tags: Record<string, string>;
+  event: IngestEvent;
+}
+
+/** Parser time used by one request, shared by every message of it. */
+export class ParserBudget {
+  usedMs = 0;
+  constructor(readonly limits: ParserTimeLimits) {}
+  get exhausted(): boolean {
+    return this.usedMs > this.limits.maxRequestMs;
+  }
+}
+
+export class CustomParser {
+  readonly name: string;
+  private readonly feed: Emit;
+  private sink: Ev[] = [];
+  private readonly toTag: ReadonlySet<string>;
+  private readonly removeBefore: ReadonlySet<string>;
+
+  /** Throws E_QUERY (with the position) when the script does not compile. */
+  constructor(readonly def: CustomParserDef) {
+    this.name = def.name;
+    const stages = compileParserStages(def.script, { start: -MAX_EPOCH_MS, end: MAX_EPOCH_MS, timeZoneOffsetMinutes: 0, now: Date.now(), live: false });
+    this.feed = chainStages(stages, (e) => {
+      this.sink.push(e);
+    });
+    this.toTag = new Set(def.fieldsToTag);
+    this.removeBefore = new Set(def.fieldsToBeRemovedBeforeParsing);
+  }
+
+  /** Parses one message; returns the output events (none when the script drops the event). */
+  parse(m: ParserInput, ingestTs: number, limits: IngestLimits, budget: ParserBudget): ParsedEvent[] {
+    const { rawstring, tags: baseTags } = m;
+    const kept: Record<string, string> = {};
+    for (const k in m.input) if (!this.removeBefore.has(k)) kept[k] = m.input[k]!;
+    const fallback = (error: string): ParsedEvent[] => [
+      { tags: { ...baseTags, type: this.name }, event: buildEvent({ rawstring, timestamp: m.timestamp, timezone: m.timezone, fields: { ...kept, ...m.after }, error }, ingestTs, limits) },
+    ];
+    if (budget.exhausted) return fallback(`parser ${this.name} was not run: the request used up its parser time (parsers.max_request_ms = ${budget.limits.maxRequestMs})`);
+
+    const ev = new MapEvent();
+    for (const k in kept) ev.set(k, kept[k]!);
+    ev.set('@rawstring', rawstring);
+    const out: Ev[] = [];
+    this.sink = out;
+    const t0 = performance.now();
+    let failure: string | null = null;
+    try {
+      this.feed(ev);
+    } catch (err) {
+      failure = isLogsvcError(err) ? err.message : describeError(err);
+    }
+    const ms = performance.now() - t0;
+    budget.usedMs += ms;
+    if (failure !== null) return fallback(`parser ${this.name} failed: ${failure}`);
+    if (ms > budget.limits.maxEventMs) return fallback(`parser ${this.name} took ${Math.round(ms)} ms on this event, more than parsers.max_event_ms (${budget.limits.maxEventMs}); its output was dropped`);
+    if (out.length > MAX_OUTPUT_EVENTS) return fallback(`parser ${this.name} made ${out.length} events from one, more than ${MAX_OUTPUT_EVENTS}`);
+    return out.map((e) => this.toEvent(e, m, ingestTs, limits));
+  }
+
+  private toEvent(e: Ev, m: ParserInput, ingestTs: number, limits: IngestLimits): ParsedEvent {
+    const baseTags = m.tags;
+    const tags: Record<string, string> = { ...baseTags, type: this.name };
+    const fields: Record<string, string> = {};
+    let timestamp: number | null = m.timestamp;
+    let timezone: string | null = m.timezone;
+    let rawstring = m.rawstring;
+    const problems: string[] = [];
+    for (const name of e.names()) {
+      const v = e.get(name);
+      if (v === undefined || RESERVED.has(name)) continue;
+      if (name === '@rawstring') rawstring = v;
+      else if (name === '@timestamp') {
+        const n = Number(v);
+        if (v.trim() !== '' && Number.isFinite(n) && Math.abs(n) <= MAX_EPOCH_MS) timestamp = Math.trunc(n);
+        else problems.push(`@timestamp ${JSON.stringify(v.slice(0, 64))} is not epoch milliseconds (use parseTimestamp())`);
+      } else if (name === '@timezone') timezone = v;
+      else if (name.startsWith('#') || this.toTag.has(name)) {
+        const tag = name.startsWith('#') ? name.slice(1) : name;
+        if (!TAG_NAME.test(tag) || tag === '__proto__') problems.push(`"${name.slice(0, 100)}" cannot be a tag name (letters, digits, "_", "-", ".", "@")`);
+        else if (v.length > MAX_TAG_VALUE_CHARS) problems.push(`tag ${tag} is longer than ${MAX_TAG_VALUE_CHARS} characters`);
+        else tags[tag] = v;
+      } else if (name === '__proto__') Object.defineProperty(fields, name, { value: v, enumerable: true, writable: true, configurable: true });
+      else fields[name] = v;
+    }
+    for (const k in m.after) fields[k] = m.after[k]!;
+    if (Object.keys(tags).length > MAX_TAGS_PER_EVENT) {
+      problems.push(`the parser made more than ${MAX_TAGS_PER_EVENT} tags`);
+      for (const k of Object.keys(tags)) if (k !== 'type' && !Object.hasOwn(baseTags, k)) delete tags[k];
+    }
+    const error = problems.length === 0 ? null : `parser ${this.name}: ${problems.join('; ')}`;
+    return { tags, event: buildEvent({ rawstring, timestamp, timezone, fields, error }, ingestTs, limits) };
+  }
+}
+
+/** Compiled parsers one thread keeps, by id and version. */
+const MAX_COMPILED = 64;
+const compiled = new Map<string, CustomParser>();
+
+export function compiledParser(def: CustomParserDef): CustomParser {
+  const key = `${def.id}@${def.savedAt}`;
+  let p = compiled.get(key);
+  if (p === undefined) {
+    p = new CustomParser(def);
+    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
+    compiled.set(key, p);
+  }
+  return p;
+}

@@ -1,0 +1,2 @@
+export { CustomParser, ParserBudget, compiledParser, MAX_OUTPUT_EVENTS, type CustomParserDef, type ParserTimeLimits, type ParsedEvent, type ParserInput } from './custom-parser.js';
+export { ParserService, type ParserView, type ParserLimits } from './parser-service.js';

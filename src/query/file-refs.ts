@@ -1,0 +1,52 @@
+/**
+ * The lookup files a query names (the file argument of match() and lookup()), found in its syntax
+ * tree before it is compiled, so the coordinator can load those tables (asynchronously, once per
+ * content hash) and hand them to the compiler on every thread. Only literal names count; a name
+ * that does not resolve makes compiling fail with a message naming it.
+ */
+import type { Call, Span } from './ast.js';
+import { queryError } from './errors.js';
+import { substituteParams } from './params.js';
+import { parseQuery } from './parser.js';
+
+/** The functions whose first parameter is a lookup file. */
+export const FILE_FUNCTIONS: ReadonlySet<string> = new Set(['match', 'lookup']);
+
+function isCall(v: unknown): v is Call {
+  const o = v as Partial<Call>;
+  return typeof o === 'object' && o !== null && typeof o.name === 'string' && Array.isArray(o.args) && typeof o.span === 'object';
+}
+
+/** File names used by `text` (with `args` substituted); a query that does not parse names none. */
+export function fileNamesIn(text: string, args: Readonly<Record<string, string>> = {}): string[] {
+  const source = text.trim() === '' ? '*' : text;
+  let tree: unknown;
+  try {
+    tree = substituteParams(parseQuery(source), args, (span: Span, message: string) => {
+      throw queryError(source, span, message);
+    });
+  } catch {
+    // Compiling reports the problem properly.
+    return [];
+  }
+  const names = new Set<string>();
+  const visit = (v: unknown): void => {
+    if (typeof v !== 'object' || v === null) return;
+    if (Array.isArray(v)) {
+      for (const x of v) visit(x);
+      return;
+    }
+    if (isCall(v) && FILE_FUNCTIONS.has(v.name.toLowerCase())) {
+      for (const a of v.args) {
+        if (a.name !== null && a.name.toLowerCase() !== 'file') continue;
+        const e = a.value;
+        if (e.k === 'str') names.add(e.v);
+        else if (e.k === 'ident') names.add(e.name);
+        break;
+      }
+    }
+    for (const x of Object.values(v)) visit(x);
+  };
+  visit(tree);
+  return [...names];
+}

@@ -1,0 +1,138 @@
+/**
+ * Custom parsers end to end on a real node: a JSON parser for an application log with a nested
+ * timestamp and a regex parser for a custom line format with tags, saved through createParserV2
+ * (test cases run on save), assigned to ingest tokens and applied to unstructured, raw and
+ * structured ingest; listing with the built-ins, a failing test case naming itself, aggregates
+ * refused, parse errors marking and keeping the event, deletion rules.
+ */
+import t from 'tap';
+import { startNode } from '../helpers/node-process.js';
+import { api, gql } from '../helpers/http.js';
+import { createRepo, mustGql, queryJson, waitForCount } from '../helpers/query.js';
+
+const CREATE = `mutation($i: CreateParserInputV2!) { createParserV2(input: $i) { id name isBuiltIn script fieldsToTag testCases { event { rawString } } } }`;
+
+const JSON_SCRIPT = `parseJson()
+| parseTimestamp("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", field=meta.time)
+| drop([meta.time])`;
+const JSON_LINE = (time: string, service: string, msg: string) => JSON.stringify({ meta: { time, host: 'h1' }, level: 'ERROR', service, msg });
+
+const REGEX_SCRIPT = `/^(?<ts>\\S+ \\S+) \\[(?<node>[^\\]]+)\\] (?<level>[A-Z]+) (?<component>\\w+): (?<message>.*)$/
+| parseTimestamp("yyyy-MM-dd HH:mm:ss.SSS", field=ts, timezone="UTC")
+| drop([ts])`;
+
+/** A whole second, so the texts below hold exact milliseconds. */
+const base0 = Math.floor(Date.now() / 1000) * 1000;
+const iso = (offset: number): string => new Date(base0 + offset).toISOString();
+const line = (offset: number): string => iso(offset).replace('T', ' ').slice(0, 23);
+
+function input(repositoryName: string, name: string, script: string, extra: Record<string, unknown> = {}) {
+  return { name, script, repositoryName, testCases: [], fieldsToTag: [], fieldsToBeRemovedBeforeParsing: [], ...extra };
+}
+
+t.test('custom parsers', async (t) => {
+  t.setTimeout(120_000);
+  const node = await startNode(t);
+  const base = node.url;
+  const admin = node.adminToken;
+  const repo = await createRepo(base, admin, 'parsed');
+
+  await t.test('save with passing test cases; list with the built-ins', async (t) => {
+    const saved = await mustGql(base, admin, CREATE, {
+      i: input('parsed', 'app-json', JSON_SCRIPT, {
+        fieldsToTag: ['service'],
+        testCases: [
+          {
+            event: { rawString: JSON_LINE('2026-11-21T10:00:00.123+01:00', 'billing', 'card declined') },
+            outputAssertions: [{ outputEventIndex: 0, assertions: { fieldsHaveValues: [{ fieldName: '@timestamp', expectedValue: '1795251600123' }, { fieldName: '#service', expectedValue: 'billing' }, { fieldName: 'meta.host', expectedValue: 'h1' }], fieldsNotPresent: ['meta.time', 'service'] } }],
+          },
+        ],
+      }),
+    });
+    t.equal(saved.createParserV2.name, 'app-json');
+    t.equal(saved.createParserV2.isBuiltIn, false);
+    t.strictSame(saved.createParserV2.fieldsToTag, ['service']);
+    await mustGql(base, admin, CREATE, {
+      i: input('parsed', 'line-regex', REGEX_SCRIPT, {
+        fieldsToTag: ['level'],
+        testCases: [{ event: { rawString: '2026-11-21 09:00:00.500 [web-3] WARN payment: retry 2 of 5' }, outputAssertions: [{ outputEventIndex: 0, assertions: { fieldsHaveValues: [{ fieldName: 'component', expectedValue: 'payment' }, { fieldName: '#level', expectedValue: 'WARN' }, { fieldName: '@timestamp', expectedValue: '1795251600500' }] } }] }],
+      }),
+    });
+    const list = await mustGql(base, admin, '{ repository(name: "parsed") { parsers { id name isBuiltIn script fieldsToTag } one: parser(name: "line-regex") { name script } } }');
+    const byName = new Map(list.repository.parsers.map((p: any) => [p.name, p]));
+    for (const b of ['kv', 'json', 'accesslog', 'syslog']) t.equal((byName.get(b) as any)?.isBuiltIn, true, `built-in ${b} listed`);
+    t.equal((byName.get('app-json') as any).isBuiltIn, false);
+    t.equal(list.repository.one.script, REGEX_SCRIPT);
+  });
+
+  await t.test('refusals: failing test case named, aggregates, duplicates, built-in names', async (t) => {
+    const failing = await gql(base, admin, CREATE, {
+      i: input('parsed', 'bad-case', REGEX_SCRIPT, {
+        testCases: [
+          { event: { rawString: '2026-11-21 09:00:00.500 [web-3] WARN payment: ok' }, outputAssertions: [] },
+          { event: { rawString: '2026-11-21 09:00:00.500 [web-3] WARN payment: ok' }, outputAssertions: [{ outputEventIndex: 0, assertions: { fieldsHaveValues: [{ fieldName: 'component', expectedValue: 'billing' }] } }] },
+        ],
+      }),
+    });
+    t.match(failing.errors?.[0]?.message, /test case 2 .* failed: output event 0 field component is "payment", expected "billing"/);
+    const agg = await gql(base, admin, CREATE, { i: input('parsed', 'agg', 'count()') });
+    t.match(agg.errors?.[0]?.message, /cannot be used in a parser/);
+    const dup = await gql(base, admin, CREATE, { i: input('parsed', 'app-json', 'kvParse()') });
+    t.match(dup.errors?.[0]?.message, /already exists/);
+    const over = await mustGql(base, admin, CREATE, { i: input('parsed', 'scratch', 'kvParse()', { allowOverwritingExistingParser: true }) });
+    t.equal(over.createParserV2.script, 'kvParse()');
+    const builtin = await gql(base, admin, CREATE, { i: input('parsed', 'json', 'kvParse()') });
+    t.match(builtin.errors?.[0]?.message, /built-in/);
+    const broken = await gql(base, admin, CREATE, { i: input('parsed', 'broken', 'regex("(")') });
+    t.match(broken.errors?.[0]?.message, /^script: /);
+  });
+
+  await t.test('ingest tokens apply custom parsers', async (t) => {
+    const tok = await mustGql(base, admin, 'mutation { addIngestTokenV3(input: {repositoryName: "parsed", name: "json-in", parser: "app-json"}) { token parser { name } } }');
+    t.equal(tok.addIngestTokenV3.parser.name, 'app-json');
+    const jsonToken = tok.addIngestTokenV3.token as string;
+    const lines = [JSON_LINE(iso(-60_000), 'billing', 'a'), JSON_LINE(iso(-59_000), 'search', 'b'), JSON_LINE('yesterday', 'billing', 'bad time')];
+    const r = await api(base, '/api/v1/ingest/humio-unstructured', { token: jsonToken, body: JSON.stringify([{ messages: lines, fields: { env: 'prod' } }]) });
+    t.equal(r.status, 200, r.text);
+    const raw = await api(base, '/api/v1/ingest/raw', { token: jsonToken, body: JSON_LINE(iso(-58_000), 'billing', 'raw one') });
+    t.equal(raw.status, 200, raw.text);
+
+    await mustGql(base, admin, 'mutation { assignParserToIngestTokenV2(input: {repositoryName: "parsed", tokenName: "default", parser: "line-regex"}) { name } }');
+    const r2 = await api(base, '/api/v1/ingest/humio-unstructured', { token: repo.ingestToken, body: JSON.stringify([{ messages: [`${line(-50_000)} [web-3] WARN payment: retry`, `${line(-49_000)} [web-1] ERROR db: down`] }]) });
+    t.equal(r2.status, 200, r2.text);
+
+    t.equal(await waitForCount(base, 'parsed', admin, 6), 6);
+    const rows = await queryJson(base, 'parsed', { queryString: '#type="app-json" @error!=true | sort(@timestamp, order=asc)' }, { token: admin });
+    t.strictSame(rows.map((e) => [e['#service'], e.msg, e.env ?? null]), [
+      ['billing', 'a', 'prod'],
+      ['search', 'b', 'prod'],
+      ['billing', 'raw one', null],
+    ], 'tags from fieldsToTag, item fields after parsing, raw ingest too');
+    t.equal(rows[0]!['@timestamp'], base0 - 60_000);
+    t.equal(rows[0]!['meta.time'], undefined);
+    const errs = await queryJson(base, 'parsed', { queryString: '@error=true' }, { token: admin });
+    t.equal(errs.length, 1, 'the event with a bad timestamp is kept');
+    t.equal(errs[0]!.msg, 'bad time');
+    t.match(errs[0]!['@error_msg'], /parseTimestamp/);
+    const regexRows = await queryJson(base, 'parsed', { queryString: '#type="line-regex" | sort(@timestamp, order=asc)' }, { token: admin });
+    t.strictSame(regexRows.map((e) => [e['#level'], e.node, e.component, e['@timestamp']]), [
+      ['WARN', 'web-3', 'payment', base0 - 50_000],
+      ['ERROR', 'web-1', 'db', base0 - 49_000],
+    ]);
+    const byTag = await queryJson(base, 'parsed', { queryString: '#level=ERROR | count()' }, { token: admin });
+    t.equal(byTag[0]!._count, '1', 'parser tags are real tags');
+  });
+
+  await t.test('an item type may name a custom parser; deletion rules', async (t) => {
+    const plain = await mustGql(base, admin, 'mutation { addIngestTokenV3(input: {repositoryName: "parsed", name: "plain"}) { token } }');
+    const r = await api(base, '/api/v1/ingest/humio-unstructured', { token: plain.addIngestTokenV3.token, body: JSON.stringify([{ type: 'app-json', messages: [JSON_LINE(iso(-40_000), 'typed', 'c')] }]) });
+    t.equal(r.status, 200);
+    t.equal(await waitForCount(base, 'parsed', admin, 1, 10_000, '#service=typed'), 1);
+    const inUse = await gql(base, admin, 'mutation { deleteParser(input: {repositoryName: "parsed", id: "app-json"}) { result } }');
+    t.match(inUse.errors?.[0]?.message, /used by ingest token "json-in"/);
+    const list = await mustGql(base, admin, '{ repository(name: "parsed") { parser(name: "scratch") { id } } }');
+    await mustGql(base, admin, 'mutation($id: String!) { deleteParser(input: {repositoryName: "parsed", id: $id}) { result } }', { id: list.repository.parser.id });
+    const gone = await mustGql(base, admin, '{ repository(name: "parsed") { parser(name: "scratch") { id } } }');
+    t.equal(gone.repository.parser, null);
+  });
+});

@@ -1,0 +1,188 @@
+/**
+ * Lookup files end to end on a real node: upload (repository and shared, both path spellings),
+ * download, listing and removal through GraphQL, atomic replacement, and refusal of malicious
+ * uploads (traversal names, oversize files, too many parts, non-root shared uploads); then
+ * match() and lookup() in every mode against the uploaded CSV and JSON variants.
+ */
+import t from 'tap';
+import { startNode } from '../helpers/node-process.js';
+import { api, createUser } from '../helpers/http.js';
+import { createRepo, addMember, ingestStructured, mustGql, queryJson, postQuery, waitForCount, type KnownEvent } from '../helpers/query.js';
+import { multipartBody, postMultipart, uploadFile } from '../helpers/files.js';
+
+const USERS_CSV = 'userid,name,role\n1,Ada Lovelace,admin\n2,"Turing, Alan",dev\n3, spaced ,ops\n2,Second Two,dup\n';
+const HOSTS_JSON_KEYED = JSON.stringify({ web1: { dc: 'east', tier: 'front' }, DB1: { dc: 'west', tier: 'data', port: 5432 } });
+const HOSTS_JSON_ARRAY = JSON.stringify([{ host: 'web1', owner: 'team-a' }, { host: 'db1', owner: 'team-b' }]);
+const NETS_CSV = 'subnet,zone\n10.0.0.0/8,internal\n10.1.0.0/16,lab\n192.168.1.7,printer\n2001:db8::/32,v6net\n';
+const GLOBS_CSV = 'pattern,kind\n*/login*,auth\n/static/*,asset\n*.php,legacy\n';
+
+t.test('lookup files and match()/lookup()', async (t) => {
+  t.setTimeout(120_000);
+  const node = await startNode(t, { config: '[files]\nmax_file_bytes = 200000\nmax_rows = 1000\n' });
+  const base = node.url;
+  const admin = node.adminToken;
+  const repo = await createRepo(base, admin, 'files1');
+  const other = await createRepo(base, admin, 'files2');
+  const member = await createUser(base, admin, 'fmember');
+  await addMember(base, admin, 'files1', 'fmember');
+
+  await t.test('upload, download and list', async (t) => {
+    const up = await uploadFile(base, '/api/v1/repositories/files1/files', member.token, 'users.csv', USERS_CSV);
+    t.equal(up.status, 200, up.text);
+    t.equal(up.json().rows, 4);
+    t.equal((await uploadFile(base, '/api/v1/dataspaces/files1/files', member.token, 'hosts.json', HOSTS_JSON_KEYED)).status, 200);
+    t.equal((await uploadFile(base, '/api/v1/repositories/files1/files', member.token, 'owners.json', HOSTS_JSON_ARRAY)).status, 200);
+    t.equal((await uploadFile(base, '/api/v1/repositories/files1/files', member.token, 'nets.csv', NETS_CSV)).status, 200);
+    t.equal((await uploadFile(base, '/api/v1/repositories/files1/files', member.token, 'globs.csv', GLOBS_CSV)).status, 200);
+    const got = await api(base, '/api/v1/dataspaces/files1/files/users.csv', { token: member.token });
+    t.equal(got.status, 200);
+    t.equal(got.text, USERS_CSV, 'the file comes back byte for byte');
+    const list = await mustGql(base, member.token, '{ searchDomain(name: "files1") { __typename files { contentHash nameAndPath { name path } } } }');
+    t.strictSame(list.searchDomain.files.map((f: any) => f.nameAndPath.name).sort(), ['globs.csv', 'hosts.json', 'nets.csv', 'owners.json', 'users.csv']);
+    t.match(list.searchDomain.files[0].contentHash, /^[0-9a-f]{64}$/);
+    const outsider = await createUser(base, admin, 'foutsider');
+    t.equal((await api(base, '/api/v1/repositories/files1/files/users.csv', { token: outsider.token })).status, 404, 'non-members cannot read');
+    t.equal((await uploadFile(base, '/api/v1/repositories/files1/files', outsider.token, 'x.csv', 'a\n1\n')).status, 404, 'nor upload');
+  });
+
+  await t.test('bad and malicious uploads are refused', async (t) => {
+    for (const name of ['../evil.csv', '..\\evil.csv', '/etc/passwd.csv', 'a/b.csv', '..', 'notes.txt']) {
+      const r = await postMultipart(base, '/api/v1/repositories/files1/files', admin, multipartBody([{ name: 'file', fileName: name, content: 'a,b\n1,2\n' }]));
+      t.equal(r.status, 400, `${name}: ${r.text}`);
+      t.match(r.text, /file name/);
+    }
+    const traversalGet = await api(base, '/api/v1/repositories/files1/files/..%2F..%2Fstate.key', { token: admin });
+    t.equal(traversalGet.status, 400, traversalGet.text);
+    const big = await uploadFile(base, '/api/v1/repositories/files1/files', admin, 'big.csv', `a\n${'x'.repeat(210_000)}\n`);
+    t.equal(big.status, 413, big.text);
+    const manyParts = multipartBody(Array.from({ length: 3000 }, (_, i) => ({ name: `f${i}`, content: 'x' })));
+    const many = await postMultipart(base, '/api/v1/repositories/files1/files', admin, manyParts);
+    t.equal(many.status, 400, many.text);
+    t.match(many.text, /parts/);
+    const wrongPart = await uploadFile(base, '/api/v1/repositories/files1/files', admin, 'x.csv', 'a\n1\n', 'upload');
+    t.equal(wrongPart.status, 400);
+    t.match(wrongPart.text, /"file"/);
+    const tooManyRows = await uploadFile(base, '/api/v1/repositories/files1/files', admin, 'rows.csv', `a\n${'1\n'.repeat(1001)}`);
+    t.equal(tooManyRows.status, 400);
+    t.match(tooManyRows.text, /files\.max_rows/);
+    const ragged = await uploadFile(base, '/api/v1/repositories/files1/files', admin, 'ragged.csv', 'a,b\n1\n');
+    t.equal(ragged.status, 400);
+    t.match(ragged.text, /CSV/);
+    const nested = await uploadFile(base, '/api/v1/repositories/files1/files', admin, 'nested.json', '[{"a":{"b":1}}]');
+    t.equal(nested.status, 400);
+    t.match(nested.text, /nested/);
+    const notMultipart = await api(base, '/api/v1/repositories/files1/files', { token: admin, body: 'a,b' });
+    t.equal(notMultipart.status, 415);
+  });
+
+  await t.test('shared files: root only, visible from every repository', async (t) => {
+    const refused = await uploadFile(base, '/api/v1/uploadedfiles/shared', member.token, 'shared.csv', 'userid,team\n1,core\n');
+    t.equal(refused.status, 403, refused.text);
+    const ok = await uploadFile(base, '/api/v1/uploadedfiles/shared', admin, 'shared.csv', 'userid,team\n1,core\n');
+    t.equal(ok.status, 200, ok.text);
+    t.equal((await api(base, '/api/v1/uploadedfiles/shared/shared.csv', { token: member.token, method: 'DELETE' })).status, 403);
+  });
+
+  const now = Date.now();
+  const events: KnownEvent[] = [
+    { timestamp: now - 5000, rawstring: 'u1', attributes: { uid: '1', host: 'web1', ip: '10.1.2.3', url: '/app/login?x=1', who: 'ADA LOVELACE' }, tags: { src: 'app' } },
+    { timestamp: now - 4000, rawstring: 'u2', attributes: { uid: '2', host: 'db1', ip: '10.9.9.9', url: '/static/site.css', who: 'nobody' }, tags: { src: 'app' } },
+    { timestamp: now - 3000, rawstring: 'u3', attributes: { uid: '3', host: 'mail', ip: '192.168.1.7', url: '/index.php', who: 'x' }, tags: { src: 'app' } },
+    { timestamp: now - 2000, rawstring: 'u9', attributes: { uid: '9', host: 'web1', ip: '2001:db8::1', url: '/', who: 'y' }, tags: { src: 'app' } },
+  ];
+  await ingestStructured(base, repo.ingestToken, events);
+  await ingestStructured(base, other.ingestToken, [{ timestamp: now - 1000, rawstring: 'o1', attributes: { uid: '1' }, tags: { src: 'o' } }]);
+  t.equal(await waitForCount(base, 'files1', admin, 4), 4);
+  t.equal(await waitForCount(base, 'files2', admin, 1), 1);
+
+  const q = async (queryString: string, repoName = 'files1', token = member.token): Promise<Record<string, any>[]> => {
+    const rows = await queryJson(base, repoName, { queryString: `${queryString} | sort(@rawstring, order=asc)` }, { token });
+    return rows;
+  };
+  const pick = (rows: Record<string, any>[], ...names: string[]) => rows.map((r) => Object.fromEntries([['@rawstring', r['@rawstring']], ...names.map((n) => [n, r[n]])]));
+
+  await t.test('match(): exact string mode, strict and not, include, nrows, column', async (t) => {
+    t.strictSame(pick(await q('match(file="users.csv", field=uid, column=userid)'), 'name', 'role'), [
+      { '@rawstring': 'u1', name: 'Ada Lovelace', role: 'admin' },
+      { '@rawstring': 'u2', name: 'Turing, Alan', role: 'dev' },
+      { '@rawstring': 'u3', name: ' spaced ', role: 'ops' },
+    ], 'strict by default; quoted comma and whitespace kept; the first matching row');
+    t.strictSame(pick(await q('match(file="users.csv", field=uid, column=userid, strict=false, include=[name])'), 'name', 'role'), [
+      { '@rawstring': 'u1', name: 'Ada Lovelace', role: undefined },
+      { '@rawstring': 'u2', name: 'Turing, Alan', role: undefined },
+      { '@rawstring': 'u3', name: ' spaced ', role: undefined },
+      { '@rawstring': 'u9', name: undefined, role: undefined },
+    ], 'strict=false passes unmatched events; include limits the columns');
+    const two = pick(await q('match(file="users.csv", field=uid, column=userid, nrows=2) | uid=2'), 'name');
+    t.strictSame(two.map((r) => r.name).sort(), ['Second Two', 'Turing, Alan'], 'nrows=2: one event per matching row');
+    t.strictSame(pick(await q('match(file="users.csv", field=who, column=name, ignoreCase=true)'), 'role'), [{ '@rawstring': 'u1', role: 'admin' }], 'ignoreCase');
+    t.strictSame(await q('match(file="users.csv", field=who, column=name)'), [], 'case matters by default');
+  });
+
+  await t.test('match(): glob and cidr modes', async (t) => {
+    t.strictSame(pick(await q('match(file="globs.csv", field=url, column=pattern, mode=glob)'), 'kind'), [
+      { '@rawstring': 'u1', kind: 'auth' },
+      { '@rawstring': 'u2', kind: 'asset' },
+      { '@rawstring': 'u3', kind: 'legacy' },
+    ]);
+    const byRawAndZone = (rows: Record<string, any>[]) => rows.sort((a, b) => `${a['@rawstring']} ${a.zone}`.localeCompare(`${b['@rawstring']} ${b.zone}`));
+    t.strictSame(byRawAndZone(pick(await q('match(file="nets.csv", field=ip, column=subnet, mode=cidr, nrows=3)'), 'zone')), [
+      { '@rawstring': 'u1', zone: 'internal' },
+      { '@rawstring': 'u1', zone: 'lab' },
+      { '@rawstring': 'u2', zone: 'internal' },
+      { '@rawstring': 'u3', zone: 'printer' },
+      { '@rawstring': 'u9', zone: 'v6net' },
+    ], 'IPv4 and IPv6 subnets; several matching rows');
+    const first = pick(await q('match(file="nets.csv", field=ip, column=subnet, mode=cidr) | @rawstring=u1'), 'zone');
+    t.strictSame(first, [{ '@rawstring': 'u1', zone: 'internal' }], 'nrows=1 gives the first matching row in file order');
+  });
+
+  await t.test('JSON files: keyed object and array of objects; lookup()', async (t) => {
+    t.strictSame(pick(await q('match(file="hosts.json", field=host)'), 'dc', 'tier'), [
+      { '@rawstring': 'u1', dc: 'east', tier: 'front' },
+      { '@rawstring': 'u9', dc: 'east', tier: 'front' },
+    ], 'a keyed object matches on its key');
+    t.strictSame(pick(await q('match(file="hosts.json", field=host, ignoreCase=true) | @rawstring=u2'), 'port'), [{ '@rawstring': 'u2', port: '5432' }]);
+    t.strictSame(pick(await q('lookup(file="owners.json", field=host, on=host)'), 'owner'), [
+      { '@rawstring': 'u1', owner: 'team-a' },
+      { '@rawstring': 'u2', owner: 'team-b' },
+      { '@rawstring': 'u3', owner: undefined },
+      { '@rawstring': 'u9', owner: 'team-a' },
+    ], 'lookup() enriches and keeps unmatched events (strict=false)');
+    t.strictSame(pick(await q('lookup(file="users.csv", column=userid, field=uid, include=[role], strict=true)'), 'role').map((r) => r.role), ['admin', 'dev', 'ops']);
+  });
+
+  await t.test('shared files from any repository; aggregates; query jobs', async (t) => {
+    t.strictSame(pick(await q('match(file="/shared/shared.csv", field=uid, column=userid)', 'files2', admin), 'team'), [{ '@rawstring': 'o1', team: 'core' }]);
+    t.strictSame(pick(await q('match(file="/shared/shared.csv", field=uid, column=userid)'), 'team'), [{ '@rawstring': 'u1', team: 'core' }]);
+    const rows = await queryJson(base, 'files1', { queryString: 'match(file="users.csv", field=uid, column=userid) | groupBy(role)' }, { token: member.token });
+    t.strictSame(rows.map((r) => `${r.role}=${r._count}`).sort(), ['admin=1', 'dev=1', 'ops=1']);
+  });
+
+  await t.test('a missing file, column or bad mode is a query error naming it', async (t) => {
+    const r = await postQuery(base, 'files1', { queryString: 'match(file="nope.csv", field=uid)' }, { token: member.token });
+    t.equal(r.status, 400);
+    t.match(r.text, /"nope\.csv" does not exist/);
+    const r2 = await postQuery(base, 'files2', { queryString: 'match(file="users.csv", field=uid, column=userid)' }, { token: admin });
+    t.equal(r2.status, 400, 'a repository file is not visible from another repository');
+    const r3 = await postQuery(base, 'files1', { queryString: 'match(file="users.csv", field=uid, column=nosuch)' }, { token: member.token });
+    t.equal(r3.status, 400);
+    t.match(r3.text, /no column "nosuch"/);
+    const r4 = await postQuery(base, 'files1', { queryString: 'match(file="users.csv", field=uid, column=userid, mode=fuzzy)' }, { token: member.token });
+    t.equal(r4.status, 400);
+    t.match(r4.text, /mode must be/);
+  });
+
+  await t.test('replace is atomic and removal through GraphQL', async (t) => {
+    const up = await uploadFile(base, '/api/v1/repositories/files1/files', admin, 'users.csv', 'userid,name,role\n1,Ada v2,boss\n');
+    t.equal(up.status, 200);
+    t.strictSame(pick(await q('match(file="users.csv", field=uid, column=userid)'), 'role'), [{ '@rawstring': 'u1', role: 'boss' }], 'queries see the new content');
+    await mustGql(base, member.token, 'mutation { removeFile(name: "files1", fileName: "users.csv") { __typename } }');
+    t.equal((await api(base, '/api/v1/repositories/files1/files/users.csv', { token: admin })).status, 404);
+    const r = await postQuery(base, 'files1', { queryString: 'match(file="users.csv", field=uid)' }, { token: member.token });
+    t.equal(r.status, 400);
+    const refused = await mustGql(base, admin, '{ searchDomain(name: "files1") { files { nameAndPath { name path } } } }');
+    t.ok(refused.searchDomain.files.some((f: any) => f.nameAndPath.name === 'shared.csv' && f.nameAndPath.path === '/shared'), 'shared files are listed with path /shared');
+    t.equal((await api(base, '/api/v1/uploadedfiles/shared/shared.csv', { token: admin, method: 'DELETE' })).status, 204);
+  });
+});

@@ -1,0 +1,99 @@
+import t from 'tap';
+import { parseTable, packTable, viewsOf, cellValue, checkFileName } from '../../../src/files/index.js';
+import { cidrFinder, exactFinder, globFinder } from '../../../src/files/lookup-index.js';
+import { LogsvcError } from '../../../src/lib/errors.js';
+
+const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
+const table = (text: string, kind: 'csv' | 'json' = 'csv', maxRows = 1000) => packTable(`h-${text.length}-${kind}-${text.slice(0, 20)}`, parseTable(enc(text), kind, { maxRows }));
+const refused = (fn: () => unknown, re: RegExp) => {
+  try {
+    fn();
+  } catch (err) {
+    return err instanceof LogsvcError && err.code === 'E_VALIDATION' && re.test(err.message);
+  }
+  return false;
+};
+
+t.test('CSV as the product reads it', async (t) => {
+  const p = parseTable(enc('\uFEFFa, b ,c\n1," x, y ",""\n\n2,"say ""hi""",z\n'), 'csv', { maxRows: 10 });
+  t.strictSame(p.columns, ['a', ' b ', 'c'], 'BOM dropped, whitespace in names kept');
+  t.strictSame(p.rows, [['1', ' x, y ', ''], ['2', 'say "hi"', 'z']], 'quoting, doubled quotes, empty lines skipped');
+  t.strictSame(parseTable(enc('a,b\r\n1,2\r\n'), 'csv', { maxRows: 10 }).rows, [['1', '2']], 'CRLF lines');
+  t.ok(refused(() => parseTable(enc(''), 'csv', { maxRows: 10 }), /empty/));
+  t.ok(refused(() => parseTable(enc('a,a\n1,2\n'), 'csv', { maxRows: 10 }), /twice/));
+  t.ok(refused(() => parseTable(enc('a,b\n1\n'), 'csv', { maxRows: 10 }), /CSV/));
+  t.ok(refused(() => parseTable(enc('a\n1\n2\n3\n'), 'csv', { maxRows: 2 }), /max_rows/));
+  t.ok(refused(() => parseTable(enc('a\n"open\n'), 'csv', { maxRows: 2 }), /CSV/));
+});
+
+t.test('JSON: keyed object and array of objects', async (t) => {
+  const keyed = parseTable(enc('{"k1":{"a":"x","n":5},"k2":{"b":true}}'), 'json', { maxRows: 10 });
+  t.strictSame(keyed.columns, ['', 'a', 'n', 'b']);
+  t.equal(keyed.keyColumn, 0);
+  t.strictSame(keyed.rows, [['k1', 'x', '5', null], ['k2', null, null, 'true']]);
+  const arr = parseTable(enc('[{"id":"1","name":"a"},{"id":"2","extra":"e"}]'), 'json', { maxRows: 10 });
+  t.strictSame(arr.columns, ['id', 'name', 'extra']);
+  t.strictSame(arr.rows, [['1', 'a', null], ['2', null, 'e']]);
+  t.ok(refused(() => parseTable(enc('[{"a":[1]}]'), 'json', { maxRows: 10 }), /nest/));
+  t.ok(refused(() => parseTable(enc('"x"'), 'json', { maxRows: 10 }), /object keyed/));
+  t.ok(refused(() => parseTable(enc('[1]'), 'json', { maxRows: 10 }), /object of fields/));
+  t.ok(refused(() => parseTable(enc('[{},{},{}]'), 'json', { maxRows: 2 }), /max_rows/));
+});
+
+t.test('packing: one byte per unit when possible, UTF-16 otherwise, absent cells', async (t) => {
+  const narrow = table('k,v\nä,1\nb,\n');
+  t.equal(narrow.wide, false);
+  const v = viewsOf(narrow);
+  t.equal(cellValue(v, 0, 0), 'ä');
+  t.equal(cellValue(v, 1, 1), '');
+  const wide = table('k,v\n日本,😀\n');
+  t.equal(wide.wide, true);
+  t.equal(cellValue(viewsOf(wide), 0, 1), '😀');
+  const arr = packTable('arr', parseTable(enc('[{"a":"1"},{"b":"2"}]'), 'json', { maxRows: 10 }));
+  t.equal(cellValue(viewsOf(arr), 0, 1), undefined, 'a missing member stays missing');
+  const long = 'x'.repeat(20_000);
+  t.equal(cellValue(viewsOf(table(`a\n${long}\n`)), 0, 0), long, 'long cells are read in chunks');
+});
+
+t.test('exact finder: duplicates in file order, ignoreCase, composite keys, absent keys', async (t) => {
+  const tb = table('id,name,n\n1,Ada,a\n2,Bob,b\n1,Ada,c\n3,ADA,d\n');
+  const byId = exactFinder(tb, [0], false);
+  t.strictSame(byId(['1'], 5), [0, 2]);
+  t.strictSame(byId(['1'], 1), [0]);
+  t.strictSame(byId(['9'], 5), []);
+  t.strictSame(byId([''], 5), []);
+  t.strictSame(exactFinder(tb, [1], true)(['ada'], 5), [0, 2, 3]);
+  t.strictSame(exactFinder(tb, [1], false)(['ada'], 5), []);
+  t.strictSame(exactFinder(tb, [0, 1], false)(['1', 'Ada'], 5), [0, 2]);
+  t.strictSame(exactFinder(tb, [0, 1], false)(['1', 'Bob'], 5), []);
+  const arr = packTable('arr2', parseTable(enc('[{"k":"x"},{"other":"y"},{"k":"x"}]'), 'json', { maxRows: 10 }));
+  t.strictSame(exactFinder(arr, [0], false)(['x'], 5), [0, 2], 'rows without the key member are not indexed');
+  // Many rows, many collisions: every key still found.
+  const many = table(`k\n${Array.from({ length: 5000 }, (_, i) => `key${i % 2500}`).join('\n')}\n`, 'csv', 10_000);
+  const f = exactFinder(many, [0], false);
+  let ok = true;
+  for (let i = 0; i < 2500; i++) ok &&= f([`key${i}`], 3).join() === `${i},${i + 2500}`;
+  t.ok(ok, '2,500 keys with two rows each');
+});
+
+t.test('glob and cidr finders', async (t) => {
+  const g = table('p,kind\n*/login*,auth\n/static/*,asset\n*,any\n');
+  t.strictSame(globFinder(g, 0, false)(['/a/login?x'], 5), [0, 2]);
+  t.strictSame(globFinder(g, 0, false)(['/STATIC/x'], 5), [2]);
+  t.strictSame(globFinder(g, 0, true)(['/STATIC/x'], 5), [1, 2]);
+  const c = table('net,z\n10.0.0.0/8,a\nbad,b\n10.1.0.0/16,c\n10.1.2.3,d\n2001:db8::/32,e\n0.0.0.0/0,f\n');
+  const f = cidrFinder(c, 0);
+  t.strictSame(f(['10.1.2.3'], 10), [0, 2, 3, 5]);
+  t.strictSame(f(['10.1.2.3'], 2), [0, 2]);
+  t.strictSame(f(['11.0.0.1'], 10), [5]);
+  t.strictSame(f(['2001:db8:1::9'], 10), [4]);
+  t.strictSame(f(['not an ip'], 10), []);
+});
+
+t.test('file names', async (t) => {
+  t.equal(checkFileName('users.csv'), 'csv');
+  t.equal(checkFileName('Hosts.JSON'), 'json');
+  for (const bad of ['', '../a.csv', 'a/b.csv', 'a\\b.csv', '..', '.', 'a.txt', 'x\u0000.csv', `${'a'.repeat(300)}.csv`]) {
+    t.throws(() => checkFileName(bad), { code: 'E_VALIDATION' }, JSON.stringify(bad.slice(0, 20)));
+  }
+});

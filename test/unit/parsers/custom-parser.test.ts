@@ -1,0 +1,74 @@
+import t from 'tap';
+import { CustomParser, ParserBudget, type CustomParserDef } from '../../../src/parsers/index.js';
+import { GlobalState } from '../../../src/global/index.js';
+
+const limits = { maxEventsPerRequest: 1000, maxEventBytes: 1 << 20, maxFieldsPerEvent: 100, maxJsonDepth: 64 };
+const def = (script: string, extra: Partial<CustomParserDef> = {}): CustomParserDef => ({ id: 'p1', name: 'p', script, fieldsToTag: [], fieldsToBeRemovedBeforeParsing: [], savedAt: 1, ...extra });
+const budget = (maxEventMs = 1000, maxRequestMs = 10_000) => new ParserBudget({ maxEventMs, maxRequestMs });
+const msg = (rawstring: string, more: Partial<Parameters<CustomParser['parse']>[0]> = {}) => ({ rawstring, input: {}, tags: {}, after: {}, timestamp: null, timezone: null, ...more });
+
+t.test('fields, tags, timestamp, removal before parsing, fields after', async (t) => {
+  const p = new CustomParser(def('kvParse() | parseTimestamp("yyyy-MM-dd\'T\'HH:mm:ssXXX", field=ts) | #env := "prod"', { fieldsToTag: ['svc'], fieldsToBeRemovedBeforeParsing: ['secret'] }));
+  const [out, ...rest] = p.parse(msg('ts=2026-11-21T00:00:00Z svc=api a=1', { input: { secret: 's', keep: 'k' }, tags: { host: 'h' }, after: { extra: 'e' } }), 5, limits, budget());
+  t.equal(rest.length, 0);
+  t.strictSame(out!.tags, { host: 'h', type: 'p', svc: 'api', env: 'prod' });
+  t.equal(out!.event.timestamp, Date.parse('2026-11-21T00:00:00Z'));
+  t.equal(out!.event.fields.a, '1');
+  t.equal(out!.event.fields.keep, 'k');
+  t.equal(out!.event.fields.extra, 'e');
+  t.equal(out!.event.fields.secret, undefined);
+  t.equal(out!.event.fields.svc, undefined, 'a tagged field is a tag, not a field');
+});
+
+t.test('dropping, splitting, and the ingest time fallback', async (t) => {
+  const p = new CustomParser(def('/keep/ | kvParse()'));
+  t.strictSame(p.parse(msg('drop me'), 5, limits, budget()), [], 'a filter drops the event');
+  const [kept] = p.parse(msg('keep x=1'), 77, limits, budget());
+  t.equal(kept!.event.timestamp, 77);
+});
+
+t.test('errors mark the event and keep it', async (t) => {
+  const p = new CustomParser(def('@timestamp := "soon"'));
+  const [e] = p.parse(msg('line'), 5, limits, budget());
+  t.equal(e!.event.fields['@error'], 'true');
+  t.match(e!.event.fields['@error_msg'], /@timestamp "soon" is not epoch milliseconds/);
+  t.equal(e!.event.rawstring, 'line');
+  const slow = new CustomParser(def('kvParse()'));
+  const [s] = slow.parse(msg('a=1'), 5, limits, budget(-1));
+  t.match(s!.event.fields['@error_msg'], /parsers\.max_event_ms/, 'output over the per-event time bound is dropped');
+  t.equal(s!.event.fields.a, undefined);
+  const b = budget(1000, -1);
+  slow.parse(msg('a=1'), 5, limits, b);
+  const [later] = slow.parse(msg('a=2'), 5, limits, b);
+  t.match(later!.event.fields['@error_msg'], /parsers\.max_request_ms/, 'later events of a request past its budget are stored unparsed');
+  const tagBad = new CustomParser(def(`x := "${'v'.repeat(1100)}"`, { fieldsToTag: ['x'] }));
+  const [tb] = tagBad.parse(msg('l'), 5, limits, budget());
+  t.match(tb!.event.fields['@error_msg'], /tag x is longer than 1024/, 'a bad tag marks the event instead of failing ingest');
+  t.strictSame(tb!.tags, { type: 'p' });
+});
+
+t.test('aggregates are refused when compiling', async (t) => {
+  t.throws(() => new CustomParser(def('groupBy(a)')), /cannot be used in a parser/);
+  t.throws(() => new CustomParser(def('match(file="x.csv", field=a)')), /not available in parsers/);
+});
+
+t.test('global state: files and parsers survive a snapshot; a deleted repository takes them along', async (t) => {
+  const g = new GlobalState();
+  g.apply({ type: 'RepositoryCreated', id: 'r1', name: 'r', description: '', at: 1 }, 1);
+  g.apply({ type: 'FileStored', scope: 'r1', name: 'a.csv', contentHash: 'h1', size: 3, rows: 1, at: 2 }, 2);
+  g.apply({ type: 'FileStored', scope: '', name: 's.csv', contentHash: 'h2', size: 3, rows: 1, at: 2 }, 3);
+  g.apply({ type: 'ParserSaved', repositoryId: 'r1', id: 'p1', name: 'p', script: 'kvParse()', testCases: [], fieldsToTag: [], fieldsToBeRemovedBeforeParsing: [], at: 4 }, 4);
+  const copy = GlobalState.fromSnapshot(structuredClone(g.toSnapshot()));
+  t.equal(copy.files.get('r1', 'a.csv')?.contentHash, 'h1');
+  t.equal(copy.files.get('', 's.csv')?.contentHash, 'h2');
+  t.equal(copy.parsers.byName('r1', 'p')?.script, 'kvParse()');
+  copy.apply({ type: 'RepositoryDeleted', id: 'r1' }, 5);
+  t.equal(copy.files.get('r1', 'a.csv'), undefined);
+  t.equal(copy.parsers.byName('r1', 'p'), undefined);
+  t.ok(copy.files.referenced('h2'));
+  t.notOk(copy.files.referenced('h1'));
+  const old = g.toSnapshot();
+  delete old.files;
+  delete old.parsers;
+  t.equal(GlobalState.fromSnapshot(old).files.all().length, 0, 'snapshots from before files load');
+});
