@@ -5,6 +5,8 @@
  * event type; add a new one.
  */
 
+import type { AlertingEvent } from './alerting-events.js';
+
 export interface UserFields {
   fullName?: string | undefined;
   email?: string | undefined;
@@ -28,6 +30,7 @@ export type GlobalEvent =
   | { type: 'MemberRemoved'; repositoryId: string; userId: string }
   | { type: 'DatasourceCreated'; repositoryId: string; id: string; tags: Record<string, string>; at: number }
   | { type: 'NodeRegistered'; id: number; uuid: string; name: string; uri: string; at: number }
-  | { type: 'PartitionLayoutSet'; partitions: number[][] };
+  | { type: 'PartitionLayoutSet'; partitions: number[][] }
+  | AlertingEvent;
 
 export type GlobalEventType = GlobalEvent['type'];

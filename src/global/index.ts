@@ -3,3 +3,5 @@ export { GlobalState, type User, type Repository, type IngestToken, type Members
 export type { GlobalLog, LoadedLog } from './log.js';
 export { EmbeddedGlobalLog, GLOBAL_LOG_FORMAT_VERSION } from './embedded-log.js';
 export { GlobalStore, type Decision } from './store.js';
+export type { AlertingEvent, AlertDefinition, AlertOwnership, ActionDefinition, ActionKind } from './alerting-events.js';
+export { AlertingState, MAX_THROTTLE_VALUES, type AlertRuntime, type AlertingSnapshot } from './alerting-state.js';

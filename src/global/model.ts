@@ -3,6 +3,7 @@
  * indexes (token digest -> owner, name -> repository) are maintained here so that readers never scan.
  */
 import type { GlobalEvent, UserFields } from './events.js';
+import { AlertingState, type AlertingSnapshot } from './alerting-state.js';
 
 export interface User extends UserFields {
   id: string;
@@ -65,6 +66,8 @@ export class GlobalState {
   readonly nodes = new Map<number, ClusterNode>();
   /** partitions[i] = node ids that may digest partition i, in priority order. */
   partitions: number[][] = [];
+  /** Alerts, actions and the alert scheduler's durable runtime state. */
+  readonly alerting = new AlertingState();
 
   userByName(username: string): User | undefined {
     const id = this.usersByName.get(username);
@@ -132,6 +135,7 @@ export class GlobalState {
         for (const t of r.ingestTokens.values()) this.ingestTokensByDigest.delete(t.digest);
         this.repositories.delete(e.id);
         this.repositoriesByName.delete(r.name);
+        this.alerting.dropRepository(e.id);
         return;
       }
       case 'IngestTokenAdded': {
@@ -181,6 +185,14 @@ export class GlobalState {
       case 'PartitionLayoutSet':
         this.partitions = e.partitions.map((hosts) => [...hosts]);
         return;
+      case 'AlertSaved':
+      case 'AlertDeleted':
+      case 'ActionSaved':
+      case 'ActionDeleted':
+      case 'AlertTriggered':
+      case 'AlertErrorSet':
+        this.alerting.apply(e);
+        return;
       default: {
         const never: never = e;
         throw new Error(`unknown global event ${JSON.stringify(never)}`);
@@ -204,6 +216,7 @@ export class GlobalState {
       })),
       nodes: [...this.nodes.values()],
       partitions: this.partitions,
+      alerting: this.alerting.toSnapshot(),
     };
   }
 
@@ -230,6 +243,7 @@ export class GlobalState {
     }
     for (const n of s.nodes) g.nodes.set(n.id, { ...n });
     g.partitions = s.partitions.map((h) => [...h]);
+    if (s.alerting !== undefined) g.alerting.loadSnapshot(s.alerting);
     return g;
   }
 }
@@ -249,4 +263,6 @@ export interface SnapshotData {
   }[];
   nodes: ClusterNode[];
   partitions: number[][];
+  /** Absent in snapshots written before alerting existed. */
+  alerting?: AlertingSnapshot;
 }

@@ -3,11 +3,14 @@ import type { Principal } from '../auth/index.js';
 import type { UserService } from '../accounts/user-service.js';
 import type { RepositoryService } from '../repositories/repository-service.js';
 import type { ClusterService } from '../cluster/index.js';
+import type { ActionService, AlertService } from '../alerts/index.js';
 
 export interface GraphqlServices {
   users: UserService;
   repositories: RepositoryService;
   cluster: ClusterService;
+  alerts: AlertService;
+  actions: ActionService;
   version: string;
 }
 

@@ -11,6 +11,8 @@ import { costLimitRule } from './limits.js';
 import { mutationResolvers, queryResolvers } from './resolvers.js';
 import { DateTime, Long } from './scalars.js';
 import { SDL } from './schema.graphql.js';
+import { ALERTING_SDL } from './schema-alerting.graphql.js';
+import { alertingMutationResolvers } from './resolvers-alerting.js';
 
 export type { GraphqlContext, GraphqlServices } from './context.js';
 
@@ -18,7 +20,7 @@ export type { GraphqlContext, GraphqlServices } from './context.js';
 const MAX_TOKENS = 20_000;
 
 export function buildExecutableSchema(): GraphQLSchema {
-  const schema = buildSchema(SDL);
+  const schema = buildSchema(SDL + ALERTING_SDL);
   const attach = (typeName: string, resolvers: Record<string, (args: Record<string, unknown>, ctx: GraphqlContext) => unknown>): void => {
     const type = schema.getType(typeName) as GraphQLObjectType;
     const fields = type.getFields();
@@ -33,7 +35,7 @@ export function buildExecutableSchema(): GraphQLSchema {
     }
   };
   attach('Query', queryResolvers);
-  attach('Mutation', mutationResolvers);
+  attach('Mutation', { ...mutationResolvers, ...alertingMutationResolvers });
   // Scalars: swap in our implementations (buildSchema makes pass-through ones).
   Object.assign(schema.getType('DateTime')!, { serialize: DateTime.serialize, parseValue: DateTime.parseValue, parseLiteral: DateTime.parseLiteral });
   Object.assign(schema.getType('Long')!, { serialize: Long.serialize, parseValue: Long.parseValue, parseLiteral: Long.parseLiteral });

@@ -11,6 +11,7 @@ import type { GlobalStore } from '../global/index.js';
 import type { IngestLimits, IngestService, IngestTask, IngestTaskResult } from '../ingest/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { QueryJobRegistry, QueryService } from '../query/index.js';
+import type { ActionService, AlertService } from '../alerts/index.js';
 
 export interface HttpServices {
   auth: Authenticator;
@@ -35,6 +36,8 @@ export interface HttpServices {
   queryJobs: QueryJobRegistry;
   /** Live /query streams served at once. */
   maxLiveStreams: number;
+  alerts: AlertService;
+  actions: ActionService;
   /** Root-only operational metrics (GET /api/v1/metrics). */
   metrics: (reset: boolean) => Record<string, unknown>;
 }

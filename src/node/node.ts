@@ -28,6 +28,7 @@ import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
 import { QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
+import { ActionDispatcher, ActionService, AlertScheduler, AlertService, OutboundHttp, SmtpMailer, TargetPolicy } from '../alerts/index.js';
 
 export const LOCAL_ADMIN_TOKEN_FILE = 'local-admin-token.txt';
 const NODE_UUID_FILE = 'cluster_membership.uuid';
@@ -192,7 +193,23 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     });
     cleanups.push(() => queryJobs.close());
 
-    const graphqlServices = { users, repositories, cluster, version: VERSION };
+    // Alerts and actions: definitions in global state; the scheduler starts once the node serves.
+    const alertCfg = config.alerts;
+    const alerts = new AlertService(store, clock, {
+      maxPerRepository: alertCfg.max_alerts_per_repository,
+      validateQuery: (queryString, queryStart) => {
+        queries.compile(queries.spec({ queryString, start: queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }));
+      },
+    });
+    const actions = new ActionService(store, box, clock, { maxPerRepository: alertCfg.max_actions_per_repository, smtpConfigured: alertCfg.smtp_host !== '' });
+    const ingestLimits = {
+      maxEventsPerRequest: config.ingest.max_events_per_request,
+      maxEventBytes: config.ingest.max_event_bytes,
+      maxFieldsPerEvent: config.ingest.max_fields_per_event,
+      maxJsonDepth: config.http.max_json_depth,
+    };
+
+    const graphqlServices = { users, repositories, cluster, alerts, actions, version: VERSION };
     const router = buildRouter({
       auth,
       health,
@@ -206,12 +223,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       explorer: config.graphql.explorer,
       store,
       ingest,
-      ingestLimits: {
-        maxEventsPerRequest: config.ingest.max_events_per_request,
-        maxEventBytes: config.ingest.max_event_bytes,
-        maxFieldsPerEvent: config.ingest.max_fields_per_event,
-        maxJsonDepth: config.http.max_json_depth,
-      },
+      ingestLimits,
       maxDecompressedBytes: config.http.max_decompressed_bytes,
       offloadIngestBytes: config.ingest.offload_bytes,
       workers,
@@ -219,6 +231,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       queries,
       queryJobs,
       maxLiveStreams: config.query.max_concurrent,
+      alerts,
+      actions,
       metrics: (reset) => ({
         ...runtime.read(reset),
         undigestedBytes: digest.undigestedBytes(),
@@ -260,6 +274,53 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     });
     const url = effectiveExternalUrl(config, http.port);
     await cluster.registerSelf({ id: selfId, uuid, name: config.node.name === '' ? `node-${selfId}` : config.node.name, uri: url });
+
+    if (alertCfg.enabled) {
+      const outbound = new OutboundHttp(new TargetPolicy(alertCfg.allow_targets), alertCfg.max_response_bytes);
+      const mailer =
+        alertCfg.smtp_host === ''
+          ? null
+          : new SmtpMailer({
+              host: alertCfg.smtp_host,
+              port: alertCfg.smtp_port,
+              secure: alertCfg.smtp_secure,
+              username: alertCfg.smtp_username,
+              password: alertCfg.smtp_password,
+              sender: alertCfg.smtp_sender,
+              timeoutMs: alertCfg.action_timeout_ms,
+            });
+      const scheduler = new AlertScheduler({
+        store,
+        queries,
+        openAction: (a) => actions.open(a),
+        dispatcher: new ActionDispatcher({
+          http: outbound,
+          mailer,
+          state: () => store.state,
+          reingest: { admit: () => ingest.admit(), ingest: (repoId, groups, at) => ingest.ingest(repoId, groups, at) },
+          ingestLimits,
+          clock,
+          pagerDutyUrl: alertCfg.pagerduty_url,
+          maxMessageBytes: alertCfg.max_message_bytes,
+        }),
+        clock,
+        logger,
+        baseUrl: url,
+        // The lowest-numbered live node runs alerts, so a cluster evaluates each alert once.
+        isRunner: () => cluster.nodes().find((n) => n.isAvailable)?.id === selfId,
+        settings: {
+          intervalMs: alertCfg.evaluate_interval_ms,
+          maxConcurrent: alertCfg.max_concurrent_evaluations,
+          maxMessageEvents: alertCfg.max_message_events,
+          retry: { retries: alertCfg.action_retries, backoffMs: alertCfg.retry_backoff_ms, timeoutMs: alertCfg.action_timeout_ms },
+        },
+      });
+      scheduler.start();
+      cleanups.push(async () => {
+        await scheduler.stop();
+        await outbound.close();
+      });
+    }
 
     let stopping: Promise<void> | null = null;
     return {

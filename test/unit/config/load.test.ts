@@ -47,6 +47,27 @@ const DEFAULTS = {
     max_jobs: 1000,
     task_bytes: 16777216,
   },
+  alerts: {
+    enabled: true,
+    evaluate_interval_ms: 5000,
+    max_concurrent_evaluations: 2,
+    action_timeout_ms: 10000,
+    action_retries: 3,
+    retry_backoff_ms: 1000,
+    max_response_bytes: 65536,
+    max_message_events: 200,
+    max_message_bytes: 1048576,
+    max_alerts_per_repository: 1000,
+    max_actions_per_repository: 1000,
+    allow_targets: [] as string[],
+    pagerduty_url: 'https://events.pagerduty.com/v2/enqueue',
+    smtp_host: '',
+    smtp_port: 25,
+    smtp_secure: false,
+    smtp_username: '',
+    smtp_password: '',
+    smtp_sender: 'logsvc@localhost',
+  },
 };
 
 async function tempFile(t: { teardown: (fn: () => unknown) => void }, name: string, content: string): Promise<string> {
