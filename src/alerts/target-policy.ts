@@ -25,7 +25,6 @@ const INTERNAL: readonly string[] = [
   '240.0.0.0/4', // reserved, broadcast
   '::/128', // unspecified
   '::1/128', // loopback
-  '::ffff:0:0/96', // IPv4-mapped: would smuggle any IPv4 address past the IPv4 rules
   '64:ff9b::/96', // NAT64: the same, through a translator
   'fc00::/7', // unique local
   'fe80::/10', // link-local
@@ -41,6 +40,12 @@ function cidrs(list: readonly string[]): Cidr[] {
 }
 
 const internal = blockListOf(cidrs(INTERNAL));
+/**
+ * IPv4-mapped IPv6 (::ffff:a.b.c.d) would smuggle any IPv4 address past the IPv4 rules, so it is
+ * refused as a whole. It is a list of its own because a BlockList also matches plain IPv4
+ * addresses against ::ffff: rules, which would refuse every IPv4 address.
+ */
+const mapped = blockListOf(cidrs(['::ffff:0:0/96']));
 
 const family = (address: string): 'ipv4' | 'ipv6' => (isIP(address) === 6 ? 'ipv6' : 'ipv4');
 
@@ -54,7 +59,8 @@ export class TargetPolicy {
 
   permits(address: string): boolean {
     const f = family(address);
-    return !internal.check(address, f) || this.allowed.check(address, f);
+    if (this.allowed.check(address, f)) return true;
+    return !internal.check(address, f) && !(f === 'ipv6' && mapped.check(address, 'ipv6'));
   }
 
   /**

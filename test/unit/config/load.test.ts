@@ -323,3 +323,21 @@ t.test('effectiveExternalUrl', async (t) => {
   t.equal(effectiveExternalUrl(cfg({ external_url: 'https://logs.example.com//' }), 1), 'https://logs.example.com');
   t.equal(effectiveExternalUrl(cfg({ external_url: 'https://x.example.com/base/' }), 1), 'https://x.example.com/base');
 });
+
+t.test('alerts.allow_targets: a list of CIDR blocks', async (t) => {
+  t.strictSame(buildConfig({ alerts: { allow_targets: ['127.0.0.1/32', '10.0.0.0/8', '::1', 'fd00::/8'] } }).problems, []);
+  t.strictSame(buildConfig({ alerts: { allow_targets: ['127.0.0.1'] } }).config.alerts.allow_targets, ['127.0.0.1'], 'a bare address is one host');
+  const cases: [unknown, RegExp][] = [
+    ['127.0.0.1/32', /^alerts\.allow_targets: must be an array of CIDR blocks/],
+    [[5], /^alerts\.allow_targets: entries must be strings/],
+    [['localhost'], /^alerts\.allow_targets: "localhost" is not an IP address or CIDR block/],
+    [['10.0.0.0/33'], /^alerts\.allow_targets: "10\.0\.0\.0\/33": the prefix length must be 0 to 32/],
+    [['::1/129'], /prefix length must be 0 to 128/],
+    [['10.0.0.0/x'], /prefix length/],
+  ];
+  for (const [value, message] of cases) {
+    const { problems } = buildConfig({ alerts: { allow_targets: value } });
+    t.equal(problems.length, 1, JSON.stringify(value));
+    t.match(problems[0], message);
+  }
+});

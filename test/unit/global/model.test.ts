@@ -220,6 +220,7 @@ t.test('toSnapshot is plain data with the documented shape', async (t) => {
     ],
     nodes: Object.values(EXPECTED_FINAL.nodes),
     partitions: EXPECTED_FINAL.partitions,
+    alerting: { alerts: [], actions: [], runtime: [] },
   });
 });
 
