@@ -120,6 +120,10 @@ export class OutboundHttp {
     if (cause instanceof DeliveryError) return cause;
     if (signal.aborted) return transient(`${url.host} did not answer in time (alerts.action_timeout_ms)`);
     const e = err as NodeJS.ErrnoException;
+    // A certificate the node does not trust will not be trusted on the next attempt either.
+    if (typeof e.code === 'string' && /CERT|ERR_TLS/.test(e.code)) {
+      return permanent('E_ACTION_FAILED', `the TLS certificate of ${url.host} is not trusted (${e.code}); fix the certificate or set ignoreSSL on the webhook`);
+    }
     return transient(`calling ${url.host} failed: ${e.code ?? e.name}${e.message === undefined ? '' : ` ${e.message}`}`.slice(0, 500));
   }
 

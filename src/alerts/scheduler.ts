@@ -125,7 +125,8 @@ export class AlertScheduler {
       const fresh = freshRows(rows, alert.throttleField, runtime?.throttled, alert.throttleTimeMillis, now);
       if (fresh.rows.length === 0) return;
       rows = fresh.rows;
-      values = fresh.values;
+      // With no throttle time nothing is held, so there is nothing to remember.
+      values = alert.throttleTimeMillis === 0 ? undefined : fresh.values;
     }
     await this.d.store.transact(() => ({ events: [{ type: 'AlertTriggered', id, at: now, values }], result: undefined }));
     this.d.logger.info('alert triggered', { alert: id, name: alert.name, repository: repo.name, rows: rows.length });

@@ -4,6 +4,7 @@
  * it triggered (and its query is not even run meanwhile). With one, each distinct value of that
  * field in the result rows is held off on its own; rows without the field count as the empty value.
  */
+import { createHash } from 'node:crypto';
 import { MAX_THROTTLE_VALUES, type AlertDefinition, type AlertRuntime } from '../global/index.js';
 import type { ResultRow } from '../query/index.js';
 
@@ -13,9 +14,14 @@ export function heldOff(alert: AlertDefinition, rt: AlertRuntime | undefined, no
   return now < rt.lastTriggeredAt + alert.throttleTimeMillis;
 }
 
+/** Longer values are remembered by their SHA-256, so global events stay small whatever the data. */
+const MAX_KEY_CHARS = 256;
+
+/** How a row's throttle-field value is remembered. */
 export function fieldValue(row: ResultRow, field: string): string {
   const v = row[field];
-  return v === undefined ? '' : String(v);
+  const s = v === undefined ? '' : String(v);
+  return s.length <= MAX_KEY_CHARS ? s : `sha256:${createHash('sha256').update(s, 'utf8').digest('hex')}`;
 }
 
 /**

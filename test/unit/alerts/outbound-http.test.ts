@@ -5,6 +5,11 @@
  */
 import t from 'tap';
 import { createServer, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo, Socket } from 'node:net';
 import { OutboundHttp, TargetPolicy } from '../../../src/alerts/index.js';
 import { DeliveryError } from '../../../src/alerts/errors.js';
@@ -112,15 +117,25 @@ t.test('a server that does not answer times out (transient)', async (t) => {
 });
 
 t.test('a refused target is never connected to', async (t) => {
+  // A server of its own, so that no other test's connections are counted.
+  let seen = 0;
+  const probe = createServer((_req, res) => res.end('reached'));
+  probe.on('connection', () => seen++);
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => probe.close());
+  const p = (probe.address() as AddressInfo).port;
   const strict = new OutboundHttp(new TargetPolicy([]), 1000);
   t.teardown(() => strict.close());
-  const before = connections.length;
-  for (const url of [`${base}/ok`, `http://localhost:${port}/ok`, `http://[::ffff:127.0.0.1]:${port}/ok`, `http://2130706433:${port}/ok`]) {
+  for (const url of [`http://127.0.0.1:${p}/ok`, `http://localhost:${p}/ok`, `http://[::ffff:127.0.0.1]:${p}/ok`, `http://2130706433:${p}/ok`]) {
     const e = await failure(strict.send({ method: 'GET', url, headers: {} }, timeout()));
     t.equal(e.code, 'E_TARGET_REFUSED', url);
     t.equal(e.transient, false);
   }
-  t.equal(connections.length, before, 'no connection reached the server');
+  t.equal(seen, 0, 'no connection reached the server');
+  const open = new OutboundHttp(new TargetPolicy(['127.0.0.1/32']), 1000);
+  t.teardown(() => open.close());
+  t.equal((await open.send({ method: 'GET', url: `http://127.0.0.1:${p}/ok`, headers: {} }, timeout())).body, 'reached', 'the same server is reachable when allowed');
+  t.equal(seen, 1);
 });
 
 t.test('connection failures are transient; bad URLs permanent', async (t) => {
@@ -133,4 +148,41 @@ t.test('connection failures are transient; bad URLs permanent', async (t) => {
   t.match(e.message, /calling 127\.0\.0\.1:\d+ failed: ECONNREFUSED/);
   t.equal((await failure(http.send({ method: 'GET', url: 'ftp://127.0.0.1/', headers: {} }, timeout()))).transient, false);
   t.equal((await failure(http.send({ method: 'GET', url: 'not a url', headers: {} }, timeout()))).transient, false);
+});
+
+/** A self-signed certificate for 127.0.0.1 made with the openssl CLI, or null when there is none. */
+async function selfSigned(): Promise<{ key: string; cert: string } | null> {
+  const dir = await mkdtemp(join(tmpdir(), 'logsvc-tls-'));
+  try {
+    await new Promise<void>((resolve, reject) =>
+      execFile(
+        'openssl',
+        ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+        { timeout: 20_000 },
+        (err) => (err === null ? resolve() : reject(err)),
+      ),
+    );
+    return { key: await readFile(join(dir, 'key.pem'), 'utf8'), cert: await readFile(join(dir, 'cert.pem'), 'utf8') };
+  } catch {
+    return null;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+t.test('TLS: an untrusted certificate fails for good unless ignoreSSL', async (t) => {
+  const pair = await selfSigned();
+  if (pair === null) return void t.pass('skipped: the openssl CLI is not available to make a certificate');
+  const tls = createTlsServer(pair, (_req, res) => res.end('secure'));
+  await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    tls.closeAllConnections();
+    tls.close();
+  });
+  const tlsUrl = `https://127.0.0.1:${(tls.address() as AddressInfo).port}/`;
+  const e = await failure(http.send({ method: 'GET', url: tlsUrl, headers: {} }, timeout()));
+  t.equal(e.transient, false, 'not worth a retry');
+  t.match(e.message, /TLS certificate of 127\.0\.0\.1:\d+ is not trusted \(DEPTH_ZERO_SELF_SIGNED_CERT\)/);
+  const r = await http.send({ method: 'GET', url: tlsUrl, headers: {}, ignoreTls: true }, timeout());
+  t.equal(r.body, 'secure', 'ignoreSSL accepts it');
 });

@@ -45,6 +45,11 @@ t.test('freshRows: per value; missing field is the empty value', async (t) => {
   t.strictSame(freshRows(rows, 'host', held, 1000, 1900).values, ['a', 'b', ''], 'a is free at exactly 1900');
   t.strictSame(freshRows(rows, 'host', held, 0, 900).values, ['a', 'b', ''], 'throttle 0 holds nothing');
   t.equal(fieldValue({ x: 5 }, 'x'), '5');
+  const long = 'v'.repeat(257);
+  t.match(fieldValue({ x: long }, 'x'), /^sha256:[0-9a-f]{64}$/, 'long values are remembered by their hash');
+  t.equal(fieldValue({ x: long }, 'x'), fieldValue({ x: long }, 'x'));
+  t.not(fieldValue({ x: long }, 'x'), fieldValue({ x: `${long}w` }, 'x'));
+  t.equal(fieldValue({ x: 'v'.repeat(256) }, 'x'), 'v'.repeat(256));
 });
 
 t.test('freshRows: at most MAX_THROTTLE_VALUES distinct values per trigger', async (t) => {
