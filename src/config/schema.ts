@@ -1,3 +1,5 @@
+import { parseCidr } from '../lib/cidr.js';
+
 /**
  * Every configuration option: its key path, default, one-line doc and validator. This table is the
  * single source of truth: the loader validates against it, `cluster.example.toml` documents every
@@ -48,6 +50,27 @@ export interface NodeConfig {
   };
   files: { max_file_bytes: number; max_rows: number; max_files_per_repository: number; cache_bytes: number };
   parsers: { max_event_ms: number; max_request_ms: number; max_per_repository: number };
+  alerts: {
+    enabled: boolean;
+    evaluate_interval_ms: number;
+    max_concurrent_evaluations: number;
+    action_timeout_ms: number;
+    action_retries: number;
+    retry_backoff_ms: number;
+    max_response_bytes: number;
+    max_message_events: number;
+    max_message_bytes: number;
+    max_alerts_per_repository: number;
+    max_actions_per_repository: number;
+    allow_targets: string[];
+    pagerduty_url: string;
+    smtp_host: string;
+    smtp_port: number;
+    smtp_secure: boolean;
+    smtp_username: string;
+    smtp_password: string;
+    smtp_sender: string;
+  };
 }
 
 /** A validator returns the accepted value, or a string describing what is wrong. */
@@ -84,6 +107,20 @@ export function boolean(): Check<boolean> {
 
 export function oneOf<T extends string>(...values: T[]): Check<T> {
   return (v) => (typeof v === 'string' && (values as string[]).includes(v) ? (v as T) : { error: `must be one of ${values.join(', ')} (got ${show(v)})` });
+}
+
+/** A list of CIDR blocks (a bare address is one host). */
+export function cidrList(maxEntries: number): Check<string[]> {
+  return (v) => {
+    if (!Array.isArray(v)) return { error: `must be an array of CIDR blocks such as ["127.0.0.1/32"] (got ${show(v)})` };
+    if (v.length > maxEntries) return { error: `at most ${maxEntries} entries (got ${v.length})` };
+    for (const item of v) {
+      if (typeof item !== 'string') return { error: `entries must be strings such as "10.0.0.0/8" (got ${show(item)})` };
+      const c = parseCidr(item);
+      if ('error' in c) return { error: c.error };
+    }
+    return [...(v as string[])];
+  };
 }
 
 const HOST = /^[A-Za-z0-9.:[\]-]+$/;
@@ -151,6 +188,25 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'parsers.max_event_ms', default: 50, doc: "a custom parser taking longer than this on one event has its output dropped and the event marked with @error", check: integer(1, 60_000) },
   { path: 'parsers.max_request_ms', default: 10_000, doc: 'parser time one ingest request may use; later events of the request are stored unparsed and marked with @error', check: integer(1, 3_600_000) },
   { path: 'parsers.max_per_repository', default: 200, doc: 'custom parsers one repository may hold', check: integer(1, 100_000) },
+  { path: 'alerts.enabled', default: true, doc: 'run alerts on this node (the product\'s ENABLE_ALERTS); false keeps the definitions but never evaluates them', check: boolean() },
+  { path: 'alerts.evaluate_interval_ms', default: 5000, doc: 'how often every enabled alert\'s query is run over its window', check: integer(100, 3_600_000) },
+  { path: 'alerts.max_concurrent_evaluations', default: 2, doc: 'alert queries (with their actions) run at once; they count toward query.max_concurrent', check: integer(1, 64) },
+  { path: 'alerts.action_timeout_ms', default: 10_000, doc: 'time one attempt of an action (HTTP call, mail, re-ingest) may take', check: integer(100, 300_000) },
+  { path: 'alerts.action_retries', default: 3, doc: 'attempts after the first for an action that failed in a way a retry may fix', check: integer(0, 10) },
+  { path: 'alerts.retry_backoff_ms', default: 1000, doc: 'wait before the first retry of an action; doubled for each further one', check: integer(0, 600_000) },
+  { path: 'alerts.max_response_bytes', default: 64 * 1024, doc: 'bytes of an action\'s HTTP response that are read; the rest is discarded', check: integer(0, 16 * 1024 * 1024) },
+  { path: 'alerts.max_message_events', default: 200, doc: 'result rows put into one message ({events}, {events_str}, {events_html}, repository action)', check: integer(1, 20_000) },
+  { path: 'alerts.max_message_bytes', default: 1024 * 1024, doc: 'largest rendered message (HTTP body, mail); an action whose message is larger fails', check: integer(1024, 64 * 1024 * 1024) },
+  { path: 'alerts.max_alerts_per_repository', default: 1000, doc: 'alerts one repository may have', check: integer(1, 1_000_000) },
+  { path: 'alerts.max_actions_per_repository', default: 1000, doc: 'actions one repository may have', check: integer(1, 1_000_000) },
+  { path: 'alerts.allow_targets', default: [], doc: 'CIDR blocks actions may call although they are loopback, private or link-local (e.g. ["127.0.0.1/32"])', check: cidrList(1000) },
+  { path: 'alerts.pagerduty_url', default: 'https://events.pagerduty.com/v2/enqueue', doc: 'the PagerDuty Events API v2 endpoint PagerDuty actions post to', check: text(URL_RE, 'an http(s) URL', true) },
+  { path: 'alerts.smtp_host', default: '', doc: 'SMTP server for email actions; empty means none (creating an email action then fails)', check: text(HOST, 'a host name or IP address') },
+  { path: 'alerts.smtp_port', default: 25, doc: 'port of the SMTP server', check: integer(1, 65535) },
+  { path: 'alerts.smtp_secure', default: false, doc: 'connect to the SMTP server with TLS from the start (port 465); false uses STARTTLS when the server offers it', check: boolean() },
+  { path: 'alerts.smtp_username', default: '', doc: 'SMTP user name; empty means no authentication', check: text() },
+  { path: 'alerts.smtp_password', default: '', doc: 'SMTP password (used with smtp_username)', check: text() },
+  { path: 'alerts.smtp_sender', default: 'logsvc@localhost', doc: 'the From address of alert mails', check: text(/^[^\s@<>]+@[^\s@<>]+$/, 'an email address', true) },
 ];
 
 /**

@@ -7,6 +7,7 @@
 
 import type { FileEvent } from './files.js';
 import type { ParserEvent } from './parsers.js';
+import type { AlertingEvent } from './alerting-events.js';
 
 export interface UserFields {
   fullName?: string | undefined;
@@ -33,6 +34,7 @@ export type GlobalEvent =
   | { type: 'NodeRegistered'; id: number; uuid: string; name: string; uri: string; at: number }
   | { type: 'PartitionLayoutSet'; partitions: number[][] }
   | FileEvent
-  | ParserEvent;
+  | ParserEvent
+  | AlertingEvent;
 
 export type GlobalEventType = GlobalEvent['type'];

@@ -5,6 +5,7 @@
 import type { GlobalEvent, UserFields } from './events.js';
 import { FileIndex, type StoredFile } from './files.js';
 import { ParserIndex, type StoredParser } from './parsers.js';
+import { AlertingState, type AlertingSnapshot } from './alerting-state.js';
 
 export interface User extends UserFields {
   id: string;
@@ -71,6 +72,8 @@ export class GlobalState {
   files = new FileIndex();
   /** Custom parsers per repository. */
   parsers = new ParserIndex();
+  /** Alerts, actions and the alert scheduler's durable runtime state. */
+  readonly alerting = new AlertingState();
 
   userByName(username: string): User | undefined {
     const id = this.usersByName.get(username);
@@ -140,6 +143,7 @@ export class GlobalState {
         this.repositoriesByName.delete(r.name);
         this.files.dropScope(e.id);
         this.parsers.dropRepository(e.id);
+        this.alerting.dropRepository(e.id);
         return;
       }
       case 'IngestTokenAdded': {
@@ -197,6 +201,14 @@ export class GlobalState {
       case 'ParserDeleted':
         this.parsers.apply(e);
         return;
+      case 'AlertSaved':
+      case 'AlertDeleted':
+      case 'ActionSaved':
+      case 'ActionDeleted':
+      case 'AlertTriggered':
+      case 'AlertErrorSet':
+        this.alerting.apply(e);
+        return;
       default: {
         const never: never = e;
         throw new Error(`unknown global event ${JSON.stringify(never)}`);
@@ -222,6 +234,7 @@ export class GlobalState {
       partitions: this.partitions,
       files: this.files.all(),
       parsers: this.parsers.all(),
+      alerting: this.alerting.toSnapshot(),
     };
   }
 
@@ -250,6 +263,7 @@ export class GlobalState {
     g.partitions = s.partitions.map((h) => [...h]);
     g.files = FileIndex.fromSnapshot(s.files);
     g.parsers = ParserIndex.fromSnapshot(s.parsers);
+    if (s.alerting !== undefined) g.alerting.loadSnapshot(s.alerting);
     return g;
   }
 }
@@ -273,4 +287,6 @@ export interface SnapshotData {
   files?: StoredFile[];
   /** Absent in snapshots written before custom parsers existed. */
   parsers?: StoredParser[];
+  /** Absent in snapshots written before alerting existed. */
+  alerting?: AlertingSnapshot;
 }

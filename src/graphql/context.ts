@@ -5,6 +5,7 @@ import type { RepositoryService } from '../repositories/repository-service.js';
 import type { ClusterService } from '../cluster/index.js';
 import type { FileService } from '../files/index.js';
 import type { ParserService } from '../parsers/index.js';
+import type { ActionService, AlertService } from '../alerts/index.js';
 
 export interface GraphqlServices {
   users: UserService;
@@ -12,6 +13,8 @@ export interface GraphqlServices {
   cluster: ClusterService;
   files: FileService;
   parsers: ParserService;
+  alerts: AlertService;
+  actions: ActionService;
   version: string;
 }
 

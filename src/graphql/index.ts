@@ -13,6 +13,8 @@ import { DateTime, Long } from './scalars.js';
 import { SDL } from './schema.graphql.js';
 import { FILES_PARSERS_SDL } from './schema-files-parsers.graphql.js';
 import { filesParsersMutations, repositoryFieldResolvers } from './resolvers-files-parsers.js';
+import { ALERTING_SDL } from './schema-alerting.graphql.js';
+import { alertingMutationResolvers } from './resolvers-alerting.js';
 
 export type { GraphqlContext, GraphqlServices } from './context.js';
 
@@ -20,7 +22,7 @@ export type { GraphqlContext, GraphqlServices } from './context.js';
 const MAX_TOKENS = 20_000;
 
 export function buildExecutableSchema(): GraphQLSchema {
-  const schema = buildSchema(SDL + FILES_PARSERS_SDL);
+  const schema = buildSchema(SDL + FILES_PARSERS_SDL + ALERTING_SDL);
   const attach = (typeName: string, resolvers: Record<string, (args: Record<string, unknown>, ctx: GraphqlContext) => unknown>): void => {
     const type = schema.getType(typeName) as GraphQLObjectType;
     const fields = type.getFields();
@@ -35,7 +37,7 @@ export function buildExecutableSchema(): GraphQLSchema {
     }
   };
   attach('Query', queryResolvers);
-  attach('Mutation', { ...mutationResolvers, ...filesParsersMutations });
+  attach('Mutation', { ...mutationResolvers, ...filesParsersMutations, ...alertingMutationResolvers });
   // Fields of object types that need their parent (the repository) as well as arguments.
   const repoFields = (schema.getType('Repository') as GraphQLObjectType).getFields();
   for (const [name, fn] of Object.entries(repositoryFieldResolvers)) {

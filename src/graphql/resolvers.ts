@@ -8,6 +8,7 @@ import { isBuiltInParser } from '../ingest/parsers/index.js';
 import type { IngestTokenView } from '../repositories/repository-service.js';
 import { toWire } from '../cluster/index.js';
 import type { GraphqlContext } from './context.js';
+import { alertingFields } from './resolvers-alerting.js';
 
 type Args = Record<string, unknown>;
 type Resolver = (args: Args, ctx: GraphqlContext) => unknown;
@@ -78,6 +79,7 @@ function repositoryShape(r: Repository, ctx: GraphqlContext) {
         const u = ctx.services.users.byId(m.userId);
         return u === undefined ? [] : [{ user: userShape(u), hasMembershipAdminRights: m.canAdminMembers, hasDeletionRights: m.canDeleteData }];
       }),
+    ...alertingFields(r, ctx),
   };
 }
 

@@ -13,6 +13,7 @@ import type { Clock } from '../lib/clock.js';
 import type { QueryJobRegistry, QueryService } from '../query/index.js';
 import type { FileService } from '../files/index.js';
 import type { ParserService } from '../parsers/index.js';
+import type { ActionService, AlertService } from '../alerts/index.js';
 
 export interface HttpServices {
   auth: Authenticator;
@@ -43,6 +44,8 @@ export interface HttpServices {
   files: FileService;
   /** files.max_file_bytes. */
   maxFileBytes: number;
+  alerts: AlertService;
+  actions: ActionService;
   /** Root-only operational metrics (GET /api/v1/metrics). */
   metrics: (reset: boolean) => Record<string, unknown>;
 }

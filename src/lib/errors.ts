@@ -27,6 +27,9 @@ export type ErrorCode =
   | 'E_QUERY_LIMIT'
   | 'E_TOO_MANY_REQUESTS'
   | 'E_UNAVAILABLE'
+  | 'E_NOT_CONFIGURED'
+  | 'E_TARGET_REFUSED'
+  | 'E_ACTION_FAILED'
   | 'E_INTERNAL';
 
 const STATUS: Record<ErrorCode, number> = {
@@ -52,6 +55,9 @@ const STATUS: Record<ErrorCode, number> = {
   E_QUERY_LIMIT: 400,
   E_TOO_MANY_REQUESTS: 429,
   E_UNAVAILABLE: 503,
+  E_NOT_CONFIGURED: 400,
+  E_TARGET_REFUSED: 400,
+  E_ACTION_FAILED: 502,
   E_INTERNAL: 500,
 };
 

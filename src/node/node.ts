@@ -30,6 +30,7 @@ import { IngestService } from '../ingest/index.js';
 import { QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
 import { BlobStore, FileService } from '../files/index.js';
 import { ParserService } from '../parsers/index.js';
+import { ActionDispatcher, ActionService, AlertScheduler, AlertService, OutboundHttp, SmtpMailer, TargetPolicy } from '../alerts/index.js';
 
 export const LOCAL_ADMIN_TOKEN_FILE = 'local-admin-token.txt';
 const NODE_UUID_FILE = 'cluster_membership.uuid';
@@ -214,6 +215,15 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     });
     cleanups.push(() => queryJobs.close());
 
+    // Alerts and actions: definitions in global state; the scheduler starts once the node serves.
+    const alertCfg = config.alerts;
+    const alerts = new AlertService(store, clock, {
+      maxPerRepository: alertCfg.max_alerts_per_repository,
+      validateQuery: (queryString, queryStart) => {
+        queries.compile(queries.spec({ queryString, start: queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }));
+      },
+    });
+    const actions = new ActionService(store, box, clock, { maxPerRepository: alertCfg.max_actions_per_repository, smtpConfigured: alertCfg.smtp_host !== '' });
     const ingestLimits = {
       maxEventsPerRequest: config.ingest.max_events_per_request,
       maxEventBytes: config.ingest.max_event_bytes,
@@ -226,7 +236,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       { maxEventMs: config.parsers.max_event_ms, maxRequestMs: config.parsers.max_request_ms, maxPerRepository: config.parsers.max_per_repository },
       ingestLimits,
     );
-    const graphqlServices = { users, repositories, cluster, files, parsers, version: VERSION };
+    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, version: VERSION };
     const router = buildRouter({
       auth,
       health,
@@ -251,6 +261,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       files,
       maxFileBytes: config.files.max_file_bytes,
       maxLiveStreams: config.query.max_concurrent,
+      alerts,
+      actions,
       metrics: (reset) => ({
         ...runtime.read(reset),
         undigestedBytes: digest.undigestedBytes(),
@@ -294,6 +306,53 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     });
     const url = effectiveExternalUrl(config, http.port);
     await cluster.registerSelf({ id: selfId, uuid, name: config.node.name === '' ? `node-${selfId}` : config.node.name, uri: url });
+
+    if (alertCfg.enabled) {
+      const outbound = new OutboundHttp(new TargetPolicy(alertCfg.allow_targets), alertCfg.max_response_bytes);
+      const mailer =
+        alertCfg.smtp_host === ''
+          ? null
+          : new SmtpMailer({
+              host: alertCfg.smtp_host,
+              port: alertCfg.smtp_port,
+              secure: alertCfg.smtp_secure,
+              username: alertCfg.smtp_username,
+              password: alertCfg.smtp_password,
+              sender: alertCfg.smtp_sender,
+              timeoutMs: alertCfg.action_timeout_ms,
+            });
+      const scheduler = new AlertScheduler({
+        store,
+        queries,
+        openAction: (a) => actions.open(a),
+        dispatcher: new ActionDispatcher({
+          http: outbound,
+          mailer,
+          state: () => store.state,
+          reingest: { admit: () => ingest.admit(), ingest: (repoId, groups, at) => ingest.ingest(repoId, groups, at) },
+          ingestLimits,
+          clock,
+          pagerDutyUrl: alertCfg.pagerduty_url,
+          maxMessageBytes: alertCfg.max_message_bytes,
+        }),
+        clock,
+        logger,
+        baseUrl: url,
+        // The lowest-numbered live node runs alerts, so a cluster evaluates each alert once.
+        isRunner: () => cluster.nodes().find((n) => n.isAvailable)?.id === selfId,
+        settings: {
+          intervalMs: alertCfg.evaluate_interval_ms,
+          maxConcurrent: alertCfg.max_concurrent_evaluations,
+          maxMessageEvents: alertCfg.max_message_events,
+          retry: { retries: alertCfg.action_retries, backoffMs: alertCfg.retry_backoff_ms, timeoutMs: alertCfg.action_timeout_ms },
+        },
+      });
+      scheduler.start();
+      cleanups.push(async () => {
+        await scheduler.stop();
+        await outbound.close();
+      });
+    }
 
     let stopping: Promise<void> | null = null;
     return {

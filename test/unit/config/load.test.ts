@@ -49,6 +49,27 @@ const DEFAULTS = {
   },
   files: { max_file_bytes: 104857600, max_rows: 1000000, max_files_per_repository: 1000, cache_bytes: 1073741824 },
   parsers: { max_event_ms: 50, max_request_ms: 10000, max_per_repository: 200 },
+  alerts: {
+    enabled: true,
+    evaluate_interval_ms: 5000,
+    max_concurrent_evaluations: 2,
+    action_timeout_ms: 10000,
+    action_retries: 3,
+    retry_backoff_ms: 1000,
+    max_response_bytes: 65536,
+    max_message_events: 200,
+    max_message_bytes: 1048576,
+    max_alerts_per_repository: 1000,
+    max_actions_per_repository: 1000,
+    allow_targets: [] as string[],
+    pagerduty_url: 'https://events.pagerduty.com/v2/enqueue',
+    smtp_host: '',
+    smtp_port: 25,
+    smtp_secure: false,
+    smtp_username: '',
+    smtp_password: '',
+    smtp_sender: 'logsvc@localhost',
+  },
 };
 
 async function tempFile(t: { teardown: (fn: () => unknown) => void }, name: string, content: string): Promise<string> {
@@ -303,4 +324,22 @@ t.test('effectiveExternalUrl', async (t) => {
   t.equal(effectiveExternalUrl(cfg({ host: 'logs.local' }), 1), 'http://logs.local:1');
   t.equal(effectiveExternalUrl(cfg({ external_url: 'https://logs.example.com//' }), 1), 'https://logs.example.com');
   t.equal(effectiveExternalUrl(cfg({ external_url: 'https://x.example.com/base/' }), 1), 'https://x.example.com/base');
+});
+
+t.test('alerts.allow_targets: a list of CIDR blocks', async (t) => {
+  t.strictSame(buildConfig({ alerts: { allow_targets: ['127.0.0.1/32', '10.0.0.0/8', '::1', 'fd00::/8'] } }).problems, []);
+  t.strictSame(buildConfig({ alerts: { allow_targets: ['127.0.0.1'] } }).config.alerts.allow_targets, ['127.0.0.1'], 'a bare address is one host');
+  const cases: [unknown, RegExp][] = [
+    ['127.0.0.1/32', /^alerts\.allow_targets: must be an array of CIDR blocks/],
+    [[5], /^alerts\.allow_targets: entries must be strings/],
+    [['localhost'], /^alerts\.allow_targets: "localhost" is not an IP address or CIDR block/],
+    [['10.0.0.0/33'], /^alerts\.allow_targets: "10\.0\.0\.0\/33": the prefix length must be 0 to 32/],
+    [['::1/129'], /prefix length must be 0 to 128/],
+    [['10.0.0.0/x'], /prefix length/],
+  ];
+  for (const [value, message] of cases) {
+    const { problems } = buildConfig({ alerts: { allow_targets: value } });
+    t.equal(problems.length, 1, JSON.stringify(value));
+    t.match(problems[0], message);
+  }
 });

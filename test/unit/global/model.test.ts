@@ -223,6 +223,7 @@ t.test('toSnapshot is plain data with the documented shape', async (t) => {
     // Lookup files and custom parsers (their events: test/unit/parsers/custom-parser.test.ts).
     files: [],
     parsers: [],
+    alerting: { alerts: [], actions: [], runtime: [] },
   });
 });
 

@@ -1,0 +1,131 @@
+/**
+ * AlertService: a repository's alerts, for REST and GraphQL alike. It validates definitions
+ * (alert-input.ts), decides ownership (whose access the alert's query runs with), enforces unique
+ * names and the per-repository bound, and reads each alert's runtime state for the API. Alerts are
+ * found by id or, as humioctl sends them, by name.
+ */
+import { LogsvcError } from '../lib/errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { AlertDefinition, AlertOwnership, AlertRuntime, GlobalState, GlobalStore, Repository } from '../global/index.js';
+import { isRoot, newId, type Principal } from '../auth/index.js';
+import { memberRepository } from './access.js';
+import { checkAlert, type AlertInput, type FieldNames } from './alert-input.js';
+
+export interface AlertView {
+  alert: AlertDefinition;
+  repositoryName: string;
+  lastTriggeredAt: number | null;
+  lastError: string | null;
+  lastErrorAt: number | null;
+}
+
+export interface AlertServiceOptions {
+  maxPerRepository: number;
+  validateQuery: (queryString: string, queryStart: string) => void;
+}
+
+const NO_RUNTIME: Pick<AlertRuntime, 'lastTriggeredAt' | 'lastError' | 'lastErrorAt'> = { lastTriggeredAt: null, lastError: null, lastErrorAt: null };
+
+export class AlertService {
+  constructor(
+    private readonly store: GlobalStore,
+    private readonly clock: Clock,
+    private readonly opts: AlertServiceOptions,
+  ) {}
+
+  private view(a: AlertDefinition, repositoryName: string): AlertView {
+    const rt = this.store.state.alerting.runtime.get(a.id) ?? NO_RUNTIME;
+    return { alert: a, repositoryName, lastTriggeredAt: rt.lastTriggeredAt, lastError: rt.lastError, lastErrorAt: rt.lastErrorAt };
+  }
+
+  list(p: Principal, repositoryName: string): AlertView[] {
+    const repo = memberRepository(this.store.state, p, repositoryName, 'listing alerts');
+    return this.store.state.alerting
+      .alertsOf(repo.id)
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((a) => this.view(a, repo.name));
+  }
+
+  get(p: Principal, repositoryName: string, idOrName: string): AlertView {
+    const repo = memberRepository(this.store.state, p, repositoryName, 'reading an alert');
+    return this.view(find(this.store.state, repo, idOrName), repo.name);
+  }
+
+  create(p: Principal, repositoryName: string, input: AlertInput, names: FieldNames): Promise<AlertView> {
+    const id = newId();
+    return this.store
+      .transact((s) => {
+        const repo = memberRepository(s, p, repositoryName, 'creating an alert');
+        const checked = checkAlert(input, { names, repositoryName: repo.name, actions: s.alerting.actionsOf(repo.id), validateQuery: this.opts.validateQuery });
+        const existing = s.alerting.alertsOf(repo.id);
+        if (existing.some((a) => a.name === checked.name)) throw new LogsvcError('E_CONFLICT', `${names.name}: an alert named "${checked.name}" already exists in repository "${repo.name}"`);
+        if (existing.length >= this.opts.maxPerRepository) {
+          throw new LogsvcError('E_CONFLICT', `repository "${repo.name}" already has ${existing.length} alerts, the most allowed (alerts.max_alerts_per_repository)`);
+        }
+        const ownership = decideOwnership(s, p, input, names) ?? defaultOwnership(p);
+        const alert: AlertDefinition = { id, repositoryId: repo.id, ...checked, ownership, createdAt: this.clock.now() };
+        return { events: [{ type: 'AlertSaved', alert }], result: repo.name };
+      })
+      .then((repoName) => this.view(this.store.state.alerting.alerts.get(id)!, repoName));
+  }
+
+  update(p: Principal, repositoryName: string, idOrName: string, input: AlertInput, names: FieldNames): Promise<AlertView> {
+    return this.store
+      .transact((s) => {
+        const repo = memberRepository(s, p, repositoryName, 'updating an alert');
+        const old = find(s, repo, idOrName);
+        const checked = checkAlert(input, { names, repositoryName: repo.name, actions: s.alerting.actionsOf(repo.id), validateQuery: this.opts.validateQuery });
+        if (s.alerting.alertsOf(repo.id).some((a) => a.name === checked.name && a.id !== old.id)) {
+          throw new LogsvcError('E_CONFLICT', `${names.name}: an alert named "${checked.name}" already exists in repository "${repo.name}"`);
+        }
+        const ownership = decideOwnership(s, p, input, names) ?? old.ownership;
+        const alert: AlertDefinition = { ...old, ...checked, ownership };
+        return { events: [{ type: 'AlertSaved', alert }], result: { id: old.id, repoName: repo.name } };
+      })
+      .then(({ id, repoName }) => this.view(this.store.state.alerting.alerts.get(id)!, repoName));
+  }
+
+  delete(p: Principal, repositoryName: string, idOrName: string): Promise<void> {
+    return this.store.transact((s) => {
+      const repo = memberRepository(s, p, repositoryName, 'deleting an alert');
+      const a = find(s, repo, idOrName);
+      return { events: [{ type: 'AlertDeleted', id: a.id }], result: undefined };
+    });
+  }
+}
+
+/** By id; otherwise by name (humioctl deletes by name), when exactly one alert has it. */
+function find(s: GlobalState, repo: Repository, idOrName: string): AlertDefinition {
+  const byId = s.alerting.alerts.get(idOrName);
+  if (byId !== undefined && byId.repositoryId === repo.id) return byId;
+  const named = s.alerting.alertsOf(repo.id).filter((a) => a.name === idOrName);
+  if (named.length === 1) return named[0]!;
+  if (named.length > 1) throw new LogsvcError('E_CONFLICT', `${named.length} alerts in repository "${repo.name}" are named "${idOrName}"; use the alert's id`);
+  throw new LogsvcError('E_NOT_FOUND', `alert "${idOrName.slice(0, 200)}" does not exist in repository "${repo.name}"`);
+}
+
+function defaultOwnership(p: Principal): AlertOwnership {
+  return p.kind === 'user' ? { kind: 'user', userId: p.userId } : { kind: 'organization' };
+}
+
+/**
+ * Ownership from `queryOwnershipType` / `runAsUserId`; undefined when the input names neither.
+ * Running as another user, or on behalf of the organization (no user whose access is checked),
+ * needs root.
+ */
+function decideOwnership(s: GlobalState, p: Principal, input: AlertInput, names: FieldNames): AlertOwnership | undefined {
+  const type = input.ownershipType;
+  const runAs = input.runAsUserId;
+  if ((type === undefined || type === null) && (runAs === undefined || runAs === null)) return undefined;
+  if (type !== undefined && type !== null && type !== 'User' && type !== 'Organization') throw new LogsvcError('E_VALIDATION', `${names.ownershipType}: must be User or Organization`);
+  if (runAs !== undefined && runAs !== null && typeof runAs !== 'string') throw new LogsvcError('E_VALIDATION', `${names.runAsUserId}: must be a user id`);
+  if (type === 'Organization') {
+    if (!isRoot(p)) throw new LogsvcError('E_FORBIDDEN', `${names.ownershipType}: an alert owned by the organization can only be created by root`);
+    return { kind: 'organization' };
+  }
+  const userId = typeof runAs === 'string' ? runAs : p.kind === 'user' ? p.userId : undefined;
+  if (userId === undefined) throw new LogsvcError('E_VALIDATION', `${names.runAsUserId}: required when the local admin token creates a user-owned alert`);
+  if (!s.users.has(userId)) throw new LogsvcError('E_VALIDATION', `${names.runAsUserId}: user "${userId.slice(0, 100)}" does not exist`);
+  if (!(p.kind === 'user' && p.userId === userId) && !isRoot(p)) throw new LogsvcError('E_FORBIDDEN', `${names.runAsUserId}: running an alert as another user requires root`);
+  return { kind: 'user', userId };
+}

@@ -1,0 +1,208 @@
+/**
+ * AlertScheduler: every `alerts.evaluate_interval_ms`, each enabled alert with actions is run as a
+ * query over its window (now minus `queryStart` to now) through the query engine; when the result
+ * has at least one row (and no warnings), it triggers: the trigger is recorded in global state
+ * (durable before any action runs, so a restart does not trigger again inside the throttle time),
+ * then its actions run one after another, each with timeout and retries, and the outcome becomes
+ * the alert's `lastError` (cleared by a clean trigger).
+ *
+ * Re-running a static query over the moving window is how a live query job refreshes too; it
+ * costs one query per alert per interval and needs no per-alert state in the digest. At most
+ * `alerts.max_concurrent_evaluations` alerts are evaluated at once, the least recently evaluated
+ * first, so a slow alert cannot starve the others. Only the cluster's alert runner evaluates.
+ */
+import { randomUUID } from 'node:crypto';
+import { describeError, isLogsvcError } from '../lib/errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { ActionDefinition, AlertDefinition, GlobalState, GlobalStore, Repository } from '../global/index.js';
+import { toJsonRow, type QueryRequest, type QueryRun, type QueryService } from '../query/index.js';
+import type { ActionProperties } from './action-input.js';
+import type { ActionDispatcher, RetryPolicy } from './actions/dispatcher.js';
+import { freshRows, heldOff } from './throttle.js';
+import { searchUrl, type TriggerContext } from './trigger.js';
+
+export interface SchedulerSettings {
+  intervalMs: number;
+  maxConcurrent: number;
+  maxMessageEvents: number;
+  retry: RetryPolicy;
+}
+
+export interface SchedulerDeps {
+  store: GlobalStore;
+  queries: Pick<QueryService, 'spec' | 'run'>;
+  openAction: (a: ActionDefinition) => ActionProperties;
+  dispatcher: ActionDispatcher;
+  clock: Clock;
+  logger: Logger;
+  /** This node's external URL, for {url}. */
+  baseUrl: string;
+  /** Whether this node is the one that runs alerts now. */
+  isRunner: () => boolean;
+  settings: SchedulerSettings;
+}
+
+/** Longest lastError kept (several failing actions' messages joined). */
+const MAX_ERROR_CHARS = 4000;
+
+export class AlertScheduler {
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private readonly stopper = new AbortController();
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly runs = new Set<QueryRun>();
+  /** Alert id -> monotonic time its last evaluation started. */
+  private readonly lastStarted = new Map<string, number>();
+
+  constructor(private readonly d: SchedulerDeps) {}
+
+  start(): void {
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.tick();
+      this.schedule();
+    }, this.d.settings.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Starts evaluations of due alerts, up to the concurrency bound. */
+  tick(): void {
+    if (this.stopped || !this.d.isRunner()) return;
+    const state = this.d.store.state;
+    const due = [...state.alerting.alerts.values()]
+      .filter((a) => !a.silenced && a.actions.length > 0 && !this.inFlight.has(a.id))
+      .sort((a, b) => (this.lastStarted.get(a.id) ?? -1) - (this.lastStarted.get(b.id) ?? -1));
+    for (const a of due) {
+      if (this.inFlight.size >= this.d.settings.maxConcurrent) break;
+      this.lastStarted.set(a.id, this.d.clock.monotonic());
+      const p = this.evaluate(a.id)
+        .catch((err: unknown) => this.d.logger.error('alert evaluation failed', { alert: a.id, error: describeError(err) }))
+        .finally(() => this.inFlight.delete(a.id));
+      this.inFlight.set(a.id, p);
+    }
+    for (const id of this.lastStarted.keys()) if (!state.alerting.alerts.has(id)) this.lastStarted.delete(id);
+  }
+
+  /** One evaluation of alert `id`: query, throttle, trigger, actions. */
+  async evaluate(id: string): Promise<void> {
+    const state = this.d.store.state;
+    const alert = state.alerting.alerts.get(id);
+    const repo = alert === undefined ? undefined : state.repositories.get(alert.repositoryId);
+    if (alert === undefined || repo === undefined || alert.silenced || alert.actions.length === 0) return;
+    const now = this.d.clock.now();
+    const runtime = state.alerting.runtime.get(id);
+    if (heldOff(alert, runtime, now)) return;
+    const ownerProblem = this.ownerProblem(state, alert, repo);
+    if (ownerProblem !== null) return this.setError(id, ownerProblem);
+
+    const request: QueryRequest = { queryString: alert.queryString, start: alert.queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
+    let run: QueryRun;
+    try {
+      run = this.d.queries.run(this.d.queries.spec(request), { id: repo.id, name: repo.name });
+    } catch (err) {
+      // Too many queries right now: the next interval tries again; that is not the alert's fault.
+      if (isLogsvcError(err) && err.code === 'E_TOO_MANY_REQUESTS') return;
+      return this.setError(id, `the query failed: ${(err as Error).message}`);
+    }
+    this.runs.add(run);
+    await run.done;
+    this.runs.delete(run);
+    if (this.stopped) return;
+    if (run.error !== null) return this.setError(id, `the query failed: ${run.error.message}`);
+    const outcome = run.outcome!;
+    if (outcome.rows.length === 0) return;
+    if (outcome.warnings.length > 0) return this.setError(id, `not triggered because the query produced warnings: ${outcome.warnings.join('; ')}`);
+
+    let rows = outcome.rows.map(toJsonRow);
+    let values: string[] | undefined;
+    if (alert.throttleField !== '') {
+      const fresh = freshRows(rows, alert.throttleField, runtime?.throttled, alert.throttleTimeMillis, now);
+      if (fresh.rows.length === 0) return;
+      rows = fresh.rows;
+      // With no throttle time nothing is held, so there is nothing to remember.
+      values = alert.throttleTimeMillis === 0 ? undefined : fresh.values;
+    }
+    await this.d.store.transact(() => ({ events: [{ type: 'AlertTriggered', id, at: now, values }], result: undefined }));
+    this.d.logger.info('alert triggered', { alert: id, name: alert.name, repository: repo.name, rows: rows.length });
+
+    const trigger: TriggerContext = {
+      alertId: id,
+      alertName: alert.name,
+      description: alert.description,
+      queryString: alert.queryString,
+      queryStart: alert.queryStart,
+      repositoryName: repo.name,
+      triggeredAt: now,
+      startMs: run.spec.ctx.start,
+      endMs: run.spec.ctx.end,
+      rows: rows.slice(0, this.d.settings.maxMessageEvents),
+      eventCount: rows.length,
+      warnings: outcome.warnings,
+      url: searchUrl(this.d.baseUrl, repo.name, alert.queryString, alert.queryStart),
+    };
+    const errors: string[] = [];
+    for (const actionId of alert.actions) {
+      if (this.stopped) return;
+      const def = this.d.store.state.alerting.actions.get(actionId);
+      if (def === undefined) continue;
+      const problem = await this.runAction(def, trigger);
+      if (problem !== null) errors.push(problem);
+    }
+    if (this.stopped) return;
+    await this.setError(id, errors.length === 0 ? null : errors.join('; '));
+  }
+
+  /** Runs one action of a trigger; the problem to report, or null. */
+  private async runAction(def: ActionDefinition, trigger: TriggerContext): Promise<string | null> {
+    let props: ActionProperties;
+    try {
+      props = this.d.openAction(def);
+    } catch (err) {
+      return `action "${def.name}" cannot be read: ${(err as Error).message}`;
+    }
+    const inv = { actionId: def.id, invocationId: randomUUID() };
+    const out = await this.d.dispatcher.deliver(props, trigger, inv, this.d.settings.retry, this.stopper.signal);
+    const fields = { alert: trigger.alertId, action: def.id, kind: def.kind, invocation: inv.invocationId, attempts: out.attempts };
+    if (out.error === null) {
+      this.d.logger.info('alert action delivered', fields);
+      return null;
+    }
+    this.d.logger.warn('alert action failed', { ...fields, code: out.error.code, error: out.error.message });
+    return `action "${def.name}" (${def.kind}) failed after ${out.attempts} attempt${out.attempts === 1 ? '' : 's'}: ${out.error.message}`;
+  }
+
+  /** Why the alert's owner may not run its query, or null. */
+  private ownerProblem(s: GlobalState, alert: AlertDefinition, repo: Repository): string | null {
+    if (alert.ownership.kind !== 'user') return null;
+    const u = s.users.get(alert.ownership.userId);
+    if (u === undefined) return 'not run: the user who owns the alert no longer exists; update the alert to take it over';
+    if (!u.isRoot && !repo.members.has(u.id)) return `not run: the alert's owner "${u.username}" is no longer a member of repository "${repo.name}"`;
+    return null;
+  }
+
+  /** Records the evaluation's problem (or its absence) when it differs from what is recorded. */
+  private async setError(id: string, error: string | null): Promise<void> {
+    const text = error === null ? null : error.length > MAX_ERROR_CHARS ? `${error.slice(0, MAX_ERROR_CHARS - 3)}...` : error;
+    if (text !== null) this.d.logger.warn('alert problem', { alert: id, error: text });
+    await this.d.store.transact((s) => {
+      const rt = s.alerting.runtime.get(id);
+      const same = rt === undefined || rt.lastError === text;
+      return { events: same ? [] : [{ type: 'AlertErrorSet', id, error: text, at: this.d.clock.now() }], result: undefined };
+    });
+  }
+
+  /** Stops evaluating: cancels running queries and action retries, waits for evaluations to end. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.stopper.abort();
+    for (const r of this.runs) r.cancel();
+    await Promise.all([...this.inFlight.values()]);
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The global events of alerting: alert and action definitions, and the runtime state the scheduler
+ * must not lose (when an alert last triggered, per throttle-field value, and its last error). The
+ * runtime state lives here, not in a node-local file, so that it survives a restart and, in a
+ * cluster, whichever node runs the scheduler next knows it.
+ */
+
+/** How an alert's query runs when its owner is a user, or on behalf of the organization. */
+export type AlertOwnership = { kind: 'user'; userId: string } | { kind: 'organization' };
+
+/** An alert as stored: everything a create or update decided, nothing derived. */
+export interface AlertDefinition {
+  id: string;
+  repositoryId: string;
+  name: string;
+  description: string;
+  queryString: string;
+  /** Relative start of the query window, as given ("1h", "10 minutes"). */
+  queryStart: string;
+  throttleTimeMillis: number;
+  /** Empty: throttle the alert as a whole. */
+  throttleField: string;
+  /** True: the alert is disabled. */
+  silenced: boolean;
+  /** Action ids, run in this order. */
+  actions: string[];
+  labels: string[];
+  ownership: AlertOwnership;
+  createdAt: number;
+}
+
+export type ActionKind = 'webhook' | 'slack' | 'email' | 'repository' | 'pagerduty' | 'opsgenie' | 'victorops';
+
+/**
+ * An action as stored. Its properties (URLs with keys in them, ingest tokens, routing keys,
+ * headers) are one JSON document sealed with the node's state key, as ingest tokens are.
+ */
+export interface ActionDefinition {
+  id: string;
+  repositoryId: string;
+  name: string;
+  kind: ActionKind;
+  sealed: string;
+  createdAt: number;
+}
+
+export type AlertingEvent =
+  | { type: 'AlertSaved'; alert: AlertDefinition }
+  | { type: 'AlertDeleted'; id: string }
+  | { type: 'ActionSaved'; action: ActionDefinition }
+  | { type: 'ActionDeleted'; id: string }
+  /**
+   * The alert triggered at `at`. `values`: the throttle-field values it triggered for (field
+   * throttling only); each is held off until `at + throttleTimeMillis`.
+   */
+  | { type: 'AlertTriggered'; id: string; at: number; values?: string[] | undefined }
+  /** The outcome of the alert's last evaluation with a problem, or null once it ran cleanly. */
+  | { type: 'AlertErrorSet'; id: string; error: string | null; at: number };

@@ -1,0 +1,128 @@
+/**
+ * The alerting part of global state: alert and action definitions and each alert's runtime state
+ * (last trigger, throttle-field values still held off, last error). Applying an event is pure and
+ * deterministic, like the rest of GlobalState; bounds that shape the state are constants here, not
+ * configuration, so that every node and every replay ends in the same state.
+ */
+import type { ActionDefinition, AlertDefinition, AlertingEvent } from './alerting-events.js';
+
+/** Throttle-field values remembered per alert; the oldest are forgotten beyond it. */
+export const MAX_THROTTLE_VALUES = 10_000;
+
+export interface AlertRuntime {
+  lastTriggeredAt: number | null;
+  /** Throttle-field value -> when the alert last triggered for it (insertion order = age). */
+  throttled: Map<string, number>;
+  lastError: string | null;
+  lastErrorAt: number | null;
+}
+
+export interface AlertingSnapshot {
+  alerts: AlertDefinition[];
+  actions: ActionDefinition[];
+  runtime: { id: string; lastTriggeredAt: number | null; throttled: [string, number][]; lastError: string | null; lastErrorAt: number | null }[];
+}
+
+const copyAlert = (a: AlertDefinition): AlertDefinition => ({ ...a, actions: [...a.actions], labels: [...a.labels], ownership: { ...a.ownership } });
+
+export class AlertingState {
+  readonly alerts = new Map<string, AlertDefinition>();
+  readonly actions = new Map<string, ActionDefinition>();
+  readonly runtime = new Map<string, AlertRuntime>();
+
+  alertsOf(repositoryId: string): AlertDefinition[] {
+    return [...this.alerts.values()].filter((a) => a.repositoryId === repositoryId);
+  }
+
+  actionsOf(repositoryId: string): ActionDefinition[] {
+    return [...this.actions.values()].filter((a) => a.repositoryId === repositoryId);
+  }
+
+  apply(e: AlertingEvent): void {
+    switch (e.type) {
+      case 'AlertSaved': {
+        const prev = this.alerts.get(e.alert.id);
+        this.alerts.set(e.alert.id, copyAlert(e.alert));
+        const rt = this.runtime.get(e.alert.id);
+        if (rt === undefined) {
+          this.runtime.set(e.alert.id, { lastTriggeredAt: null, throttled: new Map(), lastError: null, lastErrorAt: null });
+          return;
+        }
+        // A changed definition starts without the old error; values of another field mean nothing.
+        rt.lastError = null;
+        rt.lastErrorAt = null;
+        if (prev !== undefined && prev.throttleField !== e.alert.throttleField) rt.throttled.clear();
+        return;
+      }
+      case 'AlertDeleted':
+        this.alerts.delete(e.id);
+        this.runtime.delete(e.id);
+        return;
+      case 'ActionSaved':
+        this.actions.set(e.action.id, { ...e.action });
+        return;
+      case 'ActionDeleted': {
+        if (!this.actions.delete(e.id)) return;
+        for (const a of this.alerts.values()) {
+          if (a.actions.includes(e.id)) a.actions = a.actions.filter((id) => id !== e.id);
+        }
+        return;
+      }
+      case 'AlertTriggered': {
+        const alert = this.alerts.get(e.id);
+        const rt = this.runtime.get(e.id);
+        if (alert === undefined || rt === undefined) return;
+        rt.lastTriggeredAt = e.at;
+        if (e.values === undefined) return;
+        for (const [v, at] of rt.throttled) {
+          if (at + alert.throttleTimeMillis <= e.at) rt.throttled.delete(v);
+        }
+        for (const v of e.values) {
+          rt.throttled.delete(v);
+          rt.throttled.set(v, e.at);
+        }
+        for (const v of rt.throttled.keys()) {
+          if (rt.throttled.size <= MAX_THROTTLE_VALUES) break;
+          rt.throttled.delete(v);
+        }
+        return;
+      }
+      case 'AlertErrorSet': {
+        const rt = this.runtime.get(e.id);
+        if (rt === undefined) return;
+        rt.lastError = e.error;
+        rt.lastErrorAt = e.error === null ? null : e.at;
+        return;
+      }
+      default: {
+        const never: never = e;
+        throw new Error(`unknown alerting event ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  /** A repository was deleted: its alerts and actions go with it. */
+  dropRepository(repositoryId: string): void {
+    for (const a of this.alertsOf(repositoryId)) {
+      this.alerts.delete(a.id);
+      this.runtime.delete(a.id);
+    }
+    for (const a of this.actionsOf(repositoryId)) this.actions.delete(a.id);
+  }
+
+  toSnapshot(): AlertingSnapshot {
+    return {
+      alerts: [...this.alerts.values()].map(copyAlert),
+      actions: [...this.actions.values()].map((a) => ({ ...a })),
+      runtime: [...this.runtime].map(([id, r]) => ({ id, lastTriggeredAt: r.lastTriggeredAt, throttled: [...r.throttled], lastError: r.lastError, lastErrorAt: r.lastErrorAt })),
+    };
+  }
+
+  loadSnapshot(s: AlertingSnapshot): void {
+    for (const a of s.alerts) this.alerts.set(a.id, copyAlert(a));
+    for (const a of s.actions) this.actions.set(a.id, { ...a });
+    for (const r of s.runtime) {
+      this.runtime.set(r.id, { lastTriggeredAt: r.lastTriggeredAt, throttled: new Map(r.throttled), lastError: r.lastError, lastErrorAt: r.lastErrorAt });
+    }
+  }
+}
