@@ -73,7 +73,6 @@ async function drive(p) {
   /** @type {number[]} acknowledged events in each second since the load began, warm-up included */
   const perSecond = [];
   const ticker = setInterval(() => {
-    if (stopping) return;
     tick++;
     perSecond.push(load.progressEvents - lastEvents);
     const phase = tick <= o.warmup ? 'warm-up' : 'measure';
