@@ -26,6 +26,8 @@ function asFloats(values: readonly number[]): NumberColumn {
 export type StringColumn =
   | { e: 'k'; d: string[]; i: Uint8Array; w: 1 | 2 }
   | { e: 'u'; b: Uint8Array; l: Uint8Array }
+  | { e: 'i'; v: NumberColumn }
+  | { e: '4'; b: Uint8Array }
   | { e: 's'; v: (string | null)[] }
   | { e: 'x'; p: Uint8Array; v: string[] };
 
@@ -155,11 +157,64 @@ export function encodeStrings(values: readonly (string | null | undefined)[], co
     }
     return { e: 'k', d: [...dict.keys()], i: new Uint8Array(idx.buffer, idx.byteOffset, idx.byteLength), w };
   }
+  const typed = encodeTyped(values, count);
+  if (typed !== null) return typed;
   if (raw !== undefined) {
     const refs = encodeReferences(values, count, raw);
     if (refs !== null) return refs;
   }
   return encodeText(values, count);
+}
+
+/** Integers exactly as String(n) writes them (so decoding gives back the same text), up to 15 digits. */
+const CANONICAL_INT = /^(?:0|-?[1-9][0-9]{0,14})$/;
+/** IPv4 addresses in dotted-quad form without leading zeros (exactly what the decoder writes back). */
+const CANONICAL_IPV4 = /^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$/;
+
+/**
+ * Columns whose every event holds an integer (`{e: "i", v}`, a number column: sizes, counts,
+ * durations) or an IPv4 address (`{e: "4", b}`, four bytes per event: client addresses), in the
+ * canonical form the decoder writes back. As text they compress poorly (an access log's client
+ * column stays at 1.6x under LZ4); as numbers or bytes they are a third of that.
+ */
+function encodeTyped(values: readonly (string | null | undefined)[], count: number): StringColumn | null {
+  const first = values[0];
+  if (count === 0 || first === null || first === undefined) return null;
+  if (CANONICAL_INT.test(first)) {
+    const nums = new Array<number>(count);
+    for (let i = 0; i < count; i++) {
+      const v = values[i];
+      if (v === null || v === undefined || !CANONICAL_INT.test(v)) return null;
+      nums[i] = Number(v);
+    }
+    return { e: 'i', v: encodeNumbers(nums) };
+  }
+  if (CANONICAL_IPV4.test(first)) {
+    const b = Buffer.allocUnsafe(count * 4);
+    for (let i = 0; i < count; i++) {
+      const v = values[i];
+      if (v === null || v === undefined || !CANONICAL_IPV4.test(v)) return null;
+      const parts = v.split('.');
+      for (let k = 0; k < 4; k++) b[i * 4 + k] = Number(parts[k]);
+    }
+    return { e: '4', b };
+  }
+  return null;
+}
+
+function decodeTyped(c: { e: 'i'; v: NumberColumn } | { e: '4'; b: Uint8Array }, count: number): string[] {
+  const out = new Array<string>(count);
+  if (c.e === 'i') {
+    const nums = decodeNumbers(c.v, count);
+    for (let i = 0; i < count; i++) out[i] = String(nums[i]);
+    return out;
+  }
+  if (c.b.length !== count * 4) throw new LogsvcError('E_STATE_CORRUPT', 'IPv4 column has the wrong length');
+  for (let i = 0; i < count; i++) {
+    const o = i * 4;
+    out[i] = `${c.b[o]}.${c.b[o + 1]}.${c.b[o + 2]}.${c.b[o + 3]}`;
+  }
+  return out;
 }
 
 /**
@@ -239,6 +294,7 @@ function decodeReferences(c: { p: Uint8Array; v: string[] }, count: number, raw:
 export function decodeStrings(c: StringColumn, count: number, raw?: readonly string[]): (string | null)[] {
   if (c.e === 's') return c.v;
   if (c.e === 'u') return decodeText(c, count);
+  if (c.e === 'i' || c.e === '4') return decodeTyped(c, count);
   if (c.e === 'x') {
     if (raw === undefined) throw new LogsvcError('E_INTERNAL', 'a reference column needs the raw strings');
     return decodeReferences(c, count, raw);

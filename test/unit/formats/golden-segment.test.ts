@@ -92,6 +92,11 @@ t.test('golden segment v3 reads back exactly', async (t) => {
   const [b0, b1] = seg.blocks.map((b) => bodyOf(buf, b));
   t.equal(b0!.raw.e, 't', 'block 0: raw strings as templates over the fields');
   t.notOk(b0!.fields.some(([, c]) => c.e === 'x'), 'block 0: no field refers into the raw strings');
+  t.strictSame(
+    b0!.fields.map(([name, c]) => `${name}:${c.e}`),
+    ['method:k', 'statuscode:k', 'url:u', 'client:4', 'responsesize:i', 'useragent:k', 'date:u'],
+    'block 0: dictionaries, text, IPv4 and integer columns',
+  );
   t.equal(b1!.raw.e, 'j', 'block 1: few fields, raw strings whole');
   t.ok(b1!.fields.some(([, c]) => c.e === 'x'), 'block 1: fields refer into the raw strings');
 });

@@ -26,6 +26,26 @@ t.test('text columns: one UTF-8 run, lengths in UTF-16 units, absent values kept
   t.throws(() => decodeStrings(long, values.length), { code: 'E_STATE_CORRUPT', message: /longer/ });
 });
 
+t.test('typed columns: integers and IPv4 addresses in canonical form, every event present', async (t) => {
+  const cases: [(string | undefined)[], string][] = [
+    [['0', '-5', '123456789012345', '42', '7'], 'i'],
+    [['10.0.0.1', '255.255.255.255', '0.0.0.0', '1.2.3.4', '9.9.9.9'], '4'],
+    [['01', '2', '3', '4', '5'], 'u'],
+    [['-0', '1', '2', '3', '4'], 'u'],
+    [['1234567890123456', '1', '2', '3', '4'], 'u'],
+    [['1.2.3.04', '1.1.1.1', '1.1.1.2', '1.1.1.3', '1.1.1.4'], 'u'],
+    [['256.1.1.1', '1.1.1.1', '1.1.1.2', '1.1.1.3', '1.1.1.4'], 'u'],
+    [['1', '2', undefined, '4', '5'], 'u'],
+    [['1.1.1.1', '2', '3', '4', '5'], 'u'],
+  ];
+  for (const [values, e] of cases) {
+    const col = encodeStrings(values, values.length);
+    t.equal(col.e, e, `${JSON.stringify(values)}: ${e}`);
+    t.strictSame(decodeStrings(col, values.length), values.map((v) => v ?? null), 'decodes to the same text');
+  }
+  t.throws(() => decodeStrings({ e: '4', b: new Uint8Array(7) }, 2), { code: 'E_STATE_CORRUPT' });
+});
+
 const ALPHA = ['GET', 'POST', '/api/v1/users', '200', '404', '10.0.0.1', '10.0.0.12', 'curl/8', 'Mozilla/5.0 (X11)', '🎉ok', 'naïve', '-', '', 'a', '12', '1'];
 const SEPS = [' ', ' - ', ' "', '" ', '[', '] ', '=', '', '\t', ' ✓ '];
 
