@@ -1,0 +1,100 @@
+/**
+ * Block scan cost by query kind, in this process on one thread: the node's own block encoder
+ * writes a segment of seeded access-log events, then the node's scan task (what a worker thread
+ * runs for a query) reads it back for each query, best of `--repeat`. No HTTP, no pool: what one
+ * core does per MB of raw text for each kind of query, and what the segment format stores.
+ *
+ * `--dist DIR` runs another build (a `dist/` of another checkout) so two segment formats can be
+ * compared on the same data: `node bench/scan/run.mjs --dist /path/to/other/dist`.
+ */
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL, fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createDataset } from '../lib/datasets.mjs';
+import { numberOption } from '../lib/cli.mjs';
+
+const HELP = `Usage: node bench/scan/run.mjs [--dist DIR] [--mb N] [--block-mb N] [--repeat N]
+
+Writes N MB (default 32) of seeded access-log text as blocks of --block-mb (default 0.8) raw MB with
+the build's encoder into one segment, then times the build's scan task for each query (one
+thread, best of --repeat, default 5) and prints raw MB/s per query and the stored ratio.
+--dist picks the build (default: this checkout's dist/).
+`;
+
+/** Query, and what it shows. */
+const QUERIES = [
+  ['mozilla | count()', 'common word, free text: nothing pruned, every raw string searched'],
+  ['/GET \\/products/ | count()', 'regex over @rawstring'],
+  ['count()', 'no column read'],
+  ['groupBy(statuscode)', 'one field read'],
+  ['url=*checkout* | count()', 'field filter'],
+];
+
+const { values } = parseArgs({ options: { dist: { type: 'string' }, mb: { type: 'string', default: '32' }, 'block-mb': { type: 'string', default: '0.8' }, repeat: { type: 'string', default: '5' }, help: { type: 'boolean' } } });
+if (values.help) {
+  process.stdout.write(HELP);
+  process.exit(0);
+}
+const problems = [];
+const num = numberOption(problems);
+const totalMb = num('mb', values.mb, 1, 4096, false);
+const blockMb = num('block-mb', values['block-mb'], 0.01, 64, false);
+const repeat = num('repeat', values.repeat, 1, 100, true);
+if (problems.length > 0) {
+  process.stderr.write(`${problems.join('\n')}\n\n${HELP}`);
+  process.exit(2);
+}
+const dist = resolve(values.dist ?? fileURLToPath(new URL('../../dist', import.meta.url)));
+const load = (/** @type {string} */ m) => import(pathToFileURL(join(dist, m)).href);
+const { emptyColumns, appendEvent, encodeBlock, readBlockMeta } = await load('segments/block.js');
+const { lz4Codec } = await load('segments/codec.js');
+const { SegmentWriter } = await load('segments/segment-writer.js');
+const { runScanTask } = await load('query/scan.js');
+const { DEFAULT_LIMITS } = await load('query/runtime.js');
+const { SEGMENT_FORMAT_VERSION } = await load('segments/segment-file.js');
+
+const dir = await mkdtemp(join(tmpdir(), 'logsvc-bench-scan-'));
+try {
+  const w = await SegmentWriter.create(join(dir, 'r', 'ds'), { id: 'bench', repo: 'r', ds: 'ds', tags: {}, partition: 0, createdAt: 0 });
+  const gen = createDataset('accesslog', 1);
+  let raw = 0;
+  let ts = 1_700_000_000_000;
+  let offset = 0;
+  while (raw < totalMb * 1e6) {
+    const c = emptyColumns();
+    let bytes = 0;
+    while (bytes < blockMb * 1e6) {
+      const e = gen();
+      ts += 3;
+      /** @type {Record<string, string>} */
+      const fields = {};
+      for (const [k, v] of Object.entries(e.attributes)) fields[k] = String(v);
+      // 500 events per queue record, as an ingest request of 500 would give.
+      if (c.count % 500 === 0) offset += 4096;
+      appendEvent(c, ts, 'Z', e.rawstring, fields, ts, offset, c.count % 500);
+      bytes += Buffer.byteLength(e.rawstring);
+    }
+    raw += bytes;
+    const block = encodeBlock(c, lz4Codec);
+    await w.append(block, readBlockMeta(block, 0));
+  }
+  await w.close(0);
+  const stored = (await stat(w.path)).size;
+  const ctx = { start: 0, end: 2e12, timeZoneOffsetMinutes: 0, now: 2e12, live: false };
+  process.stdout.write(`build ${dist} (segment format ${SEGMENT_FORMAT_VERSION}), ${w.blocks.length} blocks, ${(raw / 1e6).toFixed(1)} MB raw, stored ${(stored / 1e6).toFixed(2)} MB (${(raw / stored).toFixed(2)}x), best of ${repeat}, one thread\n`);
+  for (const [q, what] of QUERIES) {
+    let best = Infinity;
+    let matched = 0;
+    for (let i = 0; i < repeat; i++) {
+      const t0 = performance.now();
+      const r = runScanTask({ spec: { text: q, args: {}, ctx, limits: DEFAULT_LIMITS }, repoName: 'r', units: [{ kind: 'seg', path: w.path, partition: 0, tags: {}, blocks: w.blocks }], deadline: Date.now() + 600_000 });
+      best = Math.min(best, performance.now() - t0);
+      matched = r.matched;
+    }
+    process.stdout.write(`  ${q.padEnd(30)} ${(raw / 1e6 / (best / 1000)).toFixed(0).padStart(7)} MB/s raw  ${String(matched).padStart(8)} matched  (${what})\n`);
+  }
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
