@@ -31,7 +31,7 @@ export interface SchedulerSettings {
 
 export interface SchedulerDeps {
   store: GlobalStore;
-  queries: Pick<QueryService, 'spec' | 'run'>;
+  queries: Pick<QueryService, 'prepare' | 'run'>;
   openAction: (a: ActionDefinition) => ActionProperties;
   dispatcher: ActionDispatcher;
   clock: Clock;
@@ -104,7 +104,9 @@ export class AlertScheduler {
     const request: QueryRequest = { queryString: alert.queryString, start: alert.queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
     let run: QueryRun;
     try {
-      run = this.d.queries.run(this.d.queries.spec(request), { id: repo.id, name: repo.name });
+      // prepare, not spec: it loads the lookup files the query's match()/lookup() calls name.
+      const target = { id: repo.id, name: repo.name };
+      run = this.d.queries.run(await this.d.queries.prepare(request, target), target);
     } catch (err) {
       // Too many queries right now: the next interval tries again; that is not the alert's fault.
       if (isLogsvcError(err) && err.code === 'E_TOO_MANY_REQUESTS') return;

@@ -219,8 +219,10 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const alertCfg = config.alerts;
     const alerts = new AlertService(store, clock, {
       maxPerRepository: alertCfg.max_alerts_per_repository,
-      validateQuery: (queryString, queryStart) => {
-        queries.compile(queries.spec({ queryString, start: queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }));
+      prepareQuery: async (queryString, queryStart, repo) => {
+        // prepare, not spec: the lookup files match()/lookup() name must be loaded to compile.
+        const spec = await queries.prepare({ queryString, start: queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }, repo);
+        return () => void queries.compile(spec);
       },
     });
     const actions = new ActionService(store, box, clock, { maxPerRepository: alertCfg.max_actions_per_repository, smtpConfigured: alertCfg.smtp_host !== '' });

@@ -1,0 +1,67 @@
+/**
+ * How the scheduler treats alerts beyond firing: an alert whose query uses a lookup file through
+ * match() is accepted and fires; a webhook that never answers does not hold up another alert;
+ * problems of the query (errors, warnings, an owner who may not run it) become the alert's
+ * lastError and are cleared by the next clean evaluation, even one without rows.
+ */
+import t from 'tap';
+import { startNode } from '../helpers/node-process.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { uploadFile } from '../helpers/files.js';
+import { createRepo, ingestStructured, type KnownEvent } from '../helpers/query.js';
+import { createAlert, createWebhook, getAlert, restAlert, waitForAlert } from '../helpers/alerts.js';
+
+t.setTimeout(180_000);
+
+const INTERVAL_MS = 250;
+const rx = await startReceiver(t);
+const node = await startNode(t, {
+  config: [
+    '[health]',
+    'grace_period_seconds = 600',
+    '[digest]',
+    'partitions = 2',
+    'worker_threads = 1',
+    '[alerts]',
+    `evaluate_interval_ms = ${INTERVAL_MS}`,
+    'max_concurrent_evaluations = 2',
+    'action_timeout_ms = 20000',
+    'action_retries = 2',
+    'retry_backoff_ms = 150',
+    'allow_targets = ["127.0.0.1/32"]',
+    '',
+  ].join('\n'),
+});
+const { url, adminToken: admin } = node;
+
+const event = (attributes: Record<string, string>): KnownEvent => ({
+  timestamp: Date.now(),
+  rawstring: Object.entries(attributes)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' '),
+  attributes,
+  tags: { host: 'web-1' },
+});
+
+t.test('an alert whose query uses match() on an uploaded lookup file is accepted and fires with the looked-up fields', async (t) => {
+  const repo = await createRepo(url, admin, 'lookups');
+  const q = { queryString: 'level=ERROR | match(file="owners.csv", field=service) | owner=*', start: '1h' };
+  const hook = await createWebhook(url, admin, 'lookups', 'hook', `${rx.url}/lookups`, { bodyTemplate: '{events}' });
+
+  const missing = await restAlert(url, admin, 'lookups', 'POST', { name: 'owned', query: q, notifiers: [hook] });
+  t.equal(missing.status, 400, 'without the file the query does not compile');
+  t.match(missing.text, /query\.queryString: .*owners\.csv/, 'the 400 names the field and the file');
+
+  const up = await uploadFile(url, '/api/v1/repositories/lookups/files', admin, 'owners.csv', 'service,owner\ncheckout,team-pay\nsearch,team-find\n');
+  t.equal(up.status, 200, up.text);
+  const alert = await createAlert(url, admin, 'lookups', { name: 'owned', query: q, throttleTimeMillis: 3_600_000, notifiers: [hook] });
+  const upd = await restAlert(url, admin, 'lookups', 'PUT', { ...alert, description: 'updated' }, alert.id);
+  t.equal(upd.status, 200, `an update of it is accepted too: ${upd.text}`);
+
+  await ingestStructured(url, repo.ingestToken, [event({ level: 'ERROR', service: 'checkout' }), event({ level: 'ERROR', service: 'unknown' }), event({ level: 'INFO', service: 'search' })]);
+  const [req] = await rx.waitFor('/lookups', 1);
+  const rows = JSON.parse(req!.body) as Record<string, string>[];
+  t.equal(rows.length, 1, 'only the error whose service is in the file');
+  t.equal(rows[0]!.owner, 'team-pay', 'with the field match() added');
+  t.equal((await getAlert(url, admin, 'lookups', alert.id)).lastError, null);
+});
