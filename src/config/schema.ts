@@ -196,7 +196,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'alerts.retry_backoff_ms', default: 1000, doc: 'wait before the first retry of an action; doubled for each further one', check: integer(0, 600_000) },
   { path: 'alerts.max_response_bytes', default: 64 * 1024, doc: 'bytes of an action\'s HTTP response that are read; the rest is discarded', check: integer(0, 16 * 1024 * 1024) },
   { path: 'alerts.max_message_events', default: 200, doc: 'result rows put into one message ({events}, {events_str}, {events_html}, repository action)', check: integer(1, 20_000) },
-  { path: 'alerts.max_message_bytes', default: 1024 * 1024, doc: 'largest rendered message (HTTP body, mail); an action whose message is larger fails', check: integer(1024, 64 * 1024 * 1024) },
+  { path: 'alerts.max_message_bytes', default: 1024 * 1024, doc: 'largest rendered message (HTTP headers + body, Slack fields, mail subject + body); an action whose message is larger fails', check: integer(1024, 64 * 1024 * 1024) },
   { path: 'alerts.max_alerts_per_repository', default: 1000, doc: 'alerts one repository may have', check: integer(1, 1_000_000) },
   { path: 'alerts.max_actions_per_repository', default: 1000, doc: 'actions one repository may have', check: integer(1, 1_000_000) },
   { path: 'alerts.allow_targets', default: [], doc: 'CIDR blocks actions may call although they are loopback, private or link-local (e.g. ["127.0.0.1/32"])', check: cidrList(1000) },

@@ -13,6 +13,7 @@ import type { ActionProperties } from '../action-input.js';
 import { DeliveryError, permanent } from '../errors.js';
 import type { OutboundHttp, OutboundRequest } from '../outbound-http.js';
 import type { Mailer } from '../smtp.js';
+import { MessageRenderer, messageTooLarge } from '../template.js';
 import type { Invocation, TriggerContext } from '../trigger.js';
 import { emailMessage } from './email.js';
 import { opsGenieRequest, pagerDutyRequest, slackRequest, victorOpsRequest, webhookRequest } from './http-payloads.js';
@@ -89,9 +90,9 @@ export class ActionDispatcher {
   async once(props: ActionProperties, t: TriggerContext, inv: Invocation, signal: AbortSignal): Promise<void> {
     switch (props.kind) {
       case 'webhook':
-        return this.http(webhookRequest(props, t, inv), signal);
+        return this.http(webhookRequest(props, this.renderer(t, inv)), signal);
       case 'slack':
-        return this.http(slackRequest(props, t, inv), signal);
+        return this.http(slackRequest(props, this.renderer(t, inv)), signal);
       case 'pagerduty':
         return this.http(pagerDutyRequest(props, this.deps.pagerDutyUrl, t), signal);
       case 'opsgenie':
@@ -100,8 +101,7 @@ export class ActionDispatcher {
         return this.http(victorOpsRequest(props, t), signal);
       case 'email': {
         if (this.deps.mailer === null) throw permanent('E_NOT_CONFIGURED', 'email actions need an SMTP server: set alerts.smtp_host in the node config');
-        const msg = emailMessage(props, t, inv);
-        this.checkSize(Buffer.byteLength(msg.text ?? msg.html ?? '', 'utf8'));
+        const msg = emailMessage(props, this.renderer(t, inv));
         return this.deps.mailer.send(msg, signal);
       }
       case 'repository':
@@ -113,14 +113,17 @@ export class ActionDispatcher {
     }
   }
 
-  private checkSize(bytes: number): void {
-    if (bytes > this.deps.maxMessageBytes) {
-      throw permanent('E_ACTION_FAILED', `the rendered message is ${bytes} bytes, more than alerts.max_message_bytes (${this.deps.maxMessageBytes}); use fewer or smaller events in the template`);
-    }
+  /** Renders the templates of one message against alerts.max_message_bytes. */
+  private renderer(t: TriggerContext, inv: Invocation): MessageRenderer {
+    return new MessageRenderer(t, inv, this.deps.maxMessageBytes);
   }
 
   private async http(req: OutboundRequest, signal: AbortSignal): Promise<void> {
-    if (req.body !== undefined) this.checkSize(Buffer.byteLength(req.body, 'utf8'));
+    // Templates were bounded while rendering; fixed payloads (events as JSON, framing) are checked whole.
+    if (req.body !== undefined) {
+      const bytes = Buffer.byteLength(req.body, 'utf8');
+      if (bytes > this.deps.maxMessageBytes) throw messageTooLarge(bytes, this.deps.maxMessageBytes);
+    }
     await this.deps.http.send(req, signal);
   }
 
