@@ -9,7 +9,12 @@
  * Re-running a static query over the moving window is how a live query job refreshes too; it
  * costs one query per alert per interval and needs no per-alert state in the digest. At most
  * `alerts.max_concurrent_evaluations` alerts are evaluated at once, the least recently evaluated
- * first, so a slow alert cannot starve the others. Only the cluster's alert runner evaluates.
+ * first; an evaluation slot covers the query only (bounded by `alerts.query_timeout_ms`), and the
+ * actions of a trigger run in a DeliveryQueue of their own, so a hanging action or a slow query
+ * cannot starve the other alerts. An alert is not evaluated again while its previous trigger is
+ * still being delivered. When the node's query slots are all taken, an evaluation is skipped;
+ * after BUSY_SKIPS_BEFORE_ERROR skips in a row the alert's lastError says so. Only the cluster's
+ * alert runner evaluates.
  */
 import { randomUUID } from 'node:crypto';
 import { describeError, isLogsvcError } from '../lib/errors.js';
@@ -19,12 +24,18 @@ import type { ActionDefinition, AlertDefinition, GlobalState, GlobalStore, Repos
 import { toJsonRow, type QueryRequest, type QueryRun, type QueryService } from '../query/index.js';
 import type { ActionProperties } from './action-input.js';
 import type { ActionDispatcher, RetryPolicy } from './actions/dispatcher.js';
+import { DeliveryQueue } from './delivery-queue.js';
 import { freshRows, heldOff } from './throttle.js';
 import { searchUrl, type TriggerContext } from './trigger.js';
 
 export interface SchedulerSettings {
   intervalMs: number;
+  /** Evaluations (queries) at once. */
   maxConcurrent: number;
+  /** Triggers whose actions are delivered at once. */
+  maxConcurrentDeliveries: number;
+  /** Longest an alert's query may run before it is cancelled. */
+  queryTimeoutMs: number;
   maxMessageEvents: number;
   retry: RetryPolicy;
 }
@@ -33,7 +44,7 @@ export interface SchedulerDeps {
   store: GlobalStore;
   queries: Pick<QueryService, 'prepare' | 'run'>;
   openAction: (a: ActionDefinition) => ActionProperties;
-  dispatcher: ActionDispatcher;
+  dispatcher: Pick<ActionDispatcher, 'deliver'>;
   clock: Clock;
   logger: Logger;
   /** This node's external URL, for {url}. */
@@ -45,17 +56,33 @@ export interface SchedulerDeps {
 
 /** Longest lastError kept (several failing actions' messages joined). */
 const MAX_ERROR_CHARS = 4000;
+/** Evaluations in a row skipped for want of a query slot before the alert's lastError says so. */
+export const BUSY_SKIPS_BEFORE_ERROR = 3;
+
+/** What an evaluation that triggered hands to delivery. */
+interface Triggered {
+  alert: AlertDefinition;
+  trigger: TriggerContext;
+}
 
 export class AlertScheduler {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private readonly stopper = new AbortController();
+  /** Alert id -> its evaluation and, when it triggered, the delivery of its actions. */
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** Evaluation slots taken (queries running or about to). */
+  private evaluating = 0;
+  private readonly deliveries: DeliveryQueue;
   private readonly runs = new Set<QueryRun>();
   /** Alert id -> monotonic time its last evaluation started. */
   private readonly lastStarted = new Map<string, number>();
+  /** Alert id -> evaluations skipped in a row because the node's query slots were taken. */
+  private readonly busySkips = new Map<string, number>();
 
-  constructor(private readonly d: SchedulerDeps) {}
+  constructor(private readonly d: SchedulerDeps) {
+    this.deliveries = new DeliveryQueue(d.settings.maxConcurrentDeliveries);
+  }
 
   start(): void {
     this.schedule();
@@ -79,27 +106,43 @@ export class AlertScheduler {
       .filter((a) => !a.silenced && a.actions.length > 0 && !this.inFlight.has(a.id))
       .sort((a, b) => (this.lastStarted.get(a.id) ?? -1) - (this.lastStarted.get(b.id) ?? -1));
     for (const a of due) {
-      if (this.inFlight.size >= this.d.settings.maxConcurrent) break;
+      if (this.evaluating >= this.d.settings.maxConcurrent) break;
       this.lastStarted.set(a.id, this.d.clock.monotonic());
-      const p = this.evaluate(a.id)
+      this.evaluating++;
+      const p = this.evaluateAndDeliver(a.id)
         .catch((err: unknown) => this.d.logger.error('alert evaluation failed', { alert: a.id, error: describeError(err) }))
         .finally(() => this.inFlight.delete(a.id));
       this.inFlight.set(a.id, p);
     }
-    for (const id of this.lastStarted.keys()) if (!state.alerting.alerts.has(id)) this.lastStarted.delete(id);
+    for (const id of this.lastStarted.keys()) {
+      if (state.alerting.alerts.has(id)) continue;
+      this.lastStarted.delete(id);
+      this.busySkips.delete(id);
+    }
   }
 
-  /** One evaluation of alert `id`: query, throttle, trigger, actions. */
-  async evaluate(id: string): Promise<void> {
+  /** The evaluation in an evaluation slot; a trigger's actions after it, in a delivery slot. */
+  private async evaluateAndDeliver(id: string): Promise<void> {
+    let triggered: Triggered | null;
+    try {
+      triggered = await this.evaluate(id);
+    } finally {
+      this.evaluating--;
+    }
+    if (triggered !== null) await this.deliveries.run(() => this.deliver(triggered));
+  }
+
+  /** One evaluation of alert `id`: query, throttle, trigger. The trigger to deliver, or null. */
+  async evaluate(id: string): Promise<Triggered | null> {
     const state = this.d.store.state;
     const alert = state.alerting.alerts.get(id);
     const repo = alert === undefined ? undefined : state.repositories.get(alert.repositoryId);
-    if (alert === undefined || repo === undefined || alert.silenced || alert.actions.length === 0) return;
+    if (alert === undefined || repo === undefined || alert.silenced || alert.actions.length === 0) return null;
     const now = this.d.clock.now();
     const runtime = state.alerting.runtime.get(id);
-    if (heldOff(alert, runtime, now)) return;
+    if (heldOff(alert, runtime, now)) return null;
     const ownerProblem = this.ownerProblem(state, alert, repo);
-    if (ownerProblem !== null) return this.setError(id, ownerProblem);
+    if (ownerProblem !== null) return this.problem(id, ownerProblem);
 
     const request: QueryRequest = { queryString: alert.queryString, start: alert.queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
     let run: QueryRun;
@@ -108,24 +151,43 @@ export class AlertScheduler {
       const target = { id: repo.id, name: repo.name };
       run = this.d.queries.run(await this.d.queries.prepare(request, target), target);
     } catch (err) {
-      // Too many queries right now: the next interval tries again; that is not the alert's fault.
-      if (isLogsvcError(err) && err.code === 'E_TOO_MANY_REQUESTS') return;
-      return this.setError(id, `the query failed: ${(err as Error).message}`);
+      // Too many queries right now: the next interval tries again; said only when it lasts.
+      if (isLogsvcError(err) && err.code === 'E_TOO_MANY_REQUESTS') {
+        const skips = (this.busySkips.get(id) ?? 0) + 1;
+        this.busySkips.set(id, skips);
+        if (skips < BUSY_SKIPS_BEFORE_ERROR) return null;
+        return this.problem(id, `not evaluated: the node was too busy for the last ${skips} evaluations (${err.message})`);
+      }
+      this.busySkips.delete(id);
+      return this.problem(id, `the query failed: ${(err as Error).message}`);
     }
+    this.busySkips.delete(id);
     this.runs.add(run);
-    await run.done;
-    this.runs.delete(run);
-    if (this.stopped) return;
-    if (run.error !== null) return this.setError(id, `the query failed: ${run.error.message}`);
+    const timeoutMs = this.d.settings.queryTimeoutMs;
+    let timedOut = false;
+    // A cancelled run ends early with partial results: never a reason to trigger.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      run.cancel();
+    }, timeoutMs);
+    try {
+      await run.done;
+    } finally {
+      clearTimeout(timer);
+      this.runs.delete(run);
+    }
+    if (this.stopped) return null;
+    if (timedOut) return this.problem(id, `the query did not finish within ${timeoutMs} ms (alerts.query_timeout_ms); not evaluated`);
+    if (run.error !== null) return this.problem(id, `the query failed: ${run.error.message}`);
     const outcome = run.outcome!;
-    if (outcome.rows.length === 0) return;
-    if (outcome.warnings.length > 0) return this.setError(id, `not triggered because the query produced warnings: ${outcome.warnings.join('; ')}`);
+    if (outcome.rows.length === 0) return null;
+    if (outcome.warnings.length > 0) return this.problem(id, `not triggered because the query produced warnings: ${outcome.warnings.join('; ')}`);
 
     let rows = outcome.rows.map(toJsonRow);
     let values: string[] | undefined;
     if (alert.throttleField !== '') {
       const fresh = freshRows(rows, alert.throttleField, runtime?.throttled, alert.throttleTimeMillis, now);
-      if (fresh.rows.length === 0) return;
+      if (fresh.rows.length === 0) return null;
       rows = fresh.rows;
       // With no throttle time nothing is held, so there is nothing to remember.
       values = alert.throttleTimeMillis === 0 ? undefined : fresh.values;
@@ -148,6 +210,11 @@ export class AlertScheduler {
       warnings: outcome.warnings,
       url: searchUrl(this.d.baseUrl, repo.name, alert.queryString, alert.queryStart),
     };
+    return { alert, trigger };
+  }
+
+  /** Runs a trigger's actions in order; their problems become the alert's lastError. */
+  private async deliver({ alert, trigger }: Triggered): Promise<void> {
     const errors: string[] = [];
     for (const actionId of alert.actions) {
       if (this.stopped) return;
@@ -157,7 +224,13 @@ export class AlertScheduler {
       if (problem !== null) errors.push(problem);
     }
     if (this.stopped) return;
-    await this.setError(id, errors.length === 0 ? null : errors.join('; '));
+    await this.setError(alert.id, errors.length === 0 ? null : errors.join('; '));
+  }
+
+  /** Records an evaluation's problem; nothing to deliver. */
+  private async problem(id: string, text: string): Promise<null> {
+    await this.setError(id, text);
+    return null;
   }
 
   /** Runs one action of a trigger; the problem to report, or null. */

@@ -54,6 +54,8 @@ export interface NodeConfig {
     enabled: boolean;
     evaluate_interval_ms: number;
     max_concurrent_evaluations: number;
+    max_concurrent_deliveries: number;
+    query_timeout_ms: number;
     action_timeout_ms: number;
     action_retries: number;
     retry_backoff_ms: number;
@@ -190,7 +192,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'parsers.max_per_repository', default: 200, doc: 'custom parsers one repository may hold', check: integer(1, 100_000) },
   { path: 'alerts.enabled', default: true, doc: 'run alerts on this node (the product\'s ENABLE_ALERTS); false keeps the definitions but never evaluates them', check: boolean() },
   { path: 'alerts.evaluate_interval_ms', default: 5000, doc: 'how often every enabled alert\'s query is run over its window', check: integer(100, 3_600_000) },
-  { path: 'alerts.max_concurrent_evaluations', default: 2, doc: 'alert queries (with their actions) run at once; they count toward query.max_concurrent', check: integer(1, 64) },
+  { path: 'alerts.max_concurrent_evaluations', default: 2, doc: 'alert queries run at once; they count toward query.max_concurrent', check: integer(1, 64) },
+  { path: 'alerts.max_concurrent_deliveries', default: 8, doc: 'triggered alerts whose actions are delivered at once, apart from the evaluations (a hanging action holds one of these)', check: integer(1, 256) },
+  { path: 'alerts.query_timeout_ms', default: 60_000, doc: 'longest an alert\'s query may run; it is then cancelled and the alert\'s lastError says so', check: integer(1000, 3_600_000) },
   { path: 'alerts.action_timeout_ms', default: 10_000, doc: 'time one attempt of an action (HTTP call, mail, re-ingest) may take', check: integer(100, 300_000) },
   { path: 'alerts.action_retries', default: 3, doc: 'attempts after the first for an action that failed in a way a retry may fix', check: integer(0, 10) },
   { path: 'alerts.retry_backoff_ms', default: 1000, doc: 'wait before the first retry of an action; doubled for each further one', check: integer(0, 600_000) },

@@ -345,6 +345,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         settings: {
           intervalMs: alertCfg.evaluate_interval_ms,
           maxConcurrent: alertCfg.max_concurrent_evaluations,
+          maxConcurrentDeliveries: alertCfg.max_concurrent_deliveries,
+          queryTimeoutMs: alertCfg.query_timeout_ms,
           maxMessageEvents: alertCfg.max_message_events,
           retry: { retries: alertCfg.action_retries, backoffMs: alertCfg.retry_backoff_ms, timeoutMs: alertCfg.action_timeout_ms },
         },

@@ -5,7 +5,7 @@
  * test's teardown; every wait is bounded.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Teardown } from './node-process.js';
 
 export interface Received {
@@ -77,4 +77,32 @@ export async function startReceiver(t: Teardown, host = '127.0.0.1'): Promise<Re
       return to(path);
     },
   };
+}
+
+export interface Blackhole {
+  url: string;
+  /** Connections accepted so far. */
+  connections(): number;
+}
+
+/** A TCP server that accepts connections, reads what is sent and never answers (a hung webhook). */
+export async function startBlackhole(t: Teardown, host = '127.0.0.1'): Promise<Blackhole> {
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const server = createNetServer((s) => {
+    accepted++;
+    sockets.add(s);
+    s.on('data', () => undefined);
+    s.on('error', () => undefined);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
+  t.teardown(() => new Promise<void>((resolve) => {
+    for (const s of sockets) s.destroy();
+    server.close(() => resolve());
+  }));
+  return { url: `http://${host}:${(server.address() as AddressInfo).port}`, connections: () => accepted };
 }

@@ -6,10 +6,10 @@
  */
 import t from 'tap';
 import { startNode } from '../helpers/node-process.js';
-import { startReceiver } from '../helpers/receiver.js';
+import { startBlackhole, startReceiver } from '../helpers/receiver.js';
 import { uploadFile } from '../helpers/files.js';
 import { createRepo, ingestStructured, type KnownEvent } from '../helpers/query.js';
-import { createAlert, createWebhook, getAlert, restAlert, waitForAlert } from '../helpers/alerts.js';
+import { createAlert, createWebhook, getAlert, restAlert, sleep, waitForAlert } from '../helpers/alerts.js';
 
 t.setTimeout(180_000);
 
@@ -64,4 +64,30 @@ t.test('an alert whose query uses match() on an uploaded lookup file is accepted
   t.equal(rows.length, 1, 'only the error whose service is in the file');
   t.equal(rows[0]!.owner, 'team-pay', 'with the field match() added');
   t.equal((await getAlert(url, admin, 'lookups', alert.id)).lastError, null);
+});
+
+t.test('webhooks that never answer do not delay other alerts: deliveries have slots of their own', async (t) => {
+  const hole = await startBlackhole(t);
+  const repo = await createRepo(url, admin, 'isolated');
+  await ingestStructured(url, repo.ingestToken, [event({ level: 'ERROR', msg: 'x' })]);
+  const q = { queryString: 'level=ERROR', start: '1h' };
+  // Two hung alerts, as many as there are evaluation slots (max_concurrent_evaluations = 2): each
+  // attempt waits the whole action timeout (20 s), three attempts each.
+  for (const name of ['hung-1', 'hung-2']) {
+    const hook = await createWebhook(url, admin, 'isolated', name, `${hole.url}/${name}`);
+    await createAlert(url, admin, 'isolated', { name, query: q, throttleTimeMillis: 3_600_000, notifiers: [hook] });
+  }
+  const deadline = Date.now() + 10_000;
+  while (hole.connections() < 2 && Date.now() < deadline) await sleep(50);
+  t.equal(hole.connections(), 2, 'both hung deliveries are waiting on the blackhole');
+
+  const hook = await createWebhook(url, admin, 'isolated', 'healthy', `${rx.url}/isolated/healthy`);
+  const created = Date.now();
+  const healthy = await createAlert(url, admin, 'isolated', { name: 'healthy', query: q, throttleTimeMillis: 0, notifiers: [hook] });
+  const calls = await rx.waitFor('/isolated/healthy', 4, 8000);
+  t.ok(calls[0]!.at - created < 3000, `the healthy alert fired ${calls[0]!.at - created} ms after it was created`);
+  t.ok(calls[3]!.at - created < 8000, 'and keeps firing every evaluation while the others hang');
+  await restAlert(url, admin, 'isolated', 'PUT', { ...healthy, silenced: true }, healthy.id);
+  const hung = (await restAlert(url, admin, 'isolated', 'GET')).json() as Record<string, any>[];
+  t.ok(hung.filter((a) => a.name.startsWith('hung')).every((a) => typeof a.timeOfLastTrigger === 'number'), 'the hung alerts did trigger');
 });

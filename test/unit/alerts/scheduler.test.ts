@@ -1,0 +1,132 @@
+/**
+ * AlertScheduler decisions with a real global store and stand-ins for the query engine and the
+ * dispatcher (the parts an integration test cannot steer): skips for want of a query slot become
+ * visible after a few intervals, a query past alerts.query_timeout_ms is cancelled and reported.
+ */
+import t, { type Test } from 'tap';
+import { AlertScheduler, BUSY_SKIPS_BEFORE_ERROR, type SchedulerSettings } from '../../../src/alerts/scheduler.js';
+import { EmbeddedGlobalLog, GlobalStore, type AlertDefinition } from '../../../src/global/index.js';
+import { LogsvcError } from '../../../src/lib/errors.js';
+import { silentLogger } from '../../../src/lib/logger.js';
+import { systemClock } from '../../../src/lib/clock.js';
+import type { QueryRun } from '../../../src/query/index.js';
+import { tempDir } from '../global/fixtures.js';
+
+const SETTINGS: SchedulerSettings = {
+  intervalMs: 1_000_000,
+  maxConcurrent: 2,
+  maxConcurrentDeliveries: 2,
+  queryTimeoutMs: 100,
+  maxMessageEvents: 10,
+  retry: { retries: 0, backoffMs: 0, timeoutMs: 1000 },
+};
+
+const ALERT: AlertDefinition = {
+  id: 'al1',
+  repositoryId: 'r1',
+  name: 'errors',
+  description: '',
+  queryString: 'level=ERROR',
+  queryStart: '1h',
+  throttleTimeMillis: 0,
+  throttleField: '',
+  silenced: false,
+  actions: ['ac1'],
+  labels: [],
+  ownership: { kind: 'organization' },
+  createdAt: 1,
+};
+
+/** A query run that ends when `finish` is called (or, cancelled, at once with what it has). */
+function fakeRun(rows: Record<string, string>[], warnings: string[] = []): QueryRun & { finish: () => void } {
+  let finish!: () => void;
+  const done = new Promise<void>((r) => (finish = r));
+  const run = {
+    done,
+    error: null,
+    cancelled: false,
+    outcome: { rows: rows.map((r) => new Map(Object.entries(r))), matched: rows.length, warnings },
+    spec: { ctx: { start: 0, end: 1 } },
+    cancel() {
+      run.cancelled = true;
+      finish();
+    },
+    finish,
+  };
+  return run as unknown as QueryRun & { finish: () => void };
+}
+
+async function setup(t: Test, runs: () => QueryRun): Promise<{ store: GlobalStore; scheduler: AlertScheduler; delivered: string[] }> {
+  const store = await GlobalStore.open(new EmbeddedGlobalLog(await tempDir(t)), { snapshotEvery: 1000, logger: silentLogger });
+  t.teardown(() => store.close());
+  await store.transact(() => ({
+    events: [
+      { type: 'RepositoryCreated', id: 'r1', name: 'web', description: '', at: 1 },
+      { type: 'ActionSaved', action: { id: 'ac1', repositoryId: 'r1', name: 'hook', kind: 'webhook', sealed: 'x', createdAt: 1 } },
+      { type: 'AlertSaved', alert: ALERT },
+    ],
+    result: undefined,
+  }));
+  const delivered: string[] = [];
+  const scheduler = new AlertScheduler({
+    store,
+    queries: { prepare: async () => ({}) as never, run: runs },
+    openAction: () => ({ kind: 'webhook', url: 'http://x', method: 'POST', headers: [], bodyTemplate: '', ignoreSSL: false, useProxy: false }),
+    dispatcher: {
+      deliver: async (_p, trigger) => {
+        delivered.push(trigger.alertId);
+        return { attempts: 1, error: null };
+      },
+    },
+    clock: systemClock,
+    logger: silentLogger,
+    baseUrl: 'http://node',
+    isRunner: () => true,
+    settings: SETTINGS,
+  });
+  t.teardown(() => scheduler.stop());
+  return { store, scheduler, delivered };
+}
+
+const lastError = (store: GlobalStore): string | null => store.state.alerting.runtime.get('al1')!.lastError;
+
+t.test('evaluations skipped because the node runs too many queries become visible after a few', async (t) => {
+  const busy = new LogsvcError('E_TOO_MANY_REQUESTS', '4 queries are running, the most this node runs at once (query.max_concurrent); retry shortly');
+  const { store, scheduler } = await setup(t, () => {
+    throw busy;
+  });
+  for (let i = 1; i < BUSY_SKIPS_BEFORE_ERROR; i++) {
+    t.equal(await scheduler.evaluate('al1'), null);
+    t.equal(lastError(store), null, `skip ${i}: not yet an error`);
+  }
+  await scheduler.evaluate('al1');
+  t.match(lastError(store), new RegExp(`^not evaluated: the node was too busy for the last ${BUSY_SKIPS_BEFORE_ERROR} evaluations \\(4 queries are running`));
+});
+
+t.test('a query past alerts.query_timeout_ms is cancelled, reported and never triggers on its partial rows', async (t) => {
+  let run!: ReturnType<typeof fakeRun>;
+  const { store, scheduler, delivered } = await setup(t, () => (run = fakeRun([{ level: 'ERROR' }])));
+  const started = Date.now();
+  t.equal(await scheduler.evaluate('al1'), null, 'nothing to deliver');
+  t.ok(Date.now() - started < 1000, 'ended at the timeout');
+  t.ok(run.cancelled, 'the run was cancelled');
+  t.match(lastError(store), /^the query did not finish within 100 ms \(alerts\.query_timeout_ms\)/);
+  t.equal(store.state.alerting.runtime.get('al1')!.lastTriggeredAt, null);
+  t.strictSame(delivered, []);
+});
+
+t.test('a query that fails or warns makes that visible', async (t) => {
+  let mode: 'error' | 'warn' = 'error';
+  const { store, scheduler } = await setup(t, () => {
+    const r = fakeRun([{ level: 'ERROR' }], mode === 'warn' ? ['the result was cut at 100 groups'] : []);
+    if (mode === 'error') (r as { error: LogsvcError | null }).error = new LogsvcError('E_QUERY', 'lookup file "x.csv" does not exist');
+    r.finish();
+    return r;
+  });
+  await scheduler.evaluate('al1');
+  t.equal(lastError(store), 'the query failed: lookup file "x.csv" does not exist');
+  mode = 'warn';
+  await scheduler.evaluate('al1');
+  t.equal(lastError(store), 'not triggered because the query produced warnings: the result was cut at 100 groups');
+  t.equal(store.state.alerting.runtime.get('al1')!.lastTriggeredAt, null);
+});
