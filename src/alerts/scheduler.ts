@@ -180,14 +180,17 @@ export class AlertScheduler {
     if (timedOut) return this.problem(id, `the query did not finish within ${timeoutMs} ms (alerts.query_timeout_ms); not evaluated`);
     if (run.error !== null) return this.problem(id, `the query failed: ${run.error.message}`);
     const outcome = run.outcome!;
-    if (outcome.rows.length === 0) return null;
-    if (outcome.warnings.length > 0) return this.problem(id, `not triggered because the query produced warnings: ${outcome.warnings.join('; ')}`);
+    if (outcome.warnings.length > 0) {
+      // An incomplete result neither triggers nor counts as a clean evaluation.
+      return outcome.rows.length === 0 ? null : this.problem(id, `not triggered because the query produced warnings: ${outcome.warnings.join('; ')}`);
+    }
+    if (outcome.rows.length === 0) return this.cleanEvaluation(id);
 
     let rows = outcome.rows.map(toJsonRow);
     let values: string[] | undefined;
     if (alert.throttleField !== '') {
       const fresh = freshRows(rows, alert.throttleField, runtime?.throttled, alert.throttleTimeMillis, now);
-      if (fresh.rows.length === 0) return null;
+      if (fresh.rows.length === 0) return this.cleanEvaluation(id);
       rows = fresh.rows;
       // With no throttle time nothing is held, so there is nothing to remember.
       values = alert.throttleTimeMillis === 0 ? undefined : fresh.values;
@@ -224,7 +227,18 @@ export class AlertScheduler {
       if (problem !== null) errors.push(problem);
     }
     if (this.stopped) return;
-    await this.setError(alert.id, errors.length === 0 ? null : errors.join('; '));
+    await this.setError(alert.id, errors.length === 0 ? null : errors.join('; '), true);
+  }
+
+  /**
+   * An evaluation that ran cleanly and did not trigger: a problem of an earlier evaluation (query
+   * error, owner, warnings, busy) is over; a problem of the last trigger's actions stays until the
+   * next trigger reports afresh.
+   */
+  private async cleanEvaluation(id: string): Promise<null> {
+    const rt = this.d.store.state.alerting.runtime.get(id);
+    if (rt !== undefined && rt.lastError !== null && !rt.lastErrorFromActions) await this.setError(id, null);
+    return null;
   }
 
   /** Records an evaluation's problem; nothing to deliver. */
@@ -261,14 +275,14 @@ export class AlertScheduler {
     return null;
   }
 
-  /** Records the evaluation's problem (or its absence) when it differs from what is recorded. */
-  private async setError(id: string, error: string | null): Promise<void> {
+  /** Records a problem (or its absence) when it differs from what is recorded. */
+  private async setError(id: string, error: string | null, fromActions = false): Promise<void> {
     const text = error === null ? null : error.length > MAX_ERROR_CHARS ? `${error.slice(0, MAX_ERROR_CHARS - 3)}...` : error;
     if (text !== null) this.d.logger.warn('alert problem', { alert: id, error: text });
     await this.d.store.transact((s) => {
       const rt = s.alerting.runtime.get(id);
-      const same = rt === undefined || rt.lastError === text;
-      return { events: same ? [] : [{ type: 'AlertErrorSet', id, error: text, at: this.d.clock.now() }], result: undefined };
+      const same = rt === undefined || (rt.lastError === text && (text === null || rt.lastErrorFromActions === fromActions));
+      return { events: same ? [] : [{ type: 'AlertErrorSet', id, error: text, at: this.d.clock.now(), ...(fromActions && text !== null ? { fromActions: true } : {}) }], result: undefined };
     });
   }
 

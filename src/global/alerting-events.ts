@@ -54,5 +54,9 @@ export type AlertingEvent =
    * throttling only); each is held off until `at + throttleTimeMillis`.
    */
   | { type: 'AlertTriggered'; id: string; at: number; values?: string[] | undefined }
-  /** The outcome of the alert's last evaluation with a problem, or null once it ran cleanly. */
-  | { type: 'AlertErrorSet'; id: string; error: string | null; at: number };
+  /**
+   * The outcome of the alert's last evaluation with a problem, or null once it ran cleanly.
+   * `fromActions`: the problem is that of a trigger's actions (kept until the next trigger), not
+   * of the evaluation (cleared by the next clean one, with or without rows).
+   */
+  | { type: 'AlertErrorSet'; id: string; error: string | null; at: number; fromActions?: boolean | undefined };

@@ -15,12 +15,14 @@ export interface AlertRuntime {
   throttled: Map<string, number>;
   lastError: string | null;
   lastErrorAt: number | null;
+  /** Whether lastError comes from a trigger's actions rather than from the evaluation. */
+  lastErrorFromActions: boolean;
 }
 
 export interface AlertingSnapshot {
   alerts: AlertDefinition[];
   actions: ActionDefinition[];
-  runtime: { id: string; lastTriggeredAt: number | null; throttled: [string, number][]; lastError: string | null; lastErrorAt: number | null }[];
+  runtime: { id: string; lastTriggeredAt: number | null; throttled: [string, number][]; lastError: string | null; lastErrorAt: number | null; lastErrorFromActions?: boolean }[];
 }
 
 const copyAlert = (a: AlertDefinition): AlertDefinition => ({ ...a, actions: [...a.actions], labels: [...a.labels], ownership: { ...a.ownership } });
@@ -45,12 +47,13 @@ export class AlertingState {
         this.alerts.set(e.alert.id, copyAlert(e.alert));
         const rt = this.runtime.get(e.alert.id);
         if (rt === undefined) {
-          this.runtime.set(e.alert.id, { lastTriggeredAt: null, throttled: new Map(), lastError: null, lastErrorAt: null });
+          this.runtime.set(e.alert.id, { lastTriggeredAt: null, throttled: new Map(), lastError: null, lastErrorAt: null, lastErrorFromActions: false });
           return;
         }
         // A changed definition starts without the old error; values of another field mean nothing.
         rt.lastError = null;
         rt.lastErrorAt = null;
+        rt.lastErrorFromActions = false;
         if (prev !== undefined && prev.throttleField !== e.alert.throttleField) rt.throttled.clear();
         return;
       }
@@ -92,6 +95,7 @@ export class AlertingState {
         if (rt === undefined) return;
         rt.lastError = e.error;
         rt.lastErrorAt = e.error === null ? null : e.at;
+        rt.lastErrorFromActions = e.error !== null && e.fromActions === true;
         return;
       }
       default: {
@@ -114,7 +118,14 @@ export class AlertingState {
     return {
       alerts: [...this.alerts.values()].map(copyAlert),
       actions: [...this.actions.values()].map((a) => ({ ...a })),
-      runtime: [...this.runtime].map(([id, r]) => ({ id, lastTriggeredAt: r.lastTriggeredAt, throttled: [...r.throttled], lastError: r.lastError, lastErrorAt: r.lastErrorAt })),
+      runtime: [...this.runtime].map(([id, r]) => ({
+        id,
+        lastTriggeredAt: r.lastTriggeredAt,
+        throttled: [...r.throttled],
+        lastError: r.lastError,
+        lastErrorAt: r.lastErrorAt,
+        ...(r.lastErrorFromActions ? { lastErrorFromActions: true } : {}),
+      })),
     };
   }
 
@@ -122,7 +133,7 @@ export class AlertingState {
     for (const a of s.alerts) this.alerts.set(a.id, copyAlert(a));
     for (const a of s.actions) this.actions.set(a.id, { ...a });
     for (const r of s.runtime) {
-      this.runtime.set(r.id, { lastTriggeredAt: r.lastTriggeredAt, throttled: new Map(r.throttled), lastError: r.lastError, lastErrorAt: r.lastErrorAt });
+      this.runtime.set(r.id, { lastTriggeredAt: r.lastTriggeredAt, throttled: new Map(r.throttled), lastError: r.lastError, lastErrorAt: r.lastErrorAt, lastErrorFromActions: r.lastErrorFromActions === true });
     }
   }
 }

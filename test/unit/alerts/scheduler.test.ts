@@ -10,6 +10,7 @@ import { LogsvcError } from '../../../src/lib/errors.js';
 import { silentLogger } from '../../../src/lib/logger.js';
 import { systemClock } from '../../../src/lib/clock.js';
 import type { QueryRun } from '../../../src/query/index.js';
+import { MapEvent } from '../../../src/query/runtime.js';
 import { tempDir } from '../global/fixtures.js';
 
 const SETTINGS: SchedulerSettings = {
@@ -45,7 +46,7 @@ function fakeRun(rows: Record<string, string>[], warnings: string[] = []): Query
     done,
     error: null,
     cancelled: false,
-    outcome: { rows: rows.map((r) => new Map(Object.entries(r))), matched: rows.length, warnings },
+    outcome: { rows: rows.map((r) => new MapEvent(r)), matched: rows.length, warnings },
     spec: { ctx: { start: 0, end: 1 } },
     cancel() {
       run.cancelled = true;
@@ -129,4 +130,39 @@ t.test('a query that fails or warns makes that visible', async (t) => {
   await scheduler.evaluate('al1');
   t.equal(lastError(store), 'not triggered because the query produced warnings: the result was cut at 100 groups');
   t.equal(store.state.alerting.runtime.get('al1')!.lastTriggeredAt, null);
+});
+
+t.test('a problem of the evaluation is cleared by the next clean evaluation, with or without rows; an action problem stays until the next trigger', async (t) => {
+  let mode: 'error' | 'none' | 'rows' = 'error';
+  let deliverError: string | null = 'hook down';
+  const { store, scheduler } = await setup(t, () => {
+    const r = fakeRun(mode === 'rows' ? [{ level: 'ERROR' }] : []);
+    if (mode === 'error') (r as { error: LogsvcError | null }).error = new LogsvcError('E_QUERY', 'boom');
+    r.finish();
+    return r;
+  });
+  const settle = async (): Promise<void> => {
+    const triggered = await scheduler.evaluate('al1');
+    if (triggered !== null) await (scheduler as unknown as { deliver: (x: unknown) => Promise<void> }).deliver(triggered);
+  };
+  // The dispatcher stand-in fails while deliverError is set.
+  (scheduler as unknown as { d: { dispatcher: { deliver: unknown } } }).d.dispatcher.deliver = async () =>
+    deliverError === null ? { attempts: 1, error: null } : { attempts: 1, error: new LogsvcError('E_ACTION_FAILED', deliverError) };
+
+  await settle();
+  t.equal(lastError(store), 'the query failed: boom');
+  mode = 'none';
+  await settle();
+  t.equal(lastError(store), null, 'a clean evaluation without rows clears the query error');
+
+  mode = 'rows';
+  await settle();
+  t.match(lastError(store), /^action "hook" \(webhook\) failed after 1 attempt: hook down$/);
+  mode = 'none';
+  await settle();
+  t.match(lastError(store), /hook down/, 'an action problem stays through evaluations without a trigger');
+  mode = 'rows';
+  deliverError = null;
+  await settle();
+  t.equal(lastError(store), null, 'the next trigger reports afresh');
 });

@@ -18,7 +18,7 @@ const alert = (o: Partial<AlertDefinition> = {}): AlertDefinition => ({
   createdAt: 0,
   ...o,
 });
-const rt = (o: Partial<AlertRuntime> = {}): AlertRuntime => ({ lastTriggeredAt: null, throttled: new Map(), lastError: null, lastErrorAt: null, ...o });
+const rt = (o: Partial<AlertRuntime> = {}): AlertRuntime => ({ lastTriggeredAt: null, throttled: new Map(), lastError: null, lastErrorAt: null, lastErrorFromActions: false, ...o });
 
 t.test('heldOff: the whole alert, for throttleTimeMillis after its last trigger', async (t) => {
   t.equal(heldOff(alert(), undefined, 5000), false, 'no runtime state');
