@@ -106,7 +106,9 @@ export class AlertService {
         if (s.alerting.alertsOf(repo.id).some((a) => a.name === checked.name && a.id !== old.id)) {
           throw new LogsvcError('E_CONFLICT', `${names.name}: an alert named "${checked.name}" already exists in repository "${repo.name}"`);
         }
-        const ownership = decideOwnership(s, p, input, names) ?? old.ownership;
+        // An owner who may no longer run the query is replaced by whoever updates the alert (the
+        // advice the alert's lastError gives).
+        const ownership = decideOwnership(s, p, input, names) ?? (ownerCanRun(s, old.ownership, repo) ? old.ownership : defaultOwnership(p));
         const alert: AlertDefinition = { ...old, ...checked, ownership };
         return { events: [{ type: 'AlertSaved', alert }], result: { id: old.id, repoName: repo.name } };
       })
@@ -130,6 +132,13 @@ function find(s: GlobalState, repo: Repository, idOrName: string): AlertDefiniti
   if (named.length === 1) return named[0]!;
   if (named.length > 1) throw new LogsvcError('E_CONFLICT', `${named.length} alerts in repository "${repo.name}" are named "${idOrName}"; use the alert's id`);
   throw new LogsvcError('E_NOT_FOUND', `alert "${idOrName.slice(0, 200)}" does not exist in repository "${repo.name}"`);
+}
+
+/** Whether a user-owned alert's owner still exists and may read the repository. */
+function ownerCanRun(s: GlobalState, o: AlertOwnership, repo: Repository): boolean {
+  if (o.kind !== 'user') return true;
+  const u = s.users.get(o.userId);
+  return u !== undefined && (u.isRoot || repo.members.has(u.id));
 }
 
 function defaultOwnership(p: Principal): AlertOwnership {

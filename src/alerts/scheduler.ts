@@ -195,7 +195,13 @@ export class AlertScheduler {
       // With no throttle time nothing is held, so there is nothing to remember.
       values = alert.throttleTimeMillis === 0 ? undefined : fresh.values;
     }
-    await this.d.store.transact(() => ({ events: [{ type: 'AlertTriggered', id, at: now, values }], result: undefined }));
+    // The query ran on the definition read at the start; one updated, silenced or deleted since
+    // must not trigger (the next evaluation uses what is stored now).
+    const current = await this.d.store.transact((s) => {
+      const unchanged = s.alerting.alerts.get(id) === alert;
+      return { events: unchanged ? [{ type: 'AlertTriggered', id, at: now, values }] : [], result: unchanged };
+    });
+    if (!current) return null;
     this.d.logger.info('alert triggered', { alert: id, name: alert.name, repository: repo.name, rows: rows.length });
 
     const trigger: TriggerContext = {
@@ -218,6 +224,9 @@ export class AlertScheduler {
 
   /** Runs a trigger's actions in order; their problems become the alert's lastError. */
   private async deliver({ alert, trigger }: Triggered): Promise<void> {
+    // Waiting for a delivery slot takes time: an alert deleted or silenced meanwhile stays quiet.
+    const now = this.d.store.state.alerting.alerts.get(alert.id);
+    if (now === undefined || now.silenced) return;
     const errors: string[] = [];
     for (const actionId of alert.actions) {
       if (this.stopped) return;
@@ -270,8 +279,8 @@ export class AlertScheduler {
   private ownerProblem(s: GlobalState, alert: AlertDefinition, repo: Repository): string | null {
     if (alert.ownership.kind !== 'user') return null;
     const u = s.users.get(alert.ownership.userId);
-    if (u === undefined) return 'not run: the user who owns the alert no longer exists; update the alert to take it over';
-    if (!u.isRoot && !repo.members.has(u.id)) return `not run: the alert's owner "${u.username}" is no longer a member of repository "${repo.name}"`;
+    if (u === undefined) return 'not run: the user who owns the alert no longer exists; update the alert (as a member of the repository) to take it over';
+    if (!u.isRoot && !repo.members.has(u.id)) return `not run: the alert's owner "${u.username}" is no longer a member of repository "${repo.name}"; update the alert (as a member) to take it over`;
     return null;
   }
 

@@ -8,7 +8,7 @@ import t from 'tap';
 import { startNode } from '../helpers/node-process.js';
 import { startBlackhole, startReceiver } from '../helpers/receiver.js';
 import { uploadFile } from '../helpers/files.js';
-import { createRepo, ingestStructured, type KnownEvent } from '../helpers/query.js';
+import { createRepo, ingestStructured, mustGql, type KnownEvent } from '../helpers/query.js';
 import { createAlert, createWebhook, getAlert, restAlert, sleep, waitForAlert } from '../helpers/alerts.js';
 
 t.setTimeout(180_000);
@@ -90,4 +90,24 @@ t.test('webhooks that never answer do not delay other alerts: deliveries have sl
   await restAlert(url, admin, 'isolated', 'PUT', { ...healthy, silenced: true }, healthy.id);
   const hung = (await restAlert(url, admin, 'isolated', 'GET')).json() as Record<string, any>[];
   t.ok(hung.filter((a) => a.name.startsWith('hung')).every((a) => typeof a.timeOfLastTrigger === 'number'), 'the hung alerts did trigger');
+});
+
+t.test('an owner who may no longer run the alert is reported; updating the alert takes it over and the error clears without a trigger', async (t) => {
+  await createRepo(url, admin, 'owned');
+  const hook = await createWebhook(url, admin, 'owned', 'hook', `${rx.url}/owned`);
+  const u = await mustGql(url, admin, 'mutation { addUser(input: {username: "former"}) { user { id } } }');
+  const a = await createAlert(url, admin, 'owned', { name: 'orphan', query: { queryString: 'nothing=here', start: '1h' }, notifiers: [hook] });
+  const own = await restAlert(url, admin, 'owned', 'PUT', { ...a, runAsUserId: u.addUser.user.id, queryOwnershipType: 'User' }, a.id);
+  t.equal(own.status, 200, own.text);
+  const stuck = await waitForAlert(url, admin, 'owned', a.id, (x) => x.lastError !== null);
+  t.match(stuck.lastError, /^not run: the alert's owner "former" is no longer a member of repository "owned"; update the alert \(as a member\) to take it over$/);
+
+  const upd = await restAlert(url, admin, 'owned', 'PUT', { ...a, description: 'taken over' }, a.id);
+  t.equal(upd.status, 200, upd.text);
+  t.equal(upd.json().runAsUserId, null, 'no longer run as the former owner');
+  t.equal(upd.json().queryOwnershipType, 'Organization', 'the local admin takes it over for the organization');
+  await sleep(6 * INTERVAL_MS);
+  const after = await getAlert(url, admin, 'owned', a.id);
+  t.equal(after.lastError, null, 'it runs again; evaluations without rows keep it clean');
+  t.equal(after.timeOfLastTrigger, null);
 });

@@ -32,7 +32,9 @@ export function defaultWebhookBody(t: TriggerContext, inv: Invocation): string {
 /** Headers and body rendered by `r`, so both count against the message budget. */
 export function webhookRequest(p: Props<'webhook'>, r: MessageRenderer): OutboundRequest {
   const headers: Record<string, string> = {};
-  for (const h of p.headers) headers[h.header.toLowerCase()] = r.render(h.value);
+  // A header value cannot hold a line break (undici refuses it, and it would split the header):
+  // values from the data are joined onto one line.
+  for (const h of p.headers) headers[h.header.toLowerCase()] = r.render(h.value).replace(/[\r\n]+/g, ' ');
   const withBody = p.method !== 'GET' && p.method !== 'HEAD';
   if (withBody && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
   const body = withBody ? (p.bodyTemplate === '' ? r.charge(defaultWebhookBody(r.trigger, r.invocation)) : r.render(p.bodyTemplate)) : undefined;

@@ -166,3 +166,23 @@ t.test('a problem of the evaluation is cleared by the next clean evaluation, wit
   await settle();
   t.equal(lastError(store), null, 'the next trigger reports afresh');
 });
+
+t.test('an alert silenced or updated while its query runs does not trigger', async (t) => {
+  let run!: ReturnType<typeof fakeRun>;
+  const { store, scheduler, delivered } = await setup(t, () => (run = fakeRun([{ level: 'ERROR' }])));
+  (scheduler as unknown as { d: { settings: SchedulerSettings } }).d.settings = { ...SETTINGS, queryTimeoutMs: 10_000 };
+  for (const change of [{ silenced: true }, { queryString: 'level=WARN' }]) {
+    const evaluation = scheduler.evaluate('al1');
+    await new Promise((r) => setImmediate(r));
+    await store.transact(() => ({ events: [{ type: 'AlertSaved', alert: { ...ALERT, ...change } }], result: undefined }));
+    run.finish();
+    t.equal(await evaluation, null, `${JSON.stringify(change)}: nothing to deliver`);
+    t.equal(store.state.alerting.runtime.get('al1')!.lastTriggeredAt, null, 'no trigger recorded');
+    await store.transact(() => ({ events: [{ type: 'AlertSaved', alert: ALERT }], result: undefined }));
+  }
+  const evaluation = scheduler.evaluate('al1');
+  await new Promise((r) => setImmediate(r));
+  run.finish();
+  t.not(await evaluation, null, 'unchanged, the same evaluation triggers');
+  t.strictSame(delivered, []);
+});

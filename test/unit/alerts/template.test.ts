@@ -124,3 +124,11 @@ t.test('headers, Slack fields and the email subject count against the same budge
   t.throws(() => emailMessage(mail, new MessageRenderer(c, inv, 1000)), { code: 'E_ACTION_FAILED' }, 'subject and body together');
   t.equal(emailMessage(mail, new MessageRenderer(c, inv, 1300)).subject, huge);
 });
+
+t.test('webhook header values rendered from data lose their line breaks', async (t) => {
+  const c: TriggerContext = { ...ctx, alertName: 'a\r\nInjected: yes\n' };
+  const webhook = { kind: 'webhook' as const, url: 'http://x', method: 'POST', headers: [{ header: 'X-A', value: '{alert_name}' }], bodyTemplate: '{alert_name}', ignoreSSL: false, useProxy: false };
+  const req = webhookRequest(webhook, new MessageRenderer(c, inv, 10_000));
+  t.equal(req.headers['x-a'], 'a Injected: yes ');
+  t.equal(req.body, 'a\r\nInjected: yes\n', 'the body keeps them');
+});
