@@ -58,6 +58,12 @@ export interface SchedulerDeps {
 const MAX_ERROR_CHARS = 4000;
 /** Evaluations in a row skipped for want of a query slot before the alert's lastError says so. */
 export const BUSY_SKIPS_BEFORE_ERROR = 3;
+/**
+ * Longest a graceful stop waits for deliveries under way (at most the action timeout): the
+ * trigger is already recorded, so an aborted delivery is a notification lost for the throttle
+ * time; supervisors (and our tests) send SIGKILL about 10 s after SIGTERM.
+ */
+const MAX_STOP_GRACE_MS = 5000;
 
 /** What an evaluation that triggered hands to delivery. */
 interface Triggered {
@@ -227,15 +233,17 @@ export class AlertScheduler {
     // Waiting for a delivery slot takes time: an alert deleted or silenced meanwhile stays quiet.
     const now = this.d.store.state.alerting.alerts.get(alert.id);
     if (now === undefined || now.silenced) return;
+    // A graceful stop lets deliveries under way finish; only its deadline (the abort) ends them.
+    const aborted = this.stopper.signal;
     const errors: string[] = [];
     for (const actionId of alert.actions) {
-      if (this.stopped) return;
+      if (aborted.aborted) return;
       const def = this.d.store.state.alerting.actions.get(actionId);
       if (def === undefined) continue;
       const problem = await this.runAction(def, trigger);
       if (problem !== null) errors.push(problem);
     }
-    if (this.stopped) return;
+    if (aborted.aborted) return;
     await this.setError(alert.id, errors.length === 0 ? null : errors.join('; '), true);
   }
 
@@ -295,12 +303,21 @@ export class AlertScheduler {
     });
   }
 
-  /** Stops evaluating: cancels running queries and action retries, waits for evaluations to end. */
+  /**
+   * Stops evaluating: cancels running queries at once; deliveries under way (and triggers waiting
+   * for a delivery slot) get up to the action timeout, at most MAX_STOP_GRACE_MS, to finish, then
+   * their calls and retries are aborted.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== null) clearTimeout(this.timer);
-    this.stopper.abort();
     for (const r of this.runs) r.cancel();
-    await Promise.all([...this.inFlight.values()]);
+    const all = Promise.all([...this.inFlight.values()]);
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(this.d.settings.retry.timeoutMs, MAX_STOP_GRACE_MS))));
+    await Promise.race([all, grace]);
+    clearTimeout(timer);
+    this.stopper.abort();
+    await all;
   }
 }

@@ -18,6 +18,8 @@ export interface Received {
 
 export interface Answer {
   status: number;
+  /** Answer only after this long (a slow receiver). */
+  delayMs?: number;
   headers?: Record<string, string>;
   body?: string;
 }
@@ -46,8 +48,13 @@ export async function startReceiver(t: Teardown, host = '127.0.0.1'): Promise<Re
       requests.push({ method: req.method ?? '', path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
       const queue = answers.get(path);
       const a = queue !== undefined && queue.length > 0 ? queue.shift()! : { status: 200, body: 'ok' };
-      res.writeHead(a.status, a.headers ?? { 'content-type': 'text/plain' });
-      res.end(a.body ?? '');
+      const send = (): void => {
+        if (res.destroyed) return;
+        res.writeHead(a.status, a.headers ?? { 'content-type': 'text/plain' });
+        res.end(a.body ?? '');
+      };
+      if (a.delayMs === undefined) send();
+      else setTimeout(send, a.delayMs).unref();
     });
   });
   await new Promise<void>((resolve, reject) => {
