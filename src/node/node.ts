@@ -27,6 +27,7 @@ import { SegmentCatalog } from '../segments/catalog.js';
 import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
+import { CustomParsers } from '../ingest/custom-parsing.js';
 import { QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
 import { BlobStore, FileService } from '../files/index.js';
 import { ParserService } from '../parsers/index.js';
@@ -333,6 +334,10 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           state: () => store.state,
           reingest: { admit: () => ingest.admit(), ingest: (repoId, groups, at) => ingest.ingest(repoId, groups, at) },
           ingestLimits,
+          customParsers: (repositoryId, parser) => {
+            const defs = parsers.defsForIngest(repositoryId, parser, 'raw');
+            return defs.length === 0 ? undefined : new CustomParsers(defs, parsers.timeLimits);
+          },
           clock,
           pagerDutyUrl: alertCfg.pagerduty_url,
           maxMessageBytes: alertCfg.max_message_bytes,

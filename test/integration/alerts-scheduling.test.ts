@@ -8,7 +8,7 @@ import t from 'tap';
 import { startNode } from '../helpers/node-process.js';
 import { startBlackhole, startReceiver } from '../helpers/receiver.js';
 import { uploadFile } from '../helpers/files.js';
-import { createRepo, ingestStructured, mustGql, type KnownEvent } from '../helpers/query.js';
+import { createRepo, ingestStructured, mustGql, queryJson, waitForCount, type KnownEvent } from '../helpers/query.js';
 import { createAlert, createWebhook, getAlert, restAlert, sleep, waitForAlert } from '../helpers/alerts.js';
 
 t.setTimeout(180_000);
@@ -110,4 +110,25 @@ t.test('an owner who may no longer run the alert is reported; updating the alert
   const after = await getAlert(url, admin, 'owned', a.id);
   t.equal(after.lastError, null, 'it runs again; evaluations without rows keep it clean');
   t.equal(after.timeOfLastTrigger, null);
+});
+
+t.test('repository action: the ingest token\'s custom parser parses the results, and their timestamp is now', async (t) => {
+  const src = await createRepo(url, admin, 'src-custom');
+  await createRepo(url, admin, 'sink-custom');
+  await mustGql(url, admin, 'mutation($i: CreateParserInputV2!) { createParserV2(input: $i) { id } }', {
+    i: { name: 'tagged-json', script: 'parseJson()', repositoryName: 'sink-custom', testCases: [], fieldsToTag: ['code'], fieldsToBeRemovedBeforeParsing: [] },
+  });
+  const tok = await mustGql(url, admin, 'mutation { addIngestTokenV3(input: {repositoryName: "sink-custom", name: "parsed", parser: "tagged-json"}) { token } }');
+  const act = await mustGql(url, admin, 'mutation($t: String!) { createHumioRepoAction(input: {viewName: "src-custom", name: "to-sink", ingestToken: $t}) { id } }', { t: tok.addIngestTokenV3.token });
+  const old = Date.now() - 30 * 60_000;
+  await ingestStructured(url, src.ingestToken, [{ ...event({ level: 'ERROR', code: 'E7' }), timestamp: old }]);
+  const fired = Date.now();
+  await createAlert(url, admin, 'src-custom', { name: 'copy', query: { queryString: 'level=ERROR', start: '1h' }, throttleTimeMillis: 3_600_000, notifiers: [act.createHumioRepoAction.id] });
+
+  t.equal(await waitForCount(url, 'sink-custom', admin, 1, 15_000, '@trigger.name="copy"'), 1);
+  const [e] = await queryJson(url, 'sink-custom', { queryString: '@trigger.name="copy"', start: '1h' }, { token: admin });
+  t.equal(e!['#code'], 'E7', 'tagged by the custom parser (fieldsToTag), not parsed as kv');
+  t.equal(e!['#type'], 'tagged-json');
+  t.equal(e!.level, 'ERROR');
+  t.ok(Number(e!['@timestamp']) >= fired - 1000, `the timestamp is the trigger's now (${Number(e!['@timestamp']) - fired} ms from it), not the row's (${old - fired})`);
 });

@@ -8,6 +8,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { EventGroup } from '../../events/index.js';
 import type { GlobalState } from '../../global/index.js';
 import type { IngestLimits } from '../../ingest/index.js';
+import type { CustomParsers } from '../../ingest/custom-parsing.js';
 import { tokenDigest } from '../../auth/index.js';
 import type { ActionProperties } from '../action-input.js';
 import { DeliveryError, permanent } from '../errors.js';
@@ -33,6 +34,8 @@ export interface DispatcherDeps {
   state: () => GlobalState;
   reingest: Reingest;
   ingestLimits: IngestLimits;
+  /** The repository's custom parsers named `parser` (the ingest pipeline's resolution), or undefined. */
+  customParsers: (repositoryId: string, parser: string | null) => CustomParsers | undefined;
   clock: Clock;
   pagerDutyUrl: string;
   maxMessageBytes: number;
@@ -139,9 +142,9 @@ export class ActionDispatcher {
       throw new DeliveryError('E_UNAVAILABLE', (err as Error).message, true);
     }
     const now = this.deps.clock.now();
-    const group = repositoryActionEvents(t, inv, entry.parser, now, this.deps.ingestLimits);
+    const groups = repositoryActionEvents(t, inv, entry.parser, now, this.deps.ingestLimits, this.deps.customParsers(repo.id, entry.parser));
     try {
-      await this.deps.reingest.ingest(repo.id, [group], now);
+      await this.deps.reingest.ingest(repo.id, groups, now);
     } catch (err) {
       const code = isLogsvcError(err) ? err.code : 'E_ACTION_FAILED';
       throw new DeliveryError(code, `ingesting into repository "${repo.name}" failed: ${(err as Error).message}`, isLogsvcError(err) && err.retriable);
