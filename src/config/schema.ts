@@ -207,7 +207,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'alerts.pagerduty_url', default: 'https://events.pagerduty.com/v2/enqueue', doc: 'the PagerDuty Events API v2 endpoint PagerDuty actions post to', check: text(URL_RE, 'an http(s) URL', true) },
   { path: 'alerts.smtp_host', default: '', doc: 'SMTP server for email actions; empty means none (creating an email action then fails)', check: text(HOST, 'a host name or IP address') },
   { path: 'alerts.smtp_port', default: 25, doc: 'port of the SMTP server', check: integer(1, 65535) },
-  { path: 'alerts.smtp_secure', default: false, doc: 'connect to the SMTP server with TLS from the start (port 465); false uses STARTTLS when the server offers it', check: boolean() },
+  { path: 'alerts.smtp_secure', default: false, doc: 'connect to the SMTP server with TLS from the start (port 465); false uses STARTTLS when the server offers it, and requires it when smtp_username is set', check: boolean() },
   { path: 'alerts.smtp_username', default: '', doc: 'SMTP user name; empty means no authentication', check: text() },
   { path: 'alerts.smtp_password', default: '', doc: 'SMTP password (used with smtp_username)', check: text() },
   { path: 'alerts.smtp_sender', default: 'logsvc@localhost', doc: 'the From address of alert mails', check: text(/^[^\s@<>]+@[^\s@<>]+$/, 'an email address', true) },
