@@ -64,6 +64,12 @@ export const BUSY_SKIPS_BEFORE_ERROR = 3;
  * time; supervisors (and our tests) send SIGKILL about 10 s after SIGTERM.
  */
 const MAX_STOP_GRACE_MS = 5000;
+/**
+ * An alert with a throttle time of 0 holds nothing off, so its trigger time need not be durable at
+ * every trigger: it is recorded at most this often (timeOfLastTrigger lags by up to this much)
+ * instead of one fsynced global event per evaluation interval.
+ */
+export const UNTHROTTLED_RECORD_MS = 60_000;
 
 /** What an evaluation that triggered hands to delivery. */
 interface Triggered {
@@ -205,7 +211,9 @@ export class AlertScheduler {
     // must not trigger (the next evaluation uses what is stored now).
     const current = await this.d.store.transact((s) => {
       const unchanged = s.alerting.alerts.get(id) === alert;
-      return { events: unchanged ? [{ type: 'AlertTriggered', id, at: now, values }] : [], result: unchanged };
+      const last = s.alerting.runtime.get(id)?.lastTriggeredAt ?? null;
+      const coalesced = alert.throttleTimeMillis === 0 && last !== null && now - last < UNTHROTTLED_RECORD_MS;
+      return { events: unchanged && !coalesced ? [{ type: 'AlertTriggered', id, at: now, values }] : [], result: unchanged };
     });
     if (!current) return null;
     this.d.logger.info('alert triggered', { alert: id, name: alert.name, repository: repo.name, rows: rows.length });

@@ -6,8 +6,11 @@
  */
 import type { ActionDefinition, AlertDefinition, AlertingEvent } from './alerting-events.js';
 
-/** Throttle-field values remembered per alert; the oldest are forgotten beyond it. */
-export const MAX_THROTTLE_VALUES = 10_000;
+/**
+ * Throttle-field values remembered per alert (and carried by one AlertTriggered); the oldest are
+ * forgotten beyond it. Values are 22-character keys (alerts/throttle.ts), so this is ~45 KB.
+ */
+export const MAX_THROTTLE_VALUES = 2_000;
 
 export interface AlertRuntime {
   lastTriggeredAt: number | null;

@@ -186,3 +186,20 @@ t.test('an alert silenced or updated while its query runs does not trigger', asy
   t.not(await evaluation, null, 'unchanged, the same evaluation triggers');
   t.strictSame(delivered, []);
 });
+
+t.test('an alert with a throttle time of 0 triggers every evaluation but records its trigger time at most once a minute', async (t) => {
+  const { store, scheduler } = await setup(t, () => {
+    const r = fakeRun([{ level: 'ERROR' }]);
+    r.finish();
+    return r;
+  });
+  const seqBefore = store.state.seq;
+  t.not(await scheduler.evaluate('al1'), null);
+  const first = store.state.alerting.runtime.get('al1')!.lastTriggeredAt;
+  t.type(first, 'number');
+  const seqAfterFirst = store.state.seq;
+  t.equal(seqAfterFirst - seqBefore, 1, 'the first trigger is recorded');
+  for (let i = 0; i < 3; i++) t.not(await scheduler.evaluate('al1'), null, `evaluation ${i + 2} triggers too`);
+  t.equal(store.state.seq, seqAfterFirst, 'no further global events within UNTHROTTLED_RECORD_MS');
+  t.equal(store.state.alerting.runtime.get('al1')!.lastTriggeredAt, first);
+});
