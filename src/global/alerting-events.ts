@@ -59,4 +59,9 @@ export type AlertingEvent =
    * `fromActions`: the problem is that of a trigger's actions (kept until the next trigger), not
    * of the evaluation (cleared by the next clean one, with or without rows).
    */
-  | { type: 'AlertErrorSet'; id: string; error: string | null; at: number; fromActions?: boolean | undefined };
+  | { type: 'AlertErrorSet'; id: string; error: string | null; at: number; fromActions?: boolean | undefined }
+  /**
+   * Whether node `nodeId` evaluates alerts (its `alerts.enabled`), published at every start, so the
+   * cluster picks its alert runner among the nodes that do.
+   */
+  | { type: 'AlertNodeSet'; nodeId: number; runsAlerts: boolean };

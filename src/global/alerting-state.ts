@@ -26,6 +26,8 @@ export interface AlertingSnapshot {
   alerts: AlertDefinition[];
   actions: ActionDefinition[];
   runtime: { id: string; lastTriggeredAt: number | null; throttled: [string, number][]; lastError: string | null; lastErrorAt: number | null; lastErrorFromActions?: boolean }[];
+  /** Absent when every node runs alerts. */
+  nodesWithoutAlerts?: number[];
 }
 
 const copyAlert = (a: AlertDefinition): AlertDefinition => ({ ...a, actions: [...a.actions], labels: [...a.labels], ownership: { ...a.ownership } });
@@ -34,6 +36,8 @@ export class AlertingState {
   readonly alerts = new Map<string, AlertDefinition>();
   readonly actions = new Map<string, ActionDefinition>();
   readonly runtime = new Map<string, AlertRuntime>();
+  /** Nodes whose config says alerts.enabled = false: never the alert runner. */
+  readonly nodesWithoutAlerts = new Set<number>();
 
   alertsOf(repositoryId: string): AlertDefinition[] {
     return [...this.alerts.values()].filter((a) => a.repositoryId === repositoryId);
@@ -93,6 +97,10 @@ export class AlertingState {
         }
         return;
       }
+      case 'AlertNodeSet':
+        if (e.runsAlerts) this.nodesWithoutAlerts.delete(e.nodeId);
+        else this.nodesWithoutAlerts.add(e.nodeId);
+        return;
       case 'AlertErrorSet': {
         const rt = this.runtime.get(e.id);
         if (rt === undefined) return;
@@ -129,10 +137,12 @@ export class AlertingState {
         lastErrorAt: r.lastErrorAt,
         ...(r.lastErrorFromActions ? { lastErrorFromActions: true } : {}),
       })),
+      ...(this.nodesWithoutAlerts.size > 0 ? { nodesWithoutAlerts: [...this.nodesWithoutAlerts] } : {}),
     };
   }
 
   loadSnapshot(s: AlertingSnapshot): void {
+    for (const n of s.nodesWithoutAlerts ?? []) this.nodesWithoutAlerts.add(n);
     for (const a of s.alerts) this.alerts.set(a.id, copyAlert(a));
     for (const a of s.actions) this.actions.set(a.id, { ...a });
     for (const r of s.runtime) {

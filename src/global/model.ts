@@ -207,6 +207,7 @@ export class GlobalState {
       case 'ActionDeleted':
       case 'AlertTriggered':
       case 'AlertErrorSet':
+      case 'AlertNodeSet':
         this.alerting.apply(e);
         return;
       default: {

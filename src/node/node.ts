@@ -31,7 +31,7 @@ import { CustomParsers } from '../ingest/custom-parsing.js';
 import { QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
 import { BlobStore, FileService } from '../files/index.js';
 import { ParserService } from '../parsers/index.js';
-import { ActionDispatcher, ActionService, AlertScheduler, AlertService, OutboundHttp, SmtpMailer, TargetPolicy } from '../alerts/index.js';
+import { ActionDispatcher, ActionService, AlertScheduler, AlertService, isAlertRunner, OutboundHttp, publishAlertNode, SmtpMailer, TargetPolicy } from '../alerts/index.js';
 
 export const LOCAL_ADMIN_TOKEN_FILE = 'local-admin-token.txt';
 const NODE_UUID_FILE = 'cluster_membership.uuid';
@@ -309,6 +309,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     });
     const url = effectiveExternalUrl(config, http.port);
     await cluster.registerSelf({ id: selfId, uuid, name: config.node.name === '' ? `node-${selfId}` : config.node.name, uri: url });
+    // Published whether or not this node runs alerts, so the runner is chosen among nodes that do.
+    await publishAlertNode(store, selfId, config.alerts.enabled);
 
     if (alertCfg.enabled) {
       const outbound = new OutboundHttp(new TargetPolicy(alertCfg.allow_targets), alertCfg.max_response_bytes);
@@ -345,8 +347,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         clock,
         logger,
         baseUrl: url,
-        // The lowest-numbered live node runs alerts, so a cluster evaluates each alert once.
-        isRunner: () => cluster.nodes().find((n) => n.isAvailable)?.id === selfId,
+        // The lowest-numbered live node that runs alerts, so a cluster evaluates each alert once.
+        isRunner: () => isAlertRunner(selfId, cluster.nodes(), store.state.alerting),
         settings: {
           intervalMs: alertCfg.evaluate_interval_ms,
           maxConcurrent: alertCfg.max_concurrent_evaluations,
