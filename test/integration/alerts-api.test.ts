@@ -323,6 +323,28 @@ t.test("humioctl's actions list / actions show queries validate and answer", asy
   t.match(upload.errors?.[0]?.message, /upload-file actions .* are not built in logsvc/);
 });
 
+t.test('legacy REST notifiers: create, list, get, delete (204) over the same actions', async (t) => {
+  const path = '/api/v1/repositories/web/alertnotifiers';
+  const created = await api(url, path, {
+    token: member.token,
+    body: JSON.stringify({ entity: 'WebHookNotifier', name: 'legacy-hook', properties: { url: 'https://hooks.example.com/legacy', method: 'POST', headers: { 'X-Token': 'abc' }, bodyTemplate: '{alert_name}', ignoreSSL: false, useProxy: false } }),
+  });
+  t.equal(created.status, 200, created.text);
+  const n = created.json();
+  t.match(n, { entity: 'WebHookNotifier', name: 'legacy-hook', properties: { url: 'https://hooks.example.com/legacy', method: 'POST', headers: { 'X-Token': 'abc' }, bodyTemplate: '{alert_name}' } });
+  const listed = (await api(url, `${path}/`, { token: member.token })).json() as Record<string, unknown>[];
+  t.ok(listed.some((x) => x.id === n.id) && listed.some((x) => x.id === hookA && x.entity === 'WebHookNotifier'), 'lists GraphQL-made actions too');
+  t.strictSame((await api(url, `/api/v1/dataspaces/web/alertnotifiers/${n.id}`, { token: member.token })).json(), n);
+  const gqlView = await mustGql(url, member.token, 'query($id: String!) { searchDomain(name: "web") { action(id: $id) { ... on WebhookAction { headers { header value } } } } }', { id: n.id });
+  t.strictSame(gqlView.searchDomain.action.headers, [{ header: 'X-Token', value: 'abc' }], 'the same action through GraphQL');
+  const bad = await api(url, path, { token: member.token, body: JSON.stringify({ entity: 'SlackPostMessageNotifier', name: 'x', properties: {} }) });
+  t.equal(bad.status, 400);
+  t.match(bad.text, /entity: "SlackPostMessageNotifier"; one of .*WebHookNotifier/);
+  t.equal((await api(url, `${path}/${n.id}`, { token: outsider.token })).status, 404, 'non-members do not see it');
+  t.equal((await api(url, `${path}/${n.id}`, { token: member.token, method: 'DELETE' })).status, 204);
+  t.equal((await api(url, `${path}/${n.id}`, { token: member.token })).status, 404);
+});
+
 t.test('alerts and actions survive a restart', async (t) => {
   const before = (await restAlert(url, member.token, 'web', 'GET')).json();
   t.ok(before.length > 0);
