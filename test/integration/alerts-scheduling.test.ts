@@ -1,13 +1,15 @@
 /**
  * How the scheduler treats alerts beyond firing: an alert whose query uses a lookup file through
- * match() is accepted and fires; a webhook that never answers does not hold up another alert;
- * problems of the query (errors, warnings, an owner who may not run it) become the alert's
- * lastError and are cleared by the next clean evaluation, even one without rows.
+ * match() is accepted and fires; webhooks that never answer do not hold up another alert;
+ * problems of the query (it fails, an owner who may no longer run it) become the alert's lastError
+ * and are cleared by the next clean evaluation, even one without rows; updating an orphaned alert
+ * takes it over; the repository action uses the token's custom parser and the time of now.
  */
 import t from 'tap';
 import { startNode } from '../helpers/node-process.js';
 import { startBlackhole, startReceiver } from '../helpers/receiver.js';
 import { uploadFile } from '../helpers/files.js';
+import { api } from '../helpers/http.js';
 import { createRepo, ingestStructured, mustGql, queryJson, waitForCount, type KnownEvent } from '../helpers/query.js';
 import { createAlert, createWebhook, getAlert, restAlert, sleep, waitForAlert } from '../helpers/alerts.js';
 
@@ -131,4 +133,21 @@ t.test('repository action: the ingest token\'s custom parser parses the results,
   t.equal(e!['#type'], 'tagged-json');
   t.equal(e!.level, 'ERROR');
   t.ok(Number(e!['@timestamp']) >= fired - 1000, `the timestamp is the trigger's now (${Number(e!['@timestamp']) - fired} ms from it), not the row's (${old - fired})`);
+});
+
+t.test('a query that starts failing (its lookup file deleted) makes the error visible; it clears once the query runs cleanly again', async (t) => {
+  await createRepo(url, admin, 'vanish');
+  const hook = await createWebhook(url, admin, 'vanish', 'hook', `${rx.url}/vanish`);
+  t.equal((await uploadFile(url, '/api/v1/repositories/vanish/files', admin, 'known.csv', 'service,owner\na,b\n')).status, 200);
+  const a = await createAlert(url, admin, 'vanish', { name: 'needs-file', query: { queryString: 'level=ERROR | match(file="known.csv", field=service)', start: '1h' }, notifiers: [hook] });
+
+  t.equal((await api(url, '/api/v1/repositories/vanish/files/known.csv', { token: admin, method: 'DELETE' })).status, 204);
+  const failing = await waitForAlert(url, admin, 'vanish', a.id, (x) => x.lastError !== null);
+  t.match(failing.lastError, /^the query failed: .*known\.csv/);
+  t.type(failing.lastErrorTime, 'number');
+
+  t.equal((await uploadFile(url, '/api/v1/repositories/vanish/files', admin, 'known.csv', 'service,owner\na,b\n')).status, 200);
+  const clean = await waitForAlert(url, admin, 'vanish', a.id, (x) => x.lastError === null);
+  t.equal(clean.timeOfLastTrigger, null, 'cleared by an evaluation without rows, not by a trigger');
+  t.equal(rx.to('/vanish').length, 0);
 });
