@@ -75,6 +75,8 @@ export const UNTHROTTLED_RECORD_MS = 60_000;
 interface Triggered {
   alert: AlertDefinition;
   trigger: TriggerContext;
+  /** How to take the recorded trigger back if no action succeeds; null when nothing was held. */
+  undo: { at: number; previous: number | null; values?: string[] | undefined } | null;
 }
 
 export class AlertScheduler {
@@ -209,13 +211,14 @@ export class AlertScheduler {
     }
     // The query ran on the definition read at the start; one updated, silenced or deleted since
     // must not trigger (the next evaluation uses what is stored now).
-    const current = await this.d.store.transact((s) => {
+    const recorded = await this.d.store.transact((s) => {
       const unchanged = s.alerting.alerts.get(id) === alert;
       const last = s.alerting.runtime.get(id)?.lastTriggeredAt ?? null;
       const coalesced = alert.throttleTimeMillis === 0 && last !== null && now - last < UNTHROTTLED_RECORD_MS;
-      return { events: unchanged && !coalesced ? [{ type: 'AlertTriggered', id, at: now, values }] : [], result: unchanged };
+      const events = unchanged && !coalesced ? [{ type: 'AlertTriggered' as const, id, at: now, values }] : [];
+      return { events, result: { unchanged, previous: last, written: events.length > 0 } };
     });
-    if (!current) return null;
+    if (!recorded.unchanged) return null;
     this.d.logger.info('alert triggered', { alert: id, name: alert.name, repository: repo.name, rows: rows.length });
 
     const trigger: TriggerContext = {
@@ -233,26 +236,37 @@ export class AlertScheduler {
       warnings: outcome.warnings,
       url: searchUrl(this.d.baseUrl, repo.name, alert.queryString, alert.queryStart),
     };
-    return { alert, trigger };
+    // A throttle time of 0 holds nothing off: nothing to take back.
+    const undo = recorded.written && alert.throttleTimeMillis > 0 ? { at: now, previous: recorded.previous, values } : null;
+    return { alert, trigger, undo };
   }
 
   /** Runs a trigger's actions in order; their problems become the alert's lastError. */
-  private async deliver({ alert, trigger }: Triggered): Promise<void> {
+  private async deliver({ alert, trigger, undo }: Triggered): Promise<void> {
     // Waiting for a delivery slot takes time: an alert deleted or silenced meanwhile stays quiet.
     const now = this.d.store.state.alerting.alerts.get(alert.id);
     if (now === undefined || now.silenced) return;
     // A graceful stop lets deliveries under way finish; only its deadline (the abort) ends them.
     const aborted = this.stopper.signal;
     const errors: string[] = [];
+    let attempted = 0;
     for (const actionId of alert.actions) {
-      if (aborted.aborted) return;
+      if (aborted.aborted) break;
       const def = this.d.store.state.alerting.actions.get(actionId);
       if (def === undefined) continue;
+      attempted++;
       const problem = await this.runAction(def, trigger);
       if (problem !== null) errors.push(problem);
     }
+    // No action reached (all failed, or the stop came first): as in the product, the trigger does
+    // not count and the alert is not held off; the next evaluation (after a restart, too) tries again.
+    const reachedNone = errors.length === attempted && (attempted > 0 || aborted.aborted);
+    if (reachedNone && undo !== null) {
+      await this.d.store.transact(() => ({ events: [{ type: 'AlertTriggerUndone', id: alert.id, ...undo }], result: undefined }));
+    }
     if (aborted.aborted) return;
-    await this.setError(alert.id, errors.length === 0 ? null : errors.join('; '), true);
+    const text = errors.length === 0 ? null : `${errors.join('; ')}${reachedNone ? '; no action succeeded, so the alert is not held off and tries again at the next evaluation' : ''}`;
+    await this.setError(alert.id, text, true);
   }
 
   /**

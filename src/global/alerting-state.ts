@@ -97,6 +97,13 @@ export class AlertingState {
         }
         return;
       }
+      case 'AlertTriggerUndone': {
+        const rt = this.runtime.get(e.id);
+        if (rt === undefined) return;
+        if (rt.lastTriggeredAt === e.at) rt.lastTriggeredAt = e.previous;
+        for (const v of e.values ?? []) if (rt.throttled.get(v) === e.at) rt.throttled.delete(v);
+        return;
+      }
       case 'AlertNodeSet':
         if (e.runsAlerts) this.nodesWithoutAlerts.delete(e.nodeId);
         else this.nodesWithoutAlerts.add(e.nodeId);

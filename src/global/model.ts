@@ -208,6 +208,7 @@ export class GlobalState {
       case 'AlertTriggered':
       case 'AlertErrorSet':
       case 'AlertNodeSet':
+      case 'AlertTriggerUndone':
         this.alerting.apply(e);
         return;
       default: {

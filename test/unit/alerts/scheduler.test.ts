@@ -157,7 +157,7 @@ t.test('a problem of the evaluation is cleared by the next clean evaluation, wit
 
   mode = 'rows';
   await settle();
-  t.match(lastError(store), /^action "hook" \(webhook\) failed after 1 attempt: hook down$/);
+  t.match(lastError(store), /^action "hook" \(webhook\) failed after 1 attempt: hook down; no action succeeded, so the alert is not held off and tries again at the next evaluation$/);
   mode = 'none';
   await settle();
   t.match(lastError(store), /hook down/, 'an action problem stays through evaluations without a trigger');
@@ -202,4 +202,33 @@ t.test('an alert with a throttle time of 0 triggers every evaluation but records
   for (let i = 0; i < 3; i++) t.not(await scheduler.evaluate('al1'), null, `evaluation ${i + 2} triggers too`);
   t.equal(store.state.seq, seqAfterFirst, 'no further global events within UNTHROTTLED_RECORD_MS');
   t.equal(store.state.alerting.runtime.get('al1')!.lastTriggeredAt, first);
+});
+
+t.test('a trigger none of whose actions succeeded does not count: the alert is not held off by it', async (t) => {
+  const { store, scheduler } = await setup(t, () => {
+    const r = fakeRun([{ level: 'ERROR', host: 'a' }]);
+    r.finish();
+    return r;
+  });
+  let fail = true;
+  (scheduler as unknown as { d: { dispatcher: { deliver: unknown } } }).d.dispatcher.deliver = async () => (fail ? { attempts: 3, error: new LogsvcError('E_ACTION_FAILED', 'down') } : { attempts: 1, error: null });
+  const deliver = (x: unknown): Promise<void> => (scheduler as unknown as { deliver: (x: unknown) => Promise<void> }).deliver(x);
+  const rt = () => store.state.alerting.runtime.get('al1')!;
+  for (const throttleField of ['', 'host']) {
+    await store.transact(() => ({ events: [{ type: 'AlertSaved', alert: { ...ALERT, throttleTimeMillis: 3_600_000, throttleField } }], result: undefined }));
+    fail = true;
+    const first = await scheduler.evaluate('al1');
+    t.not(first, null, `${throttleField || 'whole alert'}: triggers`);
+    t.type(rt().lastTriggeredAt, 'number', 'the trigger is recorded before delivery');
+    await deliver(first);
+    t.equal(rt().lastTriggeredAt, null, 'every action failed: the trigger is taken back');
+    t.equal(rt().throttled.size, 0, 'no value held');
+    fail = false;
+    const second = await scheduler.evaluate('al1');
+    t.not(second, null, 'the next evaluation triggers again');
+    await deliver(second);
+    t.type(rt().lastTriggeredAt, 'number');
+    t.equal(await scheduler.evaluate('al1'), null, 'delivered: now it is held off');
+    await store.transact(() => ({ events: [{ type: 'AlertDeleted', id: 'al1' }, { type: 'AlertSaved', alert: ALERT }], result: undefined }));
+  }
 });
