@@ -170,7 +170,8 @@ export class AlertScheduler {
         const skips = (this.busySkips.get(id) ?? 0) + 1;
         this.busySkips.set(id, skips);
         if (skips < BUSY_SKIPS_BEFORE_ERROR) return null;
-        return this.problem(id, `not evaluated: the node was too busy for the last ${skips} evaluations (${err.message})`);
+        // A fixed text: an unchanged error is not written again, however long the node stays busy.
+        return this.problem(id, `not evaluated: all of this node's query slots (query.max_concurrent) were taken at ${BUSY_SKIPS_BEFORE_ERROR} or more evaluations in a row; it is tried again every interval`);
       }
       this.busySkips.delete(id);
       return this.problem(id, `the query failed: ${(err as Error).message}`);
