@@ -287,7 +287,6 @@ t.test('a failing action is retried with backoff and its error becomes visible; 
   const a = await waitForAlert(url, admin, 'flaky', failing.id, (x) => x.lastError !== null);
   t.match(a.lastError, /^action "always-503" \(webhook\) failed after 3 attempts: 127\.0\.0\.1:\d+ answered HTTP 503: down for maintenance; no action succeeded, so the alert is not held off and tries again at the next evaluation$/);
   t.type(a.lastErrorTime, 'number');
-  t.equal(a.timeOfLastTrigger, null, 'a trigger no action reached does not count');
   t.ok(attempts[1]!.at - attempts[0]!.at >= 140, `first retry after ${attempts[1]!.at - attempts[0]!.at} ms (backoff 150)`);
   t.ok(attempts[2]!.at - attempts[1]!.at >= 290, `second retry after ${attempts[2]!.at - attempts[1]!.at} ms (backoff doubled)`);
   const viaGql = await mustGql(url, admin, 'query($id: String!) { searchDomain(name: "flaky") { alert(id: $id) { lastError timeOfLastTrigger } } }', { id: failing.id });
