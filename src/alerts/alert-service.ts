@@ -9,7 +9,9 @@ import type { Clock } from '../lib/clock.js';
 import type { AlertDefinition, AlertOwnership, AlertRuntime, GlobalState, GlobalStore, Repository } from '../global/index.js';
 import { isRoot, newId, type Principal } from '../auth/index.js';
 import { memberRepository } from './access.js';
+import { parseRelative } from '../query/time.js';
 import { checkAlert, type AlertInput, type FieldNames } from './alert-input.js';
+import { MAX_QUERY_CHARS } from './limits.js';
 
 export interface AlertView {
   alert: AlertDefinition;
@@ -21,7 +23,12 @@ export interface AlertView {
 
 export interface AlertServiceOptions {
   maxPerRepository: number;
-  validateQuery: (queryString: string, queryStart: string) => void;
+  /**
+   * Prepares the alert's query over `repo` (loading the lookup files its match()/lookup() calls
+   * name, which is asynchronous) and returns the check that compiles it, throwing an E_QUERY error
+   * when it does not compile.
+   */
+  prepareQuery: (queryString: string, queryStart: string, repo: { id: string; name: string }) => Promise<() => void>;
 }
 
 const NO_RUNTIME: Pick<AlertRuntime, 'lastTriggeredAt' | 'lastError' | 'lastErrorAt'> = { lastTriggeredAt: null, lastError: null, lastErrorAt: null };
@@ -51,12 +58,32 @@ export class AlertService {
     return this.view(find(this.store.state, repo, idOrName), repo.name);
   }
 
-  create(p: Principal, repositoryName: string, input: AlertInput, names: FieldNames): Promise<AlertView> {
+  /**
+   * The query check for `input`, prepared before the transaction (a transaction is synchronous,
+   * loading lookup files is not). A failure to prepare is thrown by the check, so that checkAlert
+   * reports problems in field order and names the query field.
+   */
+  private async queryCheck(p: Principal, repositoryName: string, input: AlertInput, operation: string): Promise<() => void> {
+    const repo = memberRepository(this.store.state, p, repositoryName, operation);
+    const { queryString, queryStart } = input;
+    // Anything checkAlert refuses before compiling is not worth preparing.
+    if (typeof queryString !== 'string' || queryString.length > MAX_QUERY_CHARS || typeof queryStart !== 'string' || parseRelative(queryStart) === null) return () => undefined;
+    try {
+      return await this.opts.prepareQuery(queryString, queryStart.trim(), { id: repo.id, name: repo.name });
+    } catch (err) {
+      return () => {
+        throw err;
+      };
+    }
+  }
+
+  async create(p: Principal, repositoryName: string, input: AlertInput, names: FieldNames): Promise<AlertView> {
     const id = newId();
+    const validateQuery = await this.queryCheck(p, repositoryName, input, 'creating an alert');
     return this.store
       .transact((s) => {
         const repo = memberRepository(s, p, repositoryName, 'creating an alert');
-        const checked = checkAlert(input, { names, repositoryName: repo.name, actions: s.alerting.actionsOf(repo.id), validateQuery: this.opts.validateQuery });
+        const checked = checkAlert(input, { names, repositoryName: repo.name, actions: s.alerting.actionsOf(repo.id), validateQuery });
         const existing = s.alerting.alertsOf(repo.id);
         if (existing.some((a) => a.name === checked.name)) throw new LogsvcError('E_CONFLICT', `${names.name}: an alert named "${checked.name}" already exists in repository "${repo.name}"`);
         if (existing.length >= this.opts.maxPerRepository) {
@@ -69,16 +96,19 @@ export class AlertService {
       .then((repoName) => this.view(this.store.state.alerting.alerts.get(id)!, repoName));
   }
 
-  update(p: Principal, repositoryName: string, idOrName: string, input: AlertInput, names: FieldNames): Promise<AlertView> {
+  async update(p: Principal, repositoryName: string, idOrName: string, input: AlertInput, names: FieldNames): Promise<AlertView> {
+    const validateQuery = await this.queryCheck(p, repositoryName, input, 'updating an alert');
     return this.store
       .transact((s) => {
         const repo = memberRepository(s, p, repositoryName, 'updating an alert');
         const old = find(s, repo, idOrName);
-        const checked = checkAlert(input, { names, repositoryName: repo.name, actions: s.alerting.actionsOf(repo.id), validateQuery: this.opts.validateQuery });
+        const checked = checkAlert(input, { names, repositoryName: repo.name, actions: s.alerting.actionsOf(repo.id), validateQuery });
         if (s.alerting.alertsOf(repo.id).some((a) => a.name === checked.name && a.id !== old.id)) {
           throw new LogsvcError('E_CONFLICT', `${names.name}: an alert named "${checked.name}" already exists in repository "${repo.name}"`);
         }
-        const ownership = decideOwnership(s, p, input, names) ?? old.ownership;
+        // An owner who may no longer run the query is replaced by whoever updates the alert (the
+        // advice the alert's lastError gives).
+        const ownership = decideOwnership(s, p, input, names) ?? (ownerCanRun(s, old.ownership, repo) ? old.ownership : defaultOwnership(p));
         const alert: AlertDefinition = { ...old, ...checked, ownership };
         return { events: [{ type: 'AlertSaved', alert }], result: { id: old.id, repoName: repo.name } };
       })
@@ -102,6 +132,13 @@ function find(s: GlobalState, repo: Repository, idOrName: string): AlertDefiniti
   if (named.length === 1) return named[0]!;
   if (named.length > 1) throw new LogsvcError('E_CONFLICT', `${named.length} alerts in repository "${repo.name}" are named "${idOrName}"; use the alert's id`);
   throw new LogsvcError('E_NOT_FOUND', `alert "${idOrName.slice(0, 200)}" does not exist in repository "${repo.name}"`);
+}
+
+/** Whether a user-owned alert's owner still exists and may read the repository. */
+function ownerCanRun(s: GlobalState, o: AlertOwnership, repo: Repository): boolean {
+  if (o.kind !== 'user') return true;
+  const u = s.users.get(o.userId);
+  return u !== undefined && (u.isRoot || repo.members.has(u.id));
 }
 
 function defaultOwnership(p: Principal): AlertOwnership {

@@ -13,3 +13,4 @@ export { TargetPolicy } from './target-policy.js';
 export { OutboundHttp } from './outbound-http.js';
 export { SmtpMailer, type Mailer } from './smtp.js';
 export { renderTemplate } from './template.js';
+export { isAlertRunner, publishAlertNode } from './runner.js';

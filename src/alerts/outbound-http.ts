@@ -120,6 +120,10 @@ export class OutboundHttp {
     if (cause instanceof DeliveryError) return cause;
     if (signal.aborted) return transient(`${url.host} did not answer in time (alerts.action_timeout_ms)`);
     const e = err as NodeJS.ErrnoException;
+    // undici refusing the request itself (a bad header, method or body): the same next time.
+    if (e.code === 'UND_ERR_INVALID_ARG' || e.code === 'UND_ERR_NOT_SUPPORTED') {
+      return permanent('E_ACTION_FAILED', `the request to ${url.host} is invalid: ${e.message ?? e.code}`.slice(0, 500));
+    }
     // A certificate the node does not trust will not be trusted on the next attempt either.
     if (typeof e.code === 'string' && /CERT|ERR_TLS/.test(e.code)) {
       return permanent('E_ACTION_FAILED', `the TLS certificate of ${url.host} is not trusted (${e.code}); fix the certificate or set ignoreSSL on the webhook`);

@@ -9,7 +9,12 @@
  * Re-running a static query over the moving window is how a live query job refreshes too; it
  * costs one query per alert per interval and needs no per-alert state in the digest. At most
  * `alerts.max_concurrent_evaluations` alerts are evaluated at once, the least recently evaluated
- * first, so a slow alert cannot starve the others. Only the cluster's alert runner evaluates.
+ * first; an evaluation slot covers the query only (bounded by `alerts.query_timeout_ms`), and the
+ * actions of a trigger run in a DeliveryQueue of their own, so a hanging action or a slow query
+ * cannot starve the other alerts. An alert is not evaluated again while its previous trigger is
+ * still being delivered. When the node's query slots are all taken, an evaluation is skipped;
+ * after BUSY_SKIPS_BEFORE_ERROR skips in a row the alert's lastError says so. Only the cluster's
+ * alert runner evaluates.
  */
 import { randomUUID } from 'node:crypto';
 import { describeError, isLogsvcError } from '../lib/errors.js';
@@ -19,21 +24,27 @@ import type { ActionDefinition, AlertDefinition, GlobalState, GlobalStore, Repos
 import { toJsonRow, type QueryRequest, type QueryRun, type QueryService } from '../query/index.js';
 import type { ActionProperties } from './action-input.js';
 import type { ActionDispatcher, RetryPolicy } from './actions/dispatcher.js';
+import { DeliveryQueue } from './delivery-queue.js';
 import { freshRows, heldOff } from './throttle.js';
 import { searchUrl, type TriggerContext } from './trigger.js';
 
 export interface SchedulerSettings {
   intervalMs: number;
+  /** Evaluations (queries) at once. */
   maxConcurrent: number;
+  /** Triggers whose actions are delivered at once. */
+  maxConcurrentDeliveries: number;
+  /** Longest an alert's query may run before it is cancelled. */
+  queryTimeoutMs: number;
   maxMessageEvents: number;
   retry: RetryPolicy;
 }
 
 export interface SchedulerDeps {
   store: GlobalStore;
-  queries: Pick<QueryService, 'spec' | 'run'>;
+  queries: Pick<QueryService, 'prepare' | 'run'>;
   openAction: (a: ActionDefinition) => ActionProperties;
-  dispatcher: ActionDispatcher;
+  dispatcher: Pick<ActionDispatcher, 'deliver'>;
   clock: Clock;
   logger: Logger;
   /** This node's external URL, for {url}. */
@@ -45,17 +56,47 @@ export interface SchedulerDeps {
 
 /** Longest lastError kept (several failing actions' messages joined). */
 const MAX_ERROR_CHARS = 4000;
+/** Evaluations in a row skipped for want of a query slot before the alert's lastError says so. */
+export const BUSY_SKIPS_BEFORE_ERROR = 3;
+/**
+ * Longest a graceful stop waits for deliveries under way (at most the action timeout): the
+ * trigger is already recorded, so an aborted delivery is a notification lost for the throttle
+ * time; supervisors (and our tests) send SIGKILL about 10 s after SIGTERM.
+ */
+const MAX_STOP_GRACE_MS = 5000;
+/**
+ * An alert with a throttle time of 0 holds nothing off, so its trigger time need not be durable at
+ * every trigger: it is recorded at most this often (timeOfLastTrigger lags by up to this much)
+ * instead of one fsynced global event per evaluation interval.
+ */
+export const UNTHROTTLED_RECORD_MS = 60_000;
+
+/** What an evaluation that triggered hands to delivery. */
+interface Triggered {
+  alert: AlertDefinition;
+  trigger: TriggerContext;
+  /** How to take the recorded trigger back if no action succeeds; null when nothing was held. */
+  undo: { at: number; previous: number | null; values?: string[] | undefined } | null;
+}
 
 export class AlertScheduler {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private readonly stopper = new AbortController();
+  /** Alert id -> its evaluation and, when it triggered, the delivery of its actions. */
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** Evaluation slots taken (queries running or about to). */
+  private evaluating = 0;
+  private readonly deliveries: DeliveryQueue;
   private readonly runs = new Set<QueryRun>();
   /** Alert id -> monotonic time its last evaluation started. */
   private readonly lastStarted = new Map<string, number>();
+  /** Alert id -> evaluations skipped in a row because the node's query slots were taken. */
+  private readonly busySkips = new Map<string, number>();
 
-  constructor(private readonly d: SchedulerDeps) {}
+  constructor(private readonly d: SchedulerDeps) {
+    this.deliveries = new DeliveryQueue(d.settings.maxConcurrentDeliveries);
+  }
 
   start(): void {
     this.schedule();
@@ -79,56 +120,106 @@ export class AlertScheduler {
       .filter((a) => !a.silenced && a.actions.length > 0 && !this.inFlight.has(a.id))
       .sort((a, b) => (this.lastStarted.get(a.id) ?? -1) - (this.lastStarted.get(b.id) ?? -1));
     for (const a of due) {
-      if (this.inFlight.size >= this.d.settings.maxConcurrent) break;
+      if (this.evaluating >= this.d.settings.maxConcurrent) break;
       this.lastStarted.set(a.id, this.d.clock.monotonic());
-      const p = this.evaluate(a.id)
+      this.evaluating++;
+      const p = this.evaluateAndDeliver(a.id)
         .catch((err: unknown) => this.d.logger.error('alert evaluation failed', { alert: a.id, error: describeError(err) }))
         .finally(() => this.inFlight.delete(a.id));
       this.inFlight.set(a.id, p);
     }
-    for (const id of this.lastStarted.keys()) if (!state.alerting.alerts.has(id)) this.lastStarted.delete(id);
+    for (const id of this.lastStarted.keys()) {
+      if (state.alerting.alerts.has(id)) continue;
+      this.lastStarted.delete(id);
+      this.busySkips.delete(id);
+    }
   }
 
-  /** One evaluation of alert `id`: query, throttle, trigger, actions. */
-  async evaluate(id: string): Promise<void> {
+  /** The evaluation in an evaluation slot; a trigger's actions after it, in a delivery slot. */
+  private async evaluateAndDeliver(id: string): Promise<void> {
+    let triggered: Triggered | null;
+    try {
+      triggered = await this.evaluate(id);
+    } finally {
+      this.evaluating--;
+    }
+    if (triggered !== null) await this.deliveries.run(() => this.deliver(triggered));
+  }
+
+  /** One evaluation of alert `id`: query, throttle, trigger. The trigger to deliver, or null. */
+  async evaluate(id: string): Promise<Triggered | null> {
     const state = this.d.store.state;
     const alert = state.alerting.alerts.get(id);
     const repo = alert === undefined ? undefined : state.repositories.get(alert.repositoryId);
-    if (alert === undefined || repo === undefined || alert.silenced || alert.actions.length === 0) return;
+    if (alert === undefined || repo === undefined || alert.silenced || alert.actions.length === 0) return null;
     const now = this.d.clock.now();
     const runtime = state.alerting.runtime.get(id);
-    if (heldOff(alert, runtime, now)) return;
+    if (heldOff(alert, runtime, now)) return null;
     const ownerProblem = this.ownerProblem(state, alert, repo);
-    if (ownerProblem !== null) return this.setError(id, ownerProblem);
+    if (ownerProblem !== null) return this.problem(id, ownerProblem);
 
     const request: QueryRequest = { queryString: alert.queryString, start: alert.queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
     let run: QueryRun;
     try {
-      run = this.d.queries.run(this.d.queries.spec(request), { id: repo.id, name: repo.name });
+      // prepare, not spec: it loads the lookup files the query's match()/lookup() calls name.
+      const target = { id: repo.id, name: repo.name };
+      run = this.d.queries.run(await this.d.queries.prepare(request, target), target);
     } catch (err) {
-      // Too many queries right now: the next interval tries again; that is not the alert's fault.
-      if (isLogsvcError(err) && err.code === 'E_TOO_MANY_REQUESTS') return;
-      return this.setError(id, `the query failed: ${(err as Error).message}`);
+      // Too many queries right now: the next interval tries again; said only when it lasts.
+      if (isLogsvcError(err) && err.code === 'E_TOO_MANY_REQUESTS') {
+        const skips = (this.busySkips.get(id) ?? 0) + 1;
+        this.busySkips.set(id, skips);
+        if (skips < BUSY_SKIPS_BEFORE_ERROR) return null;
+        // A fixed text: an unchanged error is not written again, however long the node stays busy.
+        return this.problem(id, `not evaluated: all of this node's query slots (query.max_concurrent) were taken at ${BUSY_SKIPS_BEFORE_ERROR} or more evaluations in a row; it is tried again every interval`);
+      }
+      this.busySkips.delete(id);
+      return this.problem(id, `the query failed: ${(err as Error).message}`);
     }
+    this.busySkips.delete(id);
     this.runs.add(run);
-    await run.done;
-    this.runs.delete(run);
-    if (this.stopped) return;
-    if (run.error !== null) return this.setError(id, `the query failed: ${run.error.message}`);
+    const timeoutMs = this.d.settings.queryTimeoutMs;
+    let timedOut = false;
+    // A cancelled run ends early with partial results: never a reason to trigger.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      run.cancel();
+    }, timeoutMs);
+    try {
+      await run.done;
+    } finally {
+      clearTimeout(timer);
+      this.runs.delete(run);
+    }
+    if (this.stopped) return null;
+    if (timedOut) return this.problem(id, `the query did not finish within ${timeoutMs} ms (alerts.query_timeout_ms); not evaluated`);
+    if (run.error !== null) return this.problem(id, `the query failed: ${run.error.message}`);
     const outcome = run.outcome!;
-    if (outcome.rows.length === 0) return;
-    if (outcome.warnings.length > 0) return this.setError(id, `not triggered because the query produced warnings: ${outcome.warnings.join('; ')}`);
+    if (outcome.warnings.length > 0) {
+      // An incomplete result neither triggers nor counts as a clean evaluation.
+      return outcome.rows.length === 0 ? null : this.problem(id, `not triggered because the query produced warnings: ${outcome.warnings.join('; ')}`);
+    }
+    if (outcome.rows.length === 0) return this.cleanEvaluation(id);
 
     let rows = outcome.rows.map(toJsonRow);
     let values: string[] | undefined;
     if (alert.throttleField !== '') {
       const fresh = freshRows(rows, alert.throttleField, runtime?.throttled, alert.throttleTimeMillis, now);
-      if (fresh.rows.length === 0) return;
+      if (fresh.rows.length === 0) return this.cleanEvaluation(id);
       rows = fresh.rows;
       // With no throttle time nothing is held, so there is nothing to remember.
       values = alert.throttleTimeMillis === 0 ? undefined : fresh.values;
     }
-    await this.d.store.transact(() => ({ events: [{ type: 'AlertTriggered', id, at: now, values }], result: undefined }));
+    // The query ran on the definition read at the start; one updated, silenced or deleted since
+    // must not trigger (the next evaluation uses what is stored now).
+    const recorded = await this.d.store.transact((s) => {
+      const unchanged = s.alerting.alerts.get(id) === alert;
+      const last = s.alerting.runtime.get(id)?.lastTriggeredAt ?? null;
+      const coalesced = alert.throttleTimeMillis === 0 && last !== null && now - last < UNTHROTTLED_RECORD_MS;
+      const events = unchanged && !coalesced ? [{ type: 'AlertTriggered' as const, id, at: now, values }] : [];
+      return { events, result: { unchanged, previous: last, written: events.length > 0 } };
+    });
+    if (!recorded.unchanged) return null;
     this.d.logger.info('alert triggered', { alert: id, name: alert.name, repository: repo.name, rows: rows.length });
 
     const trigger: TriggerContext = {
@@ -146,16 +237,54 @@ export class AlertScheduler {
       warnings: outcome.warnings,
       url: searchUrl(this.d.baseUrl, repo.name, alert.queryString, alert.queryStart),
     };
+    // A throttle time of 0 holds nothing off: nothing to take back.
+    const undo = recorded.written && alert.throttleTimeMillis > 0 ? { at: now, previous: recorded.previous, values } : null;
+    return { alert, trigger, undo };
+  }
+
+  /** Runs a trigger's actions in order; their problems become the alert's lastError. */
+  private async deliver({ alert, trigger, undo }: Triggered): Promise<void> {
+    // Waiting for a delivery slot takes time: an alert deleted or silenced meanwhile stays quiet.
+    const now = this.d.store.state.alerting.alerts.get(alert.id);
+    if (now === undefined || now.silenced) return;
+    // A graceful stop lets deliveries under way finish; only its deadline (the abort) ends them.
+    const aborted = this.stopper.signal;
     const errors: string[] = [];
+    let attempted = 0;
     for (const actionId of alert.actions) {
-      if (this.stopped) return;
+      if (aborted.aborted) break;
       const def = this.d.store.state.alerting.actions.get(actionId);
       if (def === undefined) continue;
+      attempted++;
       const problem = await this.runAction(def, trigger);
       if (problem !== null) errors.push(problem);
     }
-    if (this.stopped) return;
-    await this.setError(id, errors.length === 0 ? null : errors.join('; '));
+    // No action reached (all failed, or the stop came first): as in the product, the trigger does
+    // not count and the alert is not held off; the next evaluation (after a restart, too) tries again.
+    const reachedNone = errors.length === attempted && (attempted > 0 || aborted.aborted);
+    if (reachedNone && undo !== null) {
+      await this.d.store.transact(() => ({ events: [{ type: 'AlertTriggerUndone', id: alert.id, ...undo }], result: undefined }));
+    }
+    if (aborted.aborted) return;
+    const text = errors.length === 0 ? null : `${errors.join('; ')}${reachedNone ? '; no action succeeded, so the alert is not held off and tries again at the next evaluation' : ''}`;
+    await this.setError(alert.id, text, true);
+  }
+
+  /**
+   * An evaluation that ran cleanly and did not trigger: a problem of an earlier evaluation (query
+   * error, owner, warnings, busy) is over; a problem of the last trigger's actions stays until the
+   * next trigger reports afresh.
+   */
+  private async cleanEvaluation(id: string): Promise<null> {
+    const rt = this.d.store.state.alerting.runtime.get(id);
+    if (rt !== undefined && rt.lastError !== null && !rt.lastErrorFromActions) await this.setError(id, null);
+    return null;
+  }
+
+  /** Records an evaluation's problem; nothing to deliver. */
+  private async problem(id: string, text: string): Promise<null> {
+    await this.setError(id, text);
+    return null;
   }
 
   /** Runs one action of a trigger; the problem to report, or null. */
@@ -181,28 +310,37 @@ export class AlertScheduler {
   private ownerProblem(s: GlobalState, alert: AlertDefinition, repo: Repository): string | null {
     if (alert.ownership.kind !== 'user') return null;
     const u = s.users.get(alert.ownership.userId);
-    if (u === undefined) return 'not run: the user who owns the alert no longer exists; update the alert to take it over';
-    if (!u.isRoot && !repo.members.has(u.id)) return `not run: the alert's owner "${u.username}" is no longer a member of repository "${repo.name}"`;
+    if (u === undefined) return 'not run: the user who owns the alert no longer exists; update the alert (as a member of the repository) to take it over';
+    if (!u.isRoot && !repo.members.has(u.id)) return `not run: the alert's owner "${u.username}" is no longer a member of repository "${repo.name}"; update the alert (as a member) to take it over`;
     return null;
   }
 
-  /** Records the evaluation's problem (or its absence) when it differs from what is recorded. */
-  private async setError(id: string, error: string | null): Promise<void> {
+  /** Records a problem (or its absence) when it differs from what is recorded. */
+  private async setError(id: string, error: string | null, fromActions = false): Promise<void> {
     const text = error === null ? null : error.length > MAX_ERROR_CHARS ? `${error.slice(0, MAX_ERROR_CHARS - 3)}...` : error;
     if (text !== null) this.d.logger.warn('alert problem', { alert: id, error: text });
     await this.d.store.transact((s) => {
       const rt = s.alerting.runtime.get(id);
-      const same = rt === undefined || rt.lastError === text;
-      return { events: same ? [] : [{ type: 'AlertErrorSet', id, error: text, at: this.d.clock.now() }], result: undefined };
+      const same = rt === undefined || (rt.lastError === text && (text === null || rt.lastErrorFromActions === fromActions));
+      return { events: same ? [] : [{ type: 'AlertErrorSet', id, error: text, at: this.d.clock.now(), ...(fromActions && text !== null ? { fromActions: true } : {}) }], result: undefined };
     });
   }
 
-  /** Stops evaluating: cancels running queries and action retries, waits for evaluations to end. */
+  /**
+   * Stops evaluating: cancels running queries at once; deliveries under way (and triggers waiting
+   * for a delivery slot) get up to the action timeout, at most MAX_STOP_GRACE_MS, to finish, then
+   * their calls and retries are aborted.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== null) clearTimeout(this.timer);
-    this.stopper.abort();
     for (const r of this.runs) r.cancel();
-    await Promise.all([...this.inFlight.values()]);
+    const all = Promise.all([...this.inFlight.values()]);
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(this.d.settings.retry.timeoutMs, MAX_STOP_GRACE_MS))));
+    await Promise.race([all, grace]);
+    clearTimeout(timer);
+    this.stopper.abort();
+    await all;
   }
 }

@@ -2,6 +2,8 @@
  * Sending mail for email actions, and the home of nodemailer. One SMTP connection per message
  * (alerts are rare; a pool would hold idle connections to the server), every phase bounded by the
  * action timeout. SMTP 4xx replies and connection failures are worth a retry; 5xx replies are not.
+ * With credentials and without implicit TLS, STARTTLS is required (never opportunistic): a server
+ * or a man in the middle that does not offer it cannot make the password go out in the clear.
  */
 import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
@@ -39,7 +41,7 @@ export class SmtpMailer implements Mailer {
       connectionTimeout: s.timeoutMs,
       greetingTimeout: s.timeoutMs,
       socketTimeout: s.timeoutMs,
-      ...(s.username === '' ? {} : { auth: { user: s.username, pass: s.password } }),
+      ...(s.username === '' ? {} : { auth: { user: s.username, pass: s.password }, requireTLS: !s.secure }),
     };
   }
 
@@ -65,6 +67,9 @@ export class SmtpMailer implements Mailer {
     const e = err as { responseCode?: number; code?: string; message?: string };
     const where = `SMTP server ${this.s.host}:${this.s.port}`;
     const text = (e.message ?? String(err)).replace(/\s+/g, ' ').slice(0, 300);
+    if (e.code === 'ETLS') {
+      return permanent('E_ACTION_FAILED', `${where} did not start TLS (${text}); with alerts.smtp_username set, credentials are only sent over TLS: use a server that offers STARTTLS, or alerts.smtp_secure`);
+    }
     if (typeof e.responseCode === 'number') {
       return e.responseCode >= 500 ? permanent('E_ACTION_FAILED', `${where} refused the mail: ${text}`) : transient(`${where} deferred the mail: ${text}`);
     }

@@ -4,8 +4,12 @@
  * the node (metadata endpoints, admin ports). The check is made on the address actually connected
  * to: host names are resolved here and the connection goes to the checked address, so a DNS answer
  * cannot change between the check and the connect.
+ *
+ * Names are resolved with c-ares (dns.Resolver) under a timeout, not dns.lookup: getaddrinfo runs on
+ * the libuv thread pool, where a hung lookup keeps a thread the file system needs long after the
+ * action gave up. c-ares does not read /etc/hosts; `localhost` names are loopback (RFC 6761).
  */
-import { lookup } from 'node:dns/promises';
+import { Resolver } from 'node:dns/promises';
 import { isIP, type BlockList } from 'node:net';
 import { blockListOf, parseCidr, type Cidr } from '../lib/cidr.js';
 import { permanent, transient } from './errors.js';
@@ -25,8 +29,13 @@ const INTERNAL: readonly string[] = [
   '240.0.0.0/4', // reserved, broadcast
   '::/128', // unspecified
   '::1/128', // loopback
+  '::/96', // IPv4-compatible (deprecated): an IPv4 address in disguise
   '64:ff9b::/96', // NAT64: the same, through a translator
+  '64:ff9b:1::/48', // local-use NAT64
+  '2001::/32', // Teredo: the IPv4 server and client are embedded (obfuscated), refused as a whole
+  '2002::/16', // 6to4: an IPv4 address is embedded, refused as a whole
   'fc00::/7', // unique local
+  'fec0::/10', // site-local (deprecated, still routed internally in places)
   'fe80::/10', // link-local
   'ff00::/8', // multicast
 ];
@@ -49,12 +58,27 @@ const mapped = blockListOf(cidrs(['::ffff:0:0/96']));
 
 const family = (address: string): 'ipv4' | 'ipv6' => (isIP(address) === 6 ? 'ipv6' : 'ipv4');
 
+/** Longest one DNS query waits for an answer (c-ares, per try). */
+const DNS_TIMEOUT_MS = 2000;
+const DNS_TRIES = 2;
+
 export class TargetPolicy {
   private readonly allowed: BlockList;
+  private readonly resolver = new Resolver({ timeout: DNS_TIMEOUT_MS, tries: DNS_TRIES });
 
   /** `allow`: CIDR blocks (already validated by the config loader). */
   constructor(allow: readonly string[]) {
     this.allowed = blockListOf(cidrs(allow));
+  }
+
+  /** The addresses of a host name: IPv4 first, then IPv6. */
+  private async lookup(name: string): Promise<string[]> {
+    const lower = name.toLowerCase().replace(/\.$/, '');
+    if (lower === 'localhost' || lower.endsWith('.localhost')) return ['127.0.0.1', '::1'];
+    const [v4, v6] = await Promise.allSettled([this.resolver.resolve4(name), this.resolver.resolve6(name)]);
+    const out = [...(v4.status === 'fulfilled' ? v4.value : []), ...(v6.status === 'fulfilled' ? v6.value : [])];
+    if (out.length === 0) throw v4.status === 'rejected' ? v4.reason : new Error(`no address for ${name}`);
+    return out;
   }
 
   permits(address: string): boolean {
@@ -73,7 +97,7 @@ export class TargetPolicy {
     if (isIP(bare) !== 0) addresses = [bare];
     else {
       try {
-        addresses = (await lookup(bare, { all: true, verbatim: true })).map((a) => a.address);
+        addresses = await this.lookup(bare);
       } catch (err) {
         throw transient(`cannot resolve host "${bare}": ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
       }

@@ -3,8 +3,14 @@
  * placeholders, `{field:NAME}` / `{field:"Name With Spaces"}` (first row's value, JSON-escaped)
  * and `{field_raw:NAME}` (unescaped). Replacement text is never scanned again, so values that look
  * like placeholders stay as they are. Unknown placeholders are left untouched.
+ *
+ * A MessageRenderer renders every template of one message (headers, body, subject, Slack fields)
+ * against one byte budget (`alerts.max_message_bytes`): each variable is computed at most once
+ * however often it appears, and rendering stops as soon as the message passes the budget, so a
+ * 64 KB template repeating {events} costs at most the budget, never its product.
  */
 import type { ResultRow } from '../query/index.js';
+import { permanent, type DeliveryError } from './errors.js';
 import type { Invocation, TriggerContext } from './trigger.js';
 
 const PLACEHOLDER = /\{(?:(field|field_raw):(?:"((?:[^"\\]|\\.)*)"|([^{}"]+))|([a-z_]+))\}/g;
@@ -103,13 +109,70 @@ function variable(name: string, t: TriggerContext, inv: Invocation): string | un
   }
 }
 
-export function renderTemplate(template: string, t: TriggerContext, inv: Invocation): string {
-  const first = t.rows[0];
-  return template.replace(PLACEHOLDER, (whole, kind: string | undefined, quoted: string | undefined, bare: string | undefined, simple: string | undefined) => {
-    if (simple !== undefined) return variable(simple, t, inv) ?? whole;
-    const field = quoted !== undefined ? quoted.replace(/\\(.)/g, '$1') : bare!;
-    const v = first?.[field];
+/** The failure of a message past the budget (permanent: the same trigger renders the same). */
+export function messageTooLarge(bytes: number, maxBytes: number): DeliveryError {
+  return permanent('E_ACTION_FAILED', `the rendered message reached ${bytes} bytes, more than alerts.max_message_bytes (${maxBytes}); use fewer or smaller events in the template`);
+}
+
+export class MessageRenderer {
+  private readonly values = new Map<string, string | undefined>();
+  private bytes = 0;
+
+  constructor(
+    readonly trigger: TriggerContext,
+    readonly invocation: Invocation,
+    readonly maxBytes: number,
+  ) {}
+
+  /** Bytes of the message so far. */
+  get usedBytes(): number {
+    return this.bytes;
+  }
+
+  /** Counts `text` as part of the message (rendered parts, fixed framing); throws past the budget. */
+  charge(text: string): string {
+    this.bytes += Buffer.byteLength(text, 'utf8');
+    if (this.bytes > this.maxBytes) throw messageTooLarge(this.bytes, this.maxBytes);
+    return text;
+  }
+
+  /** A variable's value, computed on first use. */
+  private variable(name: string): string | undefined {
+    if (this.values.has(name)) return this.values.get(name);
+    const v = variable(name, this.trigger, this.invocation);
+    this.values.set(name, v);
+    return v;
+  }
+
+  private field(kind: string | undefined, quoted: string | undefined, bare: string): string {
+    const name = quoted !== undefined ? quoted.replace(/\\(.)/g, '$1') : bare;
+    const key = `${kind}:${name}`;
+    const hit = this.values.get(key);
+    if (hit !== undefined) return hit;
+    const v = this.trigger.rows[0]?.[name];
     const value = v === undefined ? '' : String(v);
-    return kind === 'field' ? jsonEscaped(value) : value;
-  });
+    const out = kind === 'field' ? jsonEscaped(value) : value;
+    this.values.set(key, out);
+    return out;
+  }
+
+  /** `template` rendered, its bytes counted against the budget. */
+  render(template: string): string {
+    const parts: string[] = [];
+    let last = 0;
+    for (const m of template.matchAll(PLACEHOLDER)) {
+      const [whole, kind, quoted, bare, simple] = m;
+      parts.push(this.charge(template.slice(last, m.index)));
+      const value = simple !== undefined ? (this.variable(simple) ?? whole) : this.field(kind, quoted, bare ?? '');
+      parts.push(this.charge(value));
+      last = m.index + whole.length;
+    }
+    parts.push(this.charge(template.slice(last)));
+    return parts.join('');
+  }
+}
+
+/** One template on its own (tests, previews): a renderer of its own, unbounded unless told. */
+export function renderTemplate(template: string, t: TriggerContext, inv: Invocation, maxBytes = Number.POSITIVE_INFINITY): string {
+  return new MessageRenderer(t, inv, maxBytes).render(template);
 }

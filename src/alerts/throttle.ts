@@ -3,6 +3,8 @@
  * state. Without a throttle field, the alert as a whole is held off for `throttleTimeMillis` after
  * it triggered (and its query is not even run meanwhile). With one, each distinct value of that
  * field in the result rows is held off on its own; rows without the field count as the empty value.
+ * Values are remembered as fixed-size keys (16 bytes of their SHA-256), so the global events and
+ * snapshots that carry them stay small whatever the data: MAX_THROTTLE_VALUES keys are ~45 KB.
  */
 import { createHash } from 'node:crypto';
 import { MAX_THROTTLE_VALUES, type AlertDefinition, type AlertRuntime } from '../global/index.js';
@@ -14,14 +16,18 @@ export function heldOff(alert: AlertDefinition, rt: AlertRuntime | undefined, no
   return now < rt.lastTriggeredAt + alert.throttleTimeMillis;
 }
 
-/** Longer values are remembered by their SHA-256, so global events stay small whatever the data. */
-const MAX_KEY_CHARS = 256;
+/** Bytes of a value's SHA-256 kept as its key: 128 bits, collisions are not a practical concern. */
+const KEY_BYTES = 16;
+
+/** The key a throttle-field value is remembered by (22 base64url characters). */
+export function throttleKey(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest().subarray(0, KEY_BYTES).toString('base64url');
+}
 
 /** How a row's throttle-field value is remembered. */
 export function fieldValue(row: ResultRow, field: string): string {
   const v = row[field];
-  const s = v === undefined ? '' : String(v);
-  return s.length <= MAX_KEY_CHARS ? s : `sha256:${createHash('sha256').update(s, 'utf8').digest('hex')}`;
+  return throttleKey(v === undefined ? '' : String(v));
 }
 
 /**

@@ -54,6 +54,8 @@ export interface NodeConfig {
     enabled: boolean;
     evaluate_interval_ms: number;
     max_concurrent_evaluations: number;
+    max_concurrent_deliveries: number;
+    query_timeout_ms: number;
     action_timeout_ms: number;
     action_retries: number;
     retry_backoff_ms: number;
@@ -190,20 +192,22 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'parsers.max_per_repository', default: 200, doc: 'custom parsers one repository may hold', check: integer(1, 100_000) },
   { path: 'alerts.enabled', default: true, doc: 'run alerts on this node (the product\'s ENABLE_ALERTS); false keeps the definitions but never evaluates them', check: boolean() },
   { path: 'alerts.evaluate_interval_ms', default: 5000, doc: 'how often every enabled alert\'s query is run over its window', check: integer(100, 3_600_000) },
-  { path: 'alerts.max_concurrent_evaluations', default: 2, doc: 'alert queries (with their actions) run at once; they count toward query.max_concurrent', check: integer(1, 64) },
+  { path: 'alerts.max_concurrent_evaluations', default: 2, doc: 'alert queries run at once; they count toward query.max_concurrent', check: integer(1, 64) },
+  { path: 'alerts.max_concurrent_deliveries', default: 8, doc: 'triggered alerts whose actions are delivered at once, apart from the evaluations (a hanging action holds one of these)', check: integer(1, 256) },
+  { path: 'alerts.query_timeout_ms', default: 60_000, doc: 'longest an alert\'s query may run; it is then cancelled and the alert\'s lastError says so', check: integer(1000, 3_600_000) },
   { path: 'alerts.action_timeout_ms', default: 10_000, doc: 'time one attempt of an action (HTTP call, mail, re-ingest) may take', check: integer(100, 300_000) },
   { path: 'alerts.action_retries', default: 3, doc: 'attempts after the first for an action that failed in a way a retry may fix', check: integer(0, 10) },
   { path: 'alerts.retry_backoff_ms', default: 1000, doc: 'wait before the first retry of an action; doubled for each further one', check: integer(0, 600_000) },
   { path: 'alerts.max_response_bytes', default: 64 * 1024, doc: 'bytes of an action\'s HTTP response that are read; the rest is discarded', check: integer(0, 16 * 1024 * 1024) },
   { path: 'alerts.max_message_events', default: 200, doc: 'result rows put into one message ({events}, {events_str}, {events_html}, repository action)', check: integer(1, 20_000) },
-  { path: 'alerts.max_message_bytes', default: 1024 * 1024, doc: 'largest rendered message (HTTP body, mail); an action whose message is larger fails', check: integer(1024, 64 * 1024 * 1024) },
+  { path: 'alerts.max_message_bytes', default: 1024 * 1024, doc: 'largest rendered message (HTTP headers + body, Slack fields, mail subject + body); an action whose message is larger fails', check: integer(1024, 64 * 1024 * 1024) },
   { path: 'alerts.max_alerts_per_repository', default: 1000, doc: 'alerts one repository may have', check: integer(1, 1_000_000) },
   { path: 'alerts.max_actions_per_repository', default: 1000, doc: 'actions one repository may have', check: integer(1, 1_000_000) },
   { path: 'alerts.allow_targets', default: [], doc: 'CIDR blocks actions may call although they are loopback, private or link-local (e.g. ["127.0.0.1/32"])', check: cidrList(1000) },
   { path: 'alerts.pagerduty_url', default: 'https://events.pagerduty.com/v2/enqueue', doc: 'the PagerDuty Events API v2 endpoint PagerDuty actions post to', check: text(URL_RE, 'an http(s) URL', true) },
   { path: 'alerts.smtp_host', default: '', doc: 'SMTP server for email actions; empty means none (creating an email action then fails)', check: text(HOST, 'a host name or IP address') },
   { path: 'alerts.smtp_port', default: 25, doc: 'port of the SMTP server', check: integer(1, 65535) },
-  { path: 'alerts.smtp_secure', default: false, doc: 'connect to the SMTP server with TLS from the start (port 465); false uses STARTTLS when the server offers it', check: boolean() },
+  { path: 'alerts.smtp_secure', default: false, doc: 'connect to the SMTP server with TLS from the start (port 465); false uses STARTTLS when the server offers it, and requires it when smtp_username is set', check: boolean() },
   { path: 'alerts.smtp_username', default: '', doc: 'SMTP user name; empty means no authentication', check: text() },
   { path: 'alerts.smtp_password', default: '', doc: 'SMTP password (used with smtp_username)', check: text() },
   { path: 'alerts.smtp_sender', default: 'logsvc@localhost', doc: 'the From address of alert mails', check: text(/^[^\s@<>]+@[^\s@<>]+$/, 'an email address', true) },

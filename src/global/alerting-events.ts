@@ -54,5 +54,20 @@ export type AlertingEvent =
    * throttling only); each is held off until `at + throttleTimeMillis`.
    */
   | { type: 'AlertTriggered'; id: string; at: number; values?: string[] | undefined }
-  /** The outcome of the alert's last evaluation with a problem, or null once it ran cleanly. */
-  | { type: 'AlertErrorSet'; id: string; error: string | null; at: number };
+  /**
+   * The trigger at `at` reached none of its actions (every one failed, or the node stopped first):
+   * as in the product, it does not count, so the alert is not held off by it. `previous`: the last
+   * trigger time before it; `values`: the throttle-field values it recorded.
+   */
+  | { type: 'AlertTriggerUndone'; id: string; at: number; previous: number | null; values?: string[] | undefined }
+  /**
+   * The outcome of the alert's last evaluation with a problem, or null once it ran cleanly.
+   * `fromActions`: the problem is that of a trigger's actions (kept until the next trigger), not
+   * of the evaluation (cleared by the next clean one, with or without rows).
+   */
+  | { type: 'AlertErrorSet'; id: string; error: string | null; at: number; fromActions?: boolean | undefined }
+  /**
+   * Whether node `nodeId` evaluates alerts (its `alerts.enabled`), published at every start, so the
+   * cluster picks its alert runner among the nodes that do.
+   */
+  | { type: 'AlertNodeSet'; nodeId: number; runsAlerts: boolean };

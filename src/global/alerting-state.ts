@@ -6,8 +6,11 @@
  */
 import type { ActionDefinition, AlertDefinition, AlertingEvent } from './alerting-events.js';
 
-/** Throttle-field values remembered per alert; the oldest are forgotten beyond it. */
-export const MAX_THROTTLE_VALUES = 10_000;
+/**
+ * Throttle-field values remembered per alert (and carried by one AlertTriggered); the oldest are
+ * forgotten beyond it. Values are 22-character keys (alerts/throttle.ts), so this is ~45 KB.
+ */
+export const MAX_THROTTLE_VALUES = 2_000;
 
 export interface AlertRuntime {
   lastTriggeredAt: number | null;
@@ -15,12 +18,16 @@ export interface AlertRuntime {
   throttled: Map<string, number>;
   lastError: string | null;
   lastErrorAt: number | null;
+  /** Whether lastError comes from a trigger's actions rather than from the evaluation. */
+  lastErrorFromActions: boolean;
 }
 
 export interface AlertingSnapshot {
   alerts: AlertDefinition[];
   actions: ActionDefinition[];
-  runtime: { id: string; lastTriggeredAt: number | null; throttled: [string, number][]; lastError: string | null; lastErrorAt: number | null }[];
+  runtime: { id: string; lastTriggeredAt: number | null; throttled: [string, number][]; lastError: string | null; lastErrorAt: number | null; lastErrorFromActions?: boolean }[];
+  /** Absent when every node runs alerts. */
+  nodesWithoutAlerts?: number[];
 }
 
 const copyAlert = (a: AlertDefinition): AlertDefinition => ({ ...a, actions: [...a.actions], labels: [...a.labels], ownership: { ...a.ownership } });
@@ -29,6 +36,8 @@ export class AlertingState {
   readonly alerts = new Map<string, AlertDefinition>();
   readonly actions = new Map<string, ActionDefinition>();
   readonly runtime = new Map<string, AlertRuntime>();
+  /** Nodes whose config says alerts.enabled = false: never the alert runner. */
+  readonly nodesWithoutAlerts = new Set<number>();
 
   alertsOf(repositoryId: string): AlertDefinition[] {
     return [...this.alerts.values()].filter((a) => a.repositoryId === repositoryId);
@@ -45,12 +54,13 @@ export class AlertingState {
         this.alerts.set(e.alert.id, copyAlert(e.alert));
         const rt = this.runtime.get(e.alert.id);
         if (rt === undefined) {
-          this.runtime.set(e.alert.id, { lastTriggeredAt: null, throttled: new Map(), lastError: null, lastErrorAt: null });
+          this.runtime.set(e.alert.id, { lastTriggeredAt: null, throttled: new Map(), lastError: null, lastErrorAt: null, lastErrorFromActions: false });
           return;
         }
         // A changed definition starts without the old error; values of another field mean nothing.
         rt.lastError = null;
         rt.lastErrorAt = null;
+        rt.lastErrorFromActions = false;
         if (prev !== undefined && prev.throttleField !== e.alert.throttleField) rt.throttled.clear();
         return;
       }
@@ -87,11 +97,23 @@ export class AlertingState {
         }
         return;
       }
+      case 'AlertTriggerUndone': {
+        const rt = this.runtime.get(e.id);
+        if (rt === undefined) return;
+        if (rt.lastTriggeredAt === e.at) rt.lastTriggeredAt = e.previous;
+        for (const v of e.values ?? []) if (rt.throttled.get(v) === e.at) rt.throttled.delete(v);
+        return;
+      }
+      case 'AlertNodeSet':
+        if (e.runsAlerts) this.nodesWithoutAlerts.delete(e.nodeId);
+        else this.nodesWithoutAlerts.add(e.nodeId);
+        return;
       case 'AlertErrorSet': {
         const rt = this.runtime.get(e.id);
         if (rt === undefined) return;
         rt.lastError = e.error;
         rt.lastErrorAt = e.error === null ? null : e.at;
+        rt.lastErrorFromActions = e.error !== null && e.fromActions === true;
         return;
       }
       default: {
@@ -114,15 +136,24 @@ export class AlertingState {
     return {
       alerts: [...this.alerts.values()].map(copyAlert),
       actions: [...this.actions.values()].map((a) => ({ ...a })),
-      runtime: [...this.runtime].map(([id, r]) => ({ id, lastTriggeredAt: r.lastTriggeredAt, throttled: [...r.throttled], lastError: r.lastError, lastErrorAt: r.lastErrorAt })),
+      runtime: [...this.runtime].map(([id, r]) => ({
+        id,
+        lastTriggeredAt: r.lastTriggeredAt,
+        throttled: [...r.throttled],
+        lastError: r.lastError,
+        lastErrorAt: r.lastErrorAt,
+        ...(r.lastErrorFromActions ? { lastErrorFromActions: true } : {}),
+      })),
+      ...(this.nodesWithoutAlerts.size > 0 ? { nodesWithoutAlerts: [...this.nodesWithoutAlerts] } : {}),
     };
   }
 
   loadSnapshot(s: AlertingSnapshot): void {
+    for (const n of s.nodesWithoutAlerts ?? []) this.nodesWithoutAlerts.add(n);
     for (const a of s.alerts) this.alerts.set(a.id, copyAlert(a));
     for (const a of s.actions) this.actions.set(a.id, { ...a });
     for (const r of s.runtime) {
-      this.runtime.set(r.id, { lastTriggeredAt: r.lastTriggeredAt, throttled: new Map(r.throttled), lastError: r.lastError, lastErrorAt: r.lastErrorAt });
+      this.runtime.set(r.id, { lastTriggeredAt: r.lastTriggeredAt, throttled: new Map(r.throttled), lastError: r.lastError, lastErrorAt: r.lastErrorAt, lastErrorFromActions: r.lastErrorFromActions === true });
     }
   }
 }

@@ -207,6 +207,8 @@ export class GlobalState {
       case 'ActionDeleted':
       case 'AlertTriggered':
       case 'AlertErrorSet':
+      case 'AlertNodeSet':
+      case 'AlertTriggerUndone':
         this.alerting.apply(e);
         return;
       default: {

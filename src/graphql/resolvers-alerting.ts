@@ -3,6 +3,7 @@
  * the search-domain fields that list them, and the create/update/delete mutations. The services
  * (src/alerts) own every rule; this file only translates.
  */
+import { LogsvcError } from '../lib/errors.js';
 import type { Repository } from '../global/index.js';
 import { GRAPHQL_FIELDS, type ActionView, type AlertInput, type AlertView } from '../alerts/index.js';
 import type { ActionKind } from '../global/index.js';
@@ -117,6 +118,12 @@ export const alertingMutationResolvers: Record<string, Resolver> = {
   createPagerDutyAction: createAction('pagerduty'),
   createOpsGenieAction: createAction('opsgenie'),
   createVictorOpsAction: createAction('victorops'),
+  createSlackPostMessageAction: () => {
+    throw new LogsvcError('E_VALIDATION', 'Slack post-message actions (Slack API token and channels) are not built in logsvc; use a Slack incoming webhook action (createSlackAction)');
+  },
+  createUploadFileAction: () => {
+    throw new LogsvcError('E_VALIDATION', 'upload-file actions (results written to a lookup file) are not built in logsvc');
+  },
   deleteAction: async (a, ctx) => {
     const i = a.input as Args;
     await ctx.services.actions.delete(ctx.principal, i.viewName as string, i.id as string);

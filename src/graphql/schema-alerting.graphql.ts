@@ -33,6 +33,10 @@ extend type Mutation {
   createPagerDutyAction(input: CreatePagerDutyAction!): PagerDutyAction!
   createOpsGenieAction(input: CreateOpsGenieAction!): OpsGenieAction!
   createVictorOpsAction(input: CreateVictorOpsAction!): VictorOpsAction!
+  "Not built: fails with a message naming the alternative (createSlackAction)."
+  createSlackPostMessageAction(input: CreateSlackPostMessageAction!): SlackPostMessageAction!
+  "Not built: fails with a message saying so."
+  createUploadFileAction(input: CreateUploadFileAction!): UploadFileAction!
   "Deletes an action; alerts that used it no longer invoke it."
   deleteAction(input: DeleteAction!): Boolean!
 }
@@ -159,6 +163,60 @@ type VictorOpsAction implements Action {
   messageType: String!
   notifyUrl: String!
   useProxy: Boolean!
+}
+
+# The action types below are not built: they are declared so that clients' fragments validate
+# (humioctl's ActionDetails spreads "... on SlackPostMessageAction", "... on UploadFileAction" and
+# "... on S3Action"); no action of these types is ever stored or returned.
+
+type SlackPostMessageAction implements Action {
+  id: String!
+  name: String!
+  displayName: String!
+  apiToken: String!
+  channels: [String!]!
+  fields: [SlackFieldEntry!]!
+  useProxy: Boolean!
+}
+
+type UploadFileAction implements Action {
+  id: String!
+  name: String!
+  displayName: String!
+  fileName: String!
+}
+
+enum S3ActionEventOutputFormat {
+  CSV
+  NDJSON
+}
+
+type S3Action implements Action {
+  id: String!
+  name: String!
+  displayName: String!
+  roleArn: String!
+  awsRegion: String!
+  bucketName: String!
+  fileName: String!
+  outputFormat: S3ActionEventOutputFormat!
+  outputMetadata: Boolean!
+  useProxy: Boolean!
+}
+
+input CreateSlackPostMessageAction {
+  viewName: String!
+  name: String!
+  apiToken: String!
+  channels: [String!]!
+  fields: [SlackFieldEntryInput!]!
+  useProxy: Boolean!
+}
+
+input CreateUploadFileAction {
+  viewName: String!
+  name: String!
+  fileName: String!
 }
 
 input HttpHeaderEntryInput {

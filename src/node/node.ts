@@ -27,10 +27,11 @@ import { SegmentCatalog } from '../segments/catalog.js';
 import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
+import { CustomParsers } from '../ingest/custom-parsing.js';
 import { QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
 import { BlobStore, FileService } from '../files/index.js';
 import { ParserService } from '../parsers/index.js';
-import { ActionDispatcher, ActionService, AlertScheduler, AlertService, OutboundHttp, SmtpMailer, TargetPolicy } from '../alerts/index.js';
+import { ActionDispatcher, ActionService, AlertScheduler, AlertService, isAlertRunner, OutboundHttp, publishAlertNode, SmtpMailer, TargetPolicy } from '../alerts/index.js';
 
 export const LOCAL_ADMIN_TOKEN_FILE = 'local-admin-token.txt';
 const NODE_UUID_FILE = 'cluster_membership.uuid';
@@ -219,8 +220,10 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const alertCfg = config.alerts;
     const alerts = new AlertService(store, clock, {
       maxPerRepository: alertCfg.max_alerts_per_repository,
-      validateQuery: (queryString, queryStart) => {
-        queries.compile(queries.spec({ queryString, start: queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }));
+      prepareQuery: async (queryString, queryStart, repo) => {
+        // prepare, not spec: the lookup files match()/lookup() name must be loaded to compile.
+        const spec = await queries.prepare({ queryString, start: queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }, repo);
+        return () => void queries.compile(spec);
       },
     });
     const actions = new ActionService(store, box, clock, { maxPerRepository: alertCfg.max_actions_per_repository, smtpConfigured: alertCfg.smtp_host !== '' });
@@ -306,6 +309,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     });
     const url = effectiveExternalUrl(config, http.port);
     await cluster.registerSelf({ id: selfId, uuid, name: config.node.name === '' ? `node-${selfId}` : config.node.name, uri: url });
+    // Published whether or not this node runs alerts, so the runner is chosen among nodes that do.
+    await publishAlertNode(store, selfId, config.alerts.enabled);
 
     if (alertCfg.enabled) {
       const outbound = new OutboundHttp(new TargetPolicy(alertCfg.allow_targets), alertCfg.max_response_bytes);
@@ -331,6 +336,10 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           state: () => store.state,
           reingest: { admit: () => ingest.admit(), ingest: (repoId, groups, at) => ingest.ingest(repoId, groups, at) },
           ingestLimits,
+          customParsers: (repositoryId, parser) => {
+            const defs = parsers.defsForIngest(repositoryId, parser, 'raw');
+            return defs.length === 0 ? undefined : new CustomParsers(defs, parsers.timeLimits);
+          },
           clock,
           pagerDutyUrl: alertCfg.pagerduty_url,
           maxMessageBytes: alertCfg.max_message_bytes,
@@ -338,11 +347,13 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         clock,
         logger,
         baseUrl: url,
-        // The lowest-numbered live node runs alerts, so a cluster evaluates each alert once.
-        isRunner: () => cluster.nodes().find((n) => n.isAvailable)?.id === selfId,
+        // The lowest-numbered live node that runs alerts, so a cluster evaluates each alert once.
+        isRunner: () => isAlertRunner(selfId, cluster.nodes(), store.state.alerting),
         settings: {
           intervalMs: alertCfg.evaluate_interval_ms,
           maxConcurrent: alertCfg.max_concurrent_evaluations,
+          maxConcurrentDeliveries: alertCfg.max_concurrent_deliveries,
+          queryTimeoutMs: alertCfg.query_timeout_ms,
           maxMessageEvents: alertCfg.max_message_events,
           retry: { retries: alertCfg.action_retries, backoffMs: alertCfg.retry_backoff_ms, timeoutMs: alertCfg.action_timeout_ms },
         },

@@ -5,7 +5,7 @@
  * test's teardown; every wait is bounded.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Teardown } from './node-process.js';
 
 export interface Received {
@@ -18,6 +18,8 @@ export interface Received {
 
 export interface Answer {
   status: number;
+  /** Answer only after this long (a slow receiver). */
+  delayMs?: number;
   headers?: Record<string, string>;
   body?: string;
 }
@@ -46,8 +48,13 @@ export async function startReceiver(t: Teardown, host = '127.0.0.1'): Promise<Re
       requests.push({ method: req.method ?? '', path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
       const queue = answers.get(path);
       const a = queue !== undefined && queue.length > 0 ? queue.shift()! : { status: 200, body: 'ok' };
-      res.writeHead(a.status, a.headers ?? { 'content-type': 'text/plain' });
-      res.end(a.body ?? '');
+      const send = (): void => {
+        if (res.destroyed) return;
+        res.writeHead(a.status, a.headers ?? { 'content-type': 'text/plain' });
+        res.end(a.body ?? '');
+      };
+      if (a.delayMs === undefined) send();
+      else setTimeout(send, a.delayMs).unref();
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -77,4 +84,32 @@ export async function startReceiver(t: Teardown, host = '127.0.0.1'): Promise<Re
       return to(path);
     },
   };
+}
+
+export interface Blackhole {
+  url: string;
+  /** Connections accepted so far. */
+  connections(): number;
+}
+
+/** A TCP server that accepts connections, reads what is sent and never answers (a hung webhook). */
+export async function startBlackhole(t: Teardown, host = '127.0.0.1'): Promise<Blackhole> {
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const server = createNetServer((s) => {
+    accepted++;
+    sockets.add(s);
+    s.on('data', () => undefined);
+    s.on('error', () => undefined);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
+  t.teardown(() => new Promise<void>((resolve) => {
+    for (const s of sockets) s.destroy();
+    server.close(() => resolve());
+  }));
+  return { url: `http://${host}:${(server.address() as AddressInfo).port}`, connections: () => accepted };
 }

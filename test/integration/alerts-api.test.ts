@@ -292,6 +292,59 @@ t.test('deleting an action takes it out of the alerts that used it; deleting the
   void gone;
 });
 
+/** humioctl's ActionDetails fragment and its ListActions / GetActionByID queries, verbatim (humio/cli actions.graphql). */
+const HUMIOCTL_ACTION_DETAILS = `fragment ActionDetails on Action{
+    id
+    name
+    ... on EmailAction { recipients subjectTemplate emailBodyTemplate: bodyTemplate useProxy }
+    ... on HumioRepoAction { ingestToken }
+    ... on OpsGenieAction { apiUrl genieKey useProxy }
+    ... on PagerDutyAction { severity routingKey useProxy }
+    ... on SlackAction { url fields { fieldName value } useProxy }
+    ... on SlackPostMessageAction { apiToken channels fields { fieldName value } useProxy }
+    ... on VictorOpsAction { messageType notifyUrl useProxy }
+    ... on UploadFileAction { fileName }
+    ... on WebhookAction { method url headers { header value } WebhookBodyTemplate: bodyTemplate ignoreSSL useProxy }
+    ... on S3Action { roleArn awsRegion bucketName fileName outputFormat outputMetadata useProxy }
+}`;
+
+t.test("humioctl's actions list / actions show queries validate and answer", async (t) => {
+  const list = await gql(url, member.token, `query ListActions($SearchDomainName: String!) { searchDomain(name: $SearchDomainName) { actions { ...ActionDetails } } }\n${HUMIOCTL_ACTION_DETAILS}`, { SearchDomainName: 'web' });
+  t.equal(list.errors, undefined, JSON.stringify(list.errors));
+  const hook = (list.data.searchDomain.actions as Record<string, unknown>[]).find((a) => a.id === hookA);
+  t.match(hook, { id: hookA, name: 'hook-a', method: 'POST', url: 'https://hooks.example.com/a', WebhookBodyTemplate: '', ignoreSSL: false, useProxy: false });
+  const show = await gql(url, member.token, `query GetActionByID($SearchDomainName: String!, $ActionID: String!) { searchDomain(name: $SearchDomainName) { action(id: $ActionID) { ...ActionDetails } } }\n${HUMIOCTL_ACTION_DETAILS}`, { SearchDomainName: 'web', ActionID: hookB });
+  t.equal(show.errors, undefined, JSON.stringify(show.errors));
+  t.equal(show.data.searchDomain.action.url, 'https://hooks.example.com/b');
+
+  const post = await gql(url, member.token, 'mutation { createSlackPostMessageAction(input: {viewName: "web", name: "p", apiToken: "xoxb", channels: ["#ops"], fields: [], useProxy: false}) { id } }');
+  t.match(post.errors?.[0]?.message, /Slack post-message actions .* are not built in logsvc; use a Slack incoming webhook action \(createSlackAction\)/);
+  const upload = await gql(url, member.token, 'mutation { createUploadFileAction(input: {viewName: "web", name: "u", fileName: "out.csv"}) { id } }');
+  t.match(upload.errors?.[0]?.message, /upload-file actions .* are not built in logsvc/);
+});
+
+t.test('legacy REST notifiers: create, list, get, delete (204) over the same actions', async (t) => {
+  const path = '/api/v1/repositories/web/alertnotifiers';
+  const created = await api(url, path, {
+    token: member.token,
+    body: JSON.stringify({ entity: 'WebHookNotifier', name: 'legacy-hook', properties: { url: 'https://hooks.example.com/legacy', method: 'POST', headers: { 'X-Token': 'abc' }, bodyTemplate: '{alert_name}', ignoreSSL: false, useProxy: false } }),
+  });
+  t.equal(created.status, 200, created.text);
+  const n = created.json();
+  t.match(n, { entity: 'WebHookNotifier', name: 'legacy-hook', properties: { url: 'https://hooks.example.com/legacy', method: 'POST', headers: { 'X-Token': 'abc' }, bodyTemplate: '{alert_name}' } });
+  const listed = (await api(url, `${path}/`, { token: member.token })).json() as Record<string, unknown>[];
+  t.ok(listed.some((x) => x.id === n.id) && listed.some((x) => x.id === hookA && x.entity === 'WebHookNotifier'), 'lists GraphQL-made actions too');
+  t.strictSame((await api(url, `/api/v1/dataspaces/web/alertnotifiers/${n.id}`, { token: member.token })).json(), n);
+  const gqlView = await mustGql(url, member.token, 'query($id: String!) { searchDomain(name: "web") { action(id: $id) { ... on WebhookAction { headers { header value } } } } }', { id: n.id });
+  t.strictSame(gqlView.searchDomain.action.headers, [{ header: 'X-Token', value: 'abc' }], 'the same action through GraphQL');
+  const bad = await api(url, path, { token: member.token, body: JSON.stringify({ entity: 'SlackPostMessageNotifier', name: 'x', properties: {} }) });
+  t.equal(bad.status, 400);
+  t.match(bad.text, /entity: "SlackPostMessageNotifier"; one of .*WebHookNotifier/);
+  t.equal((await api(url, `${path}/${n.id}`, { token: outsider.token })).status, 404, 'non-members do not see it');
+  t.equal((await api(url, `${path}/${n.id}`, { token: member.token, method: 'DELETE' })).status, 204);
+  t.equal((await api(url, `${path}/${n.id}`, { token: member.token })).status, 404);
+});
+
 t.test('alerts and actions survive a restart', async (t) => {
   const before = (await restAlert(url, member.token, 'web', 'GET')).json();
   t.ok(before.length > 0);

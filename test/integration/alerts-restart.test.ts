@@ -59,3 +59,17 @@ t.test('the scheduler runs after the restart: a new value and a new alert fire',
   t.equal(rx.to('/whole').length, 1);
   t.equal((await getAlert(node.url, node.adminToken, 'r', fieldAlert.id)).lastError, null);
 });
+
+t.test('a graceful stop lets a delivery under way finish, and the actions after it run', async (t) => {
+  const g = await createRepo(node.url, node.adminToken, 'graceful');
+  rx.answer('/graceful/slow', { status: 200, delayMs: 1500 });
+  const slow = await createWebhook(node.url, node.adminToken, 'graceful', 'slow', `${rx.url}/graceful/slow`);
+  const after = await createWebhook(node.url, node.adminToken, 'graceful', 'after', `${rx.url}/graceful/after`);
+  await createAlert(node.url, node.adminToken, 'graceful', { name: 'slow-first', query: { queryString: 'level=ERROR', start: '1h' }, throttleTimeMillis: 3_600_000, notifiers: [slow, after] });
+  await ingestStructured(node.url, g.ingestToken, [ev({ level: 'ERROR' })]);
+  await rx.waitFor('/graceful/slow', 1);
+  const stopped = Date.now();
+  t.equal(await node.stop(), 0, 'stopped cleanly');
+  t.ok(Date.now() - stopped >= 1000, `the stop waited for the slow answer (${Date.now() - stopped} ms)`);
+  t.equal(rx.to('/graceful/after').length, 1, 'the second action ran before the node exited');
+});

@@ -8,11 +8,13 @@ import type { Clock } from '../../lib/clock.js';
 import type { EventGroup } from '../../events/index.js';
 import type { GlobalState } from '../../global/index.js';
 import type { IngestLimits } from '../../ingest/index.js';
+import type { CustomParsers } from '../../ingest/custom-parsing.js';
 import { tokenDigest } from '../../auth/index.js';
 import type { ActionProperties } from '../action-input.js';
 import { DeliveryError, permanent } from '../errors.js';
 import type { OutboundHttp, OutboundRequest } from '../outbound-http.js';
 import type { Mailer } from '../smtp.js';
+import { MessageRenderer, messageTooLarge } from '../template.js';
 import type { Invocation, TriggerContext } from '../trigger.js';
 import { emailMessage } from './email.js';
 import { opsGenieRequest, pagerDutyRequest, slackRequest, victorOpsRequest, webhookRequest } from './http-payloads.js';
@@ -32,6 +34,8 @@ export interface DispatcherDeps {
   state: () => GlobalState;
   reingest: Reingest;
   ingestLimits: IngestLimits;
+  /** The repository's custom parsers named `parser` (the ingest pipeline's resolution), or undefined. */
+  customParsers: (repositoryId: string, parser: string | null) => CustomParsers | undefined;
   clock: Clock;
   pagerDutyUrl: string;
   maxMessageBytes: number;
@@ -89,9 +93,9 @@ export class ActionDispatcher {
   async once(props: ActionProperties, t: TriggerContext, inv: Invocation, signal: AbortSignal): Promise<void> {
     switch (props.kind) {
       case 'webhook':
-        return this.http(webhookRequest(props, t, inv), signal);
+        return this.http(webhookRequest(props, this.renderer(t, inv)), signal);
       case 'slack':
-        return this.http(slackRequest(props, t, inv), signal);
+        return this.http(slackRequest(props, this.renderer(t, inv)), signal);
       case 'pagerduty':
         return this.http(pagerDutyRequest(props, this.deps.pagerDutyUrl, t), signal);
       case 'opsgenie':
@@ -100,8 +104,7 @@ export class ActionDispatcher {
         return this.http(victorOpsRequest(props, t), signal);
       case 'email': {
         if (this.deps.mailer === null) throw permanent('E_NOT_CONFIGURED', 'email actions need an SMTP server: set alerts.smtp_host in the node config');
-        const msg = emailMessage(props, t, inv);
-        this.checkSize(Buffer.byteLength(msg.text ?? msg.html ?? '', 'utf8'));
+        const msg = emailMessage(props, this.renderer(t, inv));
         return this.deps.mailer.send(msg, signal);
       }
       case 'repository':
@@ -113,14 +116,17 @@ export class ActionDispatcher {
     }
   }
 
-  private checkSize(bytes: number): void {
-    if (bytes > this.deps.maxMessageBytes) {
-      throw permanent('E_ACTION_FAILED', `the rendered message is ${bytes} bytes, more than alerts.max_message_bytes (${this.deps.maxMessageBytes}); use fewer or smaller events in the template`);
-    }
+  /** Renders the templates of one message against alerts.max_message_bytes. */
+  private renderer(t: TriggerContext, inv: Invocation): MessageRenderer {
+    return new MessageRenderer(t, inv, this.deps.maxMessageBytes);
   }
 
   private async http(req: OutboundRequest, signal: AbortSignal): Promise<void> {
-    if (req.body !== undefined) this.checkSize(Buffer.byteLength(req.body, 'utf8'));
+    // Templates were bounded while rendering; fixed payloads (events as JSON, framing) are checked whole.
+    if (req.body !== undefined) {
+      const bytes = Buffer.byteLength(req.body, 'utf8');
+      if (bytes > this.deps.maxMessageBytes) throw messageTooLarge(bytes, this.deps.maxMessageBytes);
+    }
     await this.deps.http.send(req, signal);
   }
 
@@ -136,9 +142,9 @@ export class ActionDispatcher {
       throw new DeliveryError('E_UNAVAILABLE', (err as Error).message, true);
     }
     const now = this.deps.clock.now();
-    const group = repositoryActionEvents(t, inv, entry.parser, now, this.deps.ingestLimits);
+    const groups = repositoryActionEvents(t, inv, entry.parser, now, this.deps.ingestLimits, this.deps.customParsers(repo.id, entry.parser));
     try {
-      await this.deps.reingest.ingest(repo.id, [group], now);
+      await this.deps.reingest.ingest(repo.id, groups, now);
     } catch (err) {
       const code = isLogsvcError(err) ? err.code : 'E_ACTION_FAILED';
       throw new DeliveryError(code, `ingesting into repository "${repo.name}" failed: ${(err as Error).message}`, isLogsvcError(err) && err.retriable);

@@ -4,8 +4,7 @@
  */
 import type { ActionProperties } from '../action-input.js';
 import type { MailMessage } from '../smtp.js';
-import { renderTemplate } from '../template.js';
-import type { Invocation, TriggerContext } from '../trigger.js';
+import type { MessageRenderer } from '../template.js';
 
 export const DEFAULT_SUBJECT = 'logsvc alert: {alert_name}';
 export const DEFAULT_BODY = [
@@ -22,9 +21,10 @@ export const DEFAULT_BODY = [
   '',
 ].join('\n');
 
-export function emailMessage(p: Extract<ActionProperties, { kind: 'email' }>, t: TriggerContext, inv: Invocation): MailMessage {
-  const subject = renderTemplate(p.subjectTemplate === '' ? DEFAULT_SUBJECT : p.subjectTemplate, t, inv).replace(/[\r\n]+/g, ' ');
+/** Subject and body rendered by `r`, against one budget. */
+export function emailMessage(p: Extract<ActionProperties, { kind: 'email' }>, r: MessageRenderer): MailMessage {
+  const subject = r.render(p.subjectTemplate === '' ? DEFAULT_SUBJECT : p.subjectTemplate).replace(/[\r\n]+/g, ' ');
   const template = p.bodyTemplate === '' ? DEFAULT_BODY : p.bodyTemplate;
-  const body = renderTemplate(template, t, inv);
+  const body = r.render(template);
   return template.includes('{events_html}') ? { to: p.recipients, subject, html: body } : { to: p.recipients, subject, text: body };
 }

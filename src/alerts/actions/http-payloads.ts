@@ -6,7 +6,7 @@
  */
 import type { ActionProperties } from '../action-input.js';
 import type { OutboundRequest } from '../outbound-http.js';
-import { eventsString, renderTemplate } from '../template.js';
+import { eventsString, type MessageRenderer } from '../template.js';
 import type { Invocation, TriggerContext } from '../trigger.js';
 
 type Props<K extends ActionProperties['kind']> = Extract<ActionProperties, { kind: K }>;
@@ -29,12 +29,15 @@ export function defaultWebhookBody(t: TriggerContext, inv: Invocation): string {
   });
 }
 
-export function webhookRequest(p: Props<'webhook'>, t: TriggerContext, inv: Invocation): OutboundRequest {
+/** Headers and body rendered by `r`, so both count against the message budget. */
+export function webhookRequest(p: Props<'webhook'>, r: MessageRenderer): OutboundRequest {
   const headers: Record<string, string> = {};
-  for (const h of p.headers) headers[h.header.toLowerCase()] = renderTemplate(h.value, t, inv);
+  // A header value cannot hold a line break (undici refuses it, and it would split the header):
+  // values from the data are joined onto one line.
+  for (const h of p.headers) headers[h.header.toLowerCase()] = r.render(h.value).replace(/[\r\n]+/g, ' ');
   const withBody = p.method !== 'GET' && p.method !== 'HEAD';
   if (withBody && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
-  const body = withBody ? (p.bodyTemplate === '' ? defaultWebhookBody(t, inv) : renderTemplate(p.bodyTemplate, t, inv)) : undefined;
+  const body = withBody ? (p.bodyTemplate === '' ? r.charge(defaultWebhookBody(r.trigger, r.invocation)) : r.render(p.bodyTemplate)) : undefined;
   return { method: p.method, url: p.url, headers, body, ignoreTls: p.ignoreSSL };
 }
 
@@ -46,8 +49,10 @@ const DEFAULT_SLACK_FIELDS = [
   { fieldName: 'Events', value: '{event_count}' },
 ];
 
-export function slackRequest(p: Props<'slack'>, t: TriggerContext, inv: Invocation): OutboundRequest {
-  const fields = (p.fields.length === 0 ? DEFAULT_SLACK_FIELDS : p.fields).map((f) => ({ title: f.fieldName, value: renderTemplate(f.value, t, inv), short: false }));
+/** Every field rendered by `r`, against one budget. */
+export function slackRequest(p: Props<'slack'>, r: MessageRenderer): OutboundRequest {
+  const t = r.trigger;
+  const fields = (p.fields.length === 0 ? DEFAULT_SLACK_FIELDS : p.fields).map((f) => ({ title: r.charge(f.fieldName), value: r.render(f.value), short: false }));
   const body = {
     text: `Alert "${t.alertName}" triggered (${t.eventCount} events) <${t.url}|open the search>`,
     attachments: [{ color: 'danger', fallback: `Alert ${t.alertName} triggered`, fields }],

@@ -186,3 +186,12 @@ t.test('TLS: an untrusted certificate fails for good unless ignoreSSL', async (t
   const r = await http.send({ method: 'GET', url: tlsUrl, headers: {}, ignoreTls: true }, timeout());
   t.equal(r.body, 'secure', 'ignoreSSL accepts it');
 });
+
+t.test('a request undici refuses (a header value with a line break) fails for good, without a retry', async (t) => {
+  const before = requests;
+  const err = await http.send({ method: 'POST', url: `${base}/ok`, headers: { 'x-test': 'a\r\nInjected: yes' }, body: 'x' }, timeout()).catch((e: unknown) => e);
+  t.ok(err instanceof DeliveryError, String(err));
+  t.equal((err as DeliveryError).transient, false);
+  t.match((err as DeliveryError).message, /^the request to 127\.0\.0\.1:\d+ is invalid: /);
+  t.equal(requests, before, 'nothing was sent');
+});

@@ -1,6 +1,8 @@
 import t from 'tap';
 import { renderTemplate } from '../../../src/alerts/index.js';
-import { eventsHtml, eventsString, rowLine } from '../../../src/alerts/template.js';
+import { eventsHtml, eventsString, MessageRenderer, rowLine } from '../../../src/alerts/template.js';
+import { slackRequest, webhookRequest } from '../../../src/alerts/actions/http-payloads.js';
+import { emailMessage } from '../../../src/alerts/actions/email.js';
 import type { TriggerContext } from '../../../src/alerts/trigger.js';
 
 const row = (o: Record<string, string | number>): Record<string, string | number> => Object.assign(Object.create(null) as Record<string, string | number>, o);
@@ -86,4 +88,47 @@ t.test('rowLine and eventsString', async (t) => {
   t.equal(rowLine(row({ '@rawstring': 'raw', a: 'b' })), 'raw');
   t.equal(rowLine(row({ _count: '3', host: 'a' })), '_count->3, host->a');
   t.equal(eventsString([]), '');
+});
+
+t.test('a renderer renders like renderTemplate within its budget', async (t) => {
+  const tpl = '{alert_name} {events} {field:msg} {events_str}';
+  t.equal(new MessageRenderer(ctx, inv, 1_000_000).render(tpl), r(tpl));
+});
+
+t.test('a message budget: each variable is computed once, rendering stops once past the budget', async (t) => {
+  let stringified = 0;
+  const rows = Array.from({ length: 50 }, (_, i) => row({ '@rawstring': 'x'.repeat(1000), n: i }));
+  // JSON.stringify(rows) calls the array's toJSON: this counts how often {events} is computed.
+  Object.defineProperty(rows, 'toJSON', { value: () => (stringified++, [...rows]), enumerable: false });
+  const big: TriggerContext = { ...ctx, rows };
+  const template = '{events}'.repeat(8 * 1024); // 64 KB of template, ~400 MB if rendered in full
+  const r1 = new MessageRenderer(big, inv, 1_000_000);
+  const started = Date.now();
+  t.throws(() => r1.render(template), { code: 'E_ACTION_FAILED', transient: false, message: /rendered message reached \d+ bytes, more than alerts\.max_message_bytes \(1000000\)/ });
+  t.ok(Date.now() - started < 2000, 'stopped early');
+  t.equal(stringified, 1, '{events} computed once');
+  t.ok(r1.usedBytes <= 1_000_000 + 60_000, `stopped within one value past the budget (${r1.usedBytes})`);
+  t.equal(new MessageRenderer(big, inv, 10_000_000).render('{events}{events}{events}').length, 3 * JSON.stringify(rows).length);
+});
+
+t.test('headers, Slack fields and the email subject count against the same budget as the body', async (t) => {
+  const huge = 'y'.repeat(600);
+  const c: TriggerContext = { ...ctx, alertName: huge };
+  const webhook = { kind: 'webhook' as const, url: 'http://x', method: 'POST', headers: [{ header: 'X-A', value: '{alert_name}' }], bodyTemplate: '{alert_name}', ignoreSSL: false, useProxy: false };
+  t.ok(webhookRequest(webhook, new MessageRenderer(c, inv, 1300)), 'header and body fit in 1300 bytes');
+  t.throws(() => webhookRequest(webhook, new MessageRenderer(c, inv, 1000)), { code: 'E_ACTION_FAILED' }, 'together they do not fit in 1000');
+  t.throws(() => webhookRequest({ ...webhook, headers: [{ header: 'X-A', value: '{alert_name}{alert_name}' }], bodyTemplate: 'small' }, new MessageRenderer(c, inv, 1000)), { code: 'E_ACTION_FAILED' }, 'headers alone');
+  const slack = { kind: 'slack' as const, url: 'http://x', fields: [{ fieldName: 'a', value: '{alert_name}' }, { fieldName: 'b', value: '{alert_name}' }], useProxy: false };
+  t.throws(() => slackRequest(slack, new MessageRenderer(c, inv, 1000)), { code: 'E_ACTION_FAILED' }, 'Slack fields together');
+  const mail = { kind: 'email' as const, recipients: ['a@b.c'], subjectTemplate: '{alert_name}', bodyTemplate: '{alert_name}', useProxy: false };
+  t.throws(() => emailMessage(mail, new MessageRenderer(c, inv, 1000)), { code: 'E_ACTION_FAILED' }, 'subject and body together');
+  t.equal(emailMessage(mail, new MessageRenderer(c, inv, 1300)).subject, huge);
+});
+
+t.test('webhook header values rendered from data lose their line breaks', async (t) => {
+  const c: TriggerContext = { ...ctx, alertName: 'a\r\nInjected: yes\n' };
+  const webhook = { kind: 'webhook' as const, url: 'http://x', method: 'POST', headers: [{ header: 'X-A', value: '{alert_name}' }], bodyTemplate: '{alert_name}', ignoreSSL: false, useProxy: false };
+  const req = webhookRequest(webhook, new MessageRenderer(c, inv, 10_000));
+  t.equal(req.headers['x-a'], 'a Injected: yes ');
+  t.equal(req.body, 'a\r\nInjected: yes\n', 'the body keeps them');
 });

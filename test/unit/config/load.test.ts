@@ -53,6 +53,8 @@ const DEFAULTS = {
     enabled: true,
     evaluate_interval_ms: 5000,
     max_concurrent_evaluations: 2,
+    max_concurrent_deliveries: 8,
+    query_timeout_ms: 60000,
     action_timeout_ms: 10000,
     action_retries: 3,
     retry_backoff_ms: 1000,

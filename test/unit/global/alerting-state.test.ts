@@ -37,7 +37,7 @@ t.test('saved alerts and actions, per repository; a new alert has empty runtime 
   t.strictSame(s.alerting.alertsOf('r1').map((a) => a.id), ['al1']);
   t.strictSame(s.alerting.actionsOf('r1').map((a) => a.id), ['ac1', 'ac2']);
   t.strictSame(s.alerting.actionsOf('r2').map((a) => a.id), ['ac3']);
-  t.strictSame(s.alerting.runtime.get('al1'), { lastTriggeredAt: null, throttled: new Map(), lastError: null, lastErrorAt: null });
+  t.strictSame(s.alerting.runtime.get('al1'), { lastTriggeredAt: null, throttled: new Map(), lastError: null, lastErrorAt: null, lastErrorFromActions: false });
 });
 
 t.test('the model keeps its own copy of a saved alert', async (t) => {
