@@ -11,7 +11,8 @@
  * A one-byte heap halves the memory of the usual ASCII lookup file; comparisons work on code units
  * either way, so nothing is ever encoded or decoded to look a value up.
  */
-import type { ParsedTable } from './parse.js';
+import { LogsvcError } from '../lib/errors.js';
+import { MAX_CELLS, type ParsedTable } from './parse.js';
 
 export interface PackedTable {
   /** The content hash of the file the table was read from. */
@@ -37,6 +38,8 @@ export interface TableViews {
 export function packTable(hash: string, p: ParsedTable): PackedTable {
   const nCols = p.columns.length;
   const cells = p.rows.length * nCols;
+  // parseTable bounds cells by the file's size; this guards any other caller.
+  if (cells > MAX_CELLS) throw new LogsvcError('E_BODY_TOO_LARGE', `the table has ${cells} cells, more than the limit of ${MAX_CELLS}`);
   let units = 0;
   let wide = false;
   for (const row of p.rows) {
@@ -48,7 +51,7 @@ export function packTable(hash: string, p: ParsedTable): PackedTable {
   }
   const absentAt = (cells + 1) * 4;
   const heapAt = absentAt + cells + ((absentAt + cells) & 1);
-  const sab = new SharedArrayBuffer(heapAt + units * (wide ? 2 : 1));
+  const sab = allocate(heapAt + units * (wide ? 2 : 1));
   const offsets = new Uint32Array(sab, 0, cells + 1);
   const absent = new Uint8Array(sab, absentAt, cells);
   const heap = wide ? new Uint16Array(sab, heapAt, units) : new Uint8Array(sab, heapAt, units);
@@ -67,6 +70,16 @@ export function packTable(hash: string, p: ParsedTable): PackedTable {
   }
   offsets[cells] = at;
   return { hash, columns: p.columns, nRows: p.rows.length, keyColumn: p.keyColumn, wide, heapUnits: units, sab };
+}
+
+/** A shared buffer, or 413 when the process cannot have one that large (never a crash or a 500). */
+function allocate(bytes: number): SharedArrayBuffer {
+  try {
+    return new SharedArrayBuffer(bytes);
+  } catch (err) {
+    if (err instanceof RangeError) throw new LogsvcError('E_BODY_TOO_LARGE', `the file's table needs ${bytes} bytes of memory, which cannot be allocated now (${err.message})`);
+    throw err;
+  }
 }
 
 export function viewsOf(t: PackedTable): TableViews {

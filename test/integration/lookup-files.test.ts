@@ -186,3 +186,16 @@ t.test('lookup files and match()/lookup()', async (t) => {
     t.equal((await api(base, '/api/v1/uploadedfiles/shared/shared.csv', { token: admin, method: 'DELETE' })).status, 204);
   });
 });
+
+t.test('a sparse JSON file is refused by its cell count (413), and the node stays up', async (t) => {
+  t.setTimeout(60_000);
+  const node = await startNode(t);
+  await createRepo(node.url, node.adminToken, 'sparse1');
+  // 24 KB that would pad to 5,000 rows x 1,000 columns (5 million cells) if it were read densely.
+  const sparseRows = [...Array.from({ length: 1000 }, (_, i) => ({ [`m${i}`]: 'v' })), ...Array.from({ length: 4000 }, () => ({}))];
+  const sparse = await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'sparse.json', JSON.stringify(sparseRows));
+  t.equal(sparse.status, 413, sparse.text);
+  t.match(sparse.text, /5000 rows of 1000 columns/);
+  const ok = await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'dense.json', JSON.stringify(sparseRows.slice(0, 300)));
+  t.equal(ok.status, 200, `a sparse file within the bound is accepted: ${ok.text}`);
+});

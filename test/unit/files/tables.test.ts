@@ -1,5 +1,6 @@
 import t from 'tap';
-import { parseTable, packTable, viewsOf, cellValue, checkFileName } from '../../../src/files/index.js';
+import { parseTable, packTable, viewsOf, cellValue, checkFileName, runPackTask } from '../../../src/files/index.js';
+import { cellLimit, MAX_CELLS, MIN_CELL_ALLOWANCE } from '../../../src/files/parse.js';
 import { cidrFinder, exactFinder, globFinder } from '../../../src/files/lookup-index.js';
 import { LogsvcError } from '../../../src/lib/errors.js';
 
@@ -30,14 +31,49 @@ t.test('JSON: keyed object and array of objects', async (t) => {
   const keyed = parseTable(enc('{"k1":{"a":"x","n":5},"k2":{"b":true}}'), 'json', { maxRows: 10 });
   t.strictSame(keyed.columns, ['', 'a', 'n', 'b']);
   t.equal(keyed.keyColumn, 0);
-  t.strictSame(keyed.rows, [['k1', 'x', '5', null], ['k2', null, null, 'true']]);
+  t.strictSame(keyed.rows, [['k1', 'x', '5'], ['k2', null, null, 'true']], 'rows end at their last member');
   const arr = parseTable(enc('[{"id":"1","name":"a"},{"id":"2","extra":"e"}]'), 'json', { maxRows: 10 });
   t.strictSame(arr.columns, ['id', 'name', 'extra']);
-  t.strictSame(arr.rows, [['1', 'a', null], ['2', null, 'e']]);
+  t.strictSame(arr.rows, [['1', 'a'], ['2', null, 'e']]);
+  const packed = packTable('short-rows', arr);
+  t.equal(cellValue(viewsOf(packed), 0, 2), undefined, 'cells past the end of a shorter row are absent');
+  t.equal(cellValue(viewsOf(packed), 1, 2), 'e');
   t.ok(refused(() => parseTable(enc('[{"a":[1]}]'), 'json', { maxRows: 10 }), /nest/));
   t.ok(refused(() => parseTable(enc('"x"'), 'json', { maxRows: 10 }), /object keyed/));
   t.ok(refused(() => parseTable(enc('[1]'), 'json', { maxRows: 10 }), /object of fields/));
   t.ok(refused(() => parseTable(enc('[{},{},{}]'), 'json', { maxRows: 2 }), /max_rows/));
+});
+
+t.test('the cell bound: sparse JSON files are refused before padding or packing', async (t) => {
+  const tooLarge = (fn: () => unknown): string => {
+    try {
+      fn();
+    } catch (err) {
+      return err instanceof LogsvcError ? `${err.code}: ${err.message}` : `other: ${String(err)}`;
+    }
+    return 'accepted';
+  };
+  // The review's case: 1,000 one-member objects then 4,000 empty ones (24 KB, 5 million cells).
+  const rows = [...Array.from({ length: 1000 }, (_, i) => ({ [`m${i}`]: 'v' })), ...Array.from({ length: 4000 }, () => ({}))];
+  const text = JSON.stringify(rows);
+  t.ok(text.length < 25_000);
+  const heapBefore = process.memoryUsage().heapUsed;
+  t.match(tooLarge(() => parseTable(enc(text), 'json', { maxRows: 1_000_000 })), /^E_BODY_TOO_LARGE: the file has 5000 rows of 1000 columns \(5000000 cells\)/);
+  t.ok(process.memoryUsage().heapUsed - heapBefore < 20 * 1024 * 1024, 'refused without building the dense table');
+  // (999 members: the unnamed key column is the thousandth.)
+  const keyed = JSON.stringify(Object.fromEntries(rows.slice(1).map((r, i) => [`k${i}`, r])));
+  t.match(tooLarge(() => parseTable(enc(keyed), 'json', { maxRows: 1_000_000 })), /^E_BODY_TOO_LARGE: .*cells/, 'keyed objects too');
+  t.equal(cellLimit(100), MIN_CELL_ALLOWANCE, 'small files get the floor');
+  t.equal(cellLimit(10_000_000), 40_000_000, 'four cells per byte');
+  t.equal(cellLimit(1e12), MAX_CELLS, 'never more than the cap');
+  // A sparse file within the bound still reads (200 rows x 200 members = 40,000 cells).
+  const fine = Array.from({ length: 200 }, (_, i) => ({ [`m${i}`]: String(i) }));
+  const p = parseTable(enc(JSON.stringify(fine)), 'json', { maxRows: 1000 });
+  t.equal(p.columns.length, 200);
+  t.equal(cellValue(viewsOf(packTable('fine', p)), 199, 199), '199');
+  t.equal(cellValue(viewsOf(packTable('fine', p)), 0, 199), undefined);
+  t.equal(runPackTask({ bytes: enc(text), kind: 'json', hash: 'x', maxRows: 1_000_000 }).ok, false, 'the pool task reports it as data');
+  t.match(runPackTask({ bytes: enc(text), kind: 'json', hash: 'x', maxRows: 1_000_000 }), { ok: false, code: 'E_BODY_TOO_LARGE' });
 });
 
 t.test('packing: one byte per unit when possible, UTF-16 otherwise, absent cells', async (t) => {
