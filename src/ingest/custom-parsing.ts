@@ -1,33 +1,82 @@
 /**
  * Custom parsers on the ingest path: the repository's parsers an ingest task carries (plain data),
- * compiled once per thread, and the grouping of their output, whose tags may differ per event
- * (fieldsToTag) and so per datasource.
+ * compiled once per thread, the grouping of their output, whose tags may differ per event
+ * (fieldsToTag) and so per datasource, and the request's bound on that output: a parser may turn
+ * one input into up to MAX_OUTPUT_EVENTS events, so the events and bytes it makes are counted as
+ * they are made, against the same limits a request's own events have, and the request stops at the
+ * first event past them (a 4xx naming the limit) instead of building everything first.
  */
-import type { EventGroup } from '../events/index.js';
+import { LogsvcError } from '../lib/errors.js';
+import type { EventGroup, IngestEvent } from '../events/index.js';
+import { MAX_RECORD_BYTES } from '../queue/index.js';
+import type { IngestLimits } from './limits.js';
 import { compiledParser, ParserBudget, type CustomParser, type CustomParserDef, type ParsedEvent, type ParserTimeLimits } from '../parsers/custom-parser.js';
+
+/** Events and bytes (UTF-16 units of text, an estimate of the encoded size) parsers made in one request. */
+export class ParserOutput {
+  events = 0;
+  bytes = 0;
+  constructor(
+    private readonly maxEvents: number,
+    private readonly maxBytes: number,
+  ) {}
+
+  count(out: readonly ParsedEvent[]): void {
+    this.events += out.length;
+    if (this.events > this.maxEvents) {
+      throw new LogsvcError('E_VALIDATION', `the request's custom parser made more than ${this.maxEvents} events (ingest.max_events_per_request); split it`);
+    }
+    for (const p of out) {
+      this.bytes += eventChars(p.event);
+      for (const k in p.tags) this.bytes += k.length + p.tags[k]!.length;
+    }
+    if (this.bytes > this.maxBytes) {
+      throw new LogsvcError('E_BODY_TOO_LARGE', `the request's custom parser made more than ${this.maxBytes} bytes of events, more than one request may hold; split it`);
+    }
+  }
+}
+
+function eventChars(e: IngestEvent): number {
+  let n = e.rawstring.length + e.timezone.length + 8;
+  for (const k in e.fields) n += k.length + e.fields[k]!.length;
+  return n;
+}
 
 export class CustomParsers {
   private readonly byName: ReadonlyMap<string, CustomParserDef>;
   readonly budget: ParserBudget;
+  readonly output: ParserOutput;
+  private readonly compiled = new Map<string, CustomParser>();
 
-  constructor(defs: readonly CustomParserDef[], limits: ParserTimeLimits) {
+  constructor(defs: readonly CustomParserDef[], limits: ParserTimeLimits, ingestLimits: IngestLimits, maxBytes = MAX_RECORD_BYTES) {
     this.byName = new Map(defs.map((d) => [d.name, d]));
     this.budget = new ParserBudget(limits);
+    this.output = new ParserOutput(ingestLimits.maxEventsPerRequest, maxBytes);
   }
 
   /** The custom parser of that name, compiled; undefined when `name` is not one (built-ins then apply). */
   get(name: string | null | undefined): CustomParser | undefined {
     if (name === null || name === undefined) return undefined;
-    const def = this.byName.get(name);
-    return def === undefined ? undefined : compiledParser(def);
+    let p = this.compiled.get(name);
+    if (p === undefined) {
+      const def = this.byName.get(name);
+      if (def === undefined) return undefined;
+      // Looked up once per request: the key hashes the script, and items may be many.
+      p = compiledParser(def);
+      this.compiled.set(name, p);
+    }
+    return p;
   }
 }
 
-/** Collects parsed events into one group per distinct tag set, in first-seen order. */
+/** Collects parsed events into one group per distinct tag set, in first-seen order; counts them against the request's output bound. */
 export class TagGroups {
   private readonly groups = new Map<string, EventGroup>();
 
+  constructor(private readonly output: ParserOutput) {}
+
   add(out: readonly ParsedEvent[]): void {
+    this.output.count(out);
     for (const p of out) {
       const key = JSON.stringify(Object.entries(p.tags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
       const g = this.groups.get(key);

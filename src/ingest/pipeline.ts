@@ -78,11 +78,16 @@ export function prepareRecord(repositoryId: string, groups: EventGroup[], at: nu
   return { ...encoded, events };
 }
 
+/** Whether the task runs custom parsers (and so must run on a worker thread, never the HTTP thread). */
+export function hasCustomParsers(t: IngestTask): boolean {
+  return t.customParsers !== undefined && t.customParsers.length > 0;
+}
+
 export function runIngestTask(t: IngestTask): IngestTaskResult {
   try {
     const body = decompress(Buffer.from(t.body.buffer, t.body.byteOffset, t.body.byteLength), t.contentEncoding, t.maxDecompressedBytes);
     let groups: EventGroup[];
-    const custom = t.customParsers === undefined || t.customParsers.length === 0 ? undefined : new CustomParsers(t.customParsers, t.parserLimits ?? DEFAULT_PARSER_LIMITS);
+    const custom = hasCustomParsers(t) ? new CustomParsers(t.customParsers!, t.parserLimits ?? DEFAULT_PARSER_LIMITS, t.limits) : undefined;
     if (t.kind === 'raw') {
       groups = normalizeRaw(body.toString('utf8'), t.at, t.limits, t.parser, custom);
     } else {

@@ -53,7 +53,7 @@ export function normalizeStructured(body: unknown, ingestTs: number, limits: Ing
     total += it.events.length;
     if (total > limits.maxEventsPerRequest) throw new LogsvcError('E_VALIDATION', `request carries more than ${limits.maxEventsPerRequest} events; split it`);
     const events: IngestEvent[] = [];
-    const customOut = customParser === undefined ? null : new TagGroups();
+    const customOut = customParser === undefined ? null : new TagGroups(customParser.custom.output);
     it.events.forEach((raw: unknown, j) => {
       const w = `${where}.events[${j}]`;
       if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new LogsvcError('E_VALIDATION', `${w}: must be an object`);

@@ -8,6 +8,7 @@
  * events are stored unparsed), on top of the engine's own bounds (linear-time regexes, limits on
  * repeats and splits).
  */
+import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { describeError, isLogsvcError } from '../lib/errors.js';
 import type { IngestEvent } from '../events/index.js';
@@ -25,7 +26,7 @@ export interface CustomParserDef {
   script: string;
   fieldsToTag: string[];
   fieldsToBeRemovedBeforeParsing: string[];
-  /** When this version was saved: with the id, the key of compiled copies. */
+  /** When this version was saved. */
   savedAt: number;
 }
 
@@ -153,12 +154,20 @@ export class CustomParser {
   }
 }
 
-/** Compiled parsers one thread keeps, by id and version. */
+/** Compiled parsers one thread keeps, by what they are compiled from. */
 const MAX_COMPILED = 64;
 const compiled = new Map<string, CustomParser>();
 
+/**
+ * The key of a compiled parser: a hash of everything that shapes its output (not the save time,
+ * which two saves within one millisecond share, leaving the older script in use).
+ */
+export function parserKey(def: CustomParserDef): string {
+  return createHash('sha256').update(JSON.stringify([def.id, def.name, def.script, def.fieldsToTag, def.fieldsToBeRemovedBeforeParsing])).digest('base64url');
+}
+
 export function compiledParser(def: CustomParserDef): CustomParser {
-  const key = `${def.id}@${def.savedAt}`;
+  const key = parserKey(def);
   let p = compiled.get(key);
   if (p === undefined) {
     p = new CustomParser(def);

@@ -136,3 +136,51 @@ t.test('custom parsers', async (t) => {
     t.equal(gone.repository.parser, null);
   });
 });
+
+t.test('custom parsers never run on the HTTP thread; their output is bounded per request', async (t) => {
+  t.setTimeout(120_000);
+  // Bodies up to 64 MiB would be parsed inline by size alone: only the custom parser sends them to a worker.
+  const node = await startNode(t, { config: '[ingest]\noffload_bytes = 67108864\nmax_events_per_request = 50000\n' });
+  const base = node.url;
+  const admin = node.adminToken;
+  await createRepo(base, admin, 'bounded');
+  await mustGql(base, admin, CREATE, { i: input('bounded', 'kv-heavy', 'kvParse() | regex("value(?<n>\\\\d+)", field=key7) | lower(key3)') });
+  await mustGql(base, admin, CREATE, { i: input('bounded', 'chars', 'regex("(?<c>\\\\w)", repeat=true)') });
+  const heavy = await mustGql(base, admin, 'mutation { addIngestTokenV3(input: {repositoryName: "bounded", name: "heavy", parser: "kv-heavy"}) { token } }');
+  const chars = await mustGql(base, admin, 'mutation { addIngestTokenV3(input: {repositoryName: "bounded", name: "chars", parser: "chars"}) { token } }');
+
+  await t.test('the node answers other requests while a parser works through a large body', async (t) => {
+    const msg = Array.from({ length: 20 }, (_, i) => `key${i}=value${i}`).join(' ');
+    const body = JSON.stringify([{ messages: Array.from({ length: 40_000 }, () => msg) }]);
+    const t0 = performance.now();
+    let ingestMs = 0;
+    const ingest = api(base, '/api/v1/ingest/humio-unstructured', { token: heavy.addIngestTokenV3.token, body, timeoutMs: 60_000 }).then((r) => {
+      ingestMs = performance.now() - t0;
+      return r;
+    });
+    let slowest = 0;
+    let probes = 0;
+    while (ingestMs === 0) {
+      const p0 = performance.now();
+      const s = await api(base, '/api/v1/status');
+      t.equal(s.status, 200);
+      slowest = Math.max(slowest, performance.now() - p0);
+      probes++;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const r = await ingest;
+    t.equal(r.status, 200, r.text);
+    t.ok(ingestMs > 300, `the parse took long enough to tell (${Math.round(ingestMs)} ms)`);
+    t.ok(slowest < ingestMs / 2, `status answered within ${Math.round(slowest)} ms (${probes} probes) while the request took ${Math.round(ingestMs)} ms`);
+  });
+
+  await t.test('output events over the request limit: 400 before anything is stored', async (t) => {
+    // 600 inputs (within the limit of 50,000) that the parser turns into 60,000 events.
+    const r = await api(base, '/api/v1/ingest/humio-unstructured', { token: chars.addIngestTokenV3.token, body: JSON.stringify([{ messages: Array.from({ length: 600 }, () => 'x'.repeat(100)) }]) });
+    t.equal(r.status, 400, r.text);
+    t.match(r.text, /custom parser made more than 50000 events \(ingest\.max_events_per_request\)/);
+    const ok = await api(base, '/api/v1/ingest/humio-unstructured', { token: chars.addIngestTokenV3.token, body: JSON.stringify([{ messages: ['abc'] }]) });
+    t.equal(ok.status, 200, ok.text);
+    t.equal(await waitForCount(base, 'bounded', admin, 3, 10_000, '#type=chars'), 3, 'only the request within the bound was stored');
+  });
+});

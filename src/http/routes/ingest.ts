@@ -7,7 +7,7 @@
 import { parseAuthorization, canSeeRepository, type Principal } from '../../auth/index.js';
 import { LogsvcError } from '../../lib/errors.js';
 import type { Repository } from '../../global/index.js';
-import { runIngestTask, unwrapIngestResult, type IngestTask } from '../../ingest/index.js';
+import { hasCustomParsers, runIngestTask, unwrapIngestResult, type IngestTask } from '../../ingest/index.js';
 import type { HttpServices } from '../context.js';
 import { json, type RequestInfo, type Route } from '../types.js';
 
@@ -66,7 +66,9 @@ export function ingestRoutes(s: HttpServices): Route[] {
       task.parserLimits = s.parsers.timeLimits;
     }
     // Large bodies are parsed on the worker pool; small ones here, where a hop would cost more.
-    const result = raw.length >= s.offloadIngestBytes ? await s.workers.ingest(task) : runIngestTask(task);
+    // Custom parsers never run here: their cost does not follow the body's size (a small gzip body,
+    // a costly script), and this thread serves every acknowledgement, query and health check.
+    const result = raw.length >= s.offloadIngestBytes || hasCustomParsers(task) ? await s.workers.ingest(task) : runIngestTask(task);
     const { payload, summary } = unwrapIngestResult(result);
     await s.ingest.commit(t.repo.id, payload, summary);
     return json(200, {});

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { CustomParser, ParserBudget, type CustomParserDef } from '../../../src/parsers/index.js';
+import { CustomParser, ParserBudget, compiledParser, type CustomParserDef } from '../../../src/parsers/index.js';
+import { parserKey } from '../../../src/parsers/custom-parser.js';
 import { GlobalState } from '../../../src/global/index.js';
 
 const limits = { maxEventsPerRequest: 1000, maxEventBytes: 1 << 20, maxFieldsPerEvent: 100, maxJsonDepth: 64 };
@@ -71,4 +72,15 @@ t.test('global state: files and parsers survive a snapshot; a deleted repository
   delete old.files;
   delete old.parsers;
   t.equal(GlobalState.fromSnapshot(old).files.all().length, 0, 'snapshots from before files load');
+});
+
+t.test('compiled copies are keyed by what they are compiled from, not the save time', async (t) => {
+  const a = compiledParser(def('x := "one"', { id: 'same', savedAt: 42 }));
+  const b = compiledParser(def('x := "two"', { id: 'same', savedAt: 42 }));
+  t.not(a, b, 'two saves in the same millisecond are two parsers');
+  t.equal(b.parse(msg('l'), 5, limits, budget())[0]!.event.fields.x, 'two');
+  const tagged = compiledParser(def('x := "two"', { id: 'same', savedAt: 42, fieldsToTag: ['x'] }));
+  t.strictSame(tagged.parse(msg('l'), 5, limits, budget())[0]!.tags, { type: 'p', x: 'two' }, 'fieldsToTag is part of the key');
+  t.equal(compiledParser(def('x := "two"', { id: 'same', savedAt: 99 })), b, 'the same parser saved again is reused');
+  t.equal(parserKey(def('s')), parserKey(def('s')));
 });
