@@ -11,7 +11,7 @@ import { canSeeRepository, requireRoot, requireUser, visibleRepository, type Pri
 import { SHARED_SCOPE, type GlobalStore, type StoredFile } from '../global/index.js';
 import { contentHash, type BlobStore } from './blob-store.js';
 import { checkFileName, SHARED_PREFIX, type FileKind } from './names.js';
-import type { PackedTable } from './packed.js';
+import { tableKey, type PackedTable } from './packed.js';
 
 /** Packs file bytes into a table (the worker pool; inline in tests). Throws LogsvcError for bad files. */
 export interface TablePacker {
@@ -159,12 +159,14 @@ export class FileService {
     return repo !== undefined && canSeeRepository(p, repo);
   }
 
+  /** The table of some bytes read as `kind`, cached by hash and kind (a .csv and a .json of the same bytes differ). */
   private tableOf(hash: string, bytes: () => Promise<Buffer>, kind: FileKind): Promise<PackedTable> {
-    const hit = this.cache.get(hash);
+    const key = tableKey({ hash, kind });
+    const hit = this.cache.get(key);
     if (hit !== undefined) {
       // Most recently used last.
-      this.cache.delete(hash);
-      this.cache.set(hash, hit);
+      this.cache.delete(key);
+      this.cache.set(key, hit);
       return hit.table;
     }
     const entry: CacheEntry = { table: Promise.resolve(null as never), bytes: 0 };
@@ -179,22 +181,22 @@ export class FileService {
       const table = await this.packer.pack(raw, kind, hash, this.limits.maxRows);
       entry.bytes = table.sab.byteLength;
       this.cachedBytes += entry.bytes;
-      this.evict(hash);
+      this.evict(key);
       return table;
     })();
-    this.cache.set(hash, entry);
+    this.cache.set(key, entry);
     entry.table.catch(() => {
-      if (this.cache.get(hash) === entry) this.cache.delete(hash);
+      if (this.cache.get(key) === entry) this.cache.delete(key);
     });
     return entry.table;
   }
 
   /** Drops least recently used tables until the cache fits (never the one just loaded). */
   private evict(keep: string): void {
-    for (const [hash, e] of this.cache) {
+    for (const [key, e] of this.cache) {
       if (this.cachedBytes <= this.limits.cacheBytes) return;
-      if (hash === keep || e.bytes === 0) continue;
-      this.cache.delete(hash);
+      if (key === keep || e.bytes === 0) continue;
+      this.cache.delete(key);
       this.cachedBytes -= e.bytes;
     }
   }

@@ -9,7 +9,7 @@
 import { foldUnit } from '../query/casefold.js';
 import { parseIp } from '../query/functions/logic.js';
 import { compileWildcard } from '../query/wildcard.js';
-import { viewsOf, type PackedTable, type TableViews } from './packed.js';
+import { tableKey, viewsOf, type PackedTable, type TableViews } from './packed.js';
 
 /** Row numbers of the first `limit` matching rows, in file order. */
 export type RowFinder = (values: readonly string[], limit: number) => number[];
@@ -29,15 +29,15 @@ function cached(key: string, build: () => RowFinder): RowFinder {
 }
 
 export function exactFinder(t: PackedTable, cols: readonly number[], ignoreCase: boolean): RowFinder {
-  return cached(`${t.hash}|x|${cols.join(',')}|${ignoreCase}`, () => buildExact(viewsOf(t), cols, ignoreCase));
+  return cached(`${tableKey(t)}|x|${cols.join(',')}|${ignoreCase}`, () => buildExact(viewsOf(t), cols, ignoreCase));
 }
 
 export function globFinder(t: PackedTable, col: number, ignoreCase: boolean): RowFinder {
-  return cached(`${t.hash}|g|${col}|${ignoreCase}`, () => buildGlob(viewsOf(t), col, ignoreCase));
+  return cached(`${tableKey(t)}|g|${col}|${ignoreCase}`, () => buildGlob(viewsOf(t), col, ignoreCase));
 }
 
 export function cidrFinder(t: PackedTable, col: number): RowFinder {
-  return cached(`${t.hash}|c|${col}`, () => buildCidr(viewsOf(t), col));
+  return cached(`${tableKey(t)}|c|${col}`, () => buildCidr(viewsOf(t), col));
 }
 
 // --- exact --------------------------------------------------------------------------------------

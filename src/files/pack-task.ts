@@ -15,7 +15,7 @@ export type PackTaskResult = { ok: true; table: PackedTable } | { ok: false; cod
 
 export function runPackTask(t: PackTask): PackTaskResult {
   try {
-    return { ok: true, table: packTable(t.hash, parseTable(t.bytes, t.kind, { maxRows: t.maxRows })) };
+    return { ok: true, table: packTable(t.hash, t.kind, parseTable(t.bytes, t.kind, { maxRows: t.maxRows })) };
   } catch (err) {
     if (err instanceof LogsvcError) return { ok: false, code: err.code, message: err.message };
     // Out of memory while reading the file (a huge string or array): too large, not a server fault.

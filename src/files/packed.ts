@@ -12,11 +12,14 @@
  * either way, so nothing is ever encoded or decoded to look a value up.
  */
 import { LogsvcError } from '../lib/errors.js';
+import type { FileKind } from './names.js';
 import { MAX_CELLS, type ParsedTable } from './parse.js';
 
 export interface PackedTable {
   /** The content hash of the file the table was read from. */
   hash: string;
+  /** How its bytes were read: the same bytes make different tables as CSV and as JSON. */
+  kind: FileKind;
   columns: string[];
   nRows: number;
   keyColumn: number | null;
@@ -35,7 +38,12 @@ export interface TableViews {
   heap: Uint8Array | Uint16Array;
 }
 
-export function packTable(hash: string, p: ParsedTable): PackedTable {
+/** The key of a table in caches: its content hash and the kind it was read as. */
+export function tableKey(t: Pick<PackedTable, 'hash' | 'kind'>): string {
+  return `${t.kind}:${t.hash}`;
+}
+
+export function packTable(hash: string, kind: FileKind, p: ParsedTable): PackedTable {
   const nCols = p.columns.length;
   const cells = p.rows.length * nCols;
   // parseTable bounds cells by the file's size; this guards any other caller.
@@ -69,7 +77,7 @@ export function packTable(hash: string, p: ParsedTable): PackedTable {
     }
   }
   offsets[cells] = at;
-  return { hash, columns: p.columns, nRows: p.rows.length, keyColumn: p.keyColumn, wide, heapUnits: units, sab };
+  return { hash, kind, columns: p.columns, nRows: p.rows.length, keyColumn: p.keyColumn, wide, heapUnits: units, sab };
 }
 
 /** A shared buffer, or 413 when the process cannot have one that large (never a crash or a 500). */

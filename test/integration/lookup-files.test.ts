@@ -198,4 +198,11 @@ t.test('a sparse JSON file is refused by its cell count (413), and the node stay
   t.match(sparse.text, /5000 rows of 1000 columns/);
   const ok = await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'dense.json', JSON.stringify(sparseRows.slice(0, 300)));
   t.equal(ok.status, 200, `a sparse file within the bound is accepted: ${ok.text}`);
+
+  // The same bytes as .json and as .csv are two different tables (cached by hash and kind).
+  const bytes = '[{"a":"1"}]';
+  t.equal((await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'same.json', bytes)).status, 200);
+  const asCsv = await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'same.csv', bytes);
+  t.equal(asCsv.status, 400, `read as CSV, not served from the JSON table: ${asCsv.text}`);
+  t.match(asCsv.text, /CSV/);
 });

@@ -5,7 +5,7 @@ import { cidrFinder, exactFinder, globFinder } from '../../../src/files/lookup-i
 import { LogsvcError } from '../../../src/lib/errors.js';
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
-const table = (text: string, kind: 'csv' | 'json' = 'csv', maxRows = 1000) => packTable(`h-${text.length}-${kind}-${text.slice(0, 20)}`, parseTable(enc(text), kind, { maxRows }));
+const table = (text: string, kind: 'csv' | 'json' = 'csv', maxRows = 1000) => packTable(`h-${text.length}-${kind}-${text.slice(0, 20)}`, kind, parseTable(enc(text), kind, { maxRows }));
 const refused = (fn: () => unknown, re: RegExp) => {
   try {
     fn();
@@ -35,7 +35,7 @@ t.test('JSON: keyed object and array of objects', async (t) => {
   const arr = parseTable(enc('[{"id":"1","name":"a"},{"id":"2","extra":"e"}]'), 'json', { maxRows: 10 });
   t.strictSame(arr.columns, ['id', 'name', 'extra']);
   t.strictSame(arr.rows, [['1', 'a'], ['2', null, 'e']]);
-  const packed = packTable('short-rows', arr);
+  const packed = packTable('short-rows', 'json', arr);
   t.equal(cellValue(viewsOf(packed), 0, 2), undefined, 'cells past the end of a shorter row are absent');
   t.equal(cellValue(viewsOf(packed), 1, 2), 'e');
   t.ok(refused(() => parseTable(enc('[{"a":[1]}]'), 'json', { maxRows: 10 }), /nest/));
@@ -70,8 +70,8 @@ t.test('the cell bound: sparse JSON files are refused before padding or packing'
   const fine = Array.from({ length: 200 }, (_, i) => ({ [`m${i}`]: String(i) }));
   const p = parseTable(enc(JSON.stringify(fine)), 'json', { maxRows: 1000 });
   t.equal(p.columns.length, 200);
-  t.equal(cellValue(viewsOf(packTable('fine', p)), 199, 199), '199');
-  t.equal(cellValue(viewsOf(packTable('fine', p)), 0, 199), undefined);
+  t.equal(cellValue(viewsOf(packTable('fine', 'json', p)), 199, 199), '199');
+  t.equal(cellValue(viewsOf(packTable('fine', 'json', p)), 0, 199), undefined);
   t.equal(runPackTask({ bytes: enc(text), kind: 'json', hash: 'x', maxRows: 1_000_000 }).ok, false, 'the pool task reports it as data');
   t.match(runPackTask({ bytes: enc(text), kind: 'json', hash: 'x', maxRows: 1_000_000 }), { ok: false, code: 'E_BODY_TOO_LARGE' });
 });
@@ -85,7 +85,7 @@ t.test('packing: one byte per unit when possible, UTF-16 otherwise, absent cells
   const wide = table('k,v\n日本,😀\n');
   t.equal(wide.wide, true);
   t.equal(cellValue(viewsOf(wide), 0, 1), '😀');
-  const arr = packTable('arr', parseTable(enc('[{"a":"1"},{"b":"2"}]'), 'json', { maxRows: 10 }));
+  const arr = packTable('arr', 'json', parseTable(enc('[{"a":"1"},{"b":"2"}]'), 'json', { maxRows: 10 }));
   t.equal(cellValue(viewsOf(arr), 0, 1), undefined, 'a missing member stays missing');
   const long = 'x'.repeat(20_000);
   t.equal(cellValue(viewsOf(table(`a\n${long}\n`)), 0, 0), long, 'long cells are read in chunks');
@@ -102,7 +102,7 @@ t.test('exact finder: duplicates in file order, ignoreCase, composite keys, abse
   t.strictSame(exactFinder(tb, [1], false)(['ada'], 5), []);
   t.strictSame(exactFinder(tb, [0, 1], false)(['1', 'Ada'], 5), [0, 2]);
   t.strictSame(exactFinder(tb, [0, 1], false)(['1', 'Bob'], 5), []);
-  const arr = packTable('arr2', parseTable(enc('[{"k":"x"},{"other":"y"},{"k":"x"}]'), 'json', { maxRows: 10 }));
+  const arr = packTable('arr2', 'json', parseTable(enc('[{"k":"x"},{"other":"y"},{"k":"x"}]'), 'json', { maxRows: 10 }));
   t.strictSame(exactFinder(arr, [0], false)(['x'], 5), [0, 2], 'rows without the key member are not indexed');
   // Many rows, many collisions: every key still found.
   const many = table(`k\n${Array.from({ length: 5000 }, (_, i) => `key${i % 2500}`).join('\n')}\n`, 'csv', 10_000);
