@@ -38,7 +38,7 @@ export interface IngestTask {
 }
 
 /** Used when a task carries custom parsers without limits (tests). */
-const DEFAULT_PARSER_LIMITS: ParserTimeLimits = { maxEventMs: 50, maxRequestMs: 10_000 };
+const DEFAULT_PARSER_LIMITS: ParserTimeLimits = { maxRequestMs: 10_000 };
 
 export type IngestTaskResult =
   | { ok: true; payload: Uint8Array; summary: RecordSummary; events: number }

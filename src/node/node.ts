@@ -233,7 +233,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const parsers = new ParserService(
       store,
       clock,
-      { maxEventMs: config.parsers.max_event_ms, maxRequestMs: config.parsers.max_request_ms, maxPerRepository: config.parsers.max_per_repository },
+      { maxRequestMs: config.parsers.max_request_ms, maxPerRepository: config.parsers.max_per_repository },
       ingestLimits,
     );
     const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, version: VERSION };

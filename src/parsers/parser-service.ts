@@ -155,7 +155,7 @@ export class ParserService {
 
   /** Runs every test case; the first failing one refuses the save, named by its number and input. */
   private runTests(parser: CustomParser, cases: readonly ParserTestCase[]): void {
-    const budget = new ParserBudget({ maxEventMs: this.limits.maxEventMs, maxRequestMs: this.limits.maxRequestMs });
+    const budget = new ParserBudget({ maxRequestMs: this.limits.maxRequestMs });
     cases.forEach((c, i) => {
       const name = `test case ${i + 1} (rawString ${quote(c.rawString)})`;
       const out = parser.parse({ rawstring: c.rawString, input: {}, tags: {}, after: {}, timestamp: null, timezone: null }, this.clock.now(), this.ingestLimits, budget);
@@ -211,6 +211,6 @@ export class ParserService {
   }
 
   get timeLimits(): ParserTimeLimits {
-    return { maxEventMs: this.limits.maxEventMs, maxRequestMs: this.limits.maxRequestMs };
+    return { maxRequestMs: this.limits.maxRequestMs };
   }
 }

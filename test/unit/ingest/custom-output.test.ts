@@ -6,7 +6,7 @@ import { LogsvcError } from '../../../src/lib/errors.js';
 import type { CustomParserDef } from '../../../src/parsers/index.js';
 
 const limits = { maxEventsPerRequest: 50, maxEventBytes: 1 << 20, maxFieldsPerEvent: 100, maxJsonDepth: 64 };
-const times = { maxEventMs: 1000, maxRequestMs: 10_000 };
+const times = { maxRequestMs: 10_000 };
 /** Ten events per input: one per character of a ten-character message. */
 const chars: CustomParserDef = { id: 'c', name: 'chars', script: 'regex("(?<c>\\\\w)", repeat=true)', fieldsToTag: [], fieldsToBeRemovedBeforeParsing: [], savedAt: 1 };
 const codeOf = (fn: () => unknown): string => {

@@ -5,7 +5,7 @@ import { GlobalState } from '../../../src/global/index.js';
 
 const limits = { maxEventsPerRequest: 1000, maxEventBytes: 1 << 20, maxFieldsPerEvent: 100, maxJsonDepth: 64 };
 const def = (script: string, extra: Partial<CustomParserDef> = {}): CustomParserDef => ({ id: 'p1', name: 'p', script, fieldsToTag: [], fieldsToBeRemovedBeforeParsing: [], savedAt: 1, ...extra });
-const budget = (maxEventMs = 1000, maxRequestMs = 10_000) => new ParserBudget({ maxEventMs, maxRequestMs });
+const budget = (maxRequestMs = 10_000) => new ParserBudget({ maxRequestMs });
 const msg = (rawstring: string, more: Partial<Parameters<CustomParser['parse']>[0]> = {}) => ({ rawstring, input: {}, tags: {}, after: {}, timestamp: null, timezone: null, ...more });
 
 t.test('fields, tags, timestamp, removal before parsing, fields after', async (t) => {
@@ -35,11 +35,10 @@ t.test('errors mark the event and keep it', async (t) => {
   t.match(e!.event.fields['@error_msg'], /@timestamp "soon" is not epoch milliseconds/);
   t.equal(e!.event.rawstring, 'line');
   const slow = new CustomParser(def('kvParse()'));
-  const [s] = slow.parse(msg('a=1'), 5, limits, budget(-1));
-  t.match(s!.event.fields['@error_msg'], /parsers\.max_event_ms/, 'output over the per-event time bound is dropped');
-  t.equal(s!.event.fields.a, undefined);
-  const b = budget(1000, -1);
-  slow.parse(msg('a=1'), 5, limits, b);
+  const b = budget(0);
+  const [first] = slow.parse(msg('a=1'), 5, limits, b);
+  t.equal(first!.event.fields.a, '1', 'the event that uses up the budget keeps its output');
+  t.equal(first!.event.fields['@error'], undefined);
   const [later] = slow.parse(msg('a=2'), 5, limits, b);
   t.match(later!.event.fields['@error_msg'], /parsers\.max_request_ms/, 'later events of a request past its budget are stored unparsed');
   const tagBad = new CustomParser(def(`x := "${'v'.repeat(1100)}"`, { fieldsToTag: ['x'] }));
@@ -83,4 +82,37 @@ t.test('compiled copies are keyed by what they are compiled from, not the save t
   t.strictSame(tagged.parse(msg('l'), 5, limits, budget())[0]!.tags, { type: 'p', x: 'two' }, 'fieldsToTag is part of the key');
   t.equal(compiledParser(def('x := "two"', { id: 'same', savedAt: 99 })), b, 'the same parser saved again is reused');
   t.equal(parserKey(def('s')), parserKey(def('s')));
+});
+
+// Review 5 findings 4 and 13: a real (positive) request budget, and no output dropped for wall time.
+t.test('a request budget in milliseconds: whole events before it is spent, marked ones after, nothing dropped', async (t) => {
+  const p = new CustomParser(def('kvParse() | regex("k(?<n>\\d+)=", repeat=true, limit=50)'));
+  const line = Array.from({ length: 50 }, (_, i) => `k${i}=v${i}`).join(' ');
+  const b = budget(30);
+  const outs: ReturnType<CustomParser['parse']>[] = [];
+  const t0 = performance.now();
+  while (!b.exhausted && performance.now() - t0 < 20_000) outs.push(p.parse(msg(line), 5, limits, b));
+  t.ok(b.exhausted, `the budget ran out after ${outs.length} events`);
+  t.ok(b.usedMs > 30);
+  for (const out of outs) {
+    // Every run that completed keeps all of its output, however long it took.
+    t.equal(out.length, 50);
+    if (out.some((e) => e.event.fields['@error'] !== undefined || e.event.fields.k0 !== 'v0')) {
+      t.fail('a completed run lost its output');
+      return;
+    }
+  }
+  const [after, ...none] = p.parse(msg(line), 5, limits, b);
+  t.equal(none.length, 0);
+  t.match(after!.event.fields['@error_msg'], /max_request_ms = 30/);
+  t.equal(after!.event.rawstring, line, 'kept as it came in');
+});
+
+t.test('now() reads the clock for each event', async (t) => {
+  const p = new CustomParser(def('t := now()'));
+  const first = Number(p.parse(msg('x'), 5, limits, budget())[0]!.event.fields.t);
+  await new Promise((r) => setTimeout(r, 30));
+  const second = Number(p.parse(msg('x'), 5, limits, budget())[0]!.event.fields.t);
+  t.ok(second - first >= 25, `the second event's now() is later (${second - first} ms)`);
+  t.ok(Math.abs(Date.now() - second) < 1000);
 });
