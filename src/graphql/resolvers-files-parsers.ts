@@ -5,7 +5,7 @@
  */
 import type { ParserTestCase, Repository } from '../global/index.js';
 import { SHARED_PREFIX } from '../files/index.js';
-import type { ParserView } from '../parsers/index.js';
+import { parserYamlTemplate, type ParserView } from '../parsers/index.js';
 import type { GraphqlContext } from './context.js';
 
 type Args = Record<string, unknown>;
@@ -41,6 +41,7 @@ export function parserShape(p: ParserView) {
     fieldsToTag: p.fieldsToTag,
     tagFields: p.fieldsToTag,
     fieldsToBeRemovedBeforeParsing: p.fieldsToBeRemovedBeforeParsing,
+    yamlTemplate: () => parserYamlTemplate(p),
     testCases: p.testCases.map((c) => ({
       event: { rawString: c.rawString },
       outputAssertions: c.assertions.map((a) => ({ outputEventIndex: a.outputEventIndex, assertions: { fieldsHaveValues: a.fieldsHaveValues, fieldsNotPresent: a.fieldsNotPresent } })),

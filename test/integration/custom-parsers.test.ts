@@ -135,6 +135,25 @@ t.test('custom parsers', async (t) => {
     const gone = await mustGql(base, admin, '{ repository(name: "parsed") { parser(name: "scratch") { id } } }');
     t.equal(gone.repository.parser, null);
   });
+
+  await t.test("humioctl's operations: RepoOrViewName variables and the YAML export", async (t) => {
+    // The variable declarations humioctl's CreateParser / DeleteParserByID / GetParserYAMLByName use.
+    const created = await mustGql(
+      base,
+      admin,
+      `mutation CreateParser($RepositoryName: RepoOrViewName!, $Name: String!, $Script: String!, $TestCases: [ParserTestCaseInput!]!, $FieldsToTag: [String!]!, $FieldsToBeRemovedBeforeParsing: [String!]!, $AllowOverridingExistingParser: Boolean!) {
+        createParserV2(input: { name: $Name, script: $Script, testCases: $TestCases, repositoryName: $RepositoryName, fieldsToTag: $FieldsToTag, fieldsToBeRemovedBeforeParsing: $FieldsToBeRemovedBeforeParsing, allowOverwritingExistingParser: $AllowOverridingExistingParser }) { id name }
+      }`,
+      { RepositoryName: 'parsed', Name: 'ctl', Script: 'kvParse()', TestCases: [{ event: { rawString: 'a=1' }, outputAssertions: [] }], FieldsToTag: ['a'], FieldsToBeRemovedBeforeParsing: [], AllowOverridingExistingParser: false },
+    );
+    t.equal(created.createParserV2.name, 'ctl');
+    const yaml = await mustGql(base, admin, 'query GetParserYAMLByName($RepositoryName: String!, $ParserName: String!) { repository(name: $RepositoryName) { parser(name: $ParserName) { name yamlTemplate } } }', { RepositoryName: 'parsed', ParserName: 'ctl' });
+    t.match(yaml.repository.parser.yamlTemplate, /^\$schema: .*\nname: "ctl"\nscript: "kvParse\(\)"\ntagFields:\n  - "a"\n/);
+    const bad = await gql(base, admin, 'mutation($R: RepoOrViewName!) { deleteParser(input: {repositoryName: $R, id: "x"}) { result } }', { R: 5 });
+    t.match(bad.errors?.[0]?.message, /RepoOrViewName must be a string/);
+    await mustGql(base, admin, 'mutation DeleteParserByID($RepositoryName: RepoOrViewName!, $ParserID: String!) { deleteParser(input: { repositoryName: $RepositoryName, id: $ParserID }) { __typename } }', { RepositoryName: 'parsed', ParserID: created.createParserV2.id });
+    t.equal((await mustGql(base, admin, '{ repository(name: "parsed") { parser(name: "ctl") { id } } }')).repository.parser, null);
+  });
 });
 
 t.test('custom parsers never run on the HTTP thread; their output is bounded per request', async (t) => {
