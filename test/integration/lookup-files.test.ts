@@ -104,17 +104,18 @@ t.test('lookup files and match()/lookup()', async (t) => {
   await t.test('match(): exact string mode, strict and not, include, nrows, column', async (t) => {
     t.strictSame(pick(await q('match(file="users.csv", field=uid, column=userid)'), 'name', 'role'), [
       { '@rawstring': 'u1', name: 'Ada Lovelace', role: 'admin' },
-      { '@rawstring': 'u2', name: 'Turing, Alan', role: 'dev' },
+      { '@rawstring': 'u2', name: 'Second Two', role: 'dup' },
       { '@rawstring': 'u3', name: ' spaced ', role: 'ops' },
-    ], 'strict by default; quoted comma and whitespace kept; the first matching row');
+    ], 'strict by default; whitespace kept; the LAST matching row (as the product)');
     t.strictSame(pick(await q('match(file="users.csv", field=uid, column=userid, strict=false, include=[name])'), 'name', 'role'), [
       { '@rawstring': 'u1', name: 'Ada Lovelace', role: undefined },
-      { '@rawstring': 'u2', name: 'Turing, Alan', role: undefined },
+      { '@rawstring': 'u2', name: 'Second Two', role: undefined },
       { '@rawstring': 'u3', name: ' spaced ', role: undefined },
       { '@rawstring': 'u9', name: undefined, role: undefined },
     ], 'strict=false passes unmatched events; include limits the columns');
     const two = pick(await q('match(file="users.csv", field=uid, column=userid, nrows=2) | uid=2'), 'name');
-    t.strictSame(two.map((r) => r.name).sort(), ['Second Two', 'Turing, Alan'], 'nrows=2: one event per matching row');
+    t.strictSame(two.map((r) => r.name).sort(), ['Second Two', 'Turing, Alan'], 'nrows=2: one event per matching row (quoted comma kept)');
+    t.strictSame(pick(await q('match(file="users.csv", field=[uid, who], column=[userid, name], ignoreCase=true)'), 'role'), [{ '@rawstring': 'u1', role: 'admin' }], 'several fields must all match');
     t.strictSame(pick(await q('match(file="users.csv", field=who, column=name, ignoreCase=true)'), 'role'), [{ '@rawstring': 'u1', role: 'admin' }], 'ignoreCase');
     t.strictSame(await q('match(file="users.csv", field=who, column=name)'), [], 'case matters by default');
   });
@@ -134,7 +135,7 @@ t.test('lookup files and match()/lookup()', async (t) => {
       { '@rawstring': 'u9', zone: 'v6net' },
     ], 'IPv4 and IPv6 subnets; several matching rows');
     const first = pick(await q('match(file="nets.csv", field=ip, column=subnet, mode=cidr) | @rawstring=u1'), 'zone');
-    t.strictSame(first, [{ '@rawstring': 'u1', zone: 'internal' }], 'nrows=1 gives the first matching row in file order');
+    t.strictSame(first, [{ '@rawstring': 'u1', zone: 'lab' }], 'nrows=1 gives the most specific subnet');
   });
 
   await t.test('JSON files: keyed object and array of objects; lookup()', async (t) => {
@@ -149,14 +150,30 @@ t.test('lookup files and match()/lookup()', async (t) => {
       { '@rawstring': 'u3', owner: undefined },
       { '@rawstring': 'u9', owner: 'team-a' },
     ], 'lookup() enriches and keeps unmatched events (strict=false)');
-    t.strictSame(pick(await q('lookup(file="users.csv", column=userid, field=uid, include=[role], strict=true)'), 'role').map((r) => r.role), ['admin', 'dev', 'ops']);
+    t.strictSame(pick(await q('lookup(file="users.csv", column=userid, field=uid, include=[role], strict=true)'), 'role').map((r) => r.role), ['admin', 'dup', 'ops']);
+    t.strictSame(pick(await q('lookup(file="hosts.json", field=host)'), 'dc'), [
+      { '@rawstring': 'u1', dc: 'east' },
+      { '@rawstring': 'u2', dc: undefined },
+      { '@rawstring': 'u3', dc: undefined },
+      { '@rawstring': 'u9', dc: 'east' },
+    ], 'lookup() on a keyed JSON object (its key, case-sensitive)');
+    t.equal((await uploadFile(base, '/api/v1/repositories/files1/files', member.token, 'jnets.json', JSON.stringify([{ net: '10.0.0.0/8', zone: 'j8' }, { net: '10.1.0.0/16', zone: 'j16' }]))).status, 200);
+    t.equal((await uploadFile(base, '/api/v1/repositories/files1/files', member.token, 'jglobs.json', JSON.stringify({ '*.php': { kind: 'php' }, '/static/*': { kind: 'static' } }))).status, 200);
+    t.strictSame(pick(await q('match(file="jnets.json", field=ip, column=net, mode=cidr)'), 'zone'), [
+      { '@rawstring': 'u1', zone: 'j16' },
+      { '@rawstring': 'u2', zone: 'j8' },
+    ], 'a JSON array file in cidr mode');
+    t.strictSame(pick(await q('match(file="jglobs.json", field=url, mode=glob)'), 'kind'), [
+      { '@rawstring': 'u2', kind: 'static' },
+      { '@rawstring': 'u3', kind: 'php' },
+    ], 'a keyed JSON file in glob mode (on its key)');
   });
 
   await t.test('shared files from any repository; aggregates; query jobs', async (t) => {
     t.strictSame(pick(await q('match(file="/shared/shared.csv", field=uid, column=userid)', 'files2', admin), 'team'), [{ '@rawstring': 'o1', team: 'core' }]);
     t.strictSame(pick(await q('match(file="/shared/shared.csv", field=uid, column=userid)'), 'team'), [{ '@rawstring': 'u1', team: 'core' }]);
     const rows = await queryJson(base, 'files1', { queryString: 'match(file="users.csv", field=uid, column=userid) | groupBy(role)' }, { token: member.token });
-    t.strictSame(rows.map((r) => `${r.role}=${r._count}`).sort(), ['admin=1', 'dev=1', 'ops=1']);
+    t.strictSame(rows.map((r) => `${r.role}=${r._count}`).sort(), ['admin=1', 'dup=1', 'ops=1']);
   });
 
   await t.test('a missing file, column or bad mode is a query error naming it', async (t) => {

@@ -94,33 +94,41 @@ t.test('packing: one byte per unit when possible, UTF-16 otherwise, absent cells
 t.test('exact finder: duplicates in file order, ignoreCase, composite keys, absent keys', async (t) => {
   const tb = table('id,name,n\n1,Ada,a\n2,Bob,b\n1,Ada,c\n3,ADA,d\n');
   const byId = exactFinder(tb, [0], false);
-  t.strictSame(byId(['1'], 5), [0, 2]);
-  t.strictSame(byId(['1'], 1), [0]);
+  t.strictSame(byId(['1'], 5), [2, 0], 'the latest rows, newest first');
+  t.strictSame(byId(['1'], 1), [2], 'one row: the last matching one');
   t.strictSame(byId(['9'], 5), []);
   t.strictSame(byId([''], 5), []);
-  t.strictSame(exactFinder(tb, [1], true)(['ada'], 5), [0, 2, 3]);
+  t.strictSame(exactFinder(tb, [1], true)(['ada'], 5), [3, 2, 0]);
   t.strictSame(exactFinder(tb, [1], false)(['ada'], 5), []);
-  t.strictSame(exactFinder(tb, [0, 1], false)(['1', 'Ada'], 5), [0, 2]);
+  t.strictSame(exactFinder(tb, [0, 1], false)(['1', 'Ada'], 5), [2, 0]);
   t.strictSame(exactFinder(tb, [0, 1], false)(['1', 'Bob'], 5), []);
   const arr = packTable('arr2', 'json', parseTable(enc('[{"k":"x"},{"other":"y"},{"k":"x"}]'), 'json', { maxRows: 10 }));
-  t.strictSame(exactFinder(arr, [0], false)(['x'], 5), [0, 2], 'rows without the key member are not indexed');
+  t.strictSame(exactFinder(arr, [0], false)(['x'], 5), [2, 0], 'rows without the key member are not indexed');
   // Many rows, many collisions: every key still found.
   const many = table(`k\n${Array.from({ length: 5000 }, (_, i) => `key${i % 2500}`).join('\n')}\n`, 'csv', 10_000);
   const f = exactFinder(many, [0], false);
   let ok = true;
-  for (let i = 0; i < 2500; i++) ok &&= f([`key${i}`], 3).join() === `${i},${i + 2500}`;
+  for (let i = 0; i < 2500; i++) ok &&= f([`key${i}`], 3).join() === `${i + 2500},${i}`;
   t.ok(ok, '2,500 keys with two rows each');
 });
 
 t.test('glob and cidr finders', async (t) => {
   const g = table('p,kind\n*/login*,auth\n/static/*,asset\n*,any\n');
-  t.strictSame(globFinder(g, 0, false)(['/a/login?x'], 5), [0, 2]);
+  // Ordered by pattern text: "*" < "*/login*" < "/static/*".
+  t.strictSame(globFinder(g, 0, false)(['/a/login?x'], 5), [2, 0]);
+  t.strictSame(globFinder(g, 0, false)(['/a/login?x'], 1), [2]);
   t.strictSame(globFinder(g, 0, false)(['/STATIC/x'], 5), [2]);
-  t.strictSame(globFinder(g, 0, true)(['/STATIC/x'], 5), [1, 2]);
+  t.strictSame(globFinder(g, 0, true)(['/STATIC/x'], 5), [2, 1]);
+  t.strictSame(globFinder(g, 0, false)(['x/static/y'], 5), [2], 'patterns are anchored');
+  const same = table('p,kind\n*.php,old\n*.php,new\n');
+  t.strictSame(globFinder(same, 0, false)(['a.php'], 5), [1, 0], 'equal patterns: latest row first');
   const c = table('net,z\n10.0.0.0/8,a\nbad,b\n10.1.0.0/16,c\n10.1.2.3,d\n2001:db8::/32,e\n0.0.0.0/0,f\n');
   const f = cidrFinder(c, 0);
-  t.strictSame(f(['10.1.2.3'], 10), [0, 2, 3, 5]);
-  t.strictSame(f(['10.1.2.3'], 2), [0, 2]);
+  t.strictSame(f(['10.1.2.3'], 10), [3, 2, 0, 5], 'most specific subnet first');
+  t.strictSame(f(['10.1.2.3'], 2), [3, 2]);
+  t.strictSame(f(['10.1.9.9'], 1), [2], 'nrows=1: the most specific subnet');
+  const twice = table('net,z\n10.0.0.0/8,old\n10.0.0.0/8,new\n');
+  t.strictSame(cidrFinder(twice, 0)(['10.2.3.4'], 5), [1, 0], 'equal subnets: latest row first');
   t.strictSame(f(['11.0.0.1'], 10), [5]);
   t.strictSame(f(['2001:db8:1::9'], 10), [4]);
   t.strictSame(f(['not an ip'], 10), []);
