@@ -81,7 +81,14 @@ export class FileService {
     const hash = contentHash(bytes);
     // Parsing validates the file; the packed table is kept for the queries that will use it.
     const table = await this.tableOf(hash, () => Promise.resolve(bytes), kind);
-    await this.blobs.hold(hash, bytes);
+    try {
+      await this.blobs.hold(hash, bytes);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // Nothing refers to the bytes yet: the upload failed and may be retried when there is room.
+      if (code === 'ENOSPC' || code === 'EDQUOT') throw new LogsvcError('E_UNAVAILABLE', `file "${fileName}" cannot be stored: the data directory is out of space (${code}); free space and retry`);
+      throw err;
+    }
     try {
       await this.store.transact((s) => {
         if (scope !== SHARED_SCOPE && !s.repositories.has(scope)) throw new LogsvcError('E_NOT_FOUND', `${where} no longer exists`);

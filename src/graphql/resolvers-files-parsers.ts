@@ -54,7 +54,9 @@ export const repositoryFieldResolvers: Record<string, FieldResolver> = {
   files: (src, _a, ctx) =>
     ctx.services.files.list(ctx.principal, (src as { name: string }).name).map(({ file, shared }) => ({
       contentHash: file.contentHash,
-      nameAndPath: { name: file.name, path: shared ? SHARED_PREFIX.slice(0, -1) : null },
+      // A shared file is listed by the name queries and removeFile take (`/shared/<name>`), so that
+      // clients that read only `name` (humioctl files list) can tell it from a repository file.
+      nameAndPath: { name: shared ? `${SHARED_PREFIX}${file.name}` : file.name, path: shared ? SHARED_PREFIX.slice(0, -1) : null },
     })),
   parsers: (src, _a, ctx) => ctx.services.parsers.list(ctx.principal, repositoryOf(src, ctx)).map(parserShape),
   parser: (src, a, ctx) => {

@@ -12,6 +12,7 @@ type File {
 }
 
 type FileNameAndPath {
+  "The name a query uses: a repository file's name, or /shared/<name> for a shared file."
   name: String!
   "null for a file of the repository; /shared for a shared file."
   path: String

@@ -10,7 +10,7 @@ import { LogsvcError } from '../lib/errors.js';
 import type { EventGroup, IngestEvent } from '../events/index.js';
 import { MAX_RECORD_BYTES } from '../queue/index.js';
 import type { IngestLimits } from './limits.js';
-import { compiledParser, ParserBudget, type CustomParser, type CustomParserDef, type ParsedEvent, type ParserTimeLimits } from '../parsers/custom-parser.js';
+import { compiledParser, ParserBudget, type MessageParser, type CustomParserDef, type ParsedEvent, type ParserTimeLimits } from '../parsers/custom-parser.js';
 
 /** Events and bytes (UTF-16 units of text, an estimate of the encoded size) parsers made in one request. */
 export class ParserOutput {
@@ -46,7 +46,7 @@ export class CustomParsers {
   private readonly byName: ReadonlyMap<string, CustomParserDef>;
   readonly budget: ParserBudget;
   readonly output: ParserOutput;
-  private readonly compiled = new Map<string, CustomParser>();
+  private readonly compiled = new Map<string, MessageParser>();
 
   constructor(defs: readonly CustomParserDef[], limits: ParserTimeLimits, ingestLimits: IngestLimits, maxBytes = MAX_RECORD_BYTES) {
     this.byName = new Map(defs.map((d) => [d.name, d]));
@@ -55,7 +55,7 @@ export class CustomParsers {
   }
 
   /** The custom parser of that name, compiled; undefined when `name` is not one (built-ins then apply). */
-  get(name: string | null | undefined): CustomParser | undefined {
+  get(name: string | null | undefined): MessageParser | undefined {
     if (name === null || name === undefined) return undefined;
     let p = this.compiled.get(name);
     if (p === undefined) {

@@ -72,7 +72,41 @@ export class ParserBudget {
   }
 }
 
-export class CustomParser {
+/** What ingest runs on each message: a compiled parser, or one whose script no longer compiles. */
+export interface MessageParser {
+  readonly name: string;
+  parse(m: ParserInput, ingestTs: number, limits: IngestLimits, budget: ParserBudget): ParsedEvent[];
+}
+
+/** The input event as it came in (minus the removed fields), marked with `error`. */
+function unparsed(name: string, m: ParserInput, removeBefore: ReadonlySet<string>, ingestTs: number, limits: IngestLimits, error: string): ParsedEvent[] {
+  const fields: Record<string, string> = {};
+  for (const k in m.input) if (!removeBefore.has(k)) fields[k] = m.input[k]!;
+  for (const k in m.after) fields[k] = m.after[k]!;
+  return [{ tags: { ...m.tags, type: name }, event: buildEvent({ rawstring: m.rawstring, timestamp: m.timestamp, timezone: m.timezone, fields, error }, ingestTs, limits) }];
+}
+
+/**
+ * A stored parser whose script does not compile on this node (saved by a version whose language
+ * took it): its events are kept and marked, as any parser failure, instead of failing the request.
+ */
+export class UncompilableParser implements MessageParser {
+  readonly name: string;
+  private readonly removeBefore: ReadonlySet<string>;
+  constructor(
+    def: CustomParserDef,
+    private readonly problem: string,
+  ) {
+    this.name = def.name;
+    this.removeBefore = new Set(def.fieldsToBeRemovedBeforeParsing);
+  }
+
+  parse(m: ParserInput, ingestTs: number, limits: IngestLimits): ParsedEvent[] {
+    return unparsed(this.name, m, this.removeBefore, ingestTs, limits, `parser ${this.name} does not compile: ${this.problem}`);
+  }
+}
+
+export class CustomParser implements MessageParser {
   readonly name: string;
   private readonly feed: Emit;
   private sink: Ev[] = [];
@@ -93,12 +127,10 @@ export class CustomParser {
 
   /** Parses one message; returns the output events (none when the script drops the event). */
   parse(m: ParserInput, ingestTs: number, limits: IngestLimits, budget: ParserBudget): ParsedEvent[] {
-    const { rawstring, tags: baseTags } = m;
+    const { rawstring } = m;
     const kept: Record<string, string> = {};
     for (const k in m.input) if (!this.removeBefore.has(k)) kept[k] = m.input[k]!;
-    const fallback = (error: string): ParsedEvent[] => [
-      { tags: { ...baseTags, type: this.name }, event: buildEvent({ rawstring, timestamp: m.timestamp, timezone: m.timezone, fields: { ...kept, ...m.after }, error }, ingestTs, limits) },
-    ];
+    const fallback = (error: string): ParsedEvent[] => unparsed(this.name, m, this.removeBefore, ingestTs, limits, error);
     if (budget.exhausted) return fallback(`parser ${this.name} was not run: the request used up its parser time (parsers.max_request_ms = ${budget.limits.maxRequestMs})`);
 
     const ev = new MapEvent();
@@ -157,7 +189,7 @@ export class CustomParser {
 
 /** Compiled parsers one thread keeps, by what they are compiled from. */
 const MAX_COMPILED = 64;
-const compiled = new Map<string, CustomParser>();
+const compiled = new Map<string, MessageParser>();
 
 /**
  * The key of a compiled parser: a hash of everything that shapes its output (not the save time,
@@ -167,11 +199,16 @@ export function parserKey(def: CustomParserDef): string {
   return createHash('sha256').update(JSON.stringify([def.id, def.name, def.script, def.fieldsToTag, def.fieldsToBeRemovedBeforeParsing])).digest('base64url');
 }
 
-export function compiledParser(def: CustomParserDef): CustomParser {
+/** The compiled parser of `def`; an UncompilableParser when its script does not compile here. */
+export function compiledParser(def: CustomParserDef): MessageParser {
   const key = parserKey(def);
   let p = compiled.get(key);
   if (p === undefined) {
-    p = new CustomParser(def);
+    try {
+      p = new CustomParser(def);
+    } catch (err) {
+      p = new UncompilableParser(def, isLogsvcError(err) ? err.message : describeError(err));
+    }
     if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
     compiled.set(key, p);
   }

@@ -136,6 +136,29 @@ t.test('custom parsers', async (t) => {
     t.equal(gone.repository.parser, null);
   });
 
+  await t.test('structured ingest through a custom parser', async (t) => {
+    const tok = await mustGql(base, admin, 'mutation { addIngestTokenV3(input: {repositoryName: "parsed", name: "structured-in", parser: "app-json"}) { token } }');
+    const body = [
+      {
+        tags: { host: 's1' },
+        events: [
+          // The raw string is parsed; attributes are fields the parser sees (and keeps).
+          { timestamp: base0 - 30_000, rawstring: JSON_LINE(iso(-20_000), 'structsvc', 'with raw'), attributes: { region: 'eu' } },
+          // No raw string: the parser reads the JSON of the attributes.
+          { timestamp: base0 - 30_000, attributes: { meta: { time: iso(-19_000), host: 'h2' }, service: 'structsvc', msg: 'from attributes' } },
+        ],
+      },
+    ];
+    const r = await api(base, '/api/v1/ingest/humio-structured', { token: tok.addIngestTokenV3.token, body: JSON.stringify(body) });
+    t.equal(r.status, 200, r.text);
+    t.equal(await waitForCount(base, 'parsed', admin, 2, 10_000, '#service=structsvc'), 2);
+    const rows = await queryJson(base, 'parsed', { queryString: '#service=structsvc | sort(@timestamp, order=asc)' }, { token: admin });
+    t.strictSame(rows.map((e) => [e.msg, e['@timestamp'], e['#host'], e['#type'], e.region ?? null, e['@error'] ?? null]), [
+      ['with raw', base0 - 20_000, 's1', 'app-json', 'eu', null],
+      ['from attributes', base0 - 19_000, 's1', 'app-json', null, null],
+    ], 'the parser sets the time and the tag; the sender tags and attributes stay');
+  });
+
   await t.test("humioctl's operations: RepoOrViewName variables and the YAML export", async (t) => {
     // The variable declarations humioctl's CreateParser / DeleteParserByID / GetParserYAMLByName use.
     const created = await mustGql(

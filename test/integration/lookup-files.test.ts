@@ -199,7 +199,13 @@ t.test('lookup files and match()/lookup()', async (t) => {
     const r = await postQuery(base, 'files1', { queryString: 'match(file="users.csv", field=uid)' }, { token: member.token });
     t.equal(r.status, 400);
     const refused = await mustGql(base, admin, '{ searchDomain(name: "files1") { files { nameAndPath { name path } } } }');
-    t.ok(refused.searchDomain.files.some((f: any) => f.nameAndPath.name === 'shared.csv' && f.nameAndPath.path === '/shared'), 'shared files are listed with path /shared');
+    t.ok(refused.searchDomain.files.some((f: any) => f.nameAndPath.name === '/shared/shared.csv' && f.nameAndPath.path === '/shared'), 'shared files are listed by the name queries use, with path /shared');
+    t.notOk(refused.searchDomain.files.some((f: any) => f.nameAndPath.name === 'shared.csv'), 'never as if they were repository files');
+    // The listed name is the one removeFile takes.
+    await mustGql(base, admin, 'mutation { removeFile(name: "files1", fileName: "/shared/shared.csv") { __typename } }');
+    const after = await mustGql(base, admin, '{ searchDomain(name: "files2") { files { nameAndPath { name } } } }');
+    t.strictSame(after.searchDomain.files, [], 'removed from the shared scope');
+    t.equal((await uploadFile(base, '/api/v1/uploadedfiles/shared', admin, 'shared.csv', 'userid,team\n1,core\n')).status, 200);
     t.equal((await api(base, '/api/v1/uploadedfiles/shared/shared.csv', { token: admin, method: 'DELETE' })).status, 204);
   });
 });

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { CustomParser, ParserBudget, compiledParser, type CustomParserDef } from '../../../src/parsers/index.js';
 import { parserKey } from '../../../src/parsers/custom-parser.js';
+import { runIngestTask } from '../../../src/ingest/pipeline.js';
 import { GlobalState } from '../../../src/global/index.js';
 
 const limits = { maxEventsPerRequest: 1000, maxEventBytes: 1 << 20, maxFieldsPerEvent: 100, maxJsonDepth: 64 };
@@ -115,4 +116,20 @@ t.test('now() reads the clock for each event', async (t) => {
   const second = Number(p.parse(msg('x'), 5, limits, budget())[0]!.event.fields.t);
   t.ok(second - first >= 25, `the second event's now() is later (${second - first} ms)`);
   t.ok(Math.abs(Date.now() - second) < 1000);
+});
+
+t.test('a stored parser that does not compile here marks its events instead of failing the request', async (t) => {
+  const broken = compiledParser(def('regex("(")', { id: 'broken', fieldsToBeRemovedBeforeParsing: ['secret'] }));
+  const [e, ...rest] = broken.parse(msg('line', { input: { a: '1', secret: 's' }, tags: { host: 'h' }, after: { f: 'x' } }), 5, limits, budget());
+  t.equal(rest.length, 0);
+  t.equal(e!.event.rawstring, 'line');
+  t.equal(e!.event.fields['@error'], 'true');
+  t.match(e!.event.fields['@error_msg'], /parser p does not compile: /);
+  t.equal(e!.event.fields.a, '1');
+  t.equal(e!.event.fields.f, 'x');
+  t.equal(e!.event.fields.secret, undefined);
+  t.strictSame(e!.tags, { host: 'h', type: 'p' });
+  const body = new TextEncoder().encode(JSON.stringify([{ messages: ['one', 'two'] }]));
+  const r = runIngestTask({ kind: 'unstructured', body, contentEncoding: undefined, maxDecompressedBytes: 1 << 20, limits, parser: 'p', repositoryId: 'r', at: 1, customParsers: [def('regex("(")', { id: 'broken' })] });
+  t.match(r, { ok: true, events: 2 }, 'the request is stored, both events marked');
 });
