@@ -22,6 +22,8 @@ export interface FileLimits {
   maxFileBytes: number;
   maxRows: number;
   maxFilesPerRepository: number;
+  /** Bytes of distinct file contents all scopes together may hold on disk. */
+  maxTotalBytes: number;
   /** Bytes of packed tables kept in memory. */
   cacheBytes: number;
 }
@@ -94,6 +96,11 @@ export class FileService {
         if (scope !== SHARED_SCOPE && !s.repositories.has(scope)) throw new LogsvcError('E_NOT_FOUND', `${where} no longer exists`);
         if (s.files.get(scope, fileName) === undefined && s.files.count(scope) >= this.limits.maxFilesPerRepository) {
           throw new LogsvcError('E_CONFLICT', `${where} already has ${this.limits.maxFilesPerRepository} files (files.max_files_per_repository); remove one first`);
+        }
+        // New contents count toward the total; the bytes a replaced name frees are not counted back
+        // here (they may still be shared), so a replace near the limit may need a removal first.
+        if (!s.files.referenced(hash) && s.files.totalBytes + bytes.byteLength > this.limits.maxTotalBytes) {
+          throw new LogsvcError('E_CONFLICT', `file "${fileName}" (${bytes.byteLength} bytes) would take the stored files past ${this.limits.maxTotalBytes} bytes (files.max_total_bytes; ${s.files.totalBytes} in use); remove files first`);
         }
         return { events: [{ type: 'FileStored', scope, name: fileName, contentHash: hash, size: bytes.byteLength, rows: table.nRows, at: this.clock.now() }], result: undefined };
       });

@@ -184,6 +184,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         maxFileBytes: config.files.max_file_bytes,
         maxRows: config.files.max_rows,
         maxFilesPerRepository: config.files.max_files_per_repository,
+        maxTotalBytes: config.files.max_total_bytes,
         cacheBytes: config.files.cache_bytes,
       },
       clock,

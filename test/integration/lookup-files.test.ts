@@ -210,9 +210,9 @@ t.test('lookup files and match()/lookup()', async (t) => {
   });
 });
 
-t.test('a sparse JSON file is refused by its cell count (413), and the node stays up', async (t) => {
+t.test('a sparse JSON file is refused by its cell count (413), and the node stays up; the total bound', async (t) => {
   t.setTimeout(60_000);
-  const node = await startNode(t);
+  const node = await startNode(t, { config: '[files]\nmax_total_bytes = 1048576\n' });
   await createRepo(node.url, node.adminToken, 'sparse1');
   // 24 KB that would pad to 5,000 rows x 1,000 columns (5 million cells) if it were read densely.
   const sparseRows = [...Array.from({ length: 1000 }, (_, i) => ({ [`m${i}`]: 'v' })), ...Array.from({ length: 4000 }, () => ({}))];
@@ -228,4 +228,12 @@ t.test('a sparse JSON file is refused by its cell count (413), and the node stay
   const asCsv = await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'same.csv', bytes);
   t.equal(asCsv.status, 400, `read as CSV, not served from the JSON table: ${asCsv.text}`);
   t.match(asCsv.text, /CSV/);
+
+  // files.max_total_bytes: distinct contents count once, across repositories.
+  const big = (c: string) => `k,v\n${`${c},${'x'.repeat(150)}\n`.repeat(4000)}`;
+  t.equal((await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'big1.csv', big('a'))).status, 200);
+  t.equal((await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'big1-copy.csv', big('a'))).status, 200, 'the same bytes again take no more room');
+  const over = await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'big2.csv', big('b'));
+  t.equal(over.status, 409, over.text);
+  t.match(over.text, /files\.max_total_bytes/);
 });
