@@ -10,7 +10,8 @@ import { LogsvcError } from '../lib/errors.js';
 import type { EventGroup, IngestEvent } from '../events/index.js';
 import { MAX_RECORD_BYTES } from '../queue/index.js';
 import type { IngestLimits } from './limits.js';
-import { compiledParser, ParserBudget, type MessageParser, type CustomParserDef, type ParsedEvent, type ParserTimeLimits } from '../parsers/custom-parser.js';
+import { compiledParser, compiledParserByKey, ParserBudget, type MessageParser, type CustomParserDef, type ParsedEvent, type ParserTimeLimits } from '../parsers/custom-parser.js';
+import { isParserSet, parserDefAt, type ParserSet } from '../parsers/parser-set.js';
 
 /** Events and bytes (UTF-16 units of text, an estimate of the encoded size) parsers made in one request. */
 export class ParserOutput {
@@ -43,13 +44,21 @@ function eventChars(e: IngestEvent): number {
 }
 
 export class CustomParsers {
-  private readonly byName: ReadonlyMap<string, CustomParserDef>;
+  /** Name -> a way to the compiled parser: a definition, or an index into the shared set. */
+  private readonly byName: ReadonlyMap<string, CustomParserDef | number>;
+  private readonly set: ParserSet | null;
   readonly budget: ParserBudget;
   readonly output: ParserOutput;
   private readonly compiled = new Map<string, MessageParser>();
 
-  constructor(defs: readonly CustomParserDef[], limits: ParserTimeLimits, ingestLimits: IngestLimits, maxBytes = MAX_RECORD_BYTES) {
-    this.byName = new Map(defs.map((d) => [d.name, d]));
+  constructor(defs: readonly CustomParserDef[] | ParserSet, limits: ParserTimeLimits, ingestLimits: IngestLimits, maxBytes = MAX_RECORD_BYTES) {
+    if (isParserSet(defs)) {
+      this.set = defs;
+      this.byName = new Map(defs.names.map((n, i) => [n, i]));
+    } else {
+      this.set = null;
+      this.byName = new Map(defs.map((d) => [d.name, d]));
+    }
     this.budget = new ParserBudget(limits);
     this.output = new ParserOutput(ingestLimits.maxEventsPerRequest, maxBytes);
   }
@@ -59,10 +68,12 @@ export class CustomParsers {
     if (name === null || name === undefined) return undefined;
     let p = this.compiled.get(name);
     if (p === undefined) {
-      const def = this.byName.get(name);
-      if (def === undefined) return undefined;
-      // Looked up once per request: the key hashes the script, and items may be many.
-      p = compiledParser(def);
+      const ref = this.byName.get(name);
+      if (ref === undefined) return undefined;
+      // Looked up once per request: the key hashes the script, and items may be many. A parser of
+      // the shared set is only read out of it when this thread has not compiled it yet.
+      const set = this.set;
+      p = typeof ref === 'number' ? compiledParserByKey(set!.keys[ref]!, () => parserDefAt(set!, ref)) : compiledParser(ref);
       this.compiled.set(name, p);
     }
     return p;

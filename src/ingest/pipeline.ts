@@ -16,6 +16,7 @@ import { normalizeStructured } from './structured.js';
 import { normalizeRaw, normalizeUnstructured } from './unstructured.js';
 import { CustomParsers } from './custom-parsing.js';
 import type { CustomParserDef, ParserTimeLimits } from '../parsers/custom-parser.js';
+import { isParserSet, type ParserSet } from '../parsers/parser-set.js';
 
 export type IngestKind = 'structured' | 'unstructured' | 'raw';
 
@@ -33,7 +34,7 @@ export interface IngestTask {
    * The repository's custom parsers that may apply (the token's, or for unstructured bodies every
    * one an item's `type` may name), and their time bounds.
    */
-  customParsers?: CustomParserDef[];
+  customParsers?: CustomParserDef[] | ParserSet;
   parserLimits?: ParserTimeLimits;
 }
 
@@ -80,7 +81,8 @@ export function prepareRecord(repositoryId: string, groups: EventGroup[], at: nu
 
 /** Whether the task runs custom parsers (and so must run on a worker thread, never the HTTP thread). */
 export function hasCustomParsers(t: IngestTask): boolean {
-  return t.customParsers !== undefined && t.customParsers.length > 0;
+  const c = t.customParsers;
+  return c !== undefined && (isParserSet(c) ? c.names.length > 0 : c.length > 0);
 }
 
 export function runIngestTask(t: IngestTask): IngestTaskResult {

@@ -201,9 +201,14 @@ export function parserKey(def: CustomParserDef): string {
 
 /** The compiled parser of `def`; an UncompilableParser when its script does not compile here. */
 export function compiledParser(def: CustomParserDef): MessageParser {
-  const key = parserKey(def);
+  return compiledParserByKey(parserKey(def), () => def);
+}
+
+/** The compiled parser cached under `key` (= parserKey of the definition), compiling `load()` on a miss. */
+export function compiledParserByKey(key: string, load: () => CustomParserDef): MessageParser {
   let p = compiled.get(key);
   if (p === undefined) {
+    const def = load();
     try {
       p = new CustomParser(def);
     } catch (err) {

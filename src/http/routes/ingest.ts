@@ -60,11 +60,9 @@ export function ingestRoutes(s: HttpServices): Route[] {
       repositoryId: t.repo.id,
       at: s.clock.now(),
     };
-    const custom = s.parsers.defsForIngest(t.repo.id, t.parser, kind);
-    if (custom.length > 0) {
-      task.customParsers = custom;
-      task.parserLimits = s.parsers.timeLimits;
-    }
+    task.customParsers = s.parsers.defsForIngest(t.repo.id, t.parser, kind);
+    if (hasCustomParsers(task)) task.parserLimits = s.parsers.timeLimits;
+    else delete task.customParsers;
     // Large bodies are parsed on the worker pool; small ones here, where a hop would cost more.
     // Custom parsers never run here: their cost does not follow the body's size (a small gzip body,
     // a costly script), and this thread serves every acknowledgement, query and health check.
