@@ -180,7 +180,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'query.max_jobs', default: 1000, doc: 'query jobs kept on this node at once (running or waiting to be polled)', check: integer(1, 1_000_000) },
   { path: 'query.task_bytes', default: 16 * 1024 * 1024, doc: 'uncompressed block bytes one worker task of a query scans', check: integer(64 * 1024, 1024 * 1024 * 1024) },
 
-  { path: 'files.max_file_bytes', default: 100 * 1024 * 1024, doc: 'largest lookup file (CSV or JSON) that may be uploaded (413 above it)', check: integer(1024, 4 * 1024 * 1024 * 1024) },
+  // At most 512 MiB: a larger JSON file cannot be one JavaScript string, and table offsets are 32-bit.
+  { path: 'files.max_file_bytes', default: 100 * 1024 * 1024, doc: 'largest lookup file (CSV or JSON) that may be uploaded (413 above it); at most 512 MiB', check: integer(1024, 512 * 1024 * 1024) },
   { path: 'files.max_rows', default: 1_000_000, doc: "most rows a lookup file may have (the product's exact-match limit)", check: integer(1, 100_000_000) },
   { path: 'files.max_files_per_repository', default: 1000, doc: 'lookup files one repository (or the shared scope) may hold', check: integer(1, 1_000_000) },
   { path: 'files.max_total_bytes', default: 10 * 1024 * 1024 * 1024, doc: 'bytes of distinct lookup-file contents all repositories and the shared scope may hold on disk together (409 above it)', check: integer(1024 * 1024, 1024 * 1024 * 1024 * 1024 * 1024) },

@@ -192,7 +192,7 @@ export class FileService {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new LogsvcError('E_UNAVAILABLE', 'a lookup file was replaced or removed while it was being loaded; retry');
         throw err;
       }
-      const table = await this.packer.pack(raw, kind, hash, this.limits.maxRows);
+      const table = await this.packOneAtATime(() => this.packer.pack(raw, kind, hash, this.limits.maxRows));
       entry.bytes = table.sab.byteLength;
       this.cachedBytes += entry.bytes;
       this.evict(key);
@@ -203,6 +203,20 @@ export class FileService {
       if (this.cache.get(key) === entry) this.cache.delete(key);
     });
     return entry.table;
+  }
+
+  /** The last pack started; the next one waits for it. */
+  private packing: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Runs packs one after another: a pack holds a file's text, its rows and its table at once (a
+   * few times the file's size) and takes a pool thread, so parallel uploads of large files would
+   * multiply the memory and crowd out ingest and queries.
+   */
+  private packOneAtATime<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.packing.then(run, run);
+    this.packing = next.catch(() => undefined);
+    return next;
   }
 
   /** Drops least recently used tables until the cache fits (never the one just loaded). */
