@@ -210,7 +210,9 @@ export class ParserService {
       const p = ps.byName(repositoryId, tokenParser);
       return p === undefined ? [] : [defOf(p)];
     }
-    return kind === 'unstructured' ? this.parserSet(repositoryId, ps.list(repositoryId)) : [];
+    if (kind !== 'unstructured') return [];
+    const all = ps.list(repositoryId);
+    return all.length === 0 ? [] : this.parserSet(repositoryId, all);
   }
 
   /**
