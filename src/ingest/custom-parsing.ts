@@ -7,7 +7,8 @@
  * first event past them (a 4xx naming the limit) instead of building everything first.
  */
 import { LogsvcError } from '../lib/errors.js';
-import type { EventGroup, IngestEvent } from '../events/index.js';
+import type { IngestEvent } from '../events/index.js';
+import type { ParsedGroup } from './datasource-room.js';
 import { MAX_RECORD_BYTES } from '../queue/index.js';
 import type { IngestLimits } from './limits.js';
 import { compiledParser, compiledParserByKey, ParserBudget, type MessageParser, type CustomParserDef, type ParsedEvent, type ParserTimeLimits } from '../parsers/custom-parser.js';
@@ -82,7 +83,7 @@ export class CustomParsers {
 
 /** Collects parsed events into one group per distinct tag set, in first-seen order; counts them against the request's output bound. */
 export class TagGroups {
-  private readonly groups = new Map<string, EventGroup>();
+  private readonly groups = new Map<string, ParsedGroup>();
 
   constructor(private readonly output: ParserOutput) {}
 
@@ -91,12 +92,15 @@ export class TagGroups {
     for (const p of out) {
       const key = JSON.stringify(Object.entries(p.tags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
       const g = this.groups.get(key);
-      if (g === undefined) this.groups.set(key, { tags: p.tags, events: [p.event] });
-      else g.events.push(p.event);
+      if (g === undefined) this.groups.set(key, { tags: p.tags, events: [p.event], fallbackTags: [p.fallbackTags] });
+      else {
+        g.events.push(p.event);
+        g.fallbackTags.push(p.fallbackTags);
+      }
     }
   }
 
-  list(): EventGroup[] {
+  list(): ParsedGroup[] {
     return [...this.groups.values()];
   }
 }

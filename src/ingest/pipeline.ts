@@ -17,6 +17,7 @@ import { normalizeRaw, normalizeUnstructured } from './unstructured.js';
 import { CustomParsers } from './custom-parsing.js';
 import type { CustomParserDef, ParserTimeLimits } from '../parsers/custom-parser.js';
 import { isParserSet, type ParserSet } from '../parsers/parser-set.js';
+import { fitDatasources, type DatasourceRoom } from './datasource-room.js';
 
 export type IngestKind = 'structured' | 'unstructured' | 'raw';
 
@@ -35,6 +36,8 @@ export interface IngestTask {
    * one an item's `type` may name), and their time bounds.
    */
   customParsers?: CustomParserDef[] | ParserSet;
+  /** With custom parsers: the room for new datasources their tags may take (datasource-room.ts). */
+  datasourceRoom?: DatasourceRoom;
   parserLimits?: ParserTimeLimits;
 }
 
@@ -101,6 +104,7 @@ export function runIngestTask(t: IngestTask): IngestTaskResult {
         groups = normalizeUnstructured(parsed, t.at, t.limits, t.parser, custom);
       }
     }
+    if (custom !== undefined && t.datasourceRoom !== undefined) groups = fitDatasources(groups, t.repositoryId, t.datasourceRoom);
     return { ok: true, ...prepareRecord(t.repositoryId, groups, t.at) };
   } catch (err) {
     if (err instanceof LogsvcError) return { ok: false, code: err.code, message: err.message };

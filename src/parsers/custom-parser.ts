@@ -60,6 +60,8 @@ export interface ParserInput {
 export interface ParsedEvent {
   /** Tag names without "#" (including type). */
   tags: Record<string, string>;
+  /** The tags without the parser's own (the sender's and type): used when those cannot be kept. */
+  fallbackTags: Record<string, string>;
   event: IngestEvent;
 }
 
@@ -83,7 +85,8 @@ function unparsed(name: string, m: ParserInput, removeBefore: ReadonlySet<string
   const fields: Record<string, string> = {};
   for (const k in m.input) if (!removeBefore.has(k)) fields[k] = m.input[k]!;
   for (const k in m.after) fields[k] = m.after[k]!;
-  return [{ tags: { ...m.tags, type: name }, event: buildEvent({ rawstring: m.rawstring, timestamp: m.timestamp, timezone: m.timezone, fields, error }, ingestTs, limits) }];
+  const tags = { ...m.tags, type: name };
+  return [{ tags, fallbackTags: tags, event: buildEvent({ rawstring: m.rawstring, timestamp: m.timestamp, timezone: m.timezone, fields, error }, ingestTs, limits) }];
 }
 
 /**
@@ -183,7 +186,7 @@ export class CustomParser implements MessageParser {
       for (const k of Object.keys(tags)) if (k !== 'type' && !Object.hasOwn(baseTags, k)) delete tags[k];
     }
     const error = problems.length === 0 ? null : `parser ${this.name}: ${problems.join('; ')}`;
-    return { tags, event: buildEvent({ rawstring, timestamp, timezone, fields, error }, ingestTs, limits) };
+    return { tags, fallbackTags: { ...baseTags, type: this.name }, event: buildEvent({ rawstring, timestamp, timezone, fields, error }, ingestTs, limits) };
   }
 }
 

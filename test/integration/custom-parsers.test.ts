@@ -226,3 +226,30 @@ t.test('custom parsers never run on the HTTP thread; their output is bounded per
     t.equal(await waitForCount(base, 'bounded', admin, 3, 10_000, '#type=chars'), 3, 'only the request within the bound was stored');
   });
 });
+
+t.test('parser tags past the datasource limit: the request is stored, the extra events without them', async (t) => {
+  t.setTimeout(60_000);
+  const node = await startNode(t, { config: '[ingest]\nmax_datasources_per_repository = 3\n' });
+  const base = node.url;
+  const admin = node.adminToken;
+  await createRepo(base, admin, 'capped');
+  await mustGql(base, admin, CREATE, { i: input('capped', 'svc', 'kvParse()', { fieldsToTag: ['svc'] }) });
+  const tok = await mustGql(base, admin, 'mutation { addIngestTokenV3(input: {repositoryName: "capped", name: "svc", parser: "svc"}) { token } }');
+  const send = (messages: string[]) => api(base, '/api/v1/ingest/humio-unstructured', { token: tok.addIngestTokenV3.token, body: JSON.stringify([{ messages }]) });
+  // Room for three: one is set aside for the fallback tag set {type}, a and b keep their tags, c and
+  // d fall back (marked).
+  const r = await send(['svc=a n=1', 'svc=b n=2', 'svc=c n=3', 'svc=d n=4', 'svc=a n=5']);
+  t.equal(r.status, 200, r.text);
+  t.equal(await waitForCount(base, 'capped', admin, 5), 5, 'every event is stored');
+  const rows = await queryJson(base, 'capped', { queryString: 'sort(n, order=asc)' }, { token: admin });
+  const tagged = rows.filter((e) => e['#svc'] !== undefined).map((e) => e['#svc']);
+  const fellBack = rows.filter((e) => e['#svc'] === undefined);
+  t.equal(tagged.length + fellBack.length, 5);
+  t.strictSame(tagged.sort(), ['a', 'a', 'b'], 'the first tag sets keep their tags');
+  t.equal(fellBack.length, 2, 'c and d are stored without the parser\'s tags');
+  for (const e of fellBack) t.match(e['@error_msg'], /max_datasources_per_repository/);
+  t.equal(new Set(tagged).size + (fellBack.length > 0 ? 1 : 0), 3, 'exactly the three datasources the limit allows');
+  // Later requests use what exists: known tag sets keep their tags.
+  t.equal((await send(['svc=a n=6'])).status, 200);
+  t.equal(await waitForCount(base, 'capped', admin, 1, 10_000, 'n=6 #svc=a'), 1);
+});

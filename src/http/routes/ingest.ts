@@ -61,8 +61,11 @@ export function ingestRoutes(s: HttpServices): Route[] {
       at: s.clock.now(),
     };
     task.customParsers = s.parsers.defsForIngest(t.repo.id, t.parser, kind);
-    if (hasCustomParsers(task)) task.parserLimits = s.parsers.timeLimits;
-    else delete task.customParsers;
+    if (hasCustomParsers(task)) {
+      task.parserLimits = s.parsers.timeLimits;
+      const room = s.ingest.datasourceRoom(t.repo.id);
+      if (room !== undefined) task.datasourceRoom = room;
+    } else delete task.customParsers;
     // Large bodies are parsed on the worker pool; small ones here, where a hop would cost more.
     // Custom parsers never run here: their cost does not follow the body's size (a small gzip body,
     // a costly script), and this thread serves every acknowledgement, query and health check.
