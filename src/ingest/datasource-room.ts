@@ -49,6 +49,8 @@ const sortedKey = (tags: Record<string, string>): string => JSON.stringify(Objec
  * left for the node's own check to refuse, as before.
  */
 export function fitDatasources(groups: readonly EventGroup[], repositoryId: string, r: DatasourceRoom): EventGroup[] {
+  // Far from the limit (the usual case) every tag set fits, even if all were new: no ids to read.
+  if (groups.length <= r.room) return [...groups];
   const existing = decodeDatasourceIds(r.existing);
   let room = r.room;
   const out: EventGroup[] = [];
