@@ -48,7 +48,7 @@ export interface NodeConfig {
     max_jobs: number;
     task_bytes: number;
   };
-  files: { max_file_bytes: number; max_rows: number; max_files_per_repository: number; cache_bytes: number };
+  files: { max_file_bytes: number; max_rows: number; max_files_per_repository: number; max_total_bytes: number; cache_bytes: number };
   parsers: { max_event_ms: number; max_request_ms: number; max_per_repository: number };
   alerts: {
     enabled: boolean;
@@ -182,12 +182,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'query.max_jobs', default: 1000, doc: 'query jobs kept on this node at once (running or waiting to be polled)', check: integer(1, 1_000_000) },
   { path: 'query.task_bytes', default: 16 * 1024 * 1024, doc: 'uncompressed block bytes one worker task of a query scans', check: integer(64 * 1024, 1024 * 1024 * 1024) },
 
-  { path: 'files.max_file_bytes', default: 100 * 1024 * 1024, doc: 'largest lookup file (CSV or JSON) that may be uploaded (413 above it)', check: integer(1024, 4 * 1024 * 1024 * 1024) },
+  // At most 512 MiB: a larger JSON file cannot be one JavaScript string, and table offsets are 32-bit.
+  { path: 'files.max_file_bytes', default: 100 * 1024 * 1024, doc: 'largest lookup file (CSV or JSON) that may be uploaded (413 above it); at most 512 MiB', check: integer(1024, 512 * 1024 * 1024) },
   { path: 'files.max_rows', default: 1_000_000, doc: "most rows a lookup file may have (the product's exact-match limit)", check: integer(1, 100_000_000) },
   { path: 'files.max_files_per_repository', default: 1000, doc: 'lookup files one repository (or the shared scope) may hold', check: integer(1, 1_000_000) },
+  { path: 'files.max_total_bytes', default: 10 * 1024 * 1024 * 1024, doc: 'bytes of distinct lookup-file contents all repositories and the shared scope may hold on disk together (409 above it)', check: integer(1024 * 1024, 1024 * 1024 * 1024 * 1024 * 1024) },
   { path: 'files.cache_bytes', default: 1024 * 1024 * 1024, doc: 'memory for lookup tables loaded for queries (shared by the worker threads); least recently used ones are dropped', check: integer(1024 * 1024, 1024 * 1024 * 1024 * 1024) },
 
-  { path: 'parsers.max_event_ms', default: 50, doc: "a custom parser taking longer than this on one event has its output dropped and the event marked with @error", check: integer(1, 60_000) },
+  { path: 'parsers.max_event_ms', default: 50, doc: 'no longer used (a parser\'s completed output is never dropped for the time it took; one event\'s work is bounded by the query engine\'s limits, a request\'s by max_request_ms); accepted so that existing config files still load', check: integer(1, 60_000) },
   { path: 'parsers.max_request_ms', default: 10_000, doc: 'parser time one ingest request may use; later events of the request are stored unparsed and marked with @error', check: integer(1, 3_600_000) },
   { path: 'parsers.max_per_repository', default: 200, doc: 'custom parsers one repository may hold', check: integer(1, 100_000) },
   { path: 'alerts.enabled', default: true, doc: 'run alerts on this node (the product\'s ENABLE_ALERTS); false keeps the definitions but never evaluates them', check: boolean() },

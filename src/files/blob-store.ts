@@ -2,6 +2,10 @@
  * File bytes on disk, content-addressed: `<data-dir>/files/<sha256 hex>`. A blob is written
  * atomically (temp file, fsync, rename, directory fsync) before any global event refers to it, and
  * removed only when no scope refers to it any more and no upload of the same bytes is under way.
+ * A removal and an upload of the same bytes never overlap: the sweep marks a blob as being deleted
+ * in the same synchronous step in which it finds it unreferenced and not held, and hold() waits for
+ * such a deletion to finish before it looks at the disk (else it could see the file, skip writing
+ * it, and have it unlinked under an acknowledged upload).
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat, unlink } from 'node:fs/promises';
@@ -17,6 +21,8 @@ export function contentHash(bytes: Uint8Array): string {
 export class BlobStore {
   /** Hashes being uploaded: written, but not yet referenced by a global event. */
   private readonly pending = new Map<string, number>();
+  /** Blobs the sweep is unlinking, with the unlink under way. */
+  private readonly deleting = new Map<string, Promise<void>>();
 
   constructor(readonly dir: string) {}
 
@@ -33,6 +39,9 @@ export class BlobStore {
   async hold(hash: string, bytes: Uint8Array): Promise<void> {
     this.pending.set(hash, (this.pending.get(hash) ?? 0) + 1);
     try {
+      // Held from here on, so no new deletion starts; one already started must end first.
+      const removal = this.deleting.get(hash);
+      if (removal !== undefined) await removal;
       const exists = await stat(this.path(hash)).then((s) => s.size === bytes.byteLength, () => false);
       if (!exists) await atomicWriteFile(this.path(hash), bytes);
     } catch (err) {
@@ -55,9 +64,17 @@ export class BlobStore {
   async sweep(referenced: (hash: string) => boolean): Promise<number> {
     let removed = 0;
     for (const name of await readdir(this.dir)) {
-      const stale = HASH.test(name) ? !referenced(name) && !this.pending.has(name) : name.endsWith('.tmp') && !this.isPendingTemp(name);
+      const isBlob = HASH.test(name);
+      const stale = isBlob ? !referenced(name) && !this.pending.has(name) && !this.deleting.has(name) : name.endsWith('.tmp') && !this.isPendingTemp(name);
       if (!stale) continue;
-      await unlink(join(this.dir, name)).catch(() => undefined);
+      // Marked in the same synchronous step as the decision (see the module comment).
+      const removal = unlink(join(this.dir, name)).catch(() => undefined);
+      if (isBlob) this.deleting.set(name, removal);
+      try {
+        await removal;
+      } finally {
+        if (isBlob) this.deleting.delete(name);
+      }
       removed++;
     }
     return removed;

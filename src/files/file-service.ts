@@ -11,7 +11,7 @@ import { canSeeRepository, requireRoot, requireUser, visibleRepository, type Pri
 import { SHARED_SCOPE, type GlobalStore, type StoredFile } from '../global/index.js';
 import { contentHash, type BlobStore } from './blob-store.js';
 import { checkFileName, SHARED_PREFIX, type FileKind } from './names.js';
-import type { PackedTable } from './packed.js';
+import { tableKey, type PackedTable } from './packed.js';
 
 /** Packs file bytes into a table (the worker pool; inline in tests). Throws LogsvcError for bad files. */
 export interface TablePacker {
@@ -22,6 +22,8 @@ export interface FileLimits {
   maxFileBytes: number;
   maxRows: number;
   maxFilesPerRepository: number;
+  /** Bytes of distinct file contents all scopes together may hold on disk. */
+  maxTotalBytes: number;
   /** Bytes of packed tables kept in memory. */
   cacheBytes: number;
 }
@@ -81,12 +83,24 @@ export class FileService {
     const hash = contentHash(bytes);
     // Parsing validates the file; the packed table is kept for the queries that will use it.
     const table = await this.tableOf(hash, () => Promise.resolve(bytes), kind);
-    await this.blobs.hold(hash, bytes);
+    try {
+      await this.blobs.hold(hash, bytes);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // Nothing refers to the bytes yet: the upload failed and may be retried when there is room.
+      if (code === 'ENOSPC' || code === 'EDQUOT') throw new LogsvcError('E_UNAVAILABLE', `file "${fileName}" cannot be stored: the data directory is out of space (${code}); free space and retry`);
+      throw err;
+    }
     try {
       await this.store.transact((s) => {
         if (scope !== SHARED_SCOPE && !s.repositories.has(scope)) throw new LogsvcError('E_NOT_FOUND', `${where} no longer exists`);
         if (s.files.get(scope, fileName) === undefined && s.files.count(scope) >= this.limits.maxFilesPerRepository) {
           throw new LogsvcError('E_CONFLICT', `${where} already has ${this.limits.maxFilesPerRepository} files (files.max_files_per_repository); remove one first`);
+        }
+        // New contents count toward the total; the bytes a replaced name frees are not counted back
+        // here (they may still be shared), so a replace near the limit may need a removal first.
+        if (!s.files.referenced(hash) && s.files.totalBytes + bytes.byteLength > this.limits.maxTotalBytes) {
+          throw new LogsvcError('E_CONFLICT', `file "${fileName}" (${bytes.byteLength} bytes) would take the stored files past ${this.limits.maxTotalBytes} bytes (files.max_total_bytes; ${s.files.totalBytes} in use); remove files first`);
         }
         return { events: [{ type: 'FileStored', scope, name: fileName, contentHash: hash, size: bytes.byteLength, rows: table.nRows, at: this.clock.now() }], result: undefined };
       });
@@ -159,12 +173,14 @@ export class FileService {
     return repo !== undefined && canSeeRepository(p, repo);
   }
 
+  /** The table of some bytes read as `kind`, cached by hash and kind (a .csv and a .json of the same bytes differ). */
   private tableOf(hash: string, bytes: () => Promise<Buffer>, kind: FileKind): Promise<PackedTable> {
-    const hit = this.cache.get(hash);
+    const key = tableKey({ hash, kind });
+    const hit = this.cache.get(key);
     if (hit !== undefined) {
       // Most recently used last.
-      this.cache.delete(hash);
-      this.cache.set(hash, hit);
+      this.cache.delete(key);
+      this.cache.set(key, hit);
       return hit.table;
     }
     const entry: CacheEntry = { table: Promise.resolve(null as never), bytes: 0 };
@@ -176,25 +192,39 @@ export class FileService {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new LogsvcError('E_UNAVAILABLE', 'a lookup file was replaced or removed while it was being loaded; retry');
         throw err;
       }
-      const table = await this.packer.pack(raw, kind, hash, this.limits.maxRows);
+      const table = await this.packOneAtATime(() => this.packer.pack(raw, kind, hash, this.limits.maxRows));
       entry.bytes = table.sab.byteLength;
       this.cachedBytes += entry.bytes;
-      this.evict(hash);
+      this.evict(key);
       return table;
     })();
-    this.cache.set(hash, entry);
+    this.cache.set(key, entry);
     entry.table.catch(() => {
-      if (this.cache.get(hash) === entry) this.cache.delete(hash);
+      if (this.cache.get(key) === entry) this.cache.delete(key);
     });
     return entry.table;
   }
 
+  /** The last pack started; the next one waits for it. */
+  private packing: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Runs packs one after another: a pack holds a file's text, its rows and its table at once (a
+   * few times the file's size) and takes a pool thread, so parallel uploads of large files would
+   * multiply the memory and crowd out ingest and queries.
+   */
+  private packOneAtATime<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.packing.then(run, run);
+    this.packing = next.catch(() => undefined);
+    return next;
+  }
+
   /** Drops least recently used tables until the cache fits (never the one just loaded). */
   private evict(keep: string): void {
-    for (const [hash, e] of this.cache) {
+    for (const [key, e] of this.cache) {
       if (this.cachedBytes <= this.limits.cacheBytes) return;
-      if (hash === keep || e.bytes === 0) continue;
-      this.cache.delete(hash);
+      if (key === keep || e.bytes === 0) continue;
+      this.cache.delete(key);
       this.cachedBytes -= e.bytes;
     }
   }

@@ -3,5 +3,5 @@ export { BlobStore, contentHash } from './blob-store.js';
 export { checkFileName, SHARED_PREFIX, MAX_FILE_NAME_CHARS, type FileKind } from './names.js';
 export { readMultipartFile, MAX_PARTS } from './multipart.js';
 export { parseTable, type ParsedTable } from './parse.js';
-export { packTable, viewsOf, cellValue, type PackedTable, type TableViews } from './packed.js';
+export { packTable, tableKey, viewsOf, cellValue, type PackedTable, type TableViews } from './packed.js';
 export { runPackTask, type PackTask, type PackTaskResult } from './pack-task.js';

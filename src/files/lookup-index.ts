@@ -4,14 +4,20 @@
  * `*`-glob patterns by testing the rows in order, and CIDR subnets through one hash map per prefix
  * length. Indexes are built lazily, on the thread that first needs them, from the shared table
  * bytes; they hold only row numbers, so a thread's copy of a 1,000,000-row index is ~12 MB while
- * the values stay in the one shared buffer. Matches are always reported in file order.
+ * the values stay in the one shared buffer.
+ *
+ * Which rows match, in the product's order (library.humio.com functions-match; api-facts is silent
+ * on it): exact keys give the LAST matching row, and with nrows the latest rows, newest first; CIDR
+ * gives the most specific subnet first (longest prefix; among equal prefixes the latest row); glob
+ * gives its matches ordered by pattern text (then latest row first). Glob patterns are anchored:
+ * a row matches a substring only with `*` at both ends, as the product's examples write them.
  */
 import { foldUnit } from '../query/casefold.js';
 import { parseIp } from '../query/functions/logic.js';
 import { compileWildcard } from '../query/wildcard.js';
-import { viewsOf, type PackedTable, type TableViews } from './packed.js';
+import { tableKey, viewsOf, type PackedTable, type TableViews } from './packed.js';
 
-/** Row numbers of the first `limit` matching rows, in file order. */
+/** Row numbers of the first `limit` matching rows, in the product's order (see above). */
 export type RowFinder = (values: readonly string[], limit: number) => number[];
 
 /** Indexes one thread keeps (a few tables, each with a few key columns). */
@@ -29,15 +35,15 @@ function cached(key: string, build: () => RowFinder): RowFinder {
 }
 
 export function exactFinder(t: PackedTable, cols: readonly number[], ignoreCase: boolean): RowFinder {
-  return cached(`${t.hash}|x|${cols.join(',')}|${ignoreCase}`, () => buildExact(viewsOf(t), cols, ignoreCase));
+  return cached(`${tableKey(t)}|x|${cols.join(',')}|${ignoreCase}`, () => buildExact(viewsOf(t), cols, ignoreCase));
 }
 
 export function globFinder(t: PackedTable, col: number, ignoreCase: boolean): RowFinder {
-  return cached(`${t.hash}|g|${col}|${ignoreCase}`, () => buildGlob(viewsOf(t), col, ignoreCase));
+  return cached(`${tableKey(t)}|g|${col}|${ignoreCase}`, () => buildGlob(viewsOf(t), col, ignoreCase));
 }
 
 export function cidrFinder(t: PackedTable, col: number): RowFinder {
-  return cached(`${t.hash}|c|${col}`, () => buildCidr(viewsOf(t), col));
+  return cached(`${tableKey(t)}|c|${col}`, () => buildCidr(viewsOf(t), col));
 }
 
 // --- exact --------------------------------------------------------------------------------------
@@ -80,8 +86,9 @@ function buildExact(v: TableViews, cols: readonly number[], ignoreCase: boolean)
   };
   const hasKey = (r: number): boolean => cols.every((col) => absent[r * nCols + col] === 0);
 
-  // Rows are inserted last to first, each in front of its key's chain: chains end up in file order.
-  for (let r = n - 1; r >= 0; r--) {
+  // Rows are inserted first to last, each in front of its key's chain: a chain starts with the
+  // key's last row and goes back through the file (the product's latest-first order).
+  for (let r = 0; r < n; r++) {
     if (!hasKey(r)) continue;
     let s = rowHash(r) & mask;
     for (;;) {
@@ -143,11 +150,14 @@ function cellAt(v: TableViews, r: number, col: number): string | null {
 }
 
 function buildGlob(v: TableViews, col: number, ignoreCase: boolean): RowFinder {
-  const tests: { row: number; test: (s: string) => boolean }[] = [];
+  const tests: { row: number; pattern: string; test: (s: string) => boolean }[] = [];
   for (let r = 0; r < v.t.nRows; r++) {
     const p = cellAt(v, r, col);
-    if (p !== null) tests.push({ row: r, test: compileWildcard(p, { anchored: true, ignoreCase }) });
+    if (p !== null) tests.push({ row: r, pattern: p, test: compileWildcard(p, { anchored: true, ignoreCase }) });
   }
+  // Kept in the order matches are reported (pattern text, then latest row first), so the first
+  // `limit` matches found are the answer. At most GLOB_MATCH_LIMIT rows.
+  tests.sort((a, b) => (a.pattern < b.pattern ? -1 : a.pattern > b.pattern ? 1 : b.row - a.row));
   return (values, limit) => {
     const s = values[0]!;
     const out: number[] = [];
@@ -165,7 +175,7 @@ function buildGlob(v: TableViews, col: number, ignoreCase: boolean): RowFinder {
 
 interface NetTable {
   width: 32 | 128;
-  /** Prefix length -> network (address >> host bits, as text) -> rows in file order. */
+  /** Prefix length (longest first) -> network (address >> host bits, as text) -> rows, latest first. */
   byLength: Map<number, Map<string, number[]>>;
 }
 
@@ -188,15 +198,23 @@ function buildCidr(v: TableViews, col: number): RowFinder {
     if (rows === undefined) m.set(key, [r]);
     else rows.push(r);
   }
+  // Most specific subnet first; each network's rows latest first.
+  for (const t of Object.values(tables)) {
+    t.byLength = new Map([...t.byLength].sort(([a], [b]) => b - a));
+    for (const m of t.byLength.values()) for (const rows of m.values()) rows.reverse();
+  }
   return (values, limit) => {
     const ip = parseIp(values[0]!);
     if (ip === null) return [];
     const out: number[] = [];
     for (const [bits, m] of tables[ip.bits].byLength) {
       const rows = m.get((ip.v >> BigInt(ip.bits - bits)).toString(36));
-      if (rows !== undefined) out.push(...rows);
+      if (rows === undefined) continue;
+      for (const r of rows) {
+        out.push(r);
+        if (out.length >= limit) return out;
+      }
     }
-    out.sort((a, b) => a - b);
-    return out.length > limit ? out.slice(0, limit) : out;
+    return out;
   };
 }

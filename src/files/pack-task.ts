@@ -15,9 +15,11 @@ export type PackTaskResult = { ok: true; table: PackedTable } | { ok: false; cod
 
 export function runPackTask(t: PackTask): PackTaskResult {
   try {
-    return { ok: true, table: packTable(t.hash, parseTable(t.bytes, t.kind, { maxRows: t.maxRows })) };
+    return { ok: true, table: packTable(t.hash, t.kind, parseTable(t.bytes, t.kind, { maxRows: t.maxRows })) };
   } catch (err) {
     if (err instanceof LogsvcError) return { ok: false, code: err.code, message: err.message };
+    // Out of memory while reading the file (a huge string or array): too large, not a server fault.
+    if (err instanceof RangeError) return { ok: false, code: 'E_BODY_TOO_LARGE', message: `the file is too large to read into a table: ${err.message}` };
     return { ok: false, code: 'E_INTERNAL', message: `reading the file failed: ${(err as Error).message}` };
   }
 }

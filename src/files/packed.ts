@@ -11,11 +11,15 @@
  * A one-byte heap halves the memory of the usual ASCII lookup file; comparisons work on code units
  * either way, so nothing is ever encoded or decoded to look a value up.
  */
-import type { ParsedTable } from './parse.js';
+import { LogsvcError } from '../lib/errors.js';
+import type { FileKind } from './names.js';
+import { MAX_CELLS, type ParsedTable } from './parse.js';
 
 export interface PackedTable {
   /** The content hash of the file the table was read from. */
   hash: string;
+  /** How its bytes were read: the same bytes make different tables as CSV and as JSON. */
+  kind: FileKind;
   columns: string[];
   nRows: number;
   keyColumn: number | null;
@@ -34,9 +38,16 @@ export interface TableViews {
   heap: Uint8Array | Uint16Array;
 }
 
-export function packTable(hash: string, p: ParsedTable): PackedTable {
+/** The key of a table in caches: its content hash and the kind it was read as. */
+export function tableKey(t: Pick<PackedTable, 'hash' | 'kind'>): string {
+  return `${t.kind}:${t.hash}`;
+}
+
+export function packTable(hash: string, kind: FileKind, p: ParsedTable): PackedTable {
   const nCols = p.columns.length;
   const cells = p.rows.length * nCols;
+  // parseTable bounds cells by the file's size; this guards any other caller.
+  if (cells > MAX_CELLS) throw new LogsvcError('E_BODY_TOO_LARGE', `the table has ${cells} cells, more than the limit of ${MAX_CELLS}`);
   let units = 0;
   let wide = false;
   for (const row of p.rows) {
@@ -48,7 +59,7 @@ export function packTable(hash: string, p: ParsedTable): PackedTable {
   }
   const absentAt = (cells + 1) * 4;
   const heapAt = absentAt + cells + ((absentAt + cells) & 1);
-  const sab = new SharedArrayBuffer(heapAt + units * (wide ? 2 : 1));
+  const sab = allocate(heapAt + units * (wide ? 2 : 1));
   const offsets = new Uint32Array(sab, 0, cells + 1);
   const absent = new Uint8Array(sab, absentAt, cells);
   const heap = wide ? new Uint16Array(sab, heapAt, units) : new Uint8Array(sab, heapAt, units);
@@ -66,7 +77,17 @@ export function packTable(hash: string, p: ParsedTable): PackedTable {
     }
   }
   offsets[cells] = at;
-  return { hash, columns: p.columns, nRows: p.rows.length, keyColumn: p.keyColumn, wide, heapUnits: units, sab };
+  return { hash, kind, columns: p.columns, nRows: p.rows.length, keyColumn: p.keyColumn, wide, heapUnits: units, sab };
+}
+
+/** A shared buffer, or 413 when the process cannot have one that large (never a crash or a 500). */
+function allocate(bytes: number): SharedArrayBuffer {
+  try {
+    return new SharedArrayBuffer(bytes);
+  } catch (err) {
+    if (err instanceof RangeError) throw new LogsvcError('E_BODY_TOO_LARGE', `the file's table needs ${bytes} bytes of memory, which cannot be allocated now (${err.message})`);
+    throw err;
+  }
 }
 
 export function viewsOf(t: PackedTable): TableViews {

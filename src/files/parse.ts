@@ -15,11 +15,41 @@ import type { FileKind } from './names.js';
 export const MAX_COLUMNS = 1000;
 /** Characters one CSV record may have (csv-parse's guard against a wrong quote running to the end). */
 const MAX_RECORD_CHARS = 1024 * 1024;
+/**
+ * Cells (rows x columns) a table may have per byte of its file. A packed cell costs 5 bytes plus its
+ * text, and a sparse JSON file (a thousand rows each naming a new member, then thousands of `{}`)
+ * would otherwise turn 24 KB into 5 million cells. A CSV file needs at least one byte per cell (its
+ * comma or line end), a dense JSON file several, so real files stay far below this.
+ */
+export const MAX_CELLS_PER_FILE_BYTE = 4;
+/** Cells any file may have regardless of its size (small sparse files stay usable): 5 MB packed. */
+export const MIN_CELL_ALLOWANCE = 1 << 20;
+/** Cells no file may exceed (320 MB of offsets and flags before any text). */
+export const MAX_CELLS = 64 * 1024 * 1024;
+
+/** The cells a file of `bytes` bytes may have. */
+export function cellLimit(bytes: number): number {
+  return Math.min(MAX_CELLS, Math.max(MIN_CELL_ALLOWANCE, bytes * MAX_CELLS_PER_FILE_BYTE));
+}
+
+/** Refuses a table whose rows x columns is over the cell limit, before anything that size is built. */
+function checkCells(rows: number, columns: number, bytes: number): void {
+  const limit = cellLimit(bytes);
+  if (rows * columns > limit) {
+    throw new LogsvcError(
+      'E_BODY_TOO_LARGE',
+      `the file has ${rows} rows of ${columns} columns (${rows * columns} cells), more than the ${limit} cells a file of ${bytes} bytes may have (${MAX_CELLS_PER_FILE_BYTE} per byte, at least ${MIN_CELL_ALLOWANCE}, at most ${MAX_CELLS}); a JSON file whose objects name many different members is very sparse`,
+    );
+  }
+}
 
 export interface ParsedTable {
   /** Column names; the key column of a keyed JSON object is named "" (it has no name). */
   columns: string[];
-  /** Row-major cells; null where a JSON row has no such member. */
+  /**
+   * Row-major cells; null (or missing, past the end of a shorter row) where a JSON row has no such
+   * member. JSON rows are not padded to the column count: packing reads missing cells as absent.
+   */
   rows: (string | null)[][];
   /** The index of the unnamed key column (keyed JSON objects), else null. */
   keyColumn: number | null;
@@ -58,6 +88,7 @@ function csvTable(bytes: Uint8Array, limits: ParseLimits): ParsedTable {
   if (header === undefined) throw new LogsvcError('E_VALIDATION', 'the CSV file is empty; its first row must name the columns');
   checkColumns(header);
   if (records.length - 1 > limits.maxRows) throw tooMany(records.length - 1, limits);
+  checkCells(records.length - 1, header.length, bytes.byteLength);
   return { columns: header, rows: records.slice(1), keyColumn: null };
 }
 
@@ -93,12 +124,17 @@ function jsonTable(bytes: Uint8Array, limits: ParseLimits): ParsedTable {
   }
   const columns: string[] = [];
   const index = new Map<string, number>();
-  const rows: (string | null)[][] = [];
+  // Rows are kept sparse (the members each object has) until the cell count has been checked:
+  // the dense table of a sparse file is what could not fit in memory.
+  const sparse: SparseRow[] = [];
   const addRow = (obj: unknown, where: string, key: string | null): void => {
     if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw new LogsvcError('E_VALIDATION', `${where}: must be an object of fields`);
-    if (rows.length >= limits.maxRows) throw tooMany(rows.length + 1, limits);
-    const row: (string | null)[] = new Array<string | null>(columns.length).fill(null);
-    if (key !== null) row[0] = key;
+    if (sparse.length >= limits.maxRows) throw tooMany(sparse.length + 1, limits);
+    const row: SparseRow = { cols: [], values: [] };
+    if (key !== null) {
+      row.cols.push(0);
+      row.values.push(key);
+    }
     for (const [name, v] of Object.entries(obj as Record<string, unknown>)) {
       if (name === '') throw new LogsvcError('E_VALIDATION', `${where}: a member has an empty name`);
       let col = index.get(name);
@@ -108,24 +144,36 @@ function jsonTable(bytes: Uint8Array, limits: ParseLimits): ParsedTable {
         columns.push(name);
         index.set(name, col);
       }
-      row[col] = cellText(v, `${where}.${name.slice(0, 100)}`);
+      row.cols.push(col);
+      row.values.push(cellText(v, `${where}.${name.slice(0, 100)}`));
     }
-    rows.push(row);
+    sparse.push(row);
   };
+  let keyColumn: number | null = null;
   if (Array.isArray(doc)) {
     doc.forEach((obj, i) => addRow(obj, `[${i}]`, null));
-    return { columns, rows: rows.map((r) => pad(r, columns.length)), keyColumn: null };
-  }
-  if (typeof doc === 'object' && doc !== null) {
+  } else if (typeof doc === 'object' && doc !== null) {
     // The key column comes first and has no name.
     columns.push('');
+    keyColumn = 0;
     for (const [key, obj] of Object.entries(doc as Record<string, unknown>)) addRow(obj, JSON.stringify(key.slice(0, 100)), key);
-    return { columns, rows: rows.map((r) => pad(r, columns.length)), keyColumn: 0 };
+  } else {
+    throw new LogsvcError('E_VALIDATION', 'the JSON file must be an object keyed by lookup value, or an array of objects');
   }
-  throw new LogsvcError('E_VALIDATION', 'the JSON file must be an object keyed by lookup value, or an array of objects');
+  checkCells(sparse.length, columns.length, bytes.byteLength);
+  return { columns, rows: sparse.map(denseRow), keyColumn };
 }
 
-function pad(row: (string | null)[], n: number): (string | null)[] {
-  while (row.length < n) row.push(null);
+interface SparseRow {
+  cols: number[];
+  values: (string | null)[];
+}
+
+/** A row as long as its last member (cells past it are absent); null where a member is missing. */
+function denseRow(r: SparseRow): (string | null)[] {
+  let n = 0;
+  for (const c of r.cols) if (c + 1 > n) n = c + 1;
+  const row = new Array<string | null>(n).fill(null);
+  for (let i = 0; i < r.cols.length; i++) row[r.cols[i]!] = r.values[i]!;
   return row;
 }

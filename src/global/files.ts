@@ -25,17 +25,47 @@ export type FileEvent =
 export class FileIndex {
   /** scope -> name -> file. */
   private readonly byScope = new Map<string, Map<string, StoredFile>>();
+  /** content hash -> how many names refer to it (so `referenced` is O(1) per blob, not a scan). */
+  private readonly refs = new Map<string, number>();
+  /** Bytes of distinct contents: what the blob directory holds. */
+  private distinctBytes = 0;
 
   apply(e: FileEvent): void {
     if (e.type === 'FileStored') {
       let m = this.byScope.get(e.scope);
       if (m === undefined) this.byScope.set(e.scope, (m = new Map()));
+      const old = m.get(e.name);
       m.set(e.name, { scope: e.scope, name: e.name, contentHash: e.contentHash, size: e.size, rows: e.rows, uploadedAt: e.at });
+      this.addRef(e.contentHash, e.size);
+      if (old !== undefined) this.dropRef(old);
       return;
     }
     const m = this.byScope.get(e.scope);
+    const old = m?.get(e.name);
+    if (old !== undefined) this.dropRef(old);
     m?.delete(e.name);
     if (m?.size === 0) this.byScope.delete(e.scope);
+  }
+
+  private addRef(hash: string, size: number): void {
+    const n = this.refs.get(hash) ?? 0;
+    if (n === 0) this.distinctBytes += size;
+    this.refs.set(hash, n + 1);
+  }
+
+  private dropRef(f: StoredFile): void {
+    const n = (this.refs.get(f.contentHash) ?? 1) - 1;
+    if (n > 0) {
+      this.refs.set(f.contentHash, n);
+      return;
+    }
+    this.refs.delete(f.contentHash);
+    this.distinctBytes -= f.size;
+  }
+
+  /** Bytes of all distinct stored contents (a content shared by several names counts once). */
+  get totalBytes(): number {
+    return this.distinctBytes;
   }
 
   get(scope: string, name: string): StoredFile | undefined {
@@ -52,12 +82,14 @@ export class FileIndex {
 
   /** Whether any scope still refers to this content. */
   referenced(contentHash: string): boolean {
-    for (const m of this.byScope.values()) for (const f of m.values()) if (f.contentHash === contentHash) return true;
-    return false;
+    return this.refs.has(contentHash);
   }
 
   /** A deleted repository's files go with it. */
   dropScope(scope: string): void {
+    const m = this.byScope.get(scope);
+    if (m === undefined) return;
+    for (const f of m.values()) this.dropRef(f);
     this.byScope.delete(scope);
   }
 

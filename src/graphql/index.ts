@@ -9,7 +9,7 @@ import type { Logger } from '../lib/logger.js';
 import type { GraphqlContext } from './context.js';
 import { costLimitRule } from './limits.js';
 import { mutationResolvers, queryResolvers } from './resolvers.js';
-import { DateTime, Long } from './scalars.js';
+import { DateTime, Long, RepoOrViewName } from './scalars.js';
 import { SDL } from './schema.graphql.js';
 import { FILES_PARSERS_SDL } from './schema-files-parsers.graphql.js';
 import { filesParsersMutations, repositoryFieldResolvers } from './resolvers-files-parsers.js';
@@ -48,6 +48,7 @@ export function buildExecutableSchema(): GraphQLSchema {
   // Scalars: swap in our implementations (buildSchema makes pass-through ones).
   Object.assign(schema.getType('DateTime')!, { serialize: DateTime.serialize, parseValue: DateTime.parseValue, parseLiteral: DateTime.parseLiteral });
   Object.assign(schema.getType('Long')!, { serialize: Long.serialize, parseValue: Long.parseValue, parseLiteral: Long.parseLiteral });
+  Object.assign(schema.getType('RepoOrViewName')!, { serialize: RepoOrViewName.serialize, parseValue: RepoOrViewName.parseValue, parseLiteral: RepoOrViewName.parseLiteral });
   return schema;
 }
 

@@ -5,7 +5,7 @@
  */
 import type { ParserTestCase, Repository } from '../global/index.js';
 import { SHARED_PREFIX } from '../files/index.js';
-import type { ParserView } from '../parsers/index.js';
+import { parserYamlTemplate, type ParserView } from '../parsers/index.js';
 import type { GraphqlContext } from './context.js';
 
 type Args = Record<string, unknown>;
@@ -41,6 +41,7 @@ export function parserShape(p: ParserView) {
     fieldsToTag: p.fieldsToTag,
     tagFields: p.fieldsToTag,
     fieldsToBeRemovedBeforeParsing: p.fieldsToBeRemovedBeforeParsing,
+    yamlTemplate: () => parserYamlTemplate(p),
     testCases: p.testCases.map((c) => ({
       event: { rawString: c.rawString },
       outputAssertions: c.assertions.map((a) => ({ outputEventIndex: a.outputEventIndex, assertions: { fieldsHaveValues: a.fieldsHaveValues, fieldsNotPresent: a.fieldsNotPresent } })),
@@ -53,7 +54,9 @@ export const repositoryFieldResolvers: Record<string, FieldResolver> = {
   files: (src, _a, ctx) =>
     ctx.services.files.list(ctx.principal, (src as { name: string }).name).map(({ file, shared }) => ({
       contentHash: file.contentHash,
-      nameAndPath: { name: file.name, path: shared ? SHARED_PREFIX.slice(0, -1) : null },
+      // A shared file is listed by the name queries and removeFile take (`/shared/<name>`), so that
+      // clients that read only `name` (humioctl files list) can tell it from a repository file.
+      nameAndPath: { name: shared ? `${SHARED_PREFIX}${file.name}` : file.name, path: shared ? SHARED_PREFIX.slice(0, -1) : null },
     })),
   parsers: (src, _a, ctx) => ctx.services.parsers.list(ctx.principal, repositoryOf(src, ctx)).map(parserShape),
   parser: (src, a, ctx) => {

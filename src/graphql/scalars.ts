@@ -1,4 +1,4 @@
-/** DateTime (RFC 3339 strings, from epoch ms) and Long (64-bit integers as JSON numbers). */
+/** DateTime (RFC 3339 strings, from epoch ms), Long (64-bit integers as JSON numbers) and RepoOrViewName (a name, as text). */
 import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
 
 export const DateTime = new GraphQLScalarType({
@@ -31,5 +31,19 @@ export const Long = new GraphQLScalarType({
     const n = Number(ast.value);
     if (!Number.isSafeInteger(n)) throw new GraphQLError('Long is outside the safe integer range');
     return n;
+  },
+});
+
+/** The product's scalar for a repository or view name (humioctl declares its variables with it). */
+export const RepoOrViewName = new GraphQLScalarType({
+  name: 'RepoOrViewName',
+  serialize: (v) => v,
+  parseValue: (v) => {
+    if (typeof v !== 'string') throw new GraphQLError('RepoOrViewName must be a string');
+    return v;
+  },
+  parseLiteral: (ast) => {
+    if (ast.kind !== Kind.STRING) throw new GraphQLError('RepoOrViewName must be a string');
+    return ast.value;
   },
 });

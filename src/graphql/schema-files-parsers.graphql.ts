@@ -3,12 +3,16 @@
  * (schema.graphql.ts), with the product's names (api-facts §6.3, Appendix B).
  */
 export const FILES_PARSERS_SDL = /* GraphQL */ `
+"A repository or view name (humioctl declares createParserV2/deleteParser variables with it)."
+scalar RepoOrViewName
+
 type File {
   contentHash: String!
   nameAndPath: FileNameAndPath!
 }
 
 type FileNameAndPath {
+  "The name a query uses: a repository file's name, or /shared/<name> for a shared file."
   name: String!
   "null for a file of the repository; /shared for a shared file."
   path: String
@@ -35,6 +39,8 @@ extend type Parser {
   sourceCode: String!
   "Legacy name of fieldsToTag."
   tagFields: [String!]!
+  "The parser as a YAML template (humioctl parsers export); every scalar is a double-quoted string."
+  yamlTemplate: String!
 }
 
 type ParserTestCase {
@@ -89,7 +95,7 @@ input CreateParserInputV2 {
   name: String!
   script: String!
   testCases: [ParserTestCaseInput!]!
-  repositoryName: String!
+  repositoryName: RepoOrViewName!
   fieldsToTag: [String!]!
   fieldsToBeRemovedBeforeParsing: [String!]!
   allowOverwritingExistingParser: Boolean
@@ -98,7 +104,7 @@ input CreateParserInputV2 {
 
 input DeleteParserInput {
   id: String!
-  repositoryName: String!
+  repositoryName: RepoOrViewName!
 }
 
 extend type Mutation {

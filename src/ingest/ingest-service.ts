@@ -9,6 +9,7 @@ import type { Clock } from '../lib/clock.js';
 import type { GlobalStore } from '../global/index.js';
 import type { EventGroup, GroupSummary, RecordSummary } from '../events/index.js';
 import { prepareRecord } from './pipeline.js';
+import { encodeDatasourceIds, type DatasourceRoom } from './datasource-room.js';
 import type { DigestQueue } from '../queue/index.js';
 
 export interface IngestServiceDeps {
@@ -28,6 +29,8 @@ export interface IngestServiceDeps {
 
 export class IngestService {
   private readonly random: () => number;
+  /** Per repository: its datasource ids as one shared buffer, for the size they were taken at. */
+  private readonly idSets = new Map<string, { size: number; sab: SharedArrayBuffer }>();
 
   constructor(private readonly deps: IngestServiceDeps) {
     this.random = deps.random ?? Math.random;
@@ -41,6 +44,25 @@ export class IngestService {
     }
     const disk = this.deps.diskProblem();
     if (disk !== null) throw new LogsvcError('E_UNAVAILABLE', `ingest is paused: ${disk}`);
+  }
+
+  /**
+   * What custom parsers' tags may take of the repository's datasources (datasource-room.ts).
+   * Datasources are only ever added, so the ids are re-encoded only when their number changed.
+   */
+  datasourceRoom(repositoryId: string): DatasourceRoom | undefined {
+    const repo = this.deps.store.state.repositories.get(repositoryId);
+    if (repo === undefined) {
+      this.idSets.delete(repositoryId);
+      return undefined;
+    }
+    let ids = this.idSets.get(repositoryId);
+    if (ids === undefined || ids.size !== repo.datasources.size) {
+      ids = { size: repo.datasources.size, sab: encodeDatasourceIds(repo.datasources.keys()) };
+      this.idSets.set(repositoryId, ids);
+    }
+    const limit = this.deps.maxDatasourcesPerRepository;
+    return { limit, room: Math.max(0, limit - repo.datasources.size), existing: ids.sab };
   }
 
   /** Makes an encoded record durable in a random live partition; resolves once it is. */

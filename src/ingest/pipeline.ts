@@ -16,6 +16,8 @@ import { normalizeStructured } from './structured.js';
 import { normalizeRaw, normalizeUnstructured } from './unstructured.js';
 import { CustomParsers } from './custom-parsing.js';
 import type { CustomParserDef, ParserTimeLimits } from '../parsers/custom-parser.js';
+import { isParserSet, type ParserSet } from '../parsers/parser-set.js';
+import { fitDatasources, type DatasourceRoom } from './datasource-room.js';
 
 export type IngestKind = 'structured' | 'unstructured' | 'raw';
 
@@ -33,12 +35,14 @@ export interface IngestTask {
    * The repository's custom parsers that may apply (the token's, or for unstructured bodies every
    * one an item's `type` may name), and their time bounds.
    */
-  customParsers?: CustomParserDef[];
+  customParsers?: CustomParserDef[] | ParserSet;
+  /** With custom parsers: the room for new datasources their tags may take (datasource-room.ts). */
+  datasourceRoom?: DatasourceRoom;
   parserLimits?: ParserTimeLimits;
 }
 
 /** Used when a task carries custom parsers without limits (tests). */
-const DEFAULT_PARSER_LIMITS: ParserTimeLimits = { maxEventMs: 50, maxRequestMs: 10_000 };
+const DEFAULT_PARSER_LIMITS: ParserTimeLimits = { maxRequestMs: 10_000 };
 
 export type IngestTaskResult =
   | { ok: true; payload: Uint8Array; summary: RecordSummary; events: number }
@@ -78,11 +82,17 @@ export function prepareRecord(repositoryId: string, groups: EventGroup[], at: nu
   return { ...encoded, events };
 }
 
+/** Whether the task runs custom parsers (and so must run on a worker thread, never the HTTP thread). */
+export function hasCustomParsers(t: IngestTask): boolean {
+  const c = t.customParsers;
+  return c !== undefined && (isParserSet(c) ? c.names.length > 0 : c.length > 0);
+}
+
 export function runIngestTask(t: IngestTask): IngestTaskResult {
   try {
     const body = decompress(Buffer.from(t.body.buffer, t.body.byteOffset, t.body.byteLength), t.contentEncoding, t.maxDecompressedBytes);
     let groups: EventGroup[];
-    const custom = t.customParsers === undefined || t.customParsers.length === 0 ? undefined : new CustomParsers(t.customParsers, t.parserLimits ?? DEFAULT_PARSER_LIMITS);
+    const custom = hasCustomParsers(t) ? new CustomParsers(t.customParsers!, t.parserLimits ?? DEFAULT_PARSER_LIMITS, t.limits) : undefined;
     if (t.kind === 'raw') {
       groups = normalizeRaw(body.toString('utf8'), t.at, t.limits, t.parser, custom);
     } else {
@@ -94,6 +104,7 @@ export function runIngestTask(t: IngestTask): IngestTaskResult {
         groups = normalizeUnstructured(parsed, t.at, t.limits, t.parser, custom);
       }
     }
+    if (custom !== undefined && t.datasourceRoom !== undefined) groups = fitDatasources(groups, t.repositoryId, t.datasourceRoom);
     return { ok: true, ...prepareRecord(t.repositoryId, groups, t.at) };
   } catch (err) {
     if (err instanceof LogsvcError) return { ok: false, code: err.code, message: err.message };

@@ -13,7 +13,7 @@ import type { BuiltInParser } from './parsers/index.js';
 import { readTags } from './tags.js';
 import { normaliseTimezone, parseIsoTimestamp } from './timestamps.js';
 import { TagGroups, type CustomParsers } from './custom-parsing.js';
-import type { CustomParser } from '../parsers/custom-parser.js';
+import type { MessageParser } from '../parsers/custom-parser.js';
 
 function timestampOf(ev: Record<string, unknown>, where: string): { ms: number; zone: string } {
   const ts = ev.timestamp;
@@ -38,7 +38,7 @@ function timestampOf(ev: Record<string, unknown>, where: string): { ms: number; 
   throw new LogsvcError('E_VALIDATION', `${where}.timestamp: must be a number or a string`);
 }
 
-export function normalizeStructured(body: unknown, ingestTs: number, limits: IngestLimits, parser: BuiltInParser | null, customParser?: { parser: CustomParser; custom: CustomParsers }): EventGroup[] {
+export function normalizeStructured(body: unknown, ingestTs: number, limits: IngestLimits, parser: BuiltInParser | null, customParser?: { parser: MessageParser; custom: CustomParsers }): EventGroup[] {
   if (!Array.isArray(body)) throw new LogsvcError('E_VALIDATION', 'structured ingest body must be a JSON array of {"tags", "events"} items');
   const groups: EventGroup[] = [];
   let total = 0;
@@ -53,7 +53,7 @@ export function normalizeStructured(body: unknown, ingestTs: number, limits: Ing
     total += it.events.length;
     if (total > limits.maxEventsPerRequest) throw new LogsvcError('E_VALIDATION', `request carries more than ${limits.maxEventsPerRequest} events; split it`);
     const events: IngestEvent[] = [];
-    const customOut = customParser === undefined ? null : new TagGroups();
+    const customOut = customParser === undefined ? null : new TagGroups(customParser.custom.output);
     it.events.forEach((raw: unknown, j) => {
       const w = `${where}.events[${j}]`;
       if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new LogsvcError('E_VALIDATION', `${w}: must be an object`);

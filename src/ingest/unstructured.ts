@@ -57,7 +57,7 @@ export function normalizeUnstructured(body: unknown, ingestTs: number, limits: I
     total += it.messages.length;
     if (total > limits.maxEventsPerRequest) throw new LogsvcError('E_VALIDATION', `request carries more than ${limits.maxEventsPerRequest} events; split it`);
     if (customParser !== undefined) {
-      const out = new TagGroups();
+      const out = new TagGroups(custom!.output);
       it.messages.forEach((m: unknown, j) => {
         if (typeof m !== 'string') throw new LogsvcError('E_VALIDATION', `${where}.messages[${j}]: must be a string`);
         out.add(customParser.parse({ rawstring: m, input: {}, tags: senderTags, after: extra, timestamp: null, timezone: null }, ingestTs, limits, custom!.budget));
@@ -78,7 +78,7 @@ export function normalizeUnstructured(body: unknown, ingestTs: number, limits: I
 export function normalizeRaw(text: string, ingestTs: number, limits: IngestLimits, tokenParser: string | null, custom?: CustomParsers): EventGroup[] {
   const customParser = custom?.get(tokenParser);
   if (customParser !== undefined) {
-    const out = new TagGroups();
+    const out = new TagGroups(custom!.output);
     out.add(customParser.parse({ rawstring: text, input: {}, tags: {}, after: {}, timestamp: null, timezone: null }, ingestTs, limits, custom!.budget));
     return out.list();
   }

@@ -185,6 +185,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         maxFileBytes: config.files.max_file_bytes,
         maxRows: config.files.max_rows,
         maxFilesPerRepository: config.files.max_files_per_repository,
+        maxTotalBytes: config.files.max_total_bytes,
         cacheBytes: config.files.cache_bytes,
       },
       clock,
@@ -236,7 +237,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const parsers = new ParserService(
       store,
       clock,
-      { maxEventMs: config.parsers.max_event_ms, maxRequestMs: config.parsers.max_request_ms, maxPerRepository: config.parsers.max_per_repository },
+      { maxRequestMs: config.parsers.max_request_ms, maxPerRepository: config.parsers.max_per_repository },
       ingestLimits,
     );
     const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, version: VERSION };

@@ -4,10 +4,13 @@
  * parseTimestamp() writes it) and `@timezone` become the event's time; `#name` fields and the
  * parser's `fieldsToTag` become tags; everything else is a field. A failing script never fails the
  * request: the event is kept as it came in, marked with `@error`/`@error_msg` (api-facts §3.7).
- * Time is bounded per event (the output of a slower run is discarded) and per request (later
- * events are stored unparsed), on top of the engine's own bounds (linear-time regexes, limits on
- * repeats and splits).
+ * Time is bounded per request (once a request has used its parser time, its later events are
+ * stored unparsed and marked); one event's work is bounded by the engine's own deterministic limits
+ * (linear-time regexes, limits on repeats and splits, MAX_OUTPUT_EVENTS). The output of a run that
+ * completed is never dropped for the wall time it took: a GC pause or a busy machine must not turn
+ * a good event into an error, or move it to another datasource by losing its tags.
  */
+import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { describeError, isLogsvcError } from '../lib/errors.js';
 import type { IngestEvent } from '../events/index.js';
@@ -25,12 +28,11 @@ export interface CustomParserDef {
   script: string;
   fieldsToTag: string[];
   fieldsToBeRemovedBeforeParsing: string[];
-  /** When this version was saved: with the id, the key of compiled copies. */
+  /** When this version was saved. */
   savedAt: number;
 }
 
 export interface ParserTimeLimits {
-  maxEventMs: number;
   maxRequestMs: number;
 }
 
@@ -58,6 +60,8 @@ export interface ParserInput {
 export interface ParsedEvent {
   /** Tag names without "#" (including type). */
   tags: Record<string, string>;
+  /** The tags without the parser's own (the sender's and type): used when those cannot be kept. */
+  fallbackTags: Record<string, string>;
   event: IngestEvent;
 }
 
@@ -70,7 +74,42 @@ export class ParserBudget {
   }
 }
 
-export class CustomParser {
+/** What ingest runs on each message: a compiled parser, or one whose script no longer compiles. */
+export interface MessageParser {
+  readonly name: string;
+  parse(m: ParserInput, ingestTs: number, limits: IngestLimits, budget: ParserBudget): ParsedEvent[];
+}
+
+/** The input event as it came in (minus the removed fields), marked with `error`. */
+function unparsed(name: string, m: ParserInput, removeBefore: ReadonlySet<string>, ingestTs: number, limits: IngestLimits, error: string): ParsedEvent[] {
+  const fields: Record<string, string> = {};
+  for (const k in m.input) if (!removeBefore.has(k)) fields[k] = m.input[k]!;
+  for (const k in m.after) fields[k] = m.after[k]!;
+  const tags = { ...m.tags, type: name };
+  return [{ tags, fallbackTags: tags, event: buildEvent({ rawstring: m.rawstring, timestamp: m.timestamp, timezone: m.timezone, fields, error }, ingestTs, limits) }];
+}
+
+/**
+ * A stored parser whose script does not compile on this node (saved by a version whose language
+ * took it): its events are kept and marked, as any parser failure, instead of failing the request.
+ */
+export class UncompilableParser implements MessageParser {
+  readonly name: string;
+  private readonly removeBefore: ReadonlySet<string>;
+  constructor(
+    def: CustomParserDef,
+    private readonly problem: string,
+  ) {
+    this.name = def.name;
+    this.removeBefore = new Set(def.fieldsToBeRemovedBeforeParsing);
+  }
+
+  parse(m: ParserInput, ingestTs: number, limits: IngestLimits): ParsedEvent[] {
+    return unparsed(this.name, m, this.removeBefore, ingestTs, limits, `parser ${this.name} does not compile: ${this.problem}`);
+  }
+}
+
+export class CustomParser implements MessageParser {
   readonly name: string;
   private readonly feed: Emit;
   private sink: Ev[] = [];
@@ -80,7 +119,8 @@ export class CustomParser {
   /** Throws E_QUERY (with the position) when the script does not compile. */
   constructor(readonly def: CustomParserDef) {
     this.name = def.name;
-    const stages = compileParserStages(def.script, { start: -MAX_EPOCH_MS, end: MAX_EPOCH_MS, timeZoneOffsetMinutes: 0, now: Date.now(), live: false });
+    // now() reads the clock per event (see QueryContext.clock).
+    const stages = compileParserStages(def.script, { start: -MAX_EPOCH_MS, end: MAX_EPOCH_MS, timeZoneOffsetMinutes: 0, now: Date.now(), live: false, clock: Date.now });
     this.feed = chainStages(stages, (e) => {
       this.sink.push(e);
     });
@@ -90,12 +130,10 @@ export class CustomParser {
 
   /** Parses one message; returns the output events (none when the script drops the event). */
   parse(m: ParserInput, ingestTs: number, limits: IngestLimits, budget: ParserBudget): ParsedEvent[] {
-    const { rawstring, tags: baseTags } = m;
+    const { rawstring } = m;
     const kept: Record<string, string> = {};
     for (const k in m.input) if (!this.removeBefore.has(k)) kept[k] = m.input[k]!;
-    const fallback = (error: string): ParsedEvent[] => [
-      { tags: { ...baseTags, type: this.name }, event: buildEvent({ rawstring, timestamp: m.timestamp, timezone: m.timezone, fields: { ...kept, ...m.after }, error }, ingestTs, limits) },
-    ];
+    const fallback = (error: string): ParsedEvent[] => unparsed(this.name, m, this.removeBefore, ingestTs, limits, error);
     if (budget.exhausted) return fallback(`parser ${this.name} was not run: the request used up its parser time (parsers.max_request_ms = ${budget.limits.maxRequestMs})`);
 
     const ev = new MapEvent();
@@ -110,10 +148,9 @@ export class CustomParser {
     } catch (err) {
       failure = isLogsvcError(err) ? err.message : describeError(err);
     }
-    const ms = performance.now() - t0;
-    budget.usedMs += ms;
+    // Counts toward the request's budget; a completed run keeps its output however long it took.
+    budget.usedMs += performance.now() - t0;
     if (failure !== null) return fallback(`parser ${this.name} failed: ${failure}`);
-    if (ms > budget.limits.maxEventMs) return fallback(`parser ${this.name} took ${Math.round(ms)} ms on this event, more than parsers.max_event_ms (${budget.limits.maxEventMs}); its output was dropped`);
     if (out.length > MAX_OUTPUT_EVENTS) return fallback(`parser ${this.name} made ${out.length} events from one, more than ${MAX_OUTPUT_EVENTS}`);
     return out.map((e) => this.toEvent(e, m, ingestTs, limits));
   }
@@ -149,19 +186,37 @@ export class CustomParser {
       for (const k of Object.keys(tags)) if (k !== 'type' && !Object.hasOwn(baseTags, k)) delete tags[k];
     }
     const error = problems.length === 0 ? null : `parser ${this.name}: ${problems.join('; ')}`;
-    return { tags, event: buildEvent({ rawstring, timestamp, timezone, fields, error }, ingestTs, limits) };
+    return { tags, fallbackTags: { ...baseTags, type: this.name }, event: buildEvent({ rawstring, timestamp, timezone, fields, error }, ingestTs, limits) };
   }
 }
 
-/** Compiled parsers one thread keeps, by id and version. */
+/** Compiled parsers one thread keeps, by what they are compiled from. */
 const MAX_COMPILED = 64;
-const compiled = new Map<string, CustomParser>();
+const compiled = new Map<string, MessageParser>();
 
-export function compiledParser(def: CustomParserDef): CustomParser {
-  const key = `${def.id}@${def.savedAt}`;
+/**
+ * The key of a compiled parser: a hash of everything that shapes its output (not the save time,
+ * which two saves within one millisecond share, leaving the older script in use).
+ */
+export function parserKey(def: CustomParserDef): string {
+  return createHash('sha256').update(JSON.stringify([def.id, def.name, def.script, def.fieldsToTag, def.fieldsToBeRemovedBeforeParsing])).digest('base64url');
+}
+
+/** The compiled parser of `def`; an UncompilableParser when its script does not compile here. */
+export function compiledParser(def: CustomParserDef): MessageParser {
+  return compiledParserByKey(parserKey(def), () => def);
+}
+
+/** The compiled parser cached under `key` (= parserKey of the definition), compiling `load()` on a miss. */
+export function compiledParserByKey(key: string, load: () => CustomParserDef): MessageParser {
   let p = compiled.get(key);
   if (p === undefined) {
-    p = new CustomParser(def);
+    const def = load();
+    try {
+      p = new CustomParser(def);
+    } catch (err) {
+      p = new UncompilableParser(def, isLogsvcError(err) ? err.message : describeError(err));
+    }
     if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
     compiled.set(key, p);
   }

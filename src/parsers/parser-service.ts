@@ -12,6 +12,7 @@ import type { GlobalStore, ParserTestCase, Repository, StoredParser } from '../g
 import { BUILT_IN_PARSER_NAMES, isBuiltInParser } from '../ingest/parsers/index.js';
 import type { IngestLimits } from '../ingest/limits.js';
 import { CustomParser, ParserBudget, type CustomParserDef, type ParsedEvent, type ParserTimeLimits } from './custom-parser.js';
+import { encodeParserSet, type ParserSet } from './parser-set.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.\- ]{0,99}$/;
 const FIELD_NAME = /^[^\p{Cc}]{1,200}$/u;
@@ -87,6 +88,8 @@ function checkTestCases(cases: ParserTestCase[]): void {
 }
 
 export class ParserService {
+  private readonly sets = new Map<string, { parsers: readonly StoredParser[]; set: ParserSet }>();
+
   constructor(
     private readonly store: GlobalStore,
     private readonly clock: Clock,
@@ -155,7 +158,7 @@ export class ParserService {
 
   /** Runs every test case; the first failing one refuses the save, named by its number and input. */
   private runTests(parser: CustomParser, cases: readonly ParserTestCase[]): void {
-    const budget = new ParserBudget({ maxEventMs: this.limits.maxEventMs, maxRequestMs: this.limits.maxRequestMs });
+    const budget = new ParserBudget({ maxRequestMs: this.limits.maxRequestMs });
     cases.forEach((c, i) => {
       const name = `test case ${i + 1} (rawString ${quote(c.rawString)})`;
       const out = parser.parse({ rawstring: c.rawString, input: {}, tags: {}, after: {}, timestamp: null, timezone: null }, this.clock.now(), this.ingestLimits, budget);
@@ -201,16 +204,32 @@ export class ParserService {
    * The custom parsers an ingest request may need: the token's parser when it is a custom one; for
    * unstructured bodies without a token parser, every custom parser (an item's `type` may name any).
    */
-  defsForIngest(repositoryId: string, tokenParser: string | null, kind: 'structured' | 'unstructured' | 'raw'): CustomParserDef[] {
+  defsForIngest(repositoryId: string, tokenParser: string | null, kind: 'structured' | 'unstructured' | 'raw'): CustomParserDef[] | ParserSet {
     const ps = this.store.state.parsers;
     if (tokenParser !== null) {
       const p = ps.byName(repositoryId, tokenParser);
       return p === undefined ? [] : [defOf(p)];
     }
-    return kind === 'unstructured' ? ps.list(repositoryId).map(defOf) : [];
+    if (kind !== 'unstructured') return [];
+    const all = ps.list(repositoryId);
+    return all.length === 0 ? [] : this.parserSet(repositoryId, all);
+  }
+
+  /**
+   * The repository's parsers as one shared buffer, rebuilt only when the list changed (a save
+   * stores a new StoredParser object, so comparing identities is enough).
+   */
+  private parserSet(repositoryId: string, parsers: readonly StoredParser[]): ParserSet {
+    const hit = this.sets.get(repositoryId);
+    if (hit !== undefined && hit.parsers.length === parsers.length && hit.parsers.every((p, i) => p === parsers[i])) return hit.set;
+    const set = encodeParserSet(parsers.map(defOf));
+    this.sets.set(repositoryId, { parsers, set });
+    // Repositories whose parsers all went: nothing to keep.
+    for (const id of this.sets.keys()) if (this.store.state.parsers.list(id).length === 0) this.sets.delete(id);
+    return set;
   }
 
   get timeLimits(): ParserTimeLimits {
-    return { maxEventMs: this.limits.maxEventMs, maxRequestMs: this.limits.maxRequestMs };
+    return { maxRequestMs: this.limits.maxRequestMs };
   }
 }

@@ -74,6 +74,12 @@ export interface QueryContext {
   timeZoneOffsetMinutes: number;
   /** The query's notion of now (epoch ms), fixed at its start. */
   now: number;
+  /**
+   * Parsers only: the clock now() reads for each event (a parser is compiled once per thread and
+   * runs for as long as the node does, so a `now` fixed at compile time would be wrong). Never set
+   * on queries, whose contexts travel to worker threads as data.
+   */
+  clock?: () => number;
   /** Live query: the window moves; aggregates are recomputed per poll. */
   live: boolean;
 }

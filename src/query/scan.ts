@@ -14,6 +14,7 @@ import { gramFilterMayContain, gramProbes } from '../segments/grams.js';
 import { lz4Codec } from '../segments/codec.js';
 import type { Position } from '../segments/catalog.js';
 import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
+import { tableKey } from '../files/packed.js';
 import { compileQuery } from './compile.js';
 import { chainStages } from './pipeline.js';
 import type { Aggregator, BlockNeeds, CompiledQuery, MapStage, QueryContext, QueryLimits } from './runtime.js';
@@ -79,9 +80,9 @@ export interface ScanResult {
 
 const compiled = new Map<string, CompiledQuery>();
 
-/** The cache key of a spec: its tables count by content hash, not by their bytes. */
+/** The cache key of a spec: its tables count by content hash and kind, not by their bytes. */
 function specKey(spec: QuerySpec): string {
-  const files = spec.files === undefined ? null : Object.entries(spec.files).map(([n, t]) => [n, t.hash]);
+  const files = spec.files === undefined ? null : Object.entries(spec.files).map(([n, t]) => [n, tableKey(t)]);
   return JSON.stringify([spec.text, spec.args, spec.ctx, spec.limits, files]);
 }
 

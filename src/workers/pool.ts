@@ -8,7 +8,7 @@ import { Piscina } from 'piscina';
 import { LogsvcError } from '../lib/errors.js';
 import type { BlockPart } from '../digest/block-parts.js';
 import { toEncoded, type BlockEncoder, type EncodedBlock } from '../digest/block-encoder.js';
-import { runIngestTask, type IngestTask, type IngestTaskResult } from '../ingest/pipeline.js';
+import { hasCustomParsers, runIngestTask, type IngestTask, type IngestTaskResult } from '../ingest/pipeline.js';
 import type { ScanResult, ScanTask } from '../query/scan.js';
 import type { FileKind, PackedTable, TablePacker } from '../files/index.js';
 import { unwrapPackResult, type PackTaskResult } from '../files/pack-task.js';
@@ -48,10 +48,12 @@ export class WorkerPool implements BlockEncoder, TablePacker {
   /**
    * Parses an ingest request on a free worker; when every worker is taken (block builds, about
    * 80 ms each for 1 MB), on the calling thread instead, so that an acknowledgement never waits
-   * behind a block build (what set the ack p99 when requests queued on the pool).
+   * behind a block build (what set the ack p99 when requests queued on the pool). A task that
+   * carries custom parsers always waits for a worker: a parser may use its whole time budget
+   * (parsers.max_request_ms), which the HTTP thread (acks, queries, health) must never spend.
    */
   async ingest(task: IngestTask): Promise<IngestTaskResult> {
-    if (this.busy >= this.threads) return runIngestTask(task);
+    if (this.busy >= this.threads && !hasCustomParsers(task)) return runIngestTask(task);
     if (!owns(task.body)) task = { ...task, body: new Uint8Array(task.body) };
     this.busy++;
     try {

@@ -135,4 +135,121 @@ t.test('custom parsers', async (t) => {
     const gone = await mustGql(base, admin, '{ repository(name: "parsed") { parser(name: "scratch") { id } } }');
     t.equal(gone.repository.parser, null);
   });
+
+  await t.test('structured ingest through a custom parser', async (t) => {
+    const tok = await mustGql(base, admin, 'mutation { addIngestTokenV3(input: {repositoryName: "parsed", name: "structured-in", parser: "app-json"}) { token } }');
+    const body = [
+      {
+        tags: { host: 's1' },
+        events: [
+          // The raw string is parsed; attributes are fields the parser sees (and keeps).
+          { timestamp: base0 - 30_000, rawstring: JSON_LINE(iso(-20_000), 'structsvc', 'with raw'), attributes: { region: 'eu' } },
+          // No raw string: the parser reads the JSON of the attributes.
+          { timestamp: base0 - 30_000, attributes: { meta: { time: iso(-19_000), host: 'h2' }, service: 'structsvc', msg: 'from attributes' } },
+        ],
+      },
+    ];
+    const r = await api(base, '/api/v1/ingest/humio-structured', { token: tok.addIngestTokenV3.token, body: JSON.stringify(body) });
+    t.equal(r.status, 200, r.text);
+    t.equal(await waitForCount(base, 'parsed', admin, 2, 10_000, '#service=structsvc'), 2);
+    const rows = await queryJson(base, 'parsed', { queryString: '#service=structsvc | sort(@timestamp, order=asc)' }, { token: admin });
+    t.strictSame(rows.map((e) => [e.msg, e['@timestamp'], e['#host'], e['#type'], e.region ?? null, e['@error'] ?? null]), [
+      ['with raw', base0 - 20_000, 's1', 'app-json', 'eu', null],
+      ['from attributes', base0 - 19_000, 's1', 'app-json', null, null],
+    ], 'the parser sets the time and the tag; the sender tags and attributes stay');
+  });
+
+  await t.test("humioctl's operations: RepoOrViewName variables and the YAML export", async (t) => {
+    // The variable declarations humioctl's CreateParser / DeleteParserByID / GetParserYAMLByName use.
+    const created = await mustGql(
+      base,
+      admin,
+      `mutation CreateParser($RepositoryName: RepoOrViewName!, $Name: String!, $Script: String!, $TestCases: [ParserTestCaseInput!]!, $FieldsToTag: [String!]!, $FieldsToBeRemovedBeforeParsing: [String!]!, $AllowOverridingExistingParser: Boolean!) {
+        createParserV2(input: { name: $Name, script: $Script, testCases: $TestCases, repositoryName: $RepositoryName, fieldsToTag: $FieldsToTag, fieldsToBeRemovedBeforeParsing: $FieldsToBeRemovedBeforeParsing, allowOverwritingExistingParser: $AllowOverridingExistingParser }) { id name }
+      }`,
+      { RepositoryName: 'parsed', Name: 'ctl', Script: 'kvParse()', TestCases: [{ event: { rawString: 'a=1' }, outputAssertions: [] }], FieldsToTag: ['a'], FieldsToBeRemovedBeforeParsing: [], AllowOverridingExistingParser: false },
+    );
+    t.equal(created.createParserV2.name, 'ctl');
+    const yaml = await mustGql(base, admin, 'query GetParserYAMLByName($RepositoryName: String!, $ParserName: String!) { repository(name: $RepositoryName) { parser(name: $ParserName) { name yamlTemplate } } }', { RepositoryName: 'parsed', ParserName: 'ctl' });
+    t.match(yaml.repository.parser.yamlTemplate, /^\$schema: .*\nname: "ctl"\nscript: "kvParse\(\)"\ntagFields:\n  - "a"\n/);
+    const bad = await gql(base, admin, 'mutation($R: RepoOrViewName!) { deleteParser(input: {repositoryName: $R, id: "x"}) { result } }', { R: 5 });
+    t.match(bad.errors?.[0]?.message, /RepoOrViewName must be a string/);
+    await mustGql(base, admin, 'mutation DeleteParserByID($RepositoryName: RepoOrViewName!, $ParserID: String!) { deleteParser(input: { repositoryName: $RepositoryName, id: $ParserID }) { __typename } }', { RepositoryName: 'parsed', ParserID: created.createParserV2.id });
+    t.equal((await mustGql(base, admin, '{ repository(name: "parsed") { parser(name: "ctl") { id } } }')).repository.parser, null);
+  });
+});
+
+t.test('custom parsers never run on the HTTP thread; their output is bounded per request', async (t) => {
+  t.setTimeout(120_000);
+  // Bodies up to 64 MiB would be parsed inline by size alone: only the custom parser sends them to a worker.
+  const node = await startNode(t, { config: '[ingest]\noffload_bytes = 67108864\nmax_events_per_request = 50000\n' });
+  const base = node.url;
+  const admin = node.adminToken;
+  await createRepo(base, admin, 'bounded');
+  await mustGql(base, admin, CREATE, { i: input('bounded', 'kv-heavy', 'kvParse() | regex("value(?<n>\\\\d+)", field=key7) | lower(key3)') });
+  await mustGql(base, admin, CREATE, { i: input('bounded', 'chars', 'regex("(?<c>\\\\w)", repeat=true)') });
+  const heavy = await mustGql(base, admin, 'mutation { addIngestTokenV3(input: {repositoryName: "bounded", name: "heavy", parser: "kv-heavy"}) { token } }');
+  const chars = await mustGql(base, admin, 'mutation { addIngestTokenV3(input: {repositoryName: "bounded", name: "chars", parser: "chars"}) { token } }');
+
+  await t.test('the node answers other requests while a parser works through a large body', async (t) => {
+    const msg = Array.from({ length: 20 }, (_, i) => `key${i}=value${i}`).join(' ');
+    const body = JSON.stringify([{ messages: Array.from({ length: 40_000 }, () => msg) }]);
+    const t0 = performance.now();
+    let ingestMs = 0;
+    const ingest = api(base, '/api/v1/ingest/humio-unstructured', { token: heavy.addIngestTokenV3.token, body, timeoutMs: 60_000 }).then((r) => {
+      ingestMs = performance.now() - t0;
+      return r;
+    });
+    let slowest = 0;
+    let probes = 0;
+    while (ingestMs === 0) {
+      const p0 = performance.now();
+      const s = await api(base, '/api/v1/status');
+      t.equal(s.status, 200);
+      slowest = Math.max(slowest, performance.now() - p0);
+      probes++;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const r = await ingest;
+    t.equal(r.status, 200, r.text);
+    t.ok(ingestMs > 300, `the parse took long enough to tell (${Math.round(ingestMs)} ms)`);
+    t.ok(slowest < ingestMs / 2, `status answered within ${Math.round(slowest)} ms (${probes} probes) while the request took ${Math.round(ingestMs)} ms`);
+  });
+
+  await t.test('output events over the request limit: 400 before anything is stored', async (t) => {
+    // 600 inputs (within the limit of 50,000) that the parser turns into 60,000 events.
+    const r = await api(base, '/api/v1/ingest/humio-unstructured', { token: chars.addIngestTokenV3.token, body: JSON.stringify([{ messages: Array.from({ length: 600 }, () => 'x'.repeat(100)) }]) });
+    t.equal(r.status, 400, r.text);
+    t.match(r.text, /custom parser made more than 50000 events \(ingest\.max_events_per_request\)/);
+    const ok = await api(base, '/api/v1/ingest/humio-unstructured', { token: chars.addIngestTokenV3.token, body: JSON.stringify([{ messages: ['abc'] }]) });
+    t.equal(ok.status, 200, ok.text);
+    t.equal(await waitForCount(base, 'bounded', admin, 3, 10_000, '#type=chars'), 3, 'only the request within the bound was stored');
+  });
+});
+
+t.test('parser tags past the datasource limit: the request is stored, the extra events without them', async (t) => {
+  t.setTimeout(60_000);
+  const node = await startNode(t, { config: '[ingest]\nmax_datasources_per_repository = 3\n' });
+  const base = node.url;
+  const admin = node.adminToken;
+  await createRepo(base, admin, 'capped');
+  await mustGql(base, admin, CREATE, { i: input('capped', 'svc', 'kvParse()', { fieldsToTag: ['svc'] }) });
+  const tok = await mustGql(base, admin, 'mutation { addIngestTokenV3(input: {repositoryName: "capped", name: "svc", parser: "svc"}) { token } }');
+  const send = (messages: string[]) => api(base, '/api/v1/ingest/humio-unstructured', { token: tok.addIngestTokenV3.token, body: JSON.stringify([{ messages }]) });
+  // Room for three: one is set aside for the fallback tag set {type}, a and b keep their tags, c and
+  // d fall back (marked).
+  const r = await send(['svc=a n=1', 'svc=b n=2', 'svc=c n=3', 'svc=d n=4', 'svc=a n=5']);
+  t.equal(r.status, 200, r.text);
+  t.equal(await waitForCount(base, 'capped', admin, 5), 5, 'every event is stored');
+  const rows = await queryJson(base, 'capped', { queryString: 'sort(n, order=asc)' }, { token: admin });
+  const tagged = rows.filter((e) => e['#svc'] !== undefined).map((e) => e['#svc']);
+  const fellBack = rows.filter((e) => e['#svc'] === undefined);
+  t.equal(tagged.length + fellBack.length, 5);
+  t.strictSame(tagged.sort(), ['a', 'a', 'b'], 'the first tag sets keep their tags');
+  t.equal(fellBack.length, 2, 'c and d are stored without the parser\'s tags');
+  for (const e of fellBack) t.match(e['@error_msg'], /max_datasources_per_repository/);
+  t.equal(new Set(tagged).size + (fellBack.length > 0 ? 1 : 0), 3, 'exactly the three datasources the limit allows');
+  // Later requests use what exists: known tag sets keep their tags.
+  t.equal((await send(['svc=a n=6'])).status, 200);
+  t.equal(await waitForCount(base, 'capped', admin, 1, 10_000, 'n=6 #svc=a'), 1);
 });

@@ -104,17 +104,18 @@ t.test('lookup files and match()/lookup()', async (t) => {
   await t.test('match(): exact string mode, strict and not, include, nrows, column', async (t) => {
     t.strictSame(pick(await q('match(file="users.csv", field=uid, column=userid)'), 'name', 'role'), [
       { '@rawstring': 'u1', name: 'Ada Lovelace', role: 'admin' },
-      { '@rawstring': 'u2', name: 'Turing, Alan', role: 'dev' },
+      { '@rawstring': 'u2', name: 'Second Two', role: 'dup' },
       { '@rawstring': 'u3', name: ' spaced ', role: 'ops' },
-    ], 'strict by default; quoted comma and whitespace kept; the first matching row');
+    ], 'strict by default; whitespace kept; the LAST matching row (as the product)');
     t.strictSame(pick(await q('match(file="users.csv", field=uid, column=userid, strict=false, include=[name])'), 'name', 'role'), [
       { '@rawstring': 'u1', name: 'Ada Lovelace', role: undefined },
-      { '@rawstring': 'u2', name: 'Turing, Alan', role: undefined },
+      { '@rawstring': 'u2', name: 'Second Two', role: undefined },
       { '@rawstring': 'u3', name: ' spaced ', role: undefined },
       { '@rawstring': 'u9', name: undefined, role: undefined },
     ], 'strict=false passes unmatched events; include limits the columns');
     const two = pick(await q('match(file="users.csv", field=uid, column=userid, nrows=2) | uid=2'), 'name');
-    t.strictSame(two.map((r) => r.name).sort(), ['Second Two', 'Turing, Alan'], 'nrows=2: one event per matching row');
+    t.strictSame(two.map((r) => r.name).sort(), ['Second Two', 'Turing, Alan'], 'nrows=2: one event per matching row (quoted comma kept)');
+    t.strictSame(pick(await q('match(file="users.csv", field=[uid, who], column=[userid, name], ignoreCase=true)'), 'role'), [{ '@rawstring': 'u1', role: 'admin' }], 'several fields must all match');
     t.strictSame(pick(await q('match(file="users.csv", field=who, column=name, ignoreCase=true)'), 'role'), [{ '@rawstring': 'u1', role: 'admin' }], 'ignoreCase');
     t.strictSame(await q('match(file="users.csv", field=who, column=name)'), [], 'case matters by default');
   });
@@ -134,7 +135,7 @@ t.test('lookup files and match()/lookup()', async (t) => {
       { '@rawstring': 'u9', zone: 'v6net' },
     ], 'IPv4 and IPv6 subnets; several matching rows');
     const first = pick(await q('match(file="nets.csv", field=ip, column=subnet, mode=cidr) | @rawstring=u1'), 'zone');
-    t.strictSame(first, [{ '@rawstring': 'u1', zone: 'internal' }], 'nrows=1 gives the first matching row in file order');
+    t.strictSame(first, [{ '@rawstring': 'u1', zone: 'lab' }], 'nrows=1 gives the most specific subnet');
   });
 
   await t.test('JSON files: keyed object and array of objects; lookup()', async (t) => {
@@ -149,14 +150,30 @@ t.test('lookup files and match()/lookup()', async (t) => {
       { '@rawstring': 'u3', owner: undefined },
       { '@rawstring': 'u9', owner: 'team-a' },
     ], 'lookup() enriches and keeps unmatched events (strict=false)');
-    t.strictSame(pick(await q('lookup(file="users.csv", column=userid, field=uid, include=[role], strict=true)'), 'role').map((r) => r.role), ['admin', 'dev', 'ops']);
+    t.strictSame(pick(await q('lookup(file="users.csv", column=userid, field=uid, include=[role], strict=true)'), 'role').map((r) => r.role), ['admin', 'dup', 'ops']);
+    t.strictSame(pick(await q('lookup(file="hosts.json", field=host)'), 'dc'), [
+      { '@rawstring': 'u1', dc: 'east' },
+      { '@rawstring': 'u2', dc: undefined },
+      { '@rawstring': 'u3', dc: undefined },
+      { '@rawstring': 'u9', dc: 'east' },
+    ], 'lookup() on a keyed JSON object (its key, case-sensitive)');
+    t.equal((await uploadFile(base, '/api/v1/repositories/files1/files', member.token, 'jnets.json', JSON.stringify([{ net: '10.0.0.0/8', zone: 'j8' }, { net: '10.1.0.0/16', zone: 'j16' }]))).status, 200);
+    t.equal((await uploadFile(base, '/api/v1/repositories/files1/files', member.token, 'jglobs.json', JSON.stringify({ '*.php': { kind: 'php' }, '/static/*': { kind: 'static' } }))).status, 200);
+    t.strictSame(pick(await q('match(file="jnets.json", field=ip, column=net, mode=cidr)'), 'zone'), [
+      { '@rawstring': 'u1', zone: 'j16' },
+      { '@rawstring': 'u2', zone: 'j8' },
+    ], 'a JSON array file in cidr mode');
+    t.strictSame(pick(await q('match(file="jglobs.json", field=url, mode=glob)'), 'kind'), [
+      { '@rawstring': 'u2', kind: 'static' },
+      { '@rawstring': 'u3', kind: 'php' },
+    ], 'a keyed JSON file in glob mode (on its key)');
   });
 
   await t.test('shared files from any repository; aggregates; query jobs', async (t) => {
     t.strictSame(pick(await q('match(file="/shared/shared.csv", field=uid, column=userid)', 'files2', admin), 'team'), [{ '@rawstring': 'o1', team: 'core' }]);
     t.strictSame(pick(await q('match(file="/shared/shared.csv", field=uid, column=userid)'), 'team'), [{ '@rawstring': 'u1', team: 'core' }]);
     const rows = await queryJson(base, 'files1', { queryString: 'match(file="users.csv", field=uid, column=userid) | groupBy(role)' }, { token: member.token });
-    t.strictSame(rows.map((r) => `${r.role}=${r._count}`).sort(), ['admin=1', 'dev=1', 'ops=1']);
+    t.strictSame(rows.map((r) => `${r.role}=${r._count}`).sort(), ['admin=1', 'dup=1', 'ops=1']);
   });
 
   await t.test('a missing file, column or bad mode is a query error naming it', async (t) => {
@@ -182,7 +199,41 @@ t.test('lookup files and match()/lookup()', async (t) => {
     const r = await postQuery(base, 'files1', { queryString: 'match(file="users.csv", field=uid)' }, { token: member.token });
     t.equal(r.status, 400);
     const refused = await mustGql(base, admin, '{ searchDomain(name: "files1") { files { nameAndPath { name path } } } }');
-    t.ok(refused.searchDomain.files.some((f: any) => f.nameAndPath.name === 'shared.csv' && f.nameAndPath.path === '/shared'), 'shared files are listed with path /shared');
+    t.ok(refused.searchDomain.files.some((f: any) => f.nameAndPath.name === '/shared/shared.csv' && f.nameAndPath.path === '/shared'), 'shared files are listed by the name queries use, with path /shared');
+    t.notOk(refused.searchDomain.files.some((f: any) => f.nameAndPath.name === 'shared.csv'), 'never as if they were repository files');
+    // The listed name is the one removeFile takes.
+    await mustGql(base, admin, 'mutation { removeFile(name: "files1", fileName: "/shared/shared.csv") { __typename } }');
+    const after = await mustGql(base, admin, '{ searchDomain(name: "files2") { files { nameAndPath { name } } } }');
+    t.strictSame(after.searchDomain.files, [], 'removed from the shared scope');
+    t.equal((await uploadFile(base, '/api/v1/uploadedfiles/shared', admin, 'shared.csv', 'userid,team\n1,core\n')).status, 200);
     t.equal((await api(base, '/api/v1/uploadedfiles/shared/shared.csv', { token: admin, method: 'DELETE' })).status, 204);
   });
+});
+
+t.test('a sparse JSON file is refused by its cell count (413), and the node stays up; the total bound', async (t) => {
+  t.setTimeout(60_000);
+  const node = await startNode(t, { config: '[files]\nmax_total_bytes = 1048576\n' });
+  await createRepo(node.url, node.adminToken, 'sparse1');
+  // 24 KB that would pad to 5,000 rows x 1,000 columns (5 million cells) if it were read densely.
+  const sparseRows = [...Array.from({ length: 1000 }, (_, i) => ({ [`m${i}`]: 'v' })), ...Array.from({ length: 4000 }, () => ({}))];
+  const sparse = await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'sparse.json', JSON.stringify(sparseRows));
+  t.equal(sparse.status, 413, sparse.text);
+  t.match(sparse.text, /5000 rows of 1000 columns/);
+  const ok = await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'dense.json', JSON.stringify(sparseRows.slice(0, 300)));
+  t.equal(ok.status, 200, `a sparse file within the bound is accepted: ${ok.text}`);
+
+  // The same bytes as .json and as .csv are two different tables (cached by hash and kind).
+  const bytes = '[{"a":"1"}]';
+  t.equal((await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'same.json', bytes)).status, 200);
+  const asCsv = await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'same.csv', bytes);
+  t.equal(asCsv.status, 400, `read as CSV, not served from the JSON table: ${asCsv.text}`);
+  t.match(asCsv.text, /CSV/);
+
+  // files.max_total_bytes: distinct contents count once, across repositories.
+  const big = (c: string) => `k,v\n${`${c},${'x'.repeat(150)}\n`.repeat(4000)}`;
+  t.equal((await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'big1.csv', big('a'))).status, 200);
+  t.equal((await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'big1-copy.csv', big('a'))).status, 200, 'the same bytes again take no more room');
+  const over = await uploadFile(node.url, '/api/v1/repositories/sparse1/files', node.adminToken, 'big2.csv', big('b'));
+  t.equal(over.status, 409, over.text);
+  t.match(over.text, /files\.max_total_bytes/);
 });

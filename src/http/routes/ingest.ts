@@ -7,7 +7,7 @@
 import { parseAuthorization, canSeeRepository, type Principal } from '../../auth/index.js';
 import { LogsvcError } from '../../lib/errors.js';
 import type { Repository } from '../../global/index.js';
-import { runIngestTask, unwrapIngestResult, type IngestTask } from '../../ingest/index.js';
+import { hasCustomParsers, runIngestTask, unwrapIngestResult, type IngestTask } from '../../ingest/index.js';
 import type { HttpServices } from '../context.js';
 import { json, type RequestInfo, type Route } from '../types.js';
 
@@ -60,13 +60,16 @@ export function ingestRoutes(s: HttpServices): Route[] {
       repositoryId: t.repo.id,
       at: s.clock.now(),
     };
-    const custom = s.parsers.defsForIngest(t.repo.id, t.parser, kind);
-    if (custom.length > 0) {
-      task.customParsers = custom;
+    task.customParsers = s.parsers.defsForIngest(t.repo.id, t.parser, kind);
+    if (hasCustomParsers(task)) {
       task.parserLimits = s.parsers.timeLimits;
-    }
+      const room = s.ingest.datasourceRoom(t.repo.id);
+      if (room !== undefined) task.datasourceRoom = room;
+    } else delete task.customParsers;
     // Large bodies are parsed on the worker pool; small ones here, where a hop would cost more.
-    const result = raw.length >= s.offloadIngestBytes ? await s.workers.ingest(task) : runIngestTask(task);
+    // Custom parsers never run here: their cost does not follow the body's size (a small gzip body,
+    // a costly script), and this thread serves every acknowledgement, query and health check.
+    const result = raw.length >= s.offloadIngestBytes || hasCustomParsers(task) ? await s.workers.ingest(task) : runIngestTask(task);
     const { payload, summary } = unwrapIngestResult(result);
     await s.ingest.commit(t.repo.id, payload, summary);
     return json(200, {});

@@ -188,6 +188,8 @@ const now: FnDef = {
   name: 'now',
   params: [{ name: 'as', type: 'string', default: '_now' }],
   value(_a, env) {
+    const clock = env.ctx.clock;
+    if (clock !== undefined) return () => String(clock());
     const t = String(env.ctx.now);
     return () => t;
   },

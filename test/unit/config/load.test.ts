@@ -47,7 +47,7 @@ const DEFAULTS = {
     max_jobs: 1000,
     task_bytes: 16777216,
   },
-  files: { max_file_bytes: 104857600, max_rows: 1000000, max_files_per_repository: 1000, cache_bytes: 1073741824 },
+  files: { max_file_bytes: 104857600, max_rows: 1000000, max_files_per_repository: 1000, max_total_bytes: 10737418240, cache_bytes: 1073741824 },
   parsers: { max_event_ms: 50, max_request_ms: 10000, max_per_repository: 200 },
   alerts: {
     enabled: true,

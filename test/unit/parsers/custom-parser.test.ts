@@ -1,10 +1,12 @@
 import t from 'tap';
-import { CustomParser, ParserBudget, type CustomParserDef } from '../../../src/parsers/index.js';
+import { CustomParser, ParserBudget, compiledParser, type CustomParserDef } from '../../../src/parsers/index.js';
+import { parserKey } from '../../../src/parsers/custom-parser.js';
+import { runIngestTask } from '../../../src/ingest/pipeline.js';
 import { GlobalState } from '../../../src/global/index.js';
 
 const limits = { maxEventsPerRequest: 1000, maxEventBytes: 1 << 20, maxFieldsPerEvent: 100, maxJsonDepth: 64 };
 const def = (script: string, extra: Partial<CustomParserDef> = {}): CustomParserDef => ({ id: 'p1', name: 'p', script, fieldsToTag: [], fieldsToBeRemovedBeforeParsing: [], savedAt: 1, ...extra });
-const budget = (maxEventMs = 1000, maxRequestMs = 10_000) => new ParserBudget({ maxEventMs, maxRequestMs });
+const budget = (maxRequestMs = 10_000) => new ParserBudget({ maxRequestMs });
 const msg = (rawstring: string, more: Partial<Parameters<CustomParser['parse']>[0]> = {}) => ({ rawstring, input: {}, tags: {}, after: {}, timestamp: null, timezone: null, ...more });
 
 t.test('fields, tags, timestamp, removal before parsing, fields after', async (t) => {
@@ -34,11 +36,10 @@ t.test('errors mark the event and keep it', async (t) => {
   t.match(e!.event.fields['@error_msg'], /@timestamp "soon" is not epoch milliseconds/);
   t.equal(e!.event.rawstring, 'line');
   const slow = new CustomParser(def('kvParse()'));
-  const [s] = slow.parse(msg('a=1'), 5, limits, budget(-1));
-  t.match(s!.event.fields['@error_msg'], /parsers\.max_event_ms/, 'output over the per-event time bound is dropped');
-  t.equal(s!.event.fields.a, undefined);
-  const b = budget(1000, -1);
-  slow.parse(msg('a=1'), 5, limits, b);
+  const b = budget(0);
+  const [first] = slow.parse(msg('a=1'), 5, limits, b);
+  t.equal(first!.event.fields.a, '1', 'the event that uses up the budget keeps its output');
+  t.equal(first!.event.fields['@error'], undefined);
   const [later] = slow.parse(msg('a=2'), 5, limits, b);
   t.match(later!.event.fields['@error_msg'], /parsers\.max_request_ms/, 'later events of a request past its budget are stored unparsed');
   const tagBad = new CustomParser(def(`x := "${'v'.repeat(1100)}"`, { fieldsToTag: ['x'] }));
@@ -71,4 +72,64 @@ t.test('global state: files and parsers survive a snapshot; a deleted repository
   delete old.files;
   delete old.parsers;
   t.equal(GlobalState.fromSnapshot(old).files.all().length, 0, 'snapshots from before files load');
+});
+
+t.test('compiled copies are keyed by what they are compiled from, not the save time', async (t) => {
+  const a = compiledParser(def('x := "one"', { id: 'same', savedAt: 42 }));
+  const b = compiledParser(def('x := "two"', { id: 'same', savedAt: 42 }));
+  t.not(a, b, 'two saves in the same millisecond are two parsers');
+  t.equal(b.parse(msg('l'), 5, limits, budget())[0]!.event.fields.x, 'two');
+  const tagged = compiledParser(def('x := "two"', { id: 'same', savedAt: 42, fieldsToTag: ['x'] }));
+  t.strictSame(tagged.parse(msg('l'), 5, limits, budget())[0]!.tags, { type: 'p', x: 'two' }, 'fieldsToTag is part of the key');
+  t.equal(compiledParser(def('x := "two"', { id: 'same', savedAt: 99 })), b, 'the same parser saved again is reused');
+  t.equal(parserKey(def('s')), parserKey(def('s')));
+});
+
+// Review 5 findings 4 and 13: a real (positive) request budget, and no output dropped for wall time.
+t.test('a request budget in milliseconds: whole events before it is spent, marked ones after, nothing dropped', async (t) => {
+  const p = new CustomParser(def('kvParse() | regex("k(?<n>\\d+)=", repeat=true, limit=50)'));
+  const line = Array.from({ length: 50 }, (_, i) => `k${i}=v${i}`).join(' ');
+  const b = budget(30);
+  const outs: ReturnType<CustomParser['parse']>[] = [];
+  const t0 = performance.now();
+  while (!b.exhausted && performance.now() - t0 < 20_000) outs.push(p.parse(msg(line), 5, limits, b));
+  t.ok(b.exhausted, `the budget ran out after ${outs.length} events`);
+  t.ok(b.usedMs > 30);
+  for (const out of outs) {
+    // Every run that completed keeps all of its output, however long it took.
+    t.equal(out.length, 50);
+    if (out.some((e) => e.event.fields['@error'] !== undefined || e.event.fields.k0 !== 'v0')) {
+      t.fail('a completed run lost its output');
+      return;
+    }
+  }
+  const [after, ...none] = p.parse(msg(line), 5, limits, b);
+  t.equal(none.length, 0);
+  t.match(after!.event.fields['@error_msg'], /max_request_ms = 30/);
+  t.equal(after!.event.rawstring, line, 'kept as it came in');
+});
+
+t.test('now() reads the clock for each event', async (t) => {
+  const p = new CustomParser(def('t := now()'));
+  const first = Number(p.parse(msg('x'), 5, limits, budget())[0]!.event.fields.t);
+  await new Promise((r) => setTimeout(r, 30));
+  const second = Number(p.parse(msg('x'), 5, limits, budget())[0]!.event.fields.t);
+  t.ok(second - first >= 25, `the second event's now() is later (${second - first} ms)`);
+  t.ok(Math.abs(Date.now() - second) < 1000);
+});
+
+t.test('a stored parser that does not compile here marks its events instead of failing the request', async (t) => {
+  const broken = compiledParser(def('regex("(")', { id: 'broken', fieldsToBeRemovedBeforeParsing: ['secret'] }));
+  const [e, ...rest] = broken.parse(msg('line', { input: { a: '1', secret: 's' }, tags: { host: 'h' }, after: { f: 'x' } }), 5, limits, budget());
+  t.equal(rest.length, 0);
+  t.equal(e!.event.rawstring, 'line');
+  t.equal(e!.event.fields['@error'], 'true');
+  t.match(e!.event.fields['@error_msg'], /parser p does not compile: /);
+  t.equal(e!.event.fields.a, '1');
+  t.equal(e!.event.fields.f, 'x');
+  t.equal(e!.event.fields.secret, undefined);
+  t.strictSame(e!.tags, { host: 'h', type: 'p' });
+  const body = new TextEncoder().encode(JSON.stringify([{ messages: ['one', 'two'] }]));
+  const r = runIngestTask({ kind: 'unstructured', body, contentEncoding: undefined, maxDecompressedBytes: 1 << 20, limits, parser: 'p', repositoryId: 'r', at: 1, customParsers: [def('regex("(")', { id: 'broken' })] });
+  t.match(r, { ok: true, events: 2 }, 'the request is stored, both events marked');
 });
