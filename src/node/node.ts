@@ -338,8 +338,9 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           reingest: { admit: () => ingest.admit(), ingest: (repoId, groups, at) => ingest.ingest(repoId, groups, at) },
           ingestLimits,
           customParsers: (repositoryId, parser) => {
+            // A token's parser: a list of at most one definition (the shared set is only for untyped unstructured ingest).
             const defs = parsers.defsForIngest(repositoryId, parser, 'raw');
-            return defs.length === 0 ? undefined : new CustomParsers(defs, parsers.timeLimits);
+            return !Array.isArray(defs) || defs.length === 0 ? undefined : new CustomParsers(defs, parsers.timeLimits, ingestLimits);
           },
           clock,
           pagerDutyUrl: alertCfg.pagerduty_url,

@@ -52,7 +52,7 @@ export function repositoryActionEvents(t: TriggerContext, inv: Invocation, parse
   const rawstrings = t.rows.map((row) => renamed(row));
   const customParser = custom?.get(parser);
   if (customParser !== undefined) {
-    const out = new TagGroups();
+    const out = new TagGroups(custom!.output);
     for (const doc of rawstrings) {
       const parsed = customParser.parse({ rawstring: JSON.stringify(doc), input: {}, tags: {}, after: extra, timestamp: now, timezone: null }, now, limits, custom!.budget);
       for (const p of parsed) p.event.timestamp = now;
