@@ -169,7 +169,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'digest.flush_block_seconds', default: 1800, doc: 'FLUSH_BLOCK_SECONDS: longest time events wait in an open block before it is written to a segment', check: integer(1, 7 * 86400) },
   { path: 'digest.blocks_per_segment', default: 2000, doc: 'BLOCKS_PER_SEGMENT: blocks after which a segment is closed', check: integer(1, 1_000_000) },
   { path: 'digest.max_hours_segment_open', default: 24, doc: 'MAX_HOURS_SEGMENT_OPEN: hours after which a segment is closed whatever its size', check: integer(1, 24 * 365) },
-  { path: 'digest.block_target_bytes', default: 2 * 1024 * 1024, doc: 'size of the events as received (JSON, fields included) at which an open block is sealed and written; 2 MiB is ~0.8 MB of access-log raw text, ~0.25 MB once encoded', check: integer(1024, 64 * 1024 * 1024) },
+  { path: 'digest.block_target_bytes', default: 1024 * 1024, doc: 'size of the events as received (JSON, fields included) at which an open block is sealed and written; 1 MiB is ~0.4 MB of access-log raw text (larger blocks store smaller but hold the worker pool longer: 2 MiB doubled the acknowledgement p99)', check: integer(1024, 64 * 1024 * 1024) },
   { path: 'digest.open_block_budget_bytes', default: 256 * 1024 * 1024, doc: 'memory for open blocks of all partitions; above it the largest are written early', check: integer(1024 * 1024, 64 * 1024 * 1024 * 1024) },
   { path: 'digest.worker_threads', default: 0, doc: 'threads of the worker pool (block encoding, parsing large ingest bodies); 0 means one per core', check: integer(0, 256) },
 

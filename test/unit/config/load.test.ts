@@ -33,7 +33,7 @@ const DEFAULTS = {
     flush_block_seconds: 1800,
     blocks_per_segment: 2000,
     max_hours_segment_open: 24,
-    block_target_bytes: 2097152,
+    block_target_bytes: 1048576,
     open_block_budget_bytes: 268435456,
     worker_threads: 0,
   },
