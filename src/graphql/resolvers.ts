@@ -5,6 +5,7 @@
 import type { User, Repository } from '../global/index.js';
 import { requireUser } from '../auth/index.js';
 import { isBuiltInParser } from '../ingest/parsers/index.js';
+import { parserShape } from './resolvers-files-parsers.js';
 import type { IngestTokenView } from '../repositories/repository-service.js';
 import { toWire } from '../cluster/index.js';
 import type { GraphqlContext } from './context.js';
@@ -56,11 +57,17 @@ export function userShape(u: User) {
   };
 }
 
-function tokenShape(t: IngestTokenView) {
+function tokenShape(t: IngestTokenView, ctx: GraphqlContext) {
   return {
     name: t.name,
     token: t.token,
-    parser: t.parser === null ? null : { id: t.parser, name: t.parser, isBuiltIn: isBuiltInParser(t.parser) },
+    // The parser as `repository { parser }` shows it (a custom parser by its own id), resolved only when asked for.
+    parser: () => {
+      if (t.parser === null) return null;
+      if (isBuiltInParser(t.parser)) return { id: t.parser, name: t.parser, isBuiltIn: true };
+      const found = ctx.services.parsers.find(ctx.principal, ctx.services.repositories.get(ctx.principal, t.repositoryName), { name: t.parser });
+      return found === null ? { id: t.parser, name: t.parser, isBuiltIn: false } : parserShape(found);
+    },
   };
 }
 
@@ -73,7 +80,7 @@ function repositoryShape(r: Repository, ctx: GraphqlContext) {
     automaticSearch: true,
     type: 'DEFAULT',
     createdAt: r.createdAt,
-    ingestTokens: () => ctx.services.repositories.ingestTokens(ctx.principal, r).map(tokenShape),
+    ingestTokens: () => ctx.services.repositories.ingestTokens(ctx.principal, r).map((tok) => tokenShape(tok, ctx)),
     members: () =>
       [...r.members.values()].flatMap((m) => {
         const u = ctx.services.users.byId(m.userId);
@@ -176,7 +183,7 @@ export const mutationResolvers: Record<string, Resolver> = {
 
   addIngestTokenV3: async (a, ctx) => {
     const i = a.input as { repositoryName: string; name: string; parser?: string | null };
-    return tokenShape(await ctx.services.repositories.addIngestToken(ctx.principal, i.repositoryName, i.name, i.parser ?? null));
+    return tokenShape(await ctx.services.repositories.addIngestToken(ctx.principal, i.repositoryName, i.name, i.parser ?? null), ctx);
   },
   removeIngestToken: async (a, ctx) => {
     await ctx.services.repositories.removeIngestToken(ctx.principal, a.repositoryName as string, a.name as string);
@@ -184,7 +191,7 @@ export const mutationResolvers: Record<string, Resolver> = {
   },
   assignParserToIngestTokenV2: async (a, ctx) => {
     const i = a.input as { repositoryName: string; tokenName: string; parser: string };
-    return tokenShape(await ctx.services.repositories.assignParser(ctx.principal, i.repositoryName, i.tokenName, i.parser));
+    return tokenShape(await ctx.services.repositories.assignParser(ctx.principal, i.repositoryName, i.tokenName, i.parser), ctx);
   },
   unassignIngestToken: async (a, ctx) => {
     await ctx.services.repositories.assignParser(ctx.principal, a.repositoryName as string, a.tokenName as string, null);

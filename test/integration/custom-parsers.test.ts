@@ -88,8 +88,13 @@ t.test('custom parsers', async (t) => {
   });
 
   await t.test('ingest tokens apply custom parsers', async (t) => {
-    const tok = await mustGql(base, admin, 'mutation { addIngestTokenV3(input: {repositoryName: "parsed", name: "json-in", parser: "app-json"}) { token parser { name } } }');
-    t.equal(tok.addIngestTokenV3.parser.name, 'app-json');
+    const tok = await mustGql(base, admin, 'mutation { addIngestTokenV3(input: {repositoryName: "parsed", name: "json-in", parser: "app-json"}) { token parser { id name isBuiltIn } } }');
+    const saved = await mustGql(base, admin, 'query { repository(name: "parsed") { parser(name: "app-json") { id } } }');
+    t.strictSame(tok.addIngestTokenV3.parser, { id: saved.repository.parser.id, name: 'app-json', isBuiltIn: false }, "the token's parser by the parser's own id");
+    t.not(saved.repository.parser.id, 'app-json');
+    const listed = await mustGql(base, admin, 'query { repository(name: "parsed") { ingestTokens { name parser { id name isBuiltIn } } } }');
+    const byName = Object.fromEntries((listed.repository.ingestTokens as { name: string; parser: unknown }[]).map((x) => [x.name, x.parser]));
+    t.strictSame(byName['json-in'], { id: saved.repository.parser.id, name: 'app-json', isBuiltIn: false });
     const jsonToken = tok.addIngestTokenV3.token as string;
     const lines = [JSON_LINE(iso(-60_000), 'billing', 'a'), JSON_LINE(iso(-59_000), 'search', 'b'), JSON_LINE('yesterday', 'billing', 'bad time')];
     const r = await api(base, '/api/v1/ingest/humio-unstructured', { token: jsonToken, body: JSON.stringify([{ messages: lines, fields: { env: 'prod' } }]) });
