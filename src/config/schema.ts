@@ -15,6 +15,7 @@ export interface NodeConfig {
     max_fields_per_event: number;
     max_datasources_per_repository: number;
     max_undigested_bytes: number;
+    max_digest_backlog_bytes: number;
     offload_bytes: number;
   };
   graphql: { max_depth: number; max_complexity: number; explorer: boolean };
@@ -37,6 +38,7 @@ export interface NodeConfig {
     block_target_bytes: number;
     open_block_budget_bytes: number;
     worker_threads: number;
+    block_build_nice: number;
   };
   query: {
     max_concurrent: number;
@@ -149,6 +151,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'ingest.max_datasources_per_repository', default: 10_000, doc: 'distinct tag combinations a repository may have; ingest of a new one beyond it is refused (400)', check: integer(1, 10_000_000) },
   { path: 'ingest.offload_bytes', default: 16 * 1024, doc: 'request bodies at least this large are parsed on the worker pool instead of the HTTP thread', check: integer(0, 1024 * 1024 * 1024) },
   { path: 'ingest.max_undigested_bytes', default: 2 * 1024 * 1024 * 1024, doc: 'acknowledged bytes not yet in segments above which ingest answers 503 with Retry-After', check: integer(1024 * 1024, 1024 * 1024 * 1024 * 1024) },
+  { path: 'ingest.max_digest_backlog_bytes', default: 128 * 1024 * 1024, doc: 'events held in memory in sealed blocks waiting to be built and written (the digest is behind) above which ingest answers 503 with Retry-After: bounds memory at full load', check: integer(1024 * 1024, 1024 * 1024 * 1024 * 1024) },
 
   { path: 'graphql.max_depth', default: 12, doc: 'deepest selection nesting a GraphQL operation may have', check: integer(2, 100) },
   { path: 'graphql.max_complexity', default: 2000, doc: 'largest number of fields a GraphQL operation may select, fragments expanded', check: integer(10, 1_000_000) },
@@ -171,7 +174,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'digest.max_hours_segment_open', default: 24, doc: 'MAX_HOURS_SEGMENT_OPEN: hours after which a segment is closed whatever its size', check: integer(1, 24 * 365) },
   { path: 'digest.block_target_bytes', default: 1024 * 1024, doc: 'size of the events as received (JSON, fields included) at which an open block is sealed and written; 1 MiB is ~0.4 MB of access-log raw text (larger blocks store smaller but hold the worker pool longer: 2 MiB doubled the acknowledgement p99)', check: integer(1024, 64 * 1024 * 1024) },
   { path: 'digest.open_block_budget_bytes', default: 256 * 1024 * 1024, doc: 'memory for open blocks of all partitions; above it the largest are written early', check: integer(1024 * 1024, 64 * 1024 * 1024 * 1024) },
-  { path: 'digest.worker_threads', default: 0, doc: 'threads of the worker pool (block encoding, parsing large ingest bodies); 0 means one per core', check: integer(0, 256) },
+  { path: 'digest.worker_threads', default: 0, doc: 'threads of each worker pool (foreground: ingest parsing, queries; background: block building); 0 means one per core', check: integer(0, 256) },
+  { path: 'digest.block_build_nice', default: 10, doc: 'nice increment of the block-building threads, so that requests (acknowledgements, queries) get the cores first; 0 = same priority', check: integer(0, 19) },
 
   { path: 'query.max_concurrent', default: 16, doc: 'queries running at once on this node; further ones get 429 with Retry-After', check: integer(1, 10_000) },
   { path: 'query.max_query_seconds', default: 300, doc: 'time one query (or one refresh of a live query) may run before it is stopped with an error', check: integer(1, 86400) },

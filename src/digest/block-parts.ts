@@ -9,7 +9,7 @@ import { appendEvent, emptyColumns, encodeBlock } from '../segments/block.js';
 import { lz4Codec } from '../segments/codec.js';
 
 export interface BlockPart {
-  /** The group's encoded events (a standalone copy: it crosses to a worker). */
+  /** The group's encoded events (copied into the block task when it crosses to a worker). */
   events: Uint8Array;
   /** Queue offset of the record. */
   offset: number;

@@ -18,6 +18,18 @@ import type { BlockEncoder } from './block-encoder.js';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
+/**
+ * A group's section as a block part: a view when the record is a buffer of its own and the section
+ * is nearly all of it (one datasource per request, the common case: no copy on the HTTP thread);
+ * otherwise a copy, so that a part never pins a whole replayed queue file or drags the other
+ * groups of its record into every clone of it.
+ */
+function ownSection(payload: Buffer, summary: RecordSummary, group: number): Uint8Array {
+  const section = groupSection(payload, summary, group);
+  const standalone = payload.byteOffset === 0 && payload.byteLength === payload.buffer.byteLength;
+  return standalone && section.byteLength * 10 >= payload.byteLength * 9 ? section : new Uint8Array(section);
+}
+
 export interface DigestSettings {
   segmentsDir: string;
   blockTargetBytes: number;
@@ -31,8 +43,8 @@ interface OpenBlock {
   repo: string;
   tags: Record<string, string>;
   /**
-   * The block's events: each contributing record's section for this datasource, copied out of the
-   * record at once (a replayed record is a view into a whole queue file, which must not be retained).
+   * The block's events: each contributing record's section for this datasource (ownSection: a view
+   * of a live record, a copy out of a replayed one, which is a view into a whole queue file).
    */
   parts: BlockPart[];
   bytes: number;
@@ -99,7 +111,7 @@ export class PartitionDigester {
         block = { ds: g.ds, repo: summary.repo, tags: g.tags, parts: [], bytes: 0, firstOffset: offset, openedAt: clock.monotonic() };
         this.blocks.set(g.ds, block);
       }
-      block.parts.push({ events: new Uint8Array(groupSection(payload, summary, group)), offset, base: first, skip, at: summary.at });
+      block.parts.push({ events: ownSection(payload, summary, group), offset, base: first, skip, at: summary.at });
       const bytes = Math.ceil((g.b * (g.n - skip)) / g.n);
       block.bytes += bytes;
       this.openBytes += bytes;

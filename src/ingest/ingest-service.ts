@@ -20,6 +20,9 @@ export interface IngestServiceDeps {
   maxUndigestedBytes: number;
   /** Acknowledged bytes not yet in segments. */
   undigestedBytes: () => number;
+  maxDigestBacklogBytes: number;
+  /** Events in sealed blocks held in memory, waiting to be built and written. */
+  digestBacklogBytes: () => number;
   /** Non-null when the disk is too full to accept data: the reason. */
   diskProblem: () => string | null;
   /** Partitions that currently have a live digest host. */
@@ -41,6 +44,10 @@ export class IngestService {
     const undigested = this.deps.undigestedBytes();
     if (undigested > this.deps.maxUndigestedBytes) {
       throw new LogsvcError('E_UNAVAILABLE', `ingest is paused: ${undigested} acknowledged bytes are waiting for digest (limit ${this.deps.maxUndigestedBytes}); retry later`);
+    }
+    const backlog = this.deps.digestBacklogBytes();
+    if (backlog > this.deps.maxDigestBacklogBytes) {
+      throw new LogsvcError('E_UNAVAILABLE', `ingest is paused: the digest is behind, ${backlog} bytes of events wait in memory to be written to segments (limit ${this.deps.maxDigestBacklogBytes}); retry later`);
     }
     const disk = this.deps.diskProblem();
     if (disk !== null) throw new LogsvcError('E_UNAVAILABLE', `ingest is paused: ${disk}`);

@@ -119,7 +119,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     cleanups.push(() => queue.close());
     const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), logger, clock.now());
     const threads = config.digest.worker_threads;
-    const workers = new WorkerPool(threads === 0 ? undefined : threads);
+    const workers = new WorkerPool({ ...(threads === 0 ? {} : { threads }), backgroundNice: config.digest.block_build_nice });
     cleanups.push(() => workers.close());
     const digest = new Digest({
       dataDir,
@@ -171,6 +171,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       maxDatasourcesPerRepository: config.ingest.max_datasources_per_repository,
       maxUndigestedBytes: config.ingest.max_undigested_bytes,
       undigestedBytes: () => digest.undigestedBytes(),
+      maxDigestBacklogBytes: config.ingest.max_digest_backlog_bytes,
+      digestBacklogBytes: () => digest.pendingBytes(),
       diskProblem: () => health.diskProblem(),
       livePartitions: () => owned().filter((p) => digest.owns(p)),
     });

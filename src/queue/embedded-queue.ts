@@ -18,7 +18,7 @@ import { LogsvcError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { atomicWriteFile, ensureDir, fsyncDir, writeAll } from '../storage/index.js';
 import type { DigestQueue, DurableRecord, QueueRecord } from './digest-queue.js';
-import { encodeQueueFrame, frameBytes, MAX_RECORD_BYTES, QUEUE_HEADER_BYTES, QUEUE_MAGIC, QUEUE_FORMAT_VERSION, queueFileHeader, scanQueueFile } from './queue-file.js';
+import { queueFrameHead, frameBytes, MAX_RECORD_BYTES, QUEUE_HEADER_BYTES, QUEUE_MAGIC, QUEUE_FORMAT_VERSION, queueFileHeader, scanQueueFile } from './queue-file.js';
 
 const FILE_SUFFIX = '.dq';
 const pad = (n: number): string => String(n).padStart(20, '0');
@@ -31,7 +31,8 @@ interface QFile {
 }
 
 interface Pending {
-  frame: Buffer;
+  /** The frame's head; the payload follows it on disk. */
+  head: Buffer;
   payload: Buffer;
   attachment: unknown;
   resolve: (offset: number) => void;
@@ -161,10 +162,10 @@ export class EmbeddedDigestQueue implements DigestQueue {
     if (payload.length > MAX_RECORD_BYTES) return Promise.reject(new LogsvcError('E_BODY_TOO_LARGE', `digest queue record of ${payload.length} bytes is over the limit of ${MAX_RECORD_BYTES}`));
     const p = this.part(partition);
     const offset = p.next;
-    const frame = encodeQueueFrame(offset, payload);
-    p.next += frame.length;
+    const head = queueFrameHead(offset, payload);
+    p.next += frameBytes(payload.length);
     return new Promise((resolve, reject) => {
-      p.pending.push({ frame, payload, attachment, resolve, reject, offset });
+      p.pending.push({ head, payload, attachment, resolve, reject, offset });
       if (!p.flushing) void this.flush(p);
     });
   }
@@ -179,9 +180,9 @@ export class EmbeddedDigestQueue implements DigestQueue {
           const cur = p.current!;
           if (cur.size >= this.fileBytes) await this.newFile(p, cur.base + cur.size);
           const target = p.current!;
-          await writeAll(p.fh!, batch.map((b) => b.frame));
+          await writeAll(p.fh!, batch.flatMap((b) => [b.head, b.payload]));
           await p.fh!.datasync();
-          for (const b of batch) target.size += b.frame.length;
+          for (const b of batch) target.size += frameBytes(b.payload.length);
           for (const b of batch) b.resolve(b.offset);
           // Listeners (the digest) run after the acknowledgements have gone out: they are not on the
           // request's critical path. setImmediate callbacks run in order, so offsets stay ordered.
@@ -201,7 +202,7 @@ export class EmbeddedDigestQueue implements DigestQueue {
 
   private notify(partition: number, batch: Pending[]): void {
     for (const b of batch) {
-      const rec: DurableRecord = { partition, offset: b.offset, nextOffset: b.offset + b.frame.length, payload: b.payload, attachment: b.attachment };
+      const rec: DurableRecord = { partition, offset: b.offset, nextOffset: b.offset + frameBytes(b.payload.length), payload: b.payload, attachment: b.attachment };
       for (const l of this.listeners) {
         try {
           l(rec);

@@ -26,13 +26,21 @@ export function queueFileHeader(): Buffer {
   return h;
 }
 
+/**
+ * The 16 bytes that precede `payload` in its frame (length, CRC, offset): written together with
+ * the payload itself (writev), so appending a record never copies it.
+ */
+export function queueFrameHead(offset: number, payload: Uint8Array): Buffer {
+  const head = Buffer.allocUnsafe(FRAME_OVERHEAD);
+  head.writeUInt32LE(payload.length + 8, 0);
+  head.writeBigUInt64LE(BigInt(offset), 8);
+  head.writeUInt32LE(crc32c(payload, crc32c(head.subarray(8))), 4);
+  return head;
+}
+
+/** A whole frame in one buffer. */
 export function encodeQueueFrame(offset: number, payload: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(FRAME_OVERHEAD + payload.length);
-  out.writeUInt32LE(payload.length + 8, 0);
-  out.writeBigUInt64LE(BigInt(offset), 8);
-  payload.copy(out, FRAME_OVERHEAD);
-  out.writeUInt32LE(crc32c(out.subarray(8)), 4);
-  return out;
+  return Buffer.concat([queueFrameHead(offset, payload), payload]);
 }
 
 export function frameBytes(payloadLength: number): number {

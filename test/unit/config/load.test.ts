@@ -15,6 +15,7 @@ const DEFAULTS = {
     max_datasources_per_repository: 10000,
     offload_bytes: 16384,
     max_undigested_bytes: 2147483648,
+    max_digest_backlog_bytes: 134217728,
   },
   graphql: { max_depth: 12, max_complexity: 2000, explorer: true },
   health: {
@@ -36,6 +37,7 @@ const DEFAULTS = {
     block_target_bytes: 1048576,
     open_block_budget_bytes: 268435456,
     worker_threads: 0,
+    block_build_nice: 10,
   },
   query: {
     max_concurrent: 16,
@@ -164,6 +166,8 @@ t.test('wrong types and out-of-range values name the path and the bad value', as
     [{ digest: { partitions: 1025 } }, 'digest.partitions: must be an integer from 1 to 1024 (got 1025)'],
     [{ health: { backup_dir: { a: 1 } } }, 'health.backup_dir: must be a string (got {"a":1})'],
     [{ digest: { worker_threads: 257 } }, 'digest.worker_threads: must be an integer from 0 to 256 (got 257)'],
+    [{ digest: { block_build_nice: 20 } }, 'digest.block_build_nice: must be an integer from 0 to 19 (got 20)'],
+    [{ ingest: { max_digest_backlog_bytes: 1000 } }, 'ingest.max_digest_backlog_bytes: must be an integer from 1048576 to 1099511627776 (got 1000)'],
     [{ ingest: { max_undigested_bytes: 1048575 } }, 'ingest.max_undigested_bytes: must be an integer from 1048576 to 1099511627776 (got 1048575)'],
   ];
   for (const [raw, problem] of cases) {
