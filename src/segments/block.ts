@@ -10,7 +10,7 @@ import { crc32c } from '../storage/index.js';
 import { BloomBuilder } from './bloom.js';
 import type { BlockCodec } from './codec.js';
 import { GramFilterBuilder } from './grams.js';
-import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeRaw, encodeStrings, encodeTemplate, type NumberColumn, type RawColumn, type StringColumn } from './columns.js';
+import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeRaw, encodeStrings, encodeTemplate, templatePieces, type NumberColumn, type RawColumn, type StringColumn } from './columns.js';
 
 /** Blocks of segment formats 2 and 3: the header also gives the gram filter's length. */
 export const BLOCK_MAGIC = Buffer.from('LBK2');
@@ -101,31 +101,44 @@ export function encodeBlock(c: BlockColumns, codec: BlockCodec): Buffer {
   if (c.count === 0) throw new LogsvcError('E_INTERNAL', 'cannot encode an empty block');
   const bloom = new BloomBuilder();
   const grams = new GramFilterBuilder();
+  const names = [...c.fields.keys()];
+  const values = [...c.fields.values()];
+  // Raw strings as templates over the field values where those cover enough of them; then no
+  // field column may refer back into the raw strings.
+  const pieces = templatePieces(c.count);
+  const template = encodeTemplate(c.raw, values, c.count, pieces);
   let minTs = Infinity;
   let maxTs = -Infinity;
   for (let i = 0; i < c.count; i++) {
     const ts = c.ts[i]!;
     if (ts < minTs) minTs = ts;
     if (ts > maxTs) maxTs = ts;
+    // A clean templated raw string's tokens and grams are its pieces' (gaps below, values in the
+    // column loop): scanning each distinct piece once was ~40 % of the block build's text passes.
+    if (template !== null && pieces.clean[i] === 1) continue;
     bloom.addText(c.raw[i]!);
     grams.addText(c.raw[i]!);
   }
+  if (template !== null) {
+    for (const g of pieces.gaps) {
+      bloom.addText(g);
+      grams.addText(g);
+    }
+  }
   // Each distinct value once: most columns repeat their values (methods, status codes, agents),
   // and hashing a value costs far more than a Set lookup.
-  const names = [...c.fields.keys()];
-  const values = [...c.fields.values()];
-  for (const col of values) {
+  for (let j = 0; j < values.length; j++) {
+    const col = values[j]!;
+    const inRaw = template !== null && pieces.columns.has(j);
     const seen = new Set<string>();
     for (let i = 0; i < col.length; i++) {
       const v = col[i];
       if (v === undefined || seen.has(v)) continue;
       seen.add(v);
       bloom.addValue(v);
+      if (inRaw) grams.addText(v);
     }
   }
-  // Raw strings as templates over the field values where those cover enough of them; then no
-  // field column may refer back into the raw strings.
-  const template = encodeTemplate(c.raw, values, c.count);
   // [name, column] pairs, not a map: field names are data ("__proto__" included).
   const fields: [string, StringColumn][] = names.map((name, j) => [name, encodeStrings(values[j]!, c.count, template === null ? c.raw : undefined)]);
   const body = pack({

@@ -13,6 +13,7 @@
  * the access-log dataset they shrink the non-raw columns several times over (docs/benchmarks.md).
  */
 import { LogsvcError } from '../lib/errors.js';
+import { isWord } from './bloom.js';
 
 export type NumberColumn = { e: 'd'; b: Uint8Array } | { e: 'r'; v: number[]; n: number[] } | { e: 'f'; b: Uint8Array };
 
@@ -354,12 +355,38 @@ function splitsPair(s: string, at: number): boolean {
 }
 
 /**
+ * What a template tells the skip index about the raw strings (filled in by encodeTemplate). An
+ * event is `clean` when no placed value starts or ends inside a token run of its raw string (word
+ * units on both sides of the cut): then every token run of the raw string lies wholly inside one
+ * gap or one value, and the raw string's tokens and grams are those of its pieces. The block
+ * encoder then takes them from the distinct `gaps` and the distinct values of the placed
+ * `columns` instead of scanning every raw string: most pieces repeat.
+ */
+export interface TemplatePieces {
+  clean: Uint8Array;
+  /** The gaps of the clean events, each distinct one once. */
+  gaps: Set<string>;
+  /** Field columns (body order) placed in some clean event. */
+  columns: Set<number>;
+}
+
+export function templatePieces(count: number): TemplatePieces {
+  return { clean: new Uint8Array(count), gaps: new Set(), columns: new Set() };
+}
+
+/** True if cutting `s` before index `at` splits a token run. */
+function cutsRun(s: string, at: number): boolean {
+  return at > 0 && at < s.length && isWord(s.charCodeAt(at - 1)) && isWord(s.charCodeAt(at));
+}
+
+/**
  * Raw strings as templates over `fields` (the block's field columns, in body order), or null
  * when the field values cover too little of the raw text to pay. Each event's values are placed
  * left to right: the earliest occurrence wins, a value overlapping one already placed is looked
- * for again after it, and each column is used at most once per event.
+ * for again after it, and each column is used at most once per event. `pieces`, when given, is
+ * filled in (see TemplatePieces); it is only meaningful when a template is returned.
  */
-export function encodeTemplate(raw: readonly string[], fields: readonly (readonly (string | null | undefined)[])[], count: number): TemplateRaw | null {
+export function encodeTemplate(raw: readonly string[], fields: readonly (readonly (string | null | undefined)[])[], count: number, pieces?: TemplatePieces): TemplateRaw | null {
   // A layout key holds one UTF-16 unit per column (index + 1).
   if (fields.length >= 0xffff) return null;
   const layouts = new Map<string, number>();
@@ -399,6 +426,7 @@ export function encodeTemplate(raw: readonly string[], fields: readonly (readonl
     let pos = 0;
     let key = '';
     let p = 0;
+    let clean = true;
     for (let k = 0; k < nc; k++) {
       const j = cCol[k]!;
       const len = cLen[k]!;
@@ -427,8 +455,14 @@ export function encodeTemplate(raw: readonly string[], fields: readonly (readonl
       key += String.fromCharCode(j + 1);
       pos = at + len;
       covered += len;
+      if (clean && (cutsRun(r, at) || cutsRun(r, pos))) clean = false;
     }
     (gaps[p] ??= new Array(count))[i] = r.slice(pos);
+    if (pieces !== undefined && clean) {
+      pieces.clean[i] = 1;
+      for (let q = 0; q <= p; q++) pieces.gaps.add(gaps[q]![i]!);
+      for (let q = 0; q < key.length; q++) pieces.columns.add(key.charCodeAt(q) - 1);
+    }
     let id = layouts.get(key);
     if (id === undefined) layouts.set(key, (id = layouts.size));
     layoutIds[i] = id;
