@@ -4,8 +4,8 @@
  * Building the block's columns from these happens on a worker thread, so the main thread never
  * decodes an event.
  */
-import { decodeGroupEvents } from '../events/index.js';
-import { appendEvent, emptyColumns, encodeBlock } from '../segments/block.js';
+import { decodeGroupColumns } from '../events/index.js';
+import { appendColumns, emptyColumns, encodeBlock } from '../segments/block.js';
 import { lz4Codec } from '../segments/codec.js';
 
 export interface BlockPart {
@@ -23,12 +23,6 @@ export interface BlockPart {
 
 export function buildBlock(parts: readonly BlockPart[]): Buffer {
   const c = emptyColumns();
-  for (const p of parts) {
-    const events = decodeGroupEvents(p.events);
-    for (let i = p.skip; i < events.length; i++) {
-      const e = events[i]!;
-      appendEvent(c, e.timestamp, e.timezone, e.rawstring, e.fields, p.at, p.offset, p.base + i);
-    }
-  }
+  for (const p of parts) appendColumns(c, decodeGroupColumns(p.events), p.skip, p.at, p.offset, p.base);
   return encodeBlock(c, lz4Codec);
 }

@@ -6,6 +6,8 @@ export {
   readSummary,
   groupSection,
   decodeGroupEvents,
+  decodeGroupColumns,
+  type GroupColumns,
   RECORD_VERSION,
   type IngestRecord,
   type RecordGroup,

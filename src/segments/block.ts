@@ -78,6 +78,46 @@ export function appendEvent(
   }
 }
 
+/**
+ * Appends events `from..n-1` of a group given by column (the digest's hot path: whole columns, no
+ * per-event field objects). `fieldNames`/`fieldValues` are parallel; a null value is an absent field.
+ */
+export function appendColumns(
+  c: BlockColumns,
+  g: { n: number; ts: readonly number[]; tz: readonly string[]; raw: readonly string[]; names: readonly string[]; cols: readonly (readonly (string | null)[])[] },
+  from: number,
+  ingestTimestamp: number,
+  offset: number,
+  base: number,
+): void {
+  const start = c.count;
+  for (let i = from; i < g.n; i++) {
+    c.ts.push(g.ts[i]!);
+    c.tz.push(g.tz[i]!);
+    c.raw.push(g.raw[i]!);
+    c.it.push(ingestTimestamp);
+    c.off.push(offset);
+    c.idx.push(base + i);
+  }
+  for (let j = 0; j < g.names.length; j++) {
+    const name = g.names[j]!;
+    const src = g.cols[j]!;
+    // A field only skipped events have makes no column (as event by event).
+    let first = from;
+    while (first < g.n && src[first] === null) first++;
+    if (first >= g.n) continue;
+    let col = c.fields.get(name);
+    if (col === undefined) c.fields.set(name, (col = []));
+    // Dense columns (no holes), as appendEvent keeps them.
+    while (col.length < start) col.push(undefined);
+    for (let i = from; i < g.n; i++) {
+      const v = src[i];
+      col.push(v === null ? undefined : v);
+    }
+  }
+  c.count += Math.max(0, g.n - from);
+}
+
 export interface BlockMeta {
   compressedLength: number;
   uncompressedLength: number;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { decodeGroupEvents, decodeRecord, encodeRecord, groupSection, readSummary, RECORD_VERSION, type IngestRecord } from '../../../src/events/index.js';
+import { decodeGroupColumns, decodeGroupEvents, decodeRecord, encodeRecord, groupSection, readSummary, RECORD_VERSION, type IngestRecord } from '../../../src/events/index.js';
 import { pack } from '../../../src/lib/msgpack.js';
 
 const sample = (): IngestRecord => ({
@@ -17,8 +17,8 @@ const sample = (): IngestRecord => ({
   ],
 });
 
-t.test('RECORD_VERSION is 1', async (t) => {
-  t.equal(RECORD_VERSION, 1);
+t.test('RECORD_VERSION is 2', async (t) => {
+  t.equal(RECORD_VERSION, 2);
 });
 
 t.test('encodeRecord/decodeRecord round trip keeps every value', async (t) => {
@@ -74,9 +74,24 @@ t.test('round trip of a record with no groups and one with many groups', async (
   t.strictSame(back, many);
 });
 
-t.test('the wire layout: u32 summary length, msgpack summary, then one JSON events section per group', async (t) => {
+t.test('the wire layout: u32 summary length, msgpack summary, then one JSON section of columns per group', async (t) => {
   const r = sample();
-  const sections = r.groups.map((g) => Buffer.from(JSON.stringify(g.events.map((e) => [e.timestamp, e.timezone, e.rawstring, e.fields]))));
+  // Columns in order of first appearance, null where an event lacks the field.
+  const sections = [
+    Buffer.from(
+      JSON.stringify({
+        n: 2,
+        ts: [1_700_000_000_000, 1_699_999_999_999],
+        tz: ['Z', '+02:00'],
+        raw: ['GET /index.html 200', 'second'],
+        names: ['method', 'status'],
+        cols: [
+          ['GET', null],
+          ['200', null],
+        ],
+      }),
+    ),
+  ];
   const { payload, summary } = encodeRecord(r);
   const head = pack(summary);
   const len = Buffer.alloc(4);
@@ -86,6 +101,47 @@ t.test('the wire layout: u32 summary length, msgpack summary, then one JSON even
   r.groups.forEach((g, i) => t.strictSame(decodeGroupEvents(groupSection(payload, summary, i)), g.events, `group ${i} decodes on its own`));
 });
 
+/** A version 1 record as the previous build wrote it: one JSON array of [ts, tz, raw, fields] per group. */
+function versionOne(r: IngestRecord): Buffer {
+  const sections = r.groups.map((g) => Buffer.from(JSON.stringify(g.events.map((e) => [e.timestamp, e.timezone, e.rawstring, e.fields]))));
+  const head = pack({ v: 1, repo: r.repo, at: r.at, groups: r.groups.map((g, i) => ({ ds: g.ds, tags: g.tags, n: g.events.length, len: sections[i]!.length, b: 0 })) });
+  const len = Buffer.alloc(4);
+  len.writeUInt32LE(head.length, 0);
+  return Buffer.concat([len, head, ...sections]);
+}
+
+t.test('version 1 records (a queue written before the upgrade) still decode, by event and by column', async (t) => {
+  const r = sample();
+  r.groups.push({ ds: 'B', tags: {}, events: [{ timestamp: 5, timezone: 'Z', rawstring: 'only x', fields: { x: '1', method: 'PUT' } }] });
+  const old = versionOne(r);
+  t.strictSame(decodeRecord(old), r);
+  const summary = readSummary(old);
+  t.equal(summary.v, 1);
+  t.strictSame(decodeGroupColumns(groupSection(old, summary, 0)), decodeGroupColumns(groupSection(encodeRecord(r).payload, encodeRecord(r).summary, 0)), 'the same columns from either version');
+  t.strictSame(decodeGroupColumns(groupSection(old, summary, 1)), { n: 1, ts: [5], tz: ['Z'], raw: ['only x'], names: ['x', 'method'], cols: [['1'], ['PUT']] });
+});
+
+t.test('a version 2 section whose columns do not fit together is E_STATE_CORRUPT', async (t) => {
+  const good = { n: 2, ts: [1, 2], tz: ['Z', 'Z'], raw: ['a', 'b'], names: ['f'], cols: [['x', null]] };
+  const bad = [
+    { ...good, n: 3 },
+    { ...good, ts: [1] },
+    { ...good, raw: ['a'] },
+    { ...good, names: ['f', 'g'] },
+    { ...good, cols: [['x']] },
+    { ...good, cols: 'x' },
+    { ...good, tz: undefined },
+    null,
+  ];
+  t.strictSame(decodeGroupColumns(Buffer.from(JSON.stringify(good))), good);
+  for (const b of bad) {
+    const section = Buffer.from(JSON.stringify(b));
+    t.throws(() => decodeGroupColumns(section), { code: 'E_STATE_CORRUPT' }, JSON.stringify(b));
+    t.throws(() => decodeGroupEvents(section), { code: 'E_STATE_CORRUPT' });
+  }
+  t.throws(() => decodeGroupColumns(Buffer.from('{"n":')), { code: 'E_STATE_CORRUPT', message: /does not decode/ });
+});
+
 t.test('an unsupported version is E_STATE_CORRUPT', async (t) => {
   const framed = (v: unknown): Buffer => {
     const head = pack(v);
@@ -93,7 +149,7 @@ t.test('an unsupported version is E_STATE_CORRUPT', async (t) => {
     len.writeUInt32LE(head.length, 0);
     return Buffer.concat([len, head]);
   };
-  t.throws(() => decodeRecord(framed({ v: 2, repo: 'r', at: 1, groups: [] })), { code: 'E_STATE_CORRUPT', message: /unsupported version 2/ });
+  t.throws(() => decodeRecord(framed({ v: 3, repo: 'r', at: 1, groups: [] })), { code: 'E_STATE_CORRUPT', message: /unsupported version 3/ });
   t.throws(() => decodeRecord(framed({ v: 0, repo: 'r', at: 1, groups: [] })), { code: 'E_STATE_CORRUPT', message: /unsupported version 0/ });
   t.throws(() => decodeRecord(framed({ repo: 'r', at: 1, groups: [] })), { code: 'E_STATE_CORRUPT', message: /unsupported version undefined/ });
   t.throws(() => decodeRecord(framed(null)), { code: 'E_STATE_CORRUPT', message: /unsupported version/ });
