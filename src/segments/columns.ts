@@ -167,10 +167,54 @@ export function encodeStrings(values: readonly (string | null | undefined)[], co
   return encodeText(values, count);
 }
 
-/** Integers exactly as String(n) writes them (so decoding gives back the same text), up to 15 digits. */
-const CANONICAL_INT = /^(?:0|-?[1-9][0-9]{0,14})$/;
-/** IPv4 addresses in dotted-quad form without leading zeros (exactly what the decoder writes back). */
-const CANONICAL_IPV4 = /^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$/;
+/** Longest canonical integer: 15 digits, exact in a double. */
+const MAX_INT_DIGITS = 15;
+
+/**
+ * The value of an integer written exactly as String(n) writes it (so decoding gives back the same
+ * text: no leading zeros, no "+", no "-0"), up to 15 digits; NaN otherwise. A char loop, not a
+ * regular expression: this runs for every value of every numeric-looking column of every block.
+ */
+function canonicalInt(v: string): number {
+  const neg = v.charCodeAt(0) === 45;
+  const from = neg ? 1 : 0;
+  const digits = v.length - from;
+  if (digits < 1 || digits > MAX_INT_DIGITS) return NaN;
+  const lead = v.charCodeAt(from);
+  if (lead === 48 && (digits > 1 || neg)) return NaN;
+  let n = 0;
+  for (let i = from; i < v.length; i++) {
+    const d = v.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return NaN;
+    n = n * 10 + d;
+  }
+  return neg ? -n : n;
+}
+
+/**
+ * Writes the four octets of a dotted-quad IPv4 address without leading zeros (exactly what the
+ * decoder writes back) at `out[at..at+3]`; false if `v` is not one.
+ */
+function canonicalIpv4(v: string, out: Uint8Array, at: number): boolean {
+  let octet = 0;
+  let digits = 0;
+  let k = 0;
+  for (let i = 0; i <= v.length; i++) {
+    const c = i < v.length ? v.charCodeAt(i) : 46;
+    if (c === 46) {
+      if (digits === 0 || k > 3) return false;
+      out[at + k++] = octet;
+      octet = 0;
+      digits = 0;
+      continue;
+    }
+    const d = c - 48;
+    if (d < 0 || d > 9 || (digits === 1 && octet === 0)) return false;
+    octet = octet * 10 + d;
+    if (++digits > 3 || octet > 255) return false;
+  }
+  return k === 4;
+}
 
 /**
  * Columns whose every event holds an integer (`{e: "i", v}`, a number column: sizes, counts,
@@ -181,26 +225,23 @@ const CANONICAL_IPV4 = /^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3
 function encodeTyped(values: readonly (string | null | undefined)[], count: number): StringColumn | null {
   const first = values[0];
   if (count === 0 || first === null || first === undefined) return null;
-  if (CANONICAL_INT.test(first)) {
+  if (!Number.isNaN(canonicalInt(first))) {
     const nums = new Array<number>(count);
     for (let i = 0; i < count; i++) {
       const v = values[i];
-      if (v === null || v === undefined || !CANONICAL_INT.test(v)) return null;
-      nums[i] = Number(v);
+      const n = v === null || v === undefined ? NaN : canonicalInt(v);
+      if (Number.isNaN(n)) return null;
+      nums[i] = n;
     }
     return { e: 'i', v: encodeNumbers(nums) };
   }
-  if (CANONICAL_IPV4.test(first)) {
-    const b = Buffer.allocUnsafe(count * 4);
-    for (let i = 0; i < count; i++) {
-      const v = values[i];
-      if (v === null || v === undefined || !CANONICAL_IPV4.test(v)) return null;
-      const parts = v.split('.');
-      for (let k = 0; k < 4; k++) b[i * 4 + k] = Number(parts[k]);
-    }
-    return { e: '4', b };
+  const b = Buffer.allocUnsafe(count * 4);
+  if (!canonicalIpv4(first, b, 0)) return null;
+  for (let i = 1; i < count; i++) {
+    const v = values[i];
+    if (v === null || v === undefined || !canonicalIpv4(v, b, i * 4)) return null;
   }
-  return null;
+  return { e: '4', b };
 }
 
 function decodeTyped(c: { e: 'i'; v: NumberColumn } | { e: '4'; b: Uint8Array }, count: number): string[] {
@@ -391,6 +432,8 @@ export function encodeTemplate(raw: readonly string[], fields: readonly (readonl
   if (fields.length >= 0xffff) return null;
   const layouts = new Map<string, number>();
   const layoutIds = new Array<number>(count);
+  /** Layouts whose columns are already in pieces.columns. */
+  const cleanLayouts: number[] = [];
   const gaps: (string | undefined)[][] = [];
   let covered = 0;
   let total = 0;
@@ -458,14 +501,23 @@ export function encodeTemplate(raw: readonly string[], fields: readonly (readonl
       if (clean && (cutsRun(r, at) || cutsRun(r, pos))) clean = false;
     }
     (gaps[p] ??= new Array(count))[i] = r.slice(pos);
-    if (pieces !== undefined && clean) {
-      pieces.clean[i] = 1;
-      for (let q = 0; q <= p; q++) pieces.gaps.add(gaps[q]![i]!);
-      for (let q = 0; q < key.length; q++) pieces.columns.add(key.charCodeAt(q) - 1);
-    }
     let id = layouts.get(key);
     if (id === undefined) layouts.set(key, (id = layouts.size));
     layoutIds[i] = id;
+    if (pieces !== undefined && clean) {
+      pieces.clean[i] = 1;
+      // Gaps mostly repeat the previous event's: a string compare is cheaper than a Set lookup
+      // (only against a clean previous event: an unclean one's gaps were not added).
+      const prevClean = i > 0 && pieces.clean[i - 1] === 1;
+      for (let q = 0; q <= p; q++) {
+        const g = gaps[q]![i]!;
+        if (!prevClean || g !== gaps[q]![i - 1]) pieces.gaps.add(g);
+      }
+      if (cleanLayouts[id] !== 1) {
+        cleanLayouts[id] = 1;
+        for (let q = 0; q < key.length; q++) pieces.columns.add(key.charCodeAt(q) - 1);
+      }
+    }
   }
   if (covered < total * MIN_TEMPLATE_COVER) return null;
   const t = [...layouts.keys()].map((k) => {

@@ -101,3 +101,16 @@ t.test('template pieces: which events are clean, their distinct gaps and placed 
   t.strictSame([...pieces.gaps].sort(), ['', '"', ' /x" ', ' /y" '].sort());
   t.strictSame([...pieces.columns].sort(), [0, 1]);
 });
+
+t.test('a gap repeated after an unclean event still reaches the filters', async (t) => {
+  // Event 0: the value "cd" continues the run "ab" (unclean, scanned whole: token "abcd").
+  // Event 1: the same first gap "ab" is cut cleanly; its token "ab" must be in the bloom filter.
+  const c = emptyColumns();
+  addEvent(c, { timestamp: 1, timezone: 'Z', rawstring: 'abcd rest', fields: { v: 'cd', w: 'rest' }, ingestTimestamp: 1, offset: 0, index: 0 });
+  addEvent(c, { timestamp: 3, timezone: 'Z', rawstring: 'ab-ef rest', fields: { v: '-ef', w: 'rest' }, ingestTimestamp: 1, offset: 0, index: 1 });
+  const block = encodeBlock(c, lz4Codec);
+  const m = readBlockMeta(block, 0)!;
+  for (const tok of ['abcd', 'ab', 'ef', 'rest']) t.ok(bloomMayContain(blockBloom(block, 0, m), tok), `token ${tok}`);
+  t.ok(gramFilterMayContain(blockGrams(block, 0, m), gramProbes('abcd')));
+  t.ok(gramFilterMayContain(blockGrams(block, 0, m), gramProbes('rest')));
+});
