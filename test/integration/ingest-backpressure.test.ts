@@ -6,9 +6,11 @@
  * queryable exactly once while no refused one is.
  */
 import t, { type Test } from 'tap';
+import { existsSync } from 'node:fs';
 import { startNode, type TestNode } from '../helpers/node-process.js';
 import { api, type ApiResponse } from '../helpers/http.js';
 import { createRepo, queryJson } from '../helpers/query.js';
+import { threadNices } from '../helpers/threads.js';
 
 t.setTimeout(300_000);
 
@@ -163,4 +165,13 @@ t.test('sealed blocks waiting in memory (digest behind): 503 with Retry-After, t
 
   t.ok(await untilAccepted(node, repo.ingestToken, () => ++b, acked, refused, 60_000), 'accepted again once the blocks were written');
   await exactlyOnce(t, node, repo.name, acked, refused, false);
+
+  // digest.block_build_nice reaches the node's block-building thread (Linux: per-thread nice).
+  const pid = node.proc.pid!;
+  if (existsSync(`/proc/${pid}/task`)) {
+    const nices = threadNices(pid);
+    const base = nices.get(pid)!;
+    t.ok([...nices.values()].some((n) => n === Math.min(19, base + 19)), `a thread of the node runs at nice ${Math.min(19, base + 19)} (block_build_nice = 19): ${JSON.stringify([...nices])}`);
+    t.ok([...nices.values()].filter((n) => n === base).length >= 2, 'the main thread and the foreground worker keep the node\'s priority');
+  }
 });

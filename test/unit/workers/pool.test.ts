@@ -10,7 +10,7 @@
  * - `ingest()` gives back the record the inline pipeline makes, in a buffer of its own.
  */
 import t from 'tap';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { encodeRecord, groupSection, type IngestEvent, type IngestRecord } from '../../../src/events/index.js';
 import { InlineBlockEncoder } from '../../../src/digest/block-encoder.js';
@@ -19,25 +19,9 @@ import { decodeBlockEvents } from '../../../src/segments/block.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
 import { runIngestTask, type IngestTask } from '../../../src/ingest/pipeline.js';
 import { WorkerPool } from '../../../src/workers/pool.js';
+import { threadNices } from '../../helpers/threads.js';
 
 const T0 = 1_700_000_000_000;
-
-/** Nice value (field 19 of /proc/<pid>/task/<tid>/stat) of every thread of this process, by tid. */
-function threadNices(): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const tid of readdirSync('/proc/self/task')) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    } catch {
-      continue; // the thread ended meanwhile
-    }
-    // "tid (comm) state ...": comm may hold spaces and parentheses; fields resume after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.set(Number(tid), Number(fields[19 - 3]));
-  }
-  return out;
-}
 
 /** Why the nice test cannot run here, or null. */
 function niceUnavailable(): string | null {
