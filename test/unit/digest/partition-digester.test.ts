@@ -3,7 +3,11 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SegmentCatalog } from '../../../src/segments/catalog.js';
 import { silentLogger } from '../../../src/lib/logger.js';
-import type { IngestRecord } from '../../../src/events/index.js';
+import { groupSection, readSummary, type IngestRecord, type RecordSummary } from '../../../src/events/index.js';
+import { PartitionDigester, type BlockPart } from '../../../src/digest/index.js';
+import { ManualClock } from '../../../src/lib/clock.js';
+import { WorkerPool } from '../../../src/workers/pool.js';
+import { openQueue, readAll } from '../queue/helpers.js';
 import { args, digester, ev, expectedKeys, group, keysOf, readSegments, record, settings, storedEvents, T0, tempDir } from './helpers.js';
 
 t.test('events of two datasources are routed to separate blocks and segments', async (t) => {
@@ -301,4 +305,156 @@ t.test('a segment write failure is fatal: onFatal once, nothing later written, c
   t.equal(d.pendingBytes(), 28 * 148);
   t.equal(cat.highWater(0, 'dsA'), null);
   t.strictSame(await readdir(dir), ['not-a-dir']);
+});
+
+// --- block parts: views of live records, copies otherwise (ownSection) ---------------------------
+
+/** The record in a buffer of its own (as a live record arrives: the worker's transferred buffer). */
+function standalone(payload: Buffer): Buffer {
+  return Buffer.from(payload.buffer.slice(payload.byteOffset, payload.byteOffset + payload.byteLength) as ArrayBuffer);
+}
+
+const owns = (b: Uint8Array): boolean => b.byteOffset === 0 && b.byteLength === b.buffer.byteLength;
+
+/** The parts held in memory for datasource `ds` of repository "sandbox". */
+function partsOf(d: PartitionDigester, ds: string): BlockPart[] {
+  return d.memory('sandbox').find((m) => m.ds === ds)?.parts ?? [];
+}
+
+/** Share of the record that group `g`'s section takes. */
+const share = (payload: Buffer, summary: RecordSummary, g: number): number => groupSection(payload, summary, g).byteLength / payload.byteLength;
+
+const many = (prefix: string, n: number): ReturnType<typeof ev>[] => Array.from({ length: n }, (_, i) => ev(`${prefix}${i}`));
+
+t.test('a live single-datasource record: its part is a view of the record, not a copy', async (t) => {
+  const dir = await tempDir(t);
+  const { d } = digester(new SegmentCatalog(dir), settings(dir, { blockTargetBytes: 1e9 }));
+  const [summary, slab] = args(record([group('dsA', many('v', 20))]));
+  const payload = standalone(slab);
+  t.ok(owns(payload) && share(payload, summary, 0) >= 0.9, `setup: a buffer of its own, the section ${(share(payload, summary, 0) * 100).toFixed(1)} % of it`);
+  d.process(0, 100, summary, payload);
+  const [part] = partsOf(d, 'dsA');
+  t.equal(part?.events.buffer, payload.buffer, 'the same ArrayBuffer: no copy');
+  t.ok(Buffer.from(part!.events).equals(groupSection(payload, summary, 0)), 'exactly the group\'s section');
+  await d.drain();
+  t.strictSame((await storedEvents(dir)).map((e) => e.rawstring.split(' ')[0]), many('v', 20).map((e) => e.rawstring.split(' ')[0]));
+});
+
+t.test('a record that is a view into a larger buffer (a replay) gets parts copied out of it', async (t) => {
+  const dir = await tempDir(t);
+  const { d } = digester(new SegmentCatalog(dir), settings(dir, { blockTargetBytes: 1e9 }));
+  const [summary, slab] = args(record([group('dsA', many('r', 20))]));
+  const file = Buffer.concat([Buffer.alloc(4096, 0x11), slab, Buffer.alloc(4096, 0x22)]);
+  const payload = file.subarray(4096, 4096 + slab.length);
+  t.ok(share(payload, summary, 0) >= 0.9, 'setup: the section is nearly all of the record');
+  d.process(0, 100, summary, payload);
+  const [part] = partsOf(d, 'dsA');
+  t.not(part!.events.buffer, file.buffer, 'not a view into the file');
+  t.ok(owns(part!.events), 'a standalone copy: pins no more than the section');
+  t.ok(Buffer.from(part!.events).equals(groupSection(payload, summary, 0)), 'the same bytes');
+  file.fill(0); // the file buffer is reused or dropped: the part must not care
+  await d.drain();
+  t.strictSame((await storedEvents(dir)).map((e) => e.rawstring.split(' ')[0]), many('r', 20).map((e) => e.rawstring.split(' ')[0]));
+});
+
+t.test('records replayed from a real queue file are copied out of it', async (t) => {
+  const dir = await tempDir(t);
+  const { q } = await openQueue(join(dir, 'queue'));
+  t.teardown(() => q.close());
+  const recs = [record([group('dsA', many('q0-', 20))]), record([group('dsA', many('q1-', 30))])];
+  for (const rec of recs) await q.append(0, args(rec)[1]);
+  const back = await readAll(q, 0);
+  t.equal(back.length, 2);
+  t.equal(back[0]!.payload.buffer, back[1]!.payload.buffer, 'setup: the replayed records are views into one file buffer');
+  const segs = join(dir, 'segments');
+  const { d } = digester(new SegmentCatalog(segs), settings(segs, { blockTargetBytes: 1e9 }));
+  for (const r of back) d.process(r.offset, r.nextOffset, readSummary(r.payload), r.payload);
+  const parts = partsOf(d, 'dsA');
+  t.equal(parts.length, 2);
+  t.ok(parts.every((p) => p.events.buffer !== back[0]!.payload.buffer && owns(p.events)), 'each part a standalone copy');
+  await d.drain();
+  t.strictSame(keysOf(await storedEvents(segs)), expectedKeys(back.map((r, i) => ({ offset: r.offset, rec: recs[i]! }))));
+});
+
+t.test('a multi-datasource record: copies unless one group is at least 90 % of the record', async (t) => {
+  const dir = await tempDir(t);
+  const { d } = digester(new SegmentCatalog(dir), settings(dir, { blockTargetBytes: 1e9 }));
+
+  // Two groups of the same size: neither is 90 %; both copied (a view would drag the other along).
+  const [s1, slab1] = args(record([group('dsA', many('a', 10)), group('dsB', many('b', 10))]));
+  const p1 = standalone(slab1);
+  t.ok(share(p1, s1, 0) < 0.9 && share(p1, s1, 1) < 0.9, 'setup: neither group is 90 %');
+  d.process(0, 100, s1, p1);
+  for (const [ds, g] of [['dsA', 0], ['dsB', 1]] as const) {
+    const [part] = partsOf(d, ds);
+    t.not(part!.events.buffer, p1.buffer, `${ds}: not a view of the record`);
+    t.ok(owns(part!.events), `${ds}: a standalone copy`);
+    t.ok(Buffer.from(part!.events).equals(groupSection(p1, s1, g)), `${ds}: the group's bytes`);
+  }
+
+  // One large group and a tiny one: the large one is a view, the tiny one a copy.
+  const [s2, slab2] = args(record([group('dsC', many('c', 200)), group('dsD', [ev('d0')])]));
+  const p2 = standalone(slab2);
+  t.ok(share(p2, s2, 0) >= 0.9, `setup: dsC is ${(share(p2, s2, 0) * 100).toFixed(1)} % of the record`);
+  d.process(100, 200, s2, p2);
+  t.equal(partsOf(d, 'dsC')[0]!.events.buffer, p2.buffer, 'dsC: a view of the record');
+  const tiny = partsOf(d, 'dsD')[0]!;
+  t.not(tiny.events.buffer, p2.buffer, 'dsD: not a view (it would pin the whole record)');
+  t.ok(owns(tiny.events) && Buffer.from(tiny.events).equals(groupSection(p2, s2, 1)), 'dsD: a standalone copy of its bytes');
+  await d.drain();
+  t.strictSame(
+    keysOf(await storedEvents(dir)),
+    expectedKeys([
+      { offset: 0, rec: record([group('dsA', many('a', 10)), group('dsB', many('b', 10))]) },
+      { offset: 100, rec: record([group('dsC', many('c', 200)), group('dsD', [ev('d0')])]) },
+    ]),
+  );
+});
+
+/**
+ * Live records (views), a dominant-group record (a view and a copy), small records (slab: copies):
+ * blocks sealed by size and by drain hold every event once, with its raw string, through the
+ * inline encoder and through the worker pool (which copies every part into one transferred buffer).
+ */
+t.test('blocks built from view parts hold exactly the right events (inline and worker pool)', async (t) => {
+  const pool = new WorkerPool({ threads: 1 });
+  t.teardown(() => pool.close());
+  for (const [name, encoder] of [['inline', undefined], ['worker pool', pool]] as const) {
+    const dir = await tempDir(t);
+    const cat = new SegmentCatalog(dir);
+    const s = settings(dir, { blockTargetBytes: 8 * 1024 });
+    const fatal: Error[] = [];
+    const d =
+      encoder === undefined
+        ? digester(cat, s).d
+        : new PartitionDigester(0, 0, { catalog: cat, encoder, clock: new ManualClock(T0), logger: silentLogger, settings: s, onLatency: () => undefined, onFatal: (e) => fatal.push(e) });
+    const work: { offset: number; rec: IngestRecord; live: boolean }[] = [];
+    for (let i = 0; i < 24; i++) {
+      const groups = i % 5 === 4 ? [group('dsA', many(`m${i}-`, 40)), group('dsB', [ev(`mb${i}`)])] : [group(i % 2 === 0 ? 'dsA' : 'dsB', many(`r${i}-`, i % 3 === 0 ? 1 : 12))];
+      work.push({ offset: i * 10_000, rec: record(groups), live: i % 3 !== 0 });
+    }
+    const payloads = work.map((w) => {
+      const [summary, slab] = args(w.rec);
+      return { summary, payload: w.live ? standalone(slab) : slab };
+    });
+    let views = 0;
+    work.forEach((w, i) => {
+      const { summary, payload } = payloads[i]!;
+      d.process(w.offset, w.offset + 10_000, summary, payload);
+      views += d.memory('sandbox').flatMap((m) => m.parts).filter((p) => p.events.buffer === payload.buffer).length;
+    });
+    t.ok(views >= 10, `${name}: many parts are views of their records (${views} seen)`);
+    await d.drain();
+    t.strictSame(fatal, [], `${name}: no failure`);
+    const rows = await storedEvents(dir);
+    t.strictSame(keysOf(rows), expectedKeys(work), `${name}: every event stored once`);
+    const raw = new Map(rows.map((r) => [`${r.ds}:${r.offset}:${r.index}`, r.rawstring]));
+    let wrong = 0;
+    for (const w of work) {
+      let index = 0;
+      for (const g of w.rec.groups) for (const e of g.events) if (raw.get(`${g.ds}:${w.offset}:${index++}`) !== e.rawstring) wrong++;
+    }
+    t.equal(wrong, 0, `${name}: every event has its own raw string`);
+    t.ok((await readSegments(dir)).reduce((n, x) => n + x.seg.blocks.length, 0) > 2, `${name}: several blocks`);
+  }
 });

@@ -1,7 +1,9 @@
 import t from 'tap';
 import { encodeQueueFrame, QUEUE_FORMAT_VERSION, scanQueueFile } from '../../../src/queue/index.js';
-import { frameBytes, QUEUE_HEADER_BYTES, QUEUE_MAGIC, queueFileHeader } from '../../../src/queue/queue-file.js';
-import { crc32c } from '../../../src/storage/index.js';
+import { frameBytes, QUEUE_HEADER_BYTES, QUEUE_MAGIC, queueFileHeader, queueFrameHead } from '../../../src/queue/queue-file.js';
+import { crc32c, writeAll } from '../../../src/storage/index.js';
+import { open, readFile } from 'node:fs/promises';
+import { tempDir } from './helpers.js';
 
 /** A queue file (header + frames) whose first record has offset `base`; returns bytes and record starts. */
 function craft(base: number, payloads: Buffer[]): { buf: Buffer; starts: number[]; offsets: number[] } {
@@ -154,4 +156,82 @@ t.test('scanQueueFile: garbage between records, a zero-filled tail and an absurd
   const s2 = scanQueueFile(huge, 0);
   t.equal(s2.records.length, 1);
   t.strictSame(s2.damaged, [{ from: a.starts[1]!, to: huge.length }]);
+});
+
+// --- frame heads written apart from their payloads (writev, no copy) ----------------------------
+
+/** Head + payload of each record as separate buffers (the embedded queue's writev), from `base`. */
+function heads(base: number, payloads: Uint8Array[]): { pieces: Buffer[]; offsets: number[] } {
+  const pieces: Buffer[] = [queueFileHeader()];
+  const offsets: number[] = [];
+  let offset = base;
+  for (const p of payloads) {
+    offsets.push(offset);
+    pieces.push(queueFrameHead(offset, p), Buffer.from(p.buffer, p.byteOffset, p.byteLength));
+    offset += frameBytes(p.byteLength);
+  }
+  return { pieces, offsets };
+}
+
+t.test('queueFrameHead + payload, written separately, is the frame encodeQueueFrame makes', async (t) => {
+  const payloads = [...payloadsOf(9), Buffer.alloc(0), Buffer.alloc(70_000, 0xab)];
+  for (const base of [0, 4104, 2 ** 40]) {
+    let offset = base;
+    for (const p of payloads) {
+      const head = queueFrameHead(offset, p);
+      t.equal(head.length, 16);
+      if (!Buffer.concat([head, p]).equals(encodeQueueFrame(offset, p))) t.fail(`frame at ${offset} (${p.length} bytes) differs`);
+      offset += frameBytes(p.length);
+    }
+  }
+  t.pass('every frame identical');
+
+  // Payloads that are views into a larger buffer (the CRC covers the view, not the buffer).
+  const big = Buffer.from('#'.repeat(50) + 'alpha' + '#'.repeat(50) + 'beta' + '#'.repeat(50));
+  const views = [new Uint8Array(big.buffer, big.byteOffset + 50, 5), big.subarray(105, 109)];
+  t.ok(queueFrameHead(7, views[0]!).equals(encodeQueueFrame(7, Buffer.from('alpha')).subarray(0, 16)), 'a Uint8Array view: the head of its bytes alone');
+
+  // Written with writev to a real file and scanned back: the same records as one-buffer frames.
+  const dir = await tempDir(t);
+  const all = [...payloads, ...views];
+  const { pieces, offsets } = heads(4104, all);
+  const fh = await open(`${dir}/f.dq`, 'w');
+  await writeAll(fh, pieces);
+  await fh.close();
+  const file = await readFile(`${dir}/f.dq`);
+  t.ok(file.equals(craft(4104, all.map((p) => Buffer.from(p))).buf), 'the file is byte for byte the one-buffer file');
+  const scan = scanQueueFile(file, 4104);
+  t.strictSame(scan.records.map((r) => r.offset), offsets);
+  t.ok(scan.records.every((r, i) => r.payload.equals(all[i]!)), 'payloads identical');
+  t.strictSame(scan.damaged, []);
+  t.equal(scan.validEnd, file.length);
+});
+
+t.test('a payload byte changed after its head was made is caught by the CRC in the head', async (t) => {
+  const payloads = payloadsOf(5);
+  const { pieces, offsets } = heads(0, payloads);
+  const intact = Buffer.concat(pieces);
+  t.equal(scanQueueFile(intact, 0).records.length, 5, 'setup: intact');
+  const victim = 2;
+  let caught = 0;
+  for (let i = 0; i < payloads[victim]!.length; i++) {
+    const changed = pieces.map((b) => Buffer.from(b));
+    changed[1 + 2 * victim + 1]![i]! ^= 0x10; // the victim's payload piece, its head untouched
+    const scan = scanQueueFile(Buffer.concat(changed), 0);
+    const got = scan.records.map((r) => r.offset);
+    if (JSON.stringify(got) === JSON.stringify(offsets.filter((_, k) => k !== victim)) && scan.damaged.length === 1) caught++;
+  }
+  t.equal(caught, payloads[victim]!.length, 'every flipped payload byte: that record (only) is damage');
+
+  // The head's CRC also covers the offset: a head made for another position does not pass.
+  const wrong = [...pieces];
+  wrong[1 + 2 * victim] = queueFrameHead(offsets[victim]! + 1, payloads[victim]!);
+  t.equal(scanQueueFile(Buffer.concat(wrong), 0).records.length, 4, 'a head for offset + 1 is refused');
+  // ... and when the offset field is then set right, the CRC (made with the other offset) fails.
+  const forgedHead = queueFrameHead(offsets[victim]! + 1, payloads[victim]!);
+  forgedHead.writeBigUInt64LE(BigInt(offsets[victim]!), 8);
+  const forged = [...pieces];
+  forged[1 + 2 * victim] = forgedHead;
+  t.equal(scanQueueFile(Buffer.concat(forged), 0).records.length, 4, 'the CRC covers the offset');
+  t.equal(crc32c(Buffer.concat([pieces[1 + 2 * victim]!.subarray(8), payloads[victim]!])), pieces[1 + 2 * victim]!.readUInt32LE(4), 'CRC-32C over offset + payload');
 });
