@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+/**
+ * The CPU cost of each stage of ingest and digest, per event, on one thread of this process: what
+ * the ingest benchmark's end-to-end number is made of. Seeded request bodies of a dataset go
+ * through the node's own code (the built dist/): JSON.parse alone (the parse-only server's work),
+ * the whole ingest task (parse, normalize, record encode), record encode alone, record decode,
+ * and the block build of blocks sealed at 1 MiB of estimated size, as the digest seals them (decode +
+ * columns + skip index + LZ4), with encodeBlock alone.
+ * Best of --repeat runs. No HTTP, no pool, no disk.
+ *
+ *   node bench/ingest/stages.mjs --dataset accesslog
+ */
+import { parseArgs } from 'node:util';
+import { buildBodyPool } from '../lib/bodies.mjs';
+import { DATASET_NAMES } from '../lib/datasets.mjs';
+import { numberOption } from '../lib/cli.mjs';
+
+const { values } = parseArgs({ options: { dataset: { type: 'string', default: 'accesslog' }, events: { type: 'string', default: '20000' }, repeat: { type: 'string', default: '5' }, help: { type: 'boolean' } } });
+if (values.help) {
+  process.stdout.write(`Usage: node bench/ingest/stages.mjs [--dataset ${DATASET_NAMES.join('|')}] [--events N] [--repeat N]\n`);
+  process.exit(0);
+}
+const dataset = /** @type {import('../lib/datasets.mjs').DatasetName} */ (values.dataset);
+if (!DATASET_NAMES.includes(dataset)) throw new Error(`--dataset must be one of ${DATASET_NAMES.join(', ')}`);
+/** @type {string[]} */
+const problems = [];
+const num = numberOption(problems);
+const events = num('events', values.events ?? '20000', 1000, 1e7, true);
+const repeat = num('repeat', values.repeat ?? '5', 1, 100, true);
+if (problems.length > 0) throw new Error(problems.join('; '));
+
+const dist = new URL('../../dist/', import.meta.url);
+const { runIngestTask } = await import(new URL('ingest/pipeline.js', dist).href);
+const { readSummary, groupSection, decodeGroupColumns, decodeGroupEvents, encodeRecord } = await import(new URL('events/record.js', dist).href);
+const { buildBlock } = await import(new URL('digest/block-parts.js', dist).href);
+const { emptyColumns, appendColumns, encodeBlock } = await import(new URL('segments/block.js', dist).href);
+const { lz4Codec } = await import(new URL('segments/codec.js', dist).href);
+
+const BATCH = 500;
+const pool = buildBodyPool({ dataset, mode: 'structured', attributes: true, batch: BATCH, poolEvents: events, seed: 1, gzip: false, minBodies: 1, maxPoolBytes: 1e9 });
+const n = pool.bodies.length * BATCH;
+const limits = { maxEventsPerRequest: 1e6, maxEventBytes: 1e6, maxFieldsPerEvent: 1000, maxJsonDepth: 64 };
+const task = (/** @type {{ json: Buffer }} */ b) => ({ kind: 'structured', body: b.json, contentEncoding: undefined, maxDecompressedBytes: 1e9, limits, parser: null, repositoryId: 'r', at: 1 });
+
+/** @param {string} name @param {() => void} fn */
+function stage(name, fn) {
+  fn();
+  let best = Infinity;
+  for (let r = 0; r < repeat; r++) {
+    const t0 = performance.now();
+    fn();
+    best = Math.min(best, performance.now() - t0);
+  }
+  process.stdout.write(`${name.padEnd(34)} ${((best * 1000) / n).toFixed(2).padStart(7)} µs/event\n`);
+}
+
+const results = pool.bodies.map((b) => runIngestTask(task(b)));
+if (!results[0].ok) throw new Error(`the ingest task refused the dataset: ${results[0].message}`);
+const sections = results.map((r) => groupSection(r.payload, readSummary(r.payload), 0));
+const decoded = sections.map((s) => decodeGroupEvents(s));
+// Blocks sealed as the digest seals them: at digest.block_target_bytes (1 MiB) of estimated size.
+const BLOCK_TARGET_BYTES = 1024 * 1024;
+const blocks = [];
+let open = [];
+let openBytes = 0;
+results.forEach((r, i) => {
+  open.push({ events: sections[i], offset: i * 1000, base: 0, skip: 0, at: 1 });
+  openBytes += readSummary(r.payload).groups[0].b;
+  if (openBytes >= BLOCK_TARGET_BYTES) {
+    blocks.push(open);
+    open = [];
+    openBytes = 0;
+  }
+});
+if (open.length > 0) blocks.push(open);
+const columns = blocks.map((parts) => {
+  const c = emptyColumns();
+  for (const p of parts) appendColumns(c, decodeGroupColumns(p.events), 0, p.at, p.offset, p.base);
+  return c;
+});
+
+process.stdout.write(`${dataset}: ${n.toLocaleString('en-US')} events, ${(pool.rawBytes / n).toFixed(0)} B raw per event, ${blocks.length} blocks, best of ${repeat}\n`);
+stage('JSON.parse of the bodies', () => pool.bodies.forEach((b) => JSON.parse(b.json.toString('utf8'))));
+stage('ingest task (parse..record)', () => pool.bodies.forEach((b) => runIngestTask(task(b))));
+stage('  record encode alone', () => decoded.forEach((evs) => encodeRecord({ repo: 'r', at: 1, groups: [{ ds: 'd', tags: {}, events: evs }] })));
+stage('record decode by column', () => sections.forEach((s) => decodeGroupColumns(s)));
+stage('block build (decode..LZ4)', () => blocks.forEach((parts) => buildBlock(parts)));
+stage('  encodeBlock alone', () => columns.forEach((c) => encodeBlock(c, lz4Codec)));
