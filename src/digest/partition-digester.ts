@@ -17,6 +17,7 @@ import { SegmentWriter } from '../segments/segment-writer.js';
 import type { BlockEncoder } from './block-encoder.js';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { ownsBuffer } from '../lib/bytes.js';
 
 /**
  * A group's section as a block part: a view when the record is a buffer of its own and the section
@@ -26,8 +27,7 @@ import { randomBytes } from 'node:crypto';
  */
 function ownSection(payload: Buffer, summary: RecordSummary, group: number): Uint8Array {
   const section = groupSection(payload, summary, group);
-  const standalone = payload.byteOffset === 0 && payload.byteLength === payload.buffer.byteLength;
-  return standalone && section.byteLength * 10 >= payload.byteLength * 9 ? section : new Uint8Array(section);
+  return ownsBuffer(payload) && section.byteLength * 10 >= payload.byteLength * 9 ? section : new Uint8Array(section);
 }
 
 export interface DigestSettings {

@@ -15,14 +15,13 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { LogsvcError } from '../lib/errors.js';
+import { ownsBuffer } from '../lib/bytes.js';
 import type { BlockPart } from '../digest/block-parts.js';
 import { toEncoded, type BlockEncoder, type EncodedBlock } from '../digest/block-encoder.js';
 import type { IngestTask, IngestTaskResult } from '../ingest/pipeline.js';
 import type { ScanResult, ScanTask } from '../query/scan.js';
 import type { FileKind, PackedTable, TablePacker } from '../files/index.js';
 import { unwrapPackResult, type PackTaskResult } from '../files/pack-task.js';
-
-const owns = (b: Uint8Array): boolean => b.byteOffset === 0 && b.byteLength === b.buffer.byteLength;
 
 export interface WorkerPoolOptions {
   /** Threads of each pool; one per core by default. */
@@ -66,7 +65,7 @@ export class WorkerPool implements BlockEncoder, TablePacker {
 
   /** Parses an ingest request (and runs its custom parsers) on a foreground thread. */
   async ingest(task: IngestTask): Promise<IngestTaskResult> {
-    if (!owns(task.body)) task = { ...task, body: new Uint8Array(task.body) };
+    if (!ownsBuffer(task.body)) task = { ...task, body: new Uint8Array(task.body) };
     return (await this.foreground.run(task, { name: 'ingest', transferList: [task.body.buffer as ArrayBuffer] })) as IngestTaskResult;
   }
 

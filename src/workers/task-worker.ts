@@ -7,6 +7,7 @@ import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { buildBlock, type BlockPart } from '../digest/block-parts.js';
 import { runIngestTask, type IngestTask, type IngestTaskResult } from '../ingest/pipeline.js';
 import { isLogsvcError, type LogsvcError } from '../lib/errors.js';
+import { ownsBuffer } from '../lib/bytes.js';
 import { runScanTask, type ScanResult, type ScanTask } from '../query/scan.js';
 import { runPackTask, type PackTask, type PackTaskResult } from '../files/pack-task.js';
 
@@ -14,7 +15,7 @@ function transferable(bytes: Uint8Array): ArrayBuffer {
   // Hand over the buffer itself when the bytes own it entirely; otherwise a standalone copy.
   // (Buffer#slice is a view, not a copy: copy through ArrayBuffer#slice. Small Buffers live in a
   // shared pool slab that must never be transferred.)
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes.buffer as ArrayBuffer;
+  if (ownsBuffer(bytes)) return bytes.buffer as ArrayBuffer;
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
