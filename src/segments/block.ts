@@ -165,11 +165,21 @@ export function encodeBlock(c: BlockColumns, codec: BlockCodec): Buffer {
       grams.addText(g);
     }
   }
+  // [name, column] pairs, not a map: field names are data ("__proto__" included).
+  const fields: [string, StringColumn][] = names.map((name, j) => [name, encodeStrings(values[j]!, c.count, template === null ? c.raw : undefined)]);
   // Each distinct value once: most columns repeat their values (methods, status codes, agents),
-  // and hashing a value costs far more than a Set lookup.
+  // and hashing a value costs far more than a Set lookup. A dictionary column already lists them.
   for (let j = 0; j < values.length; j++) {
-    const col = values[j]!;
     const inRaw = template !== null && pieces.columns.has(j);
+    const encoded = fields[j]![1];
+    if (encoded.e === 'k') {
+      for (const v of encoded.d) {
+        bloom.addValue(v);
+        if (inRaw) grams.addText(v);
+      }
+      continue;
+    }
+    const col = values[j]!;
     const seen = new Set<string>();
     for (let i = 0; i < col.length; i++) {
       const v = col[i];
@@ -179,8 +189,6 @@ export function encodeBlock(c: BlockColumns, codec: BlockCodec): Buffer {
       if (inRaw) grams.addText(v);
     }
   }
-  // [name, column] pairs, not a map: field names are data ("__proto__" included).
-  const fields: [string, StringColumn][] = names.map((name, j) => [name, encodeStrings(values[j]!, c.count, template === null ? c.raw : undefined)]);
   const body = pack({
     n: c.count,
     ts: encodeNumbers(c.ts),

@@ -140,23 +140,33 @@ function encodeReferences(values: readonly (string | null | undefined)[], count:
 }
 
 export function encodeStrings(values: readonly (string | null | undefined)[], count: number, raw?: readonly string[]): StringColumn {
+  // A dictionary pays when values repeat a lot: codes are taken in the same pass that collects
+  // the distinct values (one map lookup per value), and the pass stops once it cannot pay.
   const dict = new Map<string, number>();
+  const codes = new Uint16Array(count);
+  let fits = true;
   for (let i = 0; i < count; i++) {
     const v = values[i];
-    if (v === null || v === undefined || dict.has(v)) continue;
-    dict.set(v, dict.size);
-    if (dict.size > 65534) break;
-  }
-  // A dictionary pays when values repeat a lot.
-  if (dict.size <= 65534 && dict.size * 4 <= count) {
-    const w: 1 | 2 = dict.size < 255 ? 1 : 2;
-    const absent = w === 1 ? 255 : 65535;
-    const idx = w === 1 ? new Uint8Array(count) : new Uint16Array(count);
-    for (let i = 0; i < count; i++) {
-      const v = values[i];
-      idx[i] = v === null || v === undefined ? absent : dict.get(v)!;
+    if (v === null || v === undefined) {
+      codes[i] = 65535;
+      continue;
     }
-    return { e: 'k', d: [...dict.keys()], i: new Uint8Array(idx.buffer, idx.byteOffset, idx.byteLength), w };
+    let k = dict.get(v);
+    if (k === undefined) {
+      dict.set(v, (k = dict.size));
+      if (dict.size > 65534 || dict.size * 4 > count) {
+        fits = false;
+        break;
+      }
+    }
+    codes[i] = k;
+  }
+  if (fits) {
+    const d = [...dict.keys()];
+    if (d.length >= 255) return { e: 'k', d, i: new Uint8Array(codes.buffer, codes.byteOffset, codes.byteLength), w: 2 };
+    const idx = new Uint8Array(count);
+    for (let i = 0; i < count; i++) idx[i] = codes[i] === 65535 ? 255 : codes[i]!;
+    return { e: 'k', d, i: idx, w: 1 };
   }
   const typed = encodeTyped(values, count);
   if (typed !== null) return typed;
@@ -455,9 +465,63 @@ export function encodeTemplate(raw: readonly string[], fields: readonly (readonl
     cAt[k] = at;
     cLen[k] = len;
   };
-  for (let i = 0; i < count; i++) {
-    const r = raw[i]!;
-    total += r.length;
+  // The placement of one event, in raw order: column, position, length.
+  const pCol = new Int32Array(width);
+  const pAt = new Int32Array(width);
+  const pLen = new Int32Array(width);
+  /**
+   * Fast path: events with the same placeable fields mostly share a layout. The last layout seen
+   * for each set of placeable columns is tried first: each value is
+   * looked for after the one before it, a short search from the previous cut instead of one search
+   * from the start per column. Returns the layout id, or -1 when it does not fit (then the general
+   * placement runs). Either way the result is a valid split of the raw string; only which one may
+   * differ in rare cases (a value that also occurs earlier in the text).
+   */
+  // The set is a number for up to 30 columns, else a string of 15-bit chunks.
+  const small = fields.length <= 30;
+  const bySet = new Map<number | string, number>();
+  const layoutCols: number[][] = [];
+  let placeableSet: number | string = 0;
+  const placeLikeBefore = (r: string, i: number): number => {
+    let set: number | string = 0;
+    if (small) {
+      for (let j = 0; j < fields.length; j++) {
+        const v = fields[j]![i];
+        if (v !== null && v !== undefined && v.length >= MIN_TEMPLATE_VALUE) set |= 1 << j;
+      }
+    } else {
+      let key = '';
+      for (let from = 0; from < fields.length; from += 15) {
+        let chunk = 0;
+        for (let j = from; j < Math.min(fields.length, from + 15); j++) {
+          const v = fields[j]![i];
+          if (v !== null && v !== undefined && v.length >= MIN_TEMPLATE_VALUE) chunk |= 1 << (j - from);
+        }
+        key += String.fromCharCode(chunk);
+      }
+      set = key;
+    }
+    placeableSet = set;
+    const id = bySet.get(set);
+    if (id === undefined) return -1;
+    const cols = layoutCols[id]!;
+    let pos = 0;
+    for (let k = 0; k < cols.length; k++) {
+      const j = cols[k]!;
+      const v = fields[j]![i]!;
+      const at = r.indexOf(v, pos);
+      if (at < 0 || splitsPair(r, at) || splitsPair(r, at + v.length)) return -1;
+      pCol[k] = j;
+      pAt[k] = at;
+      pLen[k] = v.length;
+      pos = at + v.length;
+    }
+    placed = cols.length;
+    return id;
+  };
+  let placed = 0;
+  /** General placement: every placeable value, earliest first (see above). */
+  const placeAll = (r: string, i: number): number => {
     nc = 0;
     for (let j = 0; j < fields.length && nc < width; j++) {
       const v = fields[j]![i];
@@ -467,9 +531,7 @@ export function encodeTemplate(raw: readonly string[], fields: readonly (readonl
       insert(j, at, v.length, 0);
     }
     let pos = 0;
-    let key = '';
-    let p = 0;
-    let clean = true;
+    let placed = 0;
     for (let k = 0; k < nc; k++) {
       const j = cCol[k]!;
       const len = cLen[k]!;
@@ -493,29 +555,53 @@ export function encodeTemplate(raw: readonly string[], fields: readonly (readonl
         }
         continue;
       }
-      (gaps[p] ??= new Array(count))[i] = r.slice(pos, at);
-      p++;
-      key += String.fromCharCode(j + 1);
+      pCol[placed] = j;
+      pAt[placed] = at;
+      pLen[placed] = len;
+      placed++;
       pos = at + len;
-      covered += len;
+    }
+    return placed;
+  };
+  for (let i = 0; i < count; i++) {
+    const r = raw[i]!;
+    total += r.length;
+    let id = placeLikeBefore(r, i);
+    const same = id >= 0;
+    if (!same) placed = placeAll(r, i);
+    let pos = 0;
+    let key = '';
+    let clean = true;
+    for (let p = 0; p < placed; p++) {
+      const at = pAt[p]!;
+      (gaps[p] ??= new Array(count))[i] = r.slice(pos, at);
+      if (!same) key += String.fromCharCode(pCol[p]! + 1);
+      pos = at + pLen[p]!;
+      covered += pLen[p]!;
       if (clean && (cutsRun(r, at) || cutsRun(r, pos))) clean = false;
     }
-    (gaps[p] ??= new Array(count))[i] = r.slice(pos);
-    let id = layouts.get(key);
-    if (id === undefined) layouts.set(key, (id = layouts.size));
+    (gaps[placed] ??= new Array(count))[i] = r.slice(pos);
+    if (!same) {
+      id = layouts.get(key) ?? -1;
+      if (id < 0) {
+        layouts.set(key, (id = layouts.size));
+        layoutCols.push(Array.from(pCol.subarray(0, placed)));
+      }
+      bySet.set(placeableSet, id);
+    }
     layoutIds[i] = id;
     if (pieces !== undefined && clean) {
       pieces.clean[i] = 1;
       // Gaps mostly repeat the previous event's: a string compare is cheaper than a Set lookup
       // (only against a clean previous event: an unclean one's gaps were not added).
       const prevClean = i > 0 && pieces.clean[i - 1] === 1;
-      for (let q = 0; q <= p; q++) {
+      for (let q = 0; q <= placed; q++) {
         const g = gaps[q]![i]!;
         if (!prevClean || g !== gaps[q]![i - 1]) pieces.gaps.add(g);
       }
       if (cleanLayouts[id] !== 1) {
         cleanLayouts[id] = 1;
-        for (let q = 0; q < key.length; q++) pieces.columns.add(key.charCodeAt(q) - 1);
+        for (let q = 0; q < placed; q++) pieces.columns.add(pCol[q]!);
       }
     }
   }

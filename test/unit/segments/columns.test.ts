@@ -50,9 +50,8 @@ const ALPHA = ['GET', 'POST', '/api/v1/users', '200', '404', '10.0.0.1', '10.0.0
 const SEPS = [' ', ' - ', ' "', '" ', '[', '] ', '=', '', '\t', ' ✓ '];
 
 /** Random events whose raw strings are made of field values and separators (some values absent, repeated, or not in the line). */
-function randomEvents(r: () => number, n: number): { raw: string[]; fields: (string | undefined)[][] } {
+function randomEvents(r: () => number, n: number, nf = 6): { raw: string[]; fields: (string | undefined)[][] } {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-  const nf = 6;
   const fields: (string | undefined)[][] = Array.from({ length: nf }, () => new Array(n));
   const raw: string[] = [];
   for (let i = 0; i < n; i++) {
@@ -85,6 +84,61 @@ t.test('raw templates round-trip exactly over random lines, whatever the values 
     }
   }
   t.ok(templated > 150, `${templated} of 200 random blocks stored as templates, all exact`);
+});
+
+t.test('raw templates round-trip with more field columns than fit a 30-bit set (the wide layout cache)', async (t) => {
+  const r = rnd(12);
+  let templated = 0;
+  for (let round = 0; round < 60; round++) {
+    const n = 1 + Math.floor(r() * 40);
+    const { raw, fields } = randomEvents(r, n, 31 + Math.floor(r() * 40));
+    const tpl = encodeTemplate(raw, fields, n);
+    if (tpl === null) continue;
+    templated++;
+    const back = decodeRaw(tpl, n, (j) => fields[j]!);
+    if (JSON.stringify(back) !== JSON.stringify(raw)) {
+      t.fail(`round ${round}: ${JSON.stringify(raw)} came back as ${JSON.stringify(back)}`);
+      return;
+    }
+  }
+  t.ok(templated > 40, `${templated} of 60 wide random blocks stored as templates, all exact`);
+});
+
+t.test('templates: events with the same fields reuse a layout, and one that does not fit it gets its own', async (t) => {
+  const fields = [
+    ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4'],
+    ['GET', 'PUT', 'POST', 'GET'],
+    ['/a', '/bb', '/ccc', '/dd'],
+  ];
+  // Event 2 has the same fields as events 0 and 1, in another order in its line; event 3 lacks
+  // its method in the line, so the layout cached for its field set cannot place it either.
+  const raw = ['10.0.0.1 GET /a', '10.0.0.2 PUT /bb', '/ccc POST 10.0.0.3', '10.0.0.4 /dd'];
+  const tpl = encodeTemplate(raw, fields, 4)!;
+  t.equal(tpl.e, 't');
+  t.strictSame(tpl.t, [[0, 1, 2], [2, 1, 0], [0, 2]], 'one layout per order of the values');
+  t.strictSame(decodeStrings({ e: 'i', v: tpl.li }, 4), ['0', '0', '1', '2'], 'events 0 and 1 share the first layout');
+  t.strictSame(decodeRaw(tpl, 4, (j) => fields[j]!), raw);
+  // A value that occurs again later in the line: the cached layout places it after the cut before.
+  const again = encodeTemplate(['ab x ab', 'cd x ab'], [['ab', 'cd'], ['x', 'x']], 2)!;
+  t.strictSame(decodeRaw(again, 2, (j) => [['ab', 'cd'], ['x', 'x']][j]!), ['ab x ab', 'cd x ab']);
+});
+
+t.test('dictionary columns: one or two bytes per code, absent values, and no dictionary once it cannot pay', async (t) => {
+  const n = 2000;
+  const narrow = Array.from({ length: n }, (_, i) => (i % 7 === 3 ? undefined : `v${i % 254}`));
+  const a = encodeStrings(narrow, n);
+  t.match(a, { e: 'k', w: 1 }, '254 distinct values: one byte per code');
+  t.strictSame(decodeStrings(a, n), narrow.map((v) => v ?? null));
+  const wide = Array.from({ length: n }, (_, i) => (i % 7 === 3 ? null : `v${i % 255}`));
+  const b = encodeStrings(wide, n);
+  t.match(b, { e: 'k', w: 2 }, '255 distinct values: two bytes per code (255 means absent in one byte)');
+  t.strictSame(decodeStrings(b, n), wide);
+  const quarter = Array.from({ length: 400 }, (_, i) => `w${i % 100}`);
+  t.equal(encodeStrings(quarter, 400).e, 'k', 'a quarter of the events distinct: still a dictionary');
+  const over = Array.from({ length: 400 }, (_, i) => `w${i % 101}`);
+  const c = encodeStrings(over, 400);
+  t.not(c.e, 'k', 'one more distinct value: the dictionary would not pay');
+  t.strictSame(decodeStrings(c, 400), over);
 });
 
 t.test('templates: surrogate pairs are never cut; too little coverage keeps raw strings whole', async (t) => {
