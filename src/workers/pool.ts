@@ -9,13 +9,16 @@
  * One shared pool made an ingest acknowledgement wait behind a block build (tens of ms) or parse on
  * the HTTP thread: the ack p99 at half load was 32–50 ms. With its own threads a parse starts at
  * once, and the lower priority hands the cores to it within a scheduler tick.
- * Ingest bodies are transferred to the workers; block parts are copied into one transferred
- * buffer, since query snapshots share them.
+ * Ingest bodies in shared memory (the HTTP server reads them into pooled slabs) are shared with the
+ * worker, others transferred; block parts are copied into one pooled shared slab (query snapshots
+ * share the parts themselves), so that no ArrayBuffer is allocated on the HTTP thread per task
+ * (src/lib/slab-pool.ts says why that matters).
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { LogsvcError } from '../lib/errors.js';
 import { ownsBuffer } from '../lib/bytes.js';
+import { isShared, SlabPool } from '../lib/slab-pool.js';
 import type { BlockPart } from '../digest/block-parts.js';
 import { toEncoded, type BlockEncoder, type EncodedBlock } from '../digest/block-encoder.js';
 import type { IngestTask, IngestTaskResult } from '../ingest/pipeline.js';
@@ -35,6 +38,7 @@ export class WorkerPool implements BlockEncoder, TablePacker {
   readonly size: number;
   private readonly foreground: Piscina;
   private readonly background: Piscina;
+  private readonly partSlabs = new SlabPool();
 
   constructor(opts: WorkerPoolOptions = {}) {
     const threads = opts.threads ?? Math.max(1, availableParallelism());
@@ -48,23 +52,31 @@ export class WorkerPool implements BlockEncoder, TablePacker {
 
   async encode(parts: BlockPart[]): Promise<EncodedBlock> {
     // Copied, not transferred: queries may hold the same parts (a snapshot of the digest's memory)
-    // and clone them to their own tasks later. One copy into one buffer that is then transferred:
-    // cloning the parts' buffers one by one took 7-12 % of the HTTP thread under load.
+    // and clone them to their own tasks later. One copy into one buffer: cloning the parts'
+    // buffers one by one took 7-12 % of the HTTP thread under load. The buffer is a pooled shared
+    // slab when the size allows (shared with the worker, back in the pool once the task settled),
+    // else a new buffer that is transferred.
     let total = 0;
     for (const p of parts) total += p.events.byteLength;
-    const joined = new Uint8Array(total);
+    const slab = this.partSlabs.acquire(total);
+    const joined = slab ?? new Uint8Array(total);
     let at = 0;
     const moved = parts.map((p) => {
       joined.set(p.events, at);
       const events = joined.subarray(at, (at += p.events.byteLength));
       return { ...p, events };
     });
-    const ab = (await this.background.run(moved, { name: 'block', transferList: [joined.buffer] })) as ArrayBuffer;
-    return toEncoded(Buffer.from(ab));
+    try {
+      const ab = (await this.background.run(moved, { name: 'block', transferList: slab === null ? [joined.buffer as ArrayBuffer] : [] })) as ArrayBuffer;
+      return toEncoded(Buffer.from(ab));
+    } finally {
+      if (slab !== null) this.partSlabs.release(slab);
+    }
   }
 
   /** Parses an ingest request (and runs its custom parsers) on a foreground thread. */
   async ingest(task: IngestTask): Promise<IngestTaskResult> {
+    if (isShared(task.body)) return (await this.foreground.run(task, { name: 'ingest' })) as IngestTaskResult;
     if (!ownsBuffer(task.body)) task = { ...task, body: new Uint8Array(task.body) };
     return (await this.foreground.run(task, { name: 'ingest', transferList: [task.body.buffer as ArrayBuffer] })) as IngestTaskResult;
   }

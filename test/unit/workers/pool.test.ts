@@ -19,6 +19,7 @@ import { decodeBlockEvents } from '../../../src/segments/block.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
 import { runIngestTask, type IngestTask } from '../../../src/ingest/pipeline.js';
 import { WorkerPool } from '../../../src/workers/pool.js';
+import { SlabPool } from '../../../src/lib/slab-pool.js';
 import { threadNices } from '../../helpers/threads.js';
 
 const T0 = 1_700_000_000_000;
@@ -187,6 +188,16 @@ t.test('ingest(): the inline pipeline\'s record, in a buffer of its own', async 
     t.notOk(r.payload.buffer instanceof SharedArrayBuffer, `${what}: not shared memory`);
   }
   t.ok(Buffer.byteLength(structuredBody(400, 300)) > 64 * 1024, 'the large record is not a slab allocation');
+
+  // A body in a pooled shared slab (as the HTTP server reads large ones) is shared, not moved.
+  const body = structuredBody(400, 300);
+  const slabs = new SlabPool();
+  const shared = slabs.acquire(Buffer.byteLength(body))!;
+  shared.write(body);
+  const fromShared = await pool.ingest({ ...ingestTask(body), body: shared });
+  const inline = runIngestTask(ingestTask(body));
+  t.ok(fromShared.ok && inline.ok && Buffer.from(fromShared.payload).equals(Buffer.from(inline.payload)), 'a shared body: the same record');
+  t.equal(shared.toString(), body, 'the shared body is neither detached nor changed');
 
   // A refused body comes back as data, not a thrown error.
   const bad = await pool.ingest(ingestTask('[{"events": 5}]'));
