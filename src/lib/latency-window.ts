@@ -17,6 +17,8 @@ export interface LatencySummary {
 export class LatencyWindow {
   private readonly values: Float64Array;
   private readonly times: Float64Array;
+  /** Reused by summary(): the live values, sorted in place (a fresh array per call was garbage the HTTP thread's GC had to collect). */
+  private readonly scratch: Float64Array;
   private next = 0;
   private filled = 0;
 
@@ -27,6 +29,7 @@ export class LatencyWindow {
   ) {
     this.values = new Float64Array(capacity);
     this.times = new Float64Array(capacity);
+    this.scratch = new Float64Array(capacity);
   }
 
   record(latencyMs: number): void {
@@ -38,13 +41,14 @@ export class LatencyWindow {
 
   summary(): LatencySummary {
     const cutoff = this.clock.now() - this.maxAgeMs;
-    const live: number[] = [];
+    let n = 0;
     for (let i = 0; i < this.filled; i++) {
-      if ((this.times[i] ?? 0) >= cutoff) live.push(this.values[i] ?? 0);
+      if (this.times[i]! >= cutoff) this.scratch[n++] = this.values[i]!;
     }
-    if (live.length === 0) return { size: 0, min: 0, p50: 0, p95: 0, p99: 0, max: 0 };
-    live.sort((a, b) => a - b);
-    const at = (q: number): number => live[Math.min(live.length - 1, Math.ceil(q * live.length) - 1)] ?? 0;
-    return { size: live.length, min: live[0] ?? 0, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: live[live.length - 1] ?? 0 };
+    if (n === 0) return { size: 0, min: 0, p50: 0, p95: 0, p99: 0, max: 0 };
+    const live = this.scratch.subarray(0, n);
+    live.sort();
+    const at = (q: number): number => live[Math.min(n - 1, Math.ceil(q * n) - 1)]!;
+    return { size: n, min: live[0]!, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: live[n - 1]! };
   }
 }
