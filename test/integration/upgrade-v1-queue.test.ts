@@ -14,7 +14,7 @@ import { queryJson } from '../helpers/query.js';
 
 t.setTimeout(120_000);
 
-const FIXTURE = fileURLToPath(new URL('../fixtures/upgrade-v1-queue/data', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../fixtures/upgrade-v1-queue/node-data', import.meta.url));
 const T0 = Date.parse('2026-11-01T00:00:00Z');
 const CONFIG = ['[digest]', 'flush_block_seconds = 1', 'partitions = 2', ''].join('\n');
 
