@@ -473,55 +473,45 @@ export function encodeTemplate(raw: readonly string[], fields: readonly (readonl
   const pLen = new Int32Array(width);
   /**
    * Fast path: events with the same placeable fields mostly share a layout. The last layout seen
-   * for each set of placeable columns is tried first: each value is
-   * looked for after the one before it, a short search from the previous cut instead of one search
-   * from the start per column. Returns the layout id, or -1 when it does not fit (then the general
-   * placement runs). Either way the result is a valid split of the raw string; only which one may
-   * differ in rare cases (a value that also occurs earlier in the text).
+   * for each set of placeable columns is tried first, each value looked for after the one before
+   * it: a short search from the previous cut instead of one search from the start per column.
+   * Either way the result is a valid split of the raw string; only which one may differ in rare
+   * cases (a value that also occurs earlier in the text).
    */
-  // The set is a number for up to 30 columns, else a string of 15-bit chunks.
-  const small = fields.length <= 30;
   const bySet = new Map<number | string, number>();
   const layoutCols: number[][] = [];
-  let placeableSet: number | string = 0;
-  const placeLikeBefore = (r: string, i: number): number => {
-    let set: number | string = 0;
-    if (small) {
-      for (let j = 0; j < fields.length; j++) {
+  /** Event i's placeable columns: a bit mask for up to 30 columns, else a string of 15-bit chunks. */
+  const small = fields.length <= 30;
+  const placeableSet = (i: number): number | string => {
+    let mask = 0;
+    let key = '';
+    for (let from = 0; from < fields.length; from += 15) {
+      let chunk = 0;
+      for (let j = from; j < Math.min(fields.length, from + 15); j++) {
         const v = fields[j]![i];
-        if (v !== null && v !== undefined && v.length >= MIN_TEMPLATE_VALUE) set |= 1 << j;
+        if (v !== null && v !== undefined && v.length >= MIN_TEMPLATE_VALUE) chunk |= 1 << (j - from);
       }
-    } else {
-      let key = '';
-      for (let from = 0; from < fields.length; from += 15) {
-        let chunk = 0;
-        for (let j = from; j < Math.min(fields.length, from + 15); j++) {
-          const v = fields[j]![i];
-          if (v !== null && v !== undefined && v.length >= MIN_TEMPLATE_VALUE) chunk |= 1 << (j - from);
-        }
-        key += String.fromCharCode(chunk);
-      }
-      set = key;
+      if (small) mask += chunk * 2 ** from;
+      else key += String.fromCharCode(chunk);
     }
-    placeableSet = set;
-    const id = bySet.get(set);
-    if (id === undefined) return -1;
+    return small ? mask : key;
+  };
+  /** Places event i by the layout `id` (into pCol/pAt/pLen); false when it does not fit. */
+  const placeLike = (r: string, i: number, id: number): boolean => {
     const cols = layoutCols[id]!;
     let pos = 0;
     for (let k = 0; k < cols.length; k++) {
       const j = cols[k]!;
       const v = fields[j]![i]!;
       const at = r.indexOf(v, pos);
-      if (at < 0 || splitsPair(r, at) || splitsPair(r, at + v.length)) return -1;
+      if (at < 0 || splitsPair(r, at) || splitsPair(r, at + v.length)) return false;
       pCol[k] = j;
       pAt[k] = at;
       pLen[k] = v.length;
       pos = at + v.length;
     }
-    placed = cols.length;
-    return id;
+    return true;
   };
-  let placed = 0;
   /** General placement: every placeable value, earliest first (see above). */
   const placeAll = (r: string, i: number): number => {
     nc = 0;
@@ -568,9 +558,10 @@ export function encodeTemplate(raw: readonly string[], fields: readonly (readonl
   for (let i = 0; i < count; i++) {
     const r = raw[i]!;
     total += r.length;
-    let id = placeLikeBefore(r, i);
-    const same = id >= 0;
-    if (!same) placed = placeAll(r, i);
+    const set = placeableSet(i);
+    let id = bySet.get(set) ?? -1;
+    const same = id >= 0 && placeLike(r, i, id);
+    const placed = same ? layoutCols[id]!.length : placeAll(r, i);
     let pos = 0;
     let key = '';
     let clean = true;
@@ -589,7 +580,7 @@ export function encodeTemplate(raw: readonly string[], fields: readonly (readonl
         layouts.set(key, (id = layouts.size));
         layoutCols.push(Array.from(pCol.subarray(0, placed)));
       }
-      bySet.set(placeableSet, id);
+      bySet.set(set, id);
     }
     layoutIds[i] = id;
     if (pieces !== undefined && clean) {

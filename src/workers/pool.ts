@@ -33,6 +33,11 @@ export interface WorkerPoolOptions {
   backgroundNice?: number;
 }
 
+/** What a buffer handed to a task crosses with: shared memory as is, anything else moved (it must own its ArrayBuffer). */
+function transferListOf(b: Uint8Array): ArrayBuffer[] {
+  return isShared(b) ? [] : [b.buffer as ArrayBuffer];
+}
+
 export class WorkerPool implements BlockEncoder, TablePacker {
   /** Threads that run query scans (the query executor's parallelism). */
   readonly size: number;
@@ -67,7 +72,7 @@ export class WorkerPool implements BlockEncoder, TablePacker {
       return { ...p, events };
     });
     try {
-      const ab = (await this.background.run(moved, { name: 'block', transferList: slab === null ? [joined.buffer as ArrayBuffer] : [] })) as ArrayBuffer;
+      const ab = (await this.background.run(moved, { name: 'block', transferList: transferListOf(joined) })) as ArrayBuffer;
       return toEncoded(Buffer.from(ab));
     } finally {
       if (slab !== null) this.partSlabs.release(slab);
@@ -76,9 +81,8 @@ export class WorkerPool implements BlockEncoder, TablePacker {
 
   /** Parses an ingest request (and runs its custom parsers) on a foreground thread. */
   async ingest(task: IngestTask): Promise<IngestTaskResult> {
-    if (isShared(task.body)) return (await this.foreground.run(task, { name: 'ingest' })) as IngestTaskResult;
-    if (!ownsBuffer(task.body)) task = { ...task, body: new Uint8Array(task.body) };
-    return (await this.foreground.run(task, { name: 'ingest', transferList: [task.body.buffer as ArrayBuffer] })) as IngestTaskResult;
+    if (!isShared(task.body) && !ownsBuffer(task.body)) task = { ...task, body: new Uint8Array(task.body) };
+    return (await this.foreground.run(task, { name: 'ingest', transferList: transferListOf(task.body) })) as IngestTaskResult;
   }
 
   /** Scans blocks for a query (src/query/scan.ts); errors come back as LogsvcError data. */
