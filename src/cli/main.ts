@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Overrides } from '../config/index.js';
 import { describeError, isLogsvcError } from '../lib/errors.js';
 import { startNode } from '../node/node.js';
 import { VERSION } from '../lib/version.js';
+import { tuneHeap } from '../lib/heap-tuning.js';
 import { inspectSegment, verifyDataDir } from '../segments/inspect.js';
 
 interface NodeArgs {
@@ -37,6 +38,7 @@ async function runNode(a: NodeArgs): Promise<void> {
     }
     throw err;
   }
+  tuneHeap();
   let node;
   try {
     node = await startNode(config);
