@@ -18,7 +18,7 @@ import { setFlagsFromString } from 'node:v8';
 /** Old-generation growth after a full collection, in percent of the live size. */
 export const HEAP_GROWING_PERCENT = 400;
 
-const TUNED: readonly { name: string; value: string }[] = [{ name: 'heap-growing-percent', value: String(HEAP_GROWING_PERCENT) }];
+const FLAG = 'heap-growing-percent';
 
 /** V8 accepts `--a-b` and `--a_b` alike. */
 function flagName(arg: string): string | null {
@@ -26,14 +26,9 @@ function flagName(arg: string): string | null {
   return arg.slice(2).split('=')[0]!.replaceAll('_', '-');
 }
 
-/** The flags to apply: each tuned flag the process was not already given on its command line. */
+/** The flags to apply: none when the process's command line already gives the growth. */
 export function heapFlags(execArgv: readonly string[]): string[] {
-  const given = new Set<string>();
-  for (const arg of execArgv) {
-    const name = flagName(arg);
-    if (name !== null) given.add(name);
-  }
-  return TUNED.filter((f) => !given.has(f.name)).map((f) => `--${f.name}=${f.value}`);
+  return execArgv.some((arg) => flagName(arg) === FLAG) ? [] : [`--${FLAG}=${HEAP_GROWING_PERCENT}`];
 }
 
 /** Applies the tuning to this process; returns the flags it set. */
