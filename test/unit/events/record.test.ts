@@ -17,8 +17,8 @@ const sample = (): IngestRecord => ({
   ],
 });
 
-t.test('RECORD_VERSION is 2', async (t) => {
-  t.equal(RECORD_VERSION, 2);
+t.test('RECORD_VERSION is 3', async (t) => {
+  t.equal(RECORD_VERSION, 3);
 });
 
 t.test('encodeRecord/decodeRecord round trip keeps every value', async (t) => {
@@ -74,52 +74,99 @@ t.test('round trip of a record with no groups and one with many groups', async (
   t.strictSame(back, many);
 });
 
-t.test('the wire layout: u32 summary length, msgpack summary, then one JSON section of columns per group', async (t) => {
+/** A version 3 section built by hand from the layout in record.ts (not by the encoder). */
+function binarySection(n: number, ts: number[], names: string[], strings: (string | null)[]): Buffer {
+  const namesJson = Buffer.from(JSON.stringify(names));
+  const head = Buffer.alloc(9);
+  head[0] = 3;
+  head.writeUInt32LE(n, 1);
+  head.writeUInt32LE(namesJson.length, 5);
+  const times = Buffer.alloc(8 * n);
+  ts.forEach((x, i) => times.writeDoubleLE(x, 8 * i));
+  const lengths = Buffer.alloc(4 * strings.length);
+  strings.forEach((x, i) => lengths.writeUInt32LE(x === null ? 0 : x.length + 1, 4 * i));
+  return Buffer.concat([head, namesJson, times, lengths, Buffer.from(strings.map((x) => x ?? '').join(''))]);
+}
+
+t.test('the wire layout: u32 summary length, msgpack summary, then one binary section of columns per group', async (t) => {
   const r = sample();
-  // Columns in order of first appearance, null where an event lacks the field.
-  const sections = [
-    Buffer.from(
-      JSON.stringify({
-        n: 2,
-        ts: [1_700_000_000_000, 1_699_999_999_999],
-        tz: ['Z', '+02:00'],
-        raw: ['GET /index.html 200', 'second'],
-        names: ['method', 'status'],
-        cols: [
-          ['GET', null],
-          ['200', null],
-        ],
-      }),
-    ),
-  ];
+  // Zones, raw strings, then each field column (order of first appearance); null where an event lacks the field.
+  const sections = [binarySection(2, [1_700_000_000_000, 1_699_999_999_999], ['method', 'status'], ['Z', '+02:00', 'GET /index.html 200', 'second', 'GET', null, '200', null])];
   const { payload, summary } = encodeRecord(r);
   const head = pack(summary);
   const len = Buffer.alloc(4);
   len.writeUInt32LE(head.length, 0);
   t.ok(payload.equals(Buffer.concat([len, head, ...sections])), 'exactly those bytes');
   t.strictSame(summary.groups.map((g) => g.len), sections.map((x) => x.length), 'each group names its section length');
+  t.strictSame(summary.groups.map((g) => g.b), [48 + 19 + (6 + 3 + 8) + (6 + 3 + 8) + 48 + 6], 'the size estimate: raw strings, field names and values, and 48 per event');
   r.groups.forEach((g, i) => t.strictSame(decodeGroupEvents(groupSection(payload, summary, i)), g.events, `group ${i} decodes on its own`));
 });
 
-/** A version 1 record as the previous build wrote it: one JSON array of [ts, tz, raw, fields] per group. */
-function versionOne(r: IngestRecord): Buffer {
-  const sections = r.groups.map((g) => Buffer.from(JSON.stringify(g.events.map((e) => [e.timestamp, e.timezone, e.rawstring, e.fields]))));
-  const head = pack({ v: 1, repo: r.repo, at: r.at, groups: r.groups.map((g, i) => ({ ds: g.ds, tags: g.tags, n: g.events.length, len: sections[i]!.length, b: 0 })) });
+t.test('a lone surrogate comes back as U+FFFD, and the strings after it are intact', async (t) => {
+  const r: IngestRecord = { repo: 'r', at: 1, groups: [{ ds: 'd', tags: {}, events: [{ timestamp: 1, timezone: 'Z', rawstring: 'a\ud800b', fields: { f: '\udc00', g: 'after' } }] }] };
+  const back = decodeRecord(encodeRecord(r).payload).groups[0]!.events[0]!;
+  t.equal(back.rawstring, 'a\ufffdb');
+  t.strictSame(back.fields, { f: '\ufffd', g: 'after' });
+});
+
+t.test('a version 3 section that does not add up is E_STATE_CORRUPT', async (t) => {
+  const good = binarySection(2, [1, 2], ['f'], ['Z', 'Z', 'ab', 'c', 'x', null]);
+  t.strictSame(decodeGroupColumns(good), { n: 2, ts: [1, 2], tz: ['Z', 'Z'], raw: ['ab', 'c'], names: ['f'], cols: [['x', null]] });
+  const cases: [string, Buffer, RegExp][] = [
+    ['text longer than the lengths', Buffer.concat([good, Buffer.from('y')]), /longer than its lengths/],
+    ['text shorter than the lengths', good.subarray(0, good.length - 1), /shorter than its lengths/],
+    ['no time zone', binarySection(1, [1], [], [null, 'r']), /no time zone/],
+    ['no raw string', binarySection(1, [1], [], ['Z', null]), /no raw string/],
+    ['names not a list of strings', binarySection(1, [1], [1 as unknown as string], ['Z', 'r', 'v']), /not a list of strings/],
+    ['a header only', good.subarray(0, 5), /shorter than its header/],
+  ];
+  const claims = Buffer.from(good);
+  claims.writeUInt32LE(1_000_000, 1);
+  cases.push(['more events than the section holds', claims, /too short for 1000000 events/]);
+  const badNames = Buffer.from(good);
+  badNames[9] = 0x7b;
+  cases.push(['names that are not JSON', badNames, /field names do not decode/]);
+  for (const [what, section, message] of cases) {
+    t.throws(() => decodeGroupColumns(section), { code: 'E_STATE_CORRUPT', message }, what);
+    t.throws(() => decodeGroupEvents(section), { code: 'E_STATE_CORRUPT' }, `${what} (by event)`);
+  }
+  for (let cut = 0; cut < good.length; cut++) t.throws(() => decodeGroupColumns(good.subarray(0, cut)), { code: 'E_STATE_CORRUPT' }, `cut at ${cut}`);
+});
+
+/** A record as an older build wrote it: its version, and one section per group from `section`. */
+function olderRecord(v: number, r: IngestRecord, section: (g: IngestRecord['groups'][number]) => Buffer): Buffer {
+  const sections = r.groups.map(section);
+  const head = pack({ v, repo: r.repo, at: r.at, groups: r.groups.map((g, i) => ({ ds: g.ds, tags: g.tags, n: g.events.length, len: sections[i]!.length, b: 0 })) });
   const len = Buffer.alloc(4);
   len.writeUInt32LE(head.length, 0);
   return Buffer.concat([len, head, ...sections]);
 }
 
-t.test('version 1 records (a queue written before the upgrade) still decode, by event and by column', async (t) => {
-  const r = sample();
-  r.groups.push({ ds: 'B', tags: {}, events: [{ timestamp: 5, timezone: 'Z', rawstring: 'only x', fields: { x: '1', method: 'PUT' } }] });
-  const old = versionOne(r);
-  t.strictSame(decodeRecord(old), r);
-  const summary = readSummary(old);
-  t.equal(summary.v, 1);
-  t.strictSame(decodeGroupColumns(groupSection(old, summary, 0)), decodeGroupColumns(groupSection(encodeRecord(r).payload, encodeRecord(r).summary, 0)), 'the same columns from either version');
-  t.strictSame(decodeGroupColumns(groupSection(old, summary, 1)), { n: 1, ts: [5], tz: ['Z'], raw: ['only x'], names: ['x', 'method'], cols: [['1'], ['PUT']] });
-});
+/** Version 2: one JSON object of columns per group. */
+const versionTwo = (r: IngestRecord): Buffer =>
+  olderRecord(2, r, (g) => {
+    const names: string[] = [];
+    for (const e of g.events) for (const k of Object.keys(e.fields)) if (!names.includes(k)) names.push(k);
+    const cols = names.map((k) => g.events.map((e) => (Object.hasOwn(e.fields, k) ? e.fields[k]! : null)));
+    return Buffer.from(JSON.stringify({ n: g.events.length, ts: g.events.map((e) => e.timestamp), tz: g.events.map((e) => e.timezone), raw: g.events.map((e) => e.rawstring), names, cols }));
+  });
+
+/** Version 1: one JSON array of [ts, tz, raw, fields] per group. */
+const versionOne = (r: IngestRecord): Buffer => olderRecord(1, r, (g) => Buffer.from(JSON.stringify(g.events.map((e) => [e.timestamp, e.timezone, e.rawstring, e.fields]))));
+
+for (const [v, older] of [[1, versionOne], [2, versionTwo]] as const) {
+  t.test(`version ${v} records (a queue written before the upgrade) still decode, by event and by column`, async (t) => {
+    const r = sample();
+    r.groups.push({ ds: 'B', tags: {}, events: [{ timestamp: 5, timezone: 'Z', rawstring: 'only x', fields: { x: '1', method: 'PUT' } }] });
+    const old = older(r);
+    t.strictSame(decodeRecord(old), r);
+    const summary = readSummary(old);
+    t.equal(summary.v, v);
+    const now = encodeRecord(r);
+    t.strictSame(decodeGroupColumns(groupSection(old, summary, 0)), decodeGroupColumns(groupSection(now.payload, now.summary, 0)), 'the same columns from either version');
+    t.strictSame(decodeGroupColumns(groupSection(old, summary, 1)), { n: 1, ts: [5], tz: ['Z'], raw: ['only x'], names: ['x', 'method'], cols: [['1'], ['PUT']] });
+  });
+}
 
 t.test('a version 2 section whose columns do not fit together is E_STATE_CORRUPT', async (t) => {
   const good = { n: 2, ts: [1, 2], tz: ['Z', 'Z'], raw: ['a', 'b'], names: ['f'], cols: [['x', null]] };
@@ -149,7 +196,7 @@ t.test('an unsupported version is E_STATE_CORRUPT', async (t) => {
     len.writeUInt32LE(head.length, 0);
     return Buffer.concat([len, head]);
   };
-  t.throws(() => decodeRecord(framed({ v: 3, repo: 'r', at: 1, groups: [] })), { code: 'E_STATE_CORRUPT', message: /unsupported version 3/ });
+  t.throws(() => decodeRecord(framed({ v: 4, repo: 'r', at: 1, groups: [] })), { code: 'E_STATE_CORRUPT', message: /unsupported version 4/ });
   t.throws(() => decodeRecord(framed({ v: 0, repo: 'r', at: 1, groups: [] })), { code: 'E_STATE_CORRUPT', message: /unsupported version 0/ });
   t.throws(() => decodeRecord(framed({ repo: 'r', at: 1, groups: [] })), { code: 'E_STATE_CORRUPT', message: /unsupported version undefined/ });
   t.throws(() => decodeRecord(framed(null)), { code: 'E_STATE_CORRUPT', message: /unsupported version/ });
