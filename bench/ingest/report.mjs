@@ -5,6 +5,7 @@
  */
 import { cpus, loadavg, release, totalmem, type as osType } from 'node:os';
 import { relative } from 'node:path';
+import { RSS_RISING_BYTES_PER_SEC } from './sampler.mjs';
 
 /** The issue's targets (2-core machine, generator included). */
 export const TARGETS = Object.freeze({
@@ -118,6 +119,19 @@ export function poolLine(pool, dataset) {
   );
 }
 
+/** How far ahead the RSS target projects the window's last-half trend. */
+const RSS_HORIZON_SECONDS = 60;
+
+/**
+ * RSS trend over the last half of the window, flagged when still rising.
+ * @param {number | null} bytesPerSec
+ */
+function trendText(bytesPerSec) {
+  if (bytesPerSec === null) return 'trend n/a (too few samples)';
+  const t = `last-half trend ${bytesPerSec >= 0 ? '+' : ''}${fmt(bytesPerSec / 1e6, 1)} MB/s`;
+  return bytesPerSec > RSS_RISING_BYTES_PER_SEC ? `${t} STILL RISING: run longer (--seconds 60) to see whether it levels off` : t;
+}
+
 /** @param {PhaseResult} r */
 export function phaseBlock(r) {
   const s = r.server;
@@ -125,7 +139,7 @@ export function phaseBlock(r) {
     `[${r.dataset} -> ${r.target}] ${r.url}`,
     `  throughput   ${fmt(r.eventsPerSec)} events/s (1-s min ${fmt(r.windowSecondMin)}, max ${fmt(r.windowSecondMax)})   ${fmt(r.requestsPerSec, 1)} requests/s   raw ${fmt(r.rawMBps, 2)} MB/s   wire ${fmt(r.wireMBps, 2)} MB/s`,
     `  ack latency  p50 ${fmt(r.latencyMs.p50, 2)} ms   p90 ${fmt(r.latencyMs.p90, 2)} ms   p99 ${fmt(r.latencyMs.p99, 2)} ms   max ${fmt(r.latencyMs.max, 2)} ms   (${fmt(r.latencyMs.count)} requests${r.loop === 'open' ? ', from due time' : ''}${r.latencyMs.count < 1000 ? '; under 1,000 samples, p99 is close to the max' : ''})`,
-    `  server       RSS max ${mb(s.rssMaxBytes)} (${s.rssSource})   event-loop delay ${
+    `  server       RSS max ${mb(s.rssMaxBytes)} (${s.rssSource}), ${trendText(s.rssTrendBytesPerSec)}   event-loop delay ${
       s.eventLoopDelay === null ? 'unavailable' : `p50 ${fmt(s.eventLoopDelay.p50, 2)} p99 ${fmt(s.eventLoopDelay.p99, 2)} max ${fmt(s.eventLoopDelay.max, 2)} ms`
     }   CPU ${s.cpuCores === null ? 'n/a' : `${fmt(s.cpuCores, 2)} cores`}`,
     `  generator    CPU ${fmt(r.generatorCpuCores, 2)} cores`,
@@ -173,7 +187,15 @@ export function summary(results, o) {
       check(`${ds}: ack p99 <= ${TARGETS.ackP99Ms} ms at ${fmt(o.rate)} events/s`, nd.latencyMs.count === 0 ? null : nd.latencyMs.p99 <= TARGETS.ackP99Ms, `p99 ${fmt(nd.latencyMs.p99, 2)} ms (valid for the target only if ${fmt(o.rate)} is half the measured maximum)`);
     }
     if (o.rate === 0) {
-      check(`${ds}: server RSS <= ${fmt(TARGETS.rssBytes / 1e6)} MB at full load`, nd.server.rssMaxBytes === null ? null : nd.server.rssMaxBytes <= TARGETS.rssBytes, mb(nd.server.rssMaxBytes));
+      const rss = nd.server.rssMaxBytes;
+      const trend = nd.server.rssTrendBytesPerSec ?? 0;
+      // Under the limit but rising fast enough to cross it within a minute is no pass.
+      const crossing = rss !== null && rss <= TARGETS.rssBytes && rss + trend * RSS_HORIZON_SECONDS > TARGETS.rssBytes;
+      check(
+        `${ds}: server RSS <= ${fmt(TARGETS.rssBytes / 1e6)} MB at full load`,
+        rss === null || crossing ? null : rss <= TARGETS.rssBytes,
+        `${mb(rss)}${crossing ? `, but rising ${fmt(trend / 1e6, 1)} MB/s over the last half of the window: past the limit within ${RSS_HORIZON_SECONDS} s at that rate; run longer` : ''}`,
+      );
     }
     if (ds === 'accesslog') {
       const st = nd.stored;

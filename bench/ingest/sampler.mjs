@@ -7,6 +7,15 @@
  */
 import { createControlClient, getJson } from '../lib/http.mjs';
 import { readCpuSeconds, readVmRss } from '../lib/processes.mjs';
+import { slope } from '../lib/stats.mjs';
+
+/**
+ * RSS growing faster than this over the last half of the window (bytes/s) means the window ended
+ * before memory settled: its maximum says nothing about a longer run. A run whose memory grew
+ * without bound (lz4's buffers, 2026-11-21) rose ~20 MB/s; a settled node's samples wander by a
+ * few MB either way.
+ */
+export const RSS_RISING_BYTES_PER_SEC = 2e6;
 
 /** @typedef {{ p50: number, p99: number, max: number }} LoopDelay */
 
@@ -15,6 +24,7 @@ import { readCpuSeconds, readVmRss } from '../lib/processes.mjs';
  * @property {'metrics endpoint' | '/proc VmRSS' | 'unavailable'} rssSource
  * @property {number | null} rssMaxBytes
  * @property {number | null} rssLastBytes
+ * @property {number | null} rssTrendBytesPerSec least-squares slope of RSS over the last half of the window; null under 6 samples
  * @property {LoopDelay | null} eventLoopDelay over the window, ms; null when unavailable
  * @property {number | null} cpuCores average cores busy over the window (all threads)
  * @property {number} samples
@@ -33,6 +43,9 @@ export class ServerSampler {
     this.viaEndpoint = false;
     /** @type {number[]} */
     this.rss = [];
+    /** Seconds since the window started, one per RSS sample. */
+    /** @type {number[]} */
+    this.rssAt = [];
     /** @type {LoopDelay | null} */
     this.loop = null;
     this.cpuStart = /** @type {number | null} */ (null);
@@ -65,7 +78,7 @@ export class ServerSampler {
         const r = await getJson(this.client, '/api/v1/metrics', this.o.token);
         const m = /** @type {any} */ (r.json);
         if (r.status === 200 && typeof m?.rss === 'number') {
-          this.rss.push(m.rss);
+          this.push(m.rss);
           const d = m.eventLoopDelay;
           if (d !== undefined && typeof d.p99 === 'number') this.loop = { p50: d.p50, p99: d.p99, max: d.max };
           return;
@@ -76,8 +89,21 @@ export class ServerSampler {
     }
     if (this.o.pid !== null) {
       const rss = await readVmRss(this.o.pid);
-      if (rss !== null) this.rss.push(rss);
+      if (rss !== null) this.push(rss);
     }
+  }
+
+  /** @param {number} rss */
+  push(rss) {
+    this.rss.push(rss);
+    this.rssAt.push((performance.now() - this.wallStart) / 1000);
+  }
+
+  /** The slope of RSS over the last half of the samples (bytes/s), or null with fewer than 6. */
+  trend() {
+    if (this.rss.length < 6) return null;
+    const from = Math.floor(this.rss.length / 2);
+    return slope(this.rssAt.slice(from), this.rss.slice(from));
   }
 
   /**
@@ -95,6 +121,7 @@ export class ServerSampler {
       rssSource: this.rss.length === 0 ? 'unavailable' : this.viaEndpoint ? 'metrics endpoint' : '/proc VmRSS',
       rssMaxBytes: this.rss.length === 0 ? null : Math.max(...this.rss),
       rssLastBytes: this.rss.length === 0 ? null : /** @type {number} */ (this.rss[this.rss.length - 1]),
+      rssTrendBytesPerSec: this.trend(),
       eventLoopDelay: this.viaEndpoint ? this.loop : null,
       cpuCores: this.cpuStart === null || cpuEnd === null || seconds <= 0 ? null : (cpuEnd - this.cpuStart) / seconds,
       samples: this.rss.length,

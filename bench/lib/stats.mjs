@@ -60,3 +60,31 @@ export function summarize(s) {
     mean: sorted.length === 0 ? Number.NaN : sum / sorted.length,
   };
 }
+
+/**
+ * Least-squares slope of `ys` against `xs` (units of y per unit of x), or null with fewer than 3
+ * points or no spread in x.
+ * @param {readonly number[]} xs
+ * @param {readonly number[]} ys
+ * @returns {number | null}
+ */
+export function slope(xs, ys) {
+  const n = Math.min(xs.length, ys.length);
+  if (n < 3) return null;
+  let mx = 0;
+  let my = 0;
+  for (let i = 0; i < n; i++) {
+    mx += /** @type {number} */ (xs[i]);
+    my += /** @type {number} */ (ys[i]);
+  }
+  mx /= n;
+  my /= n;
+  let sxy = 0;
+  let sxx = 0;
+  for (let i = 0; i < n; i++) {
+    const dx = /** @type {number} */ (xs[i]) - mx;
+    sxy += dx * (/** @type {number} */ (ys[i]) - my);
+    sxx += dx * dx;
+  }
+  return sxx === 0 ? null : sxy / sxx;
+}
