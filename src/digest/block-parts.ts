@@ -5,8 +5,9 @@
  * decodes an event.
  */
 import { decodeGroupColumns } from '../events/index.js';
-import { appendColumns, emptyColumns, encodeBlock } from '../segments/block.js';
+import { appendColumns, assembleBlock, emptyColumns, encodeBlock } from '../segments/block.js';
 import { lz4Codec } from '../segments/codec.js';
+import { nativeBlockBuilder } from './native-block.js';
 
 export interface BlockPart {
   /** The group's encoded events (copied into the block task when it crosses to a worker). */
@@ -21,7 +22,14 @@ export interface BlockPart {
   at: number;
 }
 
+/** The block of these parts: by the native builder where it takes them, else in JavaScript. */
 export function buildBlock(parts: readonly BlockPart[]): Buffer {
+  const content = nativeBlockBuilder?.build(parts) ?? null;
+  return content === null ? buildBlockInJs(parts) : assembleBlock(content, lz4Codec);
+}
+
+/** The JavaScript builder: decode the sections by column, then encode the block. */
+export function buildBlockInJs(parts: readonly BlockPart[]): Buffer {
   const c = emptyColumns();
   for (const p of parts) appendColumns(c, decodeGroupColumns(p.events), p.skip, p.at, p.offset, p.base);
   return encodeBlock(c, lz4Codec);

@@ -136,8 +136,25 @@ export interface BlockMeta {
   crc: number;
 }
 
+/**
+ * What a block is before compression and its header: the msgpack body, both filters, and what the
+ * header says about the events. Built here from columns, or by the native builder (src/digest/native-block.ts)
+ * straight from record sections.
+ */
+export interface BlockContent extends Pick<BlockMeta, 'minTs' | 'maxTs' | 'firstOffset' | 'firstIndex' | 'lastOffset' | 'lastIndex'> {
+  body: Buffer;
+  bloom: Buffer;
+  grams: Buffer;
+  count: number;
+}
+
 /** Encodes columns into a complete block: header, bloom filter, gram filter, compressed body. */
 export function encodeBlock(c: BlockColumns, codec: BlockCodec): Buffer {
+  return assembleBlock(encodeBlockContent(c), codec);
+}
+
+/** The body and filters of a block of these columns. */
+export function encodeBlockContent(c: BlockColumns): BlockContent {
   if (c.count === 0) throw new LogsvcError('E_INTERNAL', 'cannot encode an empty block');
   const bloom = new BloomBuilder();
   const grams = new GramFilterBuilder();
@@ -199,20 +216,36 @@ export function encodeBlock(c: BlockColumns, codec: BlockCodec): Buffer {
     idx: encodeNumbers(c.idx),
     fields,
   });
-  const compressed = codec.compress(body);
-  const bloomBytes = bloom.build();
-  const gramBytes = grams.build();
+  return {
+    body,
+    bloom: bloom.build(),
+    grams: grams.build(),
+    count: c.count,
+    minTs,
+    maxTs,
+    firstOffset: c.off[0]!,
+    firstIndex: c.idx[0]!,
+    lastOffset: c.off[c.count - 1]!,
+    lastIndex: c.idx[c.count - 1]!,
+  };
+}
+
+/** Compresses the body and puts the header (with its checksum) and the filters in front. */
+export function assembleBlock(b: BlockContent, codec: BlockCodec): Buffer {
+  const compressed = codec.compress(b.body);
+  const bloomBytes = b.bloom;
+  const gramBytes = b.grams;
   const header = Buffer.alloc(BLOCK_HEADER_BYTES);
   BLOCK_MAGIC.copy(header, 0);
   header.writeUInt32LE(compressed.length, 4);
-  header.writeUInt32LE(body.length, 8);
-  header.writeUInt32LE(c.count, 12);
-  header.writeDoubleLE(minTs, 16);
-  header.writeDoubleLE(maxTs, 24);
-  header.writeDoubleLE(c.off[0]!, 32);
-  header.writeUInt32LE(c.idx[0]!, 40);
-  header.writeDoubleLE(c.off[c.count - 1]!, 44);
-  header.writeUInt32LE(c.idx[c.count - 1]!, 52);
+  header.writeUInt32LE(b.body.length, 8);
+  header.writeUInt32LE(b.count, 12);
+  header.writeDoubleLE(b.minTs, 16);
+  header.writeDoubleLE(b.maxTs, 24);
+  header.writeDoubleLE(b.firstOffset, 32);
+  header.writeUInt32LE(b.firstIndex, 40);
+  header.writeDoubleLE(b.lastOffset, 44);
+  header.writeUInt32LE(b.lastIndex, 52);
   header.writeUInt32LE(bloomBytes.length, 56);
   header.writeUInt32LE(gramBytes.length, 60);
   let crc = crc32c(header.subarray(0, BLOCK_HEADER_BYTES - 4));

@@ -1,7 +1,7 @@
 /**
- * Blocks from record sections: the column path (appendColumns over version 2 sections) must build
- * exactly the block that appending event by event builds, from either record version, with
- * replayed events skipped.
+ * Blocks from record sections: the column path (appendColumns over sections, or the native builder
+ * straight from version 3 sections) must build exactly the block that appending event by event
+ * builds, from every record version, with replayed events skipped.
  */
 import t from 'tap';
 import { buildBlock, type BlockPart } from '../../../src/digest/block-parts.js';
@@ -25,13 +25,18 @@ function events(seed: number, n: number): IngestEvent[] {
   return out;
 }
 
-function section(evs: IngestEvent[], version: 1 | 2): Uint8Array {
+function section(evs: IngestEvent[], version: 1 | 2 | 3): Uint8Array {
   if (version === 1) return Buffer.from(JSON.stringify(evs.map((e) => [e.timestamp, e.timezone, e.rawstring, e.fields])));
+  if (version === 2) {
+    const names = [...new Set(evs.flatMap((e) => Object.keys(e.fields)))];
+    const cols = names.map((k) => evs.map((e) => (Object.hasOwn(e.fields, k) ? e.fields[k]! : null)));
+    return Buffer.from(JSON.stringify({ n: evs.length, ts: evs.map((e) => e.timestamp), tz: evs.map((e) => e.timezone), raw: evs.map((e) => e.rawstring), names, cols }));
+  }
   const { payload, summary } = encodeRecord({ repo: 'r', at: 1, groups: [{ ds: 'd', tags: {}, events: evs }] });
   return new Uint8Array(groupSection(payload, summary, 0));
 }
 
-t.test('column path = event path, from either record version, with skipped events', async (t) => {
+t.test('column path = event path, from every record version, with skipped events', async (t) => {
   const groups = [events(1, 40), events(2, 25), events(3, 60)];
   const skips = [3, 0, 10];
   const at = [111, 222, 333];
@@ -41,7 +46,7 @@ t.test('column path = event path, from either record version, with skipped event
     for (let i = skips[k]!; i < g.length; i++) appendEvent(c, g[i]!.timestamp, g[i]!.timezone, g[i]!.rawstring, g[i]!.fields, at[k]!, k * 1000, 5 + i);
   });
   const expected = encodeBlock(c, lz4Codec);
-  for (const version of [1, 2] as const) {
+  for (const version of [1, 2, 3] as const) {
     const parts: BlockPart[] = groups.map((g, k) => ({ events: section(g, version), offset: k * 1000, base: 5, skip: skips[k]!, at: at[k]! }));
     const built = buildBlock(parts);
     t.ok(built.equals(expected), `version ${version} sections build the same bytes`);
@@ -57,8 +62,8 @@ t.test('a part whose every event is skipped adds nothing', async (t) => {
   const c = emptyColumns();
   for (let i = 0; i < g.length; i++) appendEvent(c, g[i]!.timestamp, g[i]!.timezone, g[i]!.rawstring, g[i]!.fields, 1, 0, i);
   const built = buildBlock([
-    { events: section(events(5, 7), 2), offset: 0, base: 0, skip: 7, at: 1 },
-    { events: section(g, 2), offset: 0, base: 0, skip: 0, at: 1 },
+    { events: section(events(5, 7), 3), offset: 0, base: 0, skip: 7, at: 1 },
+    { events: section(g, 3), offset: 0, base: 0, skip: 0, at: 1 },
   ]);
   t.ok(built.equals(encodeBlock(c, lz4Codec)));
 });

@@ -1,0 +1,38 @@
+/**
+ * The native block builder (native/block_builder.cc): the one importer of that module, and the
+ * reason it may be missing. `npm run build` compiles it to dist/native/block_builder.node with the
+ * machine's C++ compiler and Node's own headers (native/build.mjs); where that failed, or with
+ * LOGSVC_NATIVE=off in the environment, `nativeBlockBuilder` is null and blocks are built in
+ * JavaScript (src/digest/block-parts.ts), which is also the builder of every block the native one
+ * declines (see the top of block_builder.cc). Both make the same bytes
+ * (test/unit/digest/native-block.test.ts).
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type { BlockContent } from '../segments/block.js';
+import type { BlockPart } from './block-parts.js';
+
+export interface NativeBlockBuilder {
+  /** The block's body and filters, or null when the native builder declines these parts. */
+  build(parts: readonly BlockPart[]): BlockContent | null;
+}
+
+/** Where `npm run build` puts the module (the same path from src/ and dist/). */
+export const NATIVE_BLOCK_MODULE = fileURLToPath(new URL('../../dist/native/block_builder.node', import.meta.url));
+
+function load(): { builder: NativeBlockBuilder | null; why: string | null } {
+  if (process.env.LOGSVC_NATIVE === 'off') return { builder: null, why: 'LOGSVC_NATIVE=off' };
+  if (!existsSync(NATIVE_BLOCK_MODULE)) return { builder: null, why: `${NATIVE_BLOCK_MODULE} was not built (npm run build compiles it; see its output)` };
+  try {
+    return { builder: createRequire(import.meta.url)(NATIVE_BLOCK_MODULE) as NativeBlockBuilder, why: null };
+  } catch (err) {
+    return { builder: null, why: `${NATIVE_BLOCK_MODULE} does not load: ${(err as Error).message}` };
+  }
+}
+
+const loaded = load();
+
+/** The native builder, or null (then `nativeBlockUnavailable` says why). */
+export const nativeBlockBuilder: NativeBlockBuilder | null = loaded.builder;
+export const nativeBlockUnavailable: string | null = loaded.why;
