@@ -4,8 +4,9 @@
  * the ingest benchmark's end-to-end number is made of. Seeded request bodies of a dataset go
  * through the node's own code (the built dist/): JSON.parse alone (the parse-only server's work),
  * the whole ingest task (parse, normalize, record encode), record encode alone, record decode,
- * and the block build of blocks sealed at 1 MiB of estimated size, as the digest seals them (decode +
- * columns + skip index + LZ4), with encodeBlock alone.
+ * and the block build of blocks sealed at 1 MiB of estimated size, as the digest seals them: as the
+ * node builds them (natively where native/block_builder.cc takes the block), in JavaScript (decode +
+ * columns + skip index + LZ4), and encodeBlock alone.
  * Best of --repeat runs. No HTTP, no pool, no disk.
  *
  *   node bench/ingest/stages.mjs --dataset accesslog
@@ -32,7 +33,8 @@ if (problems.length > 0) throw new Error(problems.join('; '));
 const dist = new URL('../../dist/', import.meta.url);
 const { runIngestTask } = await import(new URL('ingest/pipeline.js', dist).href);
 const { readSummary, groupSection, decodeGroupColumns, decodeGroupEvents, encodeRecord } = await import(new URL('events/record.js', dist).href);
-const { buildBlock } = await import(new URL('digest/block-parts.js', dist).href);
+const { buildBlock, buildBlockInJs } = await import(new URL('digest/block-parts.js', dist).href);
+const { nativeBlockBuilder, nativeBlockUnavailable } = await import(new URL('digest/native-block.js', dist).href);
 const { emptyColumns, appendColumns, encodeBlock } = await import(new URL('segments/block.js', dist).href);
 const { lz4Codec } = await import(new URL('segments/codec.js', dist).href);
 
@@ -51,7 +53,7 @@ function stage(name, fn) {
     fn();
     best = Math.min(best, performance.now() - t0);
   }
-  process.stdout.write(`${name.padEnd(34)} ${((best * 1000) / n).toFixed(2).padStart(7)} µs/event\n`);
+  process.stdout.write(`${name.padEnd(44)} ${((best * 1000) / n).toFixed(2).padStart(7)} µs/event\n`);
 }
 
 const results = pool.bodies.map((b) => runIngestTask(task(b)));
@@ -84,5 +86,8 @@ stage('JSON.parse of the bodies', () => pool.bodies.forEach((b) => JSON.parse(b.
 stage('ingest task (parse..record)', () => pool.bodies.forEach((b) => runIngestTask(task(b))));
 stage('  record encode alone', () => decoded.forEach((evs) => encodeRecord({ repo: 'r', at: 1, groups: [{ ds: 'd', tags: {}, events: evs }] })));
 stage('record decode by column', () => sections.forEach((s) => decodeGroupColumns(s)));
-stage('block build (decode..LZ4)', () => blocks.forEach((parts) => buildBlock(parts)));
+if (nativeBlockBuilder === null) process.stdout.write(`native block builder off: ${nativeBlockUnavailable}\n`);
+const natively = nativeBlockBuilder === null ? 0 : blocks.filter((parts) => nativeBlockBuilder.build(parts) !== null).length;
+stage(`block build as the node does (native ${nativeBlockBuilder === null ? "off" : `${natively}/${blocks.length}`})`, () => blocks.forEach((parts) => buildBlock(parts)));
+stage('block build in JavaScript (decode..LZ4)', () => blocks.forEach((parts) => buildBlockInJs(parts)));
 stage('  encodeBlock alone', () => columns.forEach((c) => encodeBlock(c, lz4Codec)));
