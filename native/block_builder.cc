@@ -4,17 +4,26 @@
 // record sections of version 3 (src/events/record.ts) without making a JavaScript string.
 //
 // It takes the common case only and declines the rest (returns null; the JavaScript builder then
-// builds the block): every section must be version 3, every byte of its text and field names
-// ASCII (so a UTF-16 unit is a byte, and lower-casing is ASCII's), the block must have at most 64
-// field columns, and the field names must need no JSON escapes. Anything it cannot read the
-// JavaScript builder reads, and reports as corrupt where it is.
+// builds the block): every section must be version 3 with valid UTF-8 text in which no string
+// boundary splits a surrogate pair, the block must have at most 4096 field columns, and the field
+// names must need no JSON escapes. Anything it cannot read the JavaScript builder reads, and
+// reports as corrupt where it is.
 //
-// One entry point: build(parts) with parts = [{events: Uint8Array, offset, base, skip, at}], giving
-// {body, bloom, grams, count, minTs, maxTs, firstOffset, firstIndex, lastOffset, lastIndex} or null.
-// The caller compresses the body and writes the header (src/segments/block.ts assembleBlock).
+// JavaScript measures strings in UTF-16 units; here values are UTF-8 bytes with their length in
+// units alongside. Searching, comparing and hashing bytes gives what JavaScript gets from units
+// (valid UTF-8 matches only at character boundaries, in the same order); token and gram filters
+// walk the text unit by unit, lower-casing non-ASCII units with JavaScript's own mapping, which
+// the loader hands over once (setLower).
+//
+// Entry points: build(parts) with parts = [{events: Uint8Array, offset, base, skip, at}], giving
+// {body, bloom, grams, count, minTs, maxTs, firstOffset, firstIndex, lastOffset, lastIndex} or null
+// (the caller compresses the body and writes the header: src/segments/block.ts assembleBlock);
+// setLower(table), see below.
 #include <node_api.h>
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -31,7 +40,8 @@ using Str = std::string_view;
 // A value of a column: a view into a section's text, or absent.
 struct Val {
   const char* p = nullptr;
-  uint32_t n = 0;
+  uint32_t n = 0;  // bytes
+  uint32_t u = 0;  // UTF-16 units (JavaScript's length)
   bool present() const { return p != nullptr; }
   Str view() const { return Str(p, n); }
 };
@@ -118,6 +128,50 @@ constexpr uint32_t kFnvPrime = 0x01000193u;
 inline uint32_t lowerAscii(uint32_t c) { return c >= 65 && c <= 90 ? c + 32 : c; }
 inline bool isWord(uint32_t c) { return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c >= 0x80; }
 
+// JavaScript's lower-casing of one UTF-16 unit (bloom.ts `lower`), from the loader; written once
+// per process (worker threads share the module), read only after gLowerSet says it is complete.
+uint16_t gLower[65536];
+std::atomic<bool> gLowerSet{false};
+std::once_flag gLowerOnce;
+
+inline uint32_t lowerUnit(uint32_t c) { return c < 0x80 ? lowerAscii(c) : gLower[c]; }
+
+// Calls f(unit) for each UTF-16 unit of valid UTF-8 text.
+template <class F>
+inline void forUnits(Str s, F f) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(s.data());
+  const uint8_t* end = p + s.size();
+  while (p < end) {
+    uint32_t b = *p;
+    if (b < 0x80) {
+      f(b);
+      p++;
+    } else if (b < 0xe0) {
+      f(((b & 0x1f) << 6) | (p[1] & 0x3f));
+      p += 2;
+    } else if (b < 0xf0) {
+      f(((b & 0x0f) << 12) | ((p[1] & 0x3f) << 6) | (p[2] & 0x3f));
+      p += 3;
+    } else {
+      uint32_t cp = ((b & 0x07) << 18) | ((p[1] & 0x3f) << 12) | ((p[2] & 0x3f) << 6) | (p[3] & 0x3f);
+      cp -= 0x10000;
+      f(0xd800 + (cp >> 10));
+      f(0xdc00 + (cp & 0x3ff));
+      p += 4;
+    }
+  }
+}
+
+// UTF-16 units of valid UTF-8 bytes: one per character, two for a 4-byte one.
+inline uint32_t unitsOf(const char* p, size_t n) {
+  uint32_t u = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t b = static_cast<uint8_t>(p[i]);
+    if ((b & 0xc0) != 0x80) u += b >= 0xf0 ? 2 : 1;
+  }
+  return u;
+}
+
 inline uint32_t fmix(uint32_t h) {
   h ^= h >> 16;
   h *= 0x85ebca6bu;
@@ -132,36 +186,36 @@ class Bloom {
   Bloom() : h1_(1024, 0), h2_(1024, 0) {}
 
   void addText(Str t) {
-    int start = -1;
+    int run = -1;  // units into the current token, or -1 outside one
     uint32_t a = kSeed1, b = kSeed2;
-    const size_t n = t.size();
-    for (size_t i = 0; i <= n; i++) {
-      uint32_t c = i < n ? static_cast<uint8_t>(t[i]) : 32;
+    auto unit = [&](uint32_t c) {
       if (isWord(c)) {
-        if (start < 0) {
-          start = static_cast<int>(i);
+        if (run < 0) {
+          run = 0;
           a = kSeed1;
           b = kSeed2;
         }
-        if (static_cast<int>(i) - start < kMaxToken) {
-          uint32_t l = lowerAscii(c);
+        if (run++ < kMaxToken) {
+          uint32_t l = lowerUnit(c);
           a = (a ^ l) * kFnvPrime;
           b = (b ^ l) * kFnvPrime;
         }
-      } else if (start >= 0) {
+      } else if (run >= 0) {
         insert(fmix(a), fmix(b) | 1);
-        start = -1;
+        run = -1;
       }
-    }
+    };
+    forUnits(t, unit);
+    unit(32);
   }
 
   void addValue(Str v) {
     uint32_t a = kSeed1, b = kSeed2;
-    for (char ch : v) {
-      uint32_t c = lowerAscii(static_cast<uint8_t>(ch));
-      a = (a ^ c) * kFnvPrime;
-      b = (b ^ c) * kFnvPrime;
-    }
+    forUnits(v, [&](uint32_t c) {
+      uint32_t l = lowerUnit(c);
+      a = (a ^ l) * kFnvPrime;
+      b = (b ^ l) * kFnvPrime;
+    });
     insert(fmix(a), fmix(b) | 1);
     addText(v);
   }
@@ -227,6 +281,13 @@ inline uint32_t mix1(uint32_t key) {
   return h ^ (h >> 16);
 }
 
+inline uint32_t wideProbe1(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  uint32_t h = (0x811c9dc5u ^ a) * kFnvPrime;
+  h = (h ^ b) * kFnvPrime;
+  h = (h ^ c) * kFnvPrime;
+  return mix1((h ^ d) * kFnvPrime);
+}
+
 inline uint32_t probe2(uint32_t h1) {
   uint32_t h = (h1 ^ (h1 >> 15)) * 0x2c1b3c6du;
   h ^= h >> 12;
@@ -251,28 +312,37 @@ class Grams {
  public:
   Grams() : bits_(kGramMaxBits / 8, 0) {}
 
-  // ASCII text only: every unit is below 0x100, so the packed key path is the only one.
+  // Grams of Latin-1 units are keyed by the four packed bytes; a window holding a wider unit by
+  // FNV-1a over the four units (grams.ts probe1).
   void addText(Str t) {
     const uint32_t mask = kGramMaxBits - 1;
+    uint32_t a = 0, b = 0, c = 0;
     uint32_t packed = 0;
+    uint32_t wide = 0;
     int run = 0;
-    for (char ch : t) {
-      uint32_t u = static_cast<uint8_t>(ch);
-      if (u >= 97 ? u > 122 : (u < 48 || (u > 57 && (u < 65 || u > 90)))) {
-        run = 0;
-        continue;
-      }
-      uint32_t d = (u <= 90 && u >= 65) ? u + 32 : u;
+    forUnits(t, [&](uint32_t u) {
+      uint32_t d;
+      if (u < 0x80) {
+        if (u >= 97 ? u > 122 : (u < 48 || (u > 57 && (u < 65 || u > 90)))) {
+          run = 0;
+          return;
+        }
+        d = (u <= 90 && u >= 65) ? u + 32 : u;
+      } else d = gLower[u];
       packed = (packed << 8) | (d & 0xff);
+      wide = ((wide << 1) | (d >= 0x100 ? 1u : 0u)) & 0xf;
       if (++run >= kGram) {
-        uint32_t h1 = mix1(packed);
+        uint32_t h1 = wide == 0 ? mix1(packed) : wideProbe1(a, b, c, d);
         uint32_t x = h1 & mask;
         uint32_t y = probe2(h1) & mask;
         bits_[x >> 3] |= static_cast<uint8_t>(1u << (x & 7));
         bits_[y >> 3] |= static_cast<uint8_t>(1u << (y & 7));
         used_ = true;
       }
-    }
+      a = b;
+      b = c;
+      c = d;
+    });
   }
 
   std::vector<uint8_t> build() {
@@ -340,7 +410,7 @@ class Pack {
       be32(static_cast<uint32_t>(n));
     }
   }
-  // ASCII strings: bytes = UTF-16 units, so msgpackr's header choice by length is the byte length's.
+  // msgpackr settles a string's header by its UTF-8 length, as here.
   void str(Str s) {
     if (s.size() < 0x20) byte(static_cast<uint8_t>(0xa0 | s.size()));
     else sized(s.size(), 0xd9, 0xda, 0xdb);
@@ -592,8 +662,8 @@ char packStrings(Pack& pk, const std::vector<Val>& values, size_t count, const s
         }
         continue;
       }
-      putVarint(p, pos + 2);
-      putVarint(p, v.n);
+      putVarint(p, unitsOf((*raw)[i].p, pos) + 2);
+      putVarint(p, v.u);
     }
     if (ok) {
       pk.column(3, "x");
@@ -615,7 +685,7 @@ char packStrings(Pack& pk, const std::vector<Val>& values, size_t count, const s
       continue;
     }
     text.insert(text.end(), v.p, v.p + v.n);
-    putVarint(lengths, static_cast<uint64_t>(v.n) + 1);
+    putVarint(lengths, static_cast<uint64_t>(v.u) + 1);
   }
   pk.column(3, "u");
   pk.key("b");
@@ -629,6 +699,7 @@ char packStrings(Pack& pk, const std::vector<Val>& values, size_t count, const s
 
 struct Columns {
   size_t count = 0;
+  bool ascii = true;  // every section's text is ASCII (then units = bytes)
   std::vector<double> ts, it, off, idx;
   std::vector<Val> tz, raw;
   std::vector<std::string> names;
@@ -638,10 +709,11 @@ struct Columns {
 
 constexpr int kMinTemplateValue = 2;
 constexpr double kMinTemplateCover = 0.25;
-// The JavaScript builder keys a set of placeable columns by a number up to 30 columns and by a
-// string beyond; a 64-bit mask is the same set for up to 64, and 64 is also where it stops
-// placing values (MAX_TEMPLATE_FIELDS).
-constexpr size_t kMaxColumns = 64;
+/** Per event, at most this many field values are placed (MAX_TEMPLATE_FIELDS). */
+constexpr size_t kMaxTemplateFields = 64;
+// Blocks with more field columns are left to the JavaScript builder (which gives up templates
+// from 0xffff columns on; this bound keeps the per-event set keys small).
+constexpr size_t kMaxColumns = 4096;
 
 inline bool cutsRun(Str s, size_t at) {
   return at > 0 && at < s.size() && isWord(static_cast<uint8_t>(s[at - 1])) && isWord(static_cast<uint8_t>(s[at]));
@@ -660,14 +732,22 @@ struct Template {
 bool encodeTemplate(const Columns& c, Template& t) {
   const size_t count = c.count;
   const auto& fields = c.fields;
-  const size_t width = fields.size();
+  const size_t columns = fields.size();
+  const size_t width = std::min(columns, kMaxTemplateFields);
   auto value = [&](size_t j, size_t i) -> Val { return i < fields[j].size() ? fields[j][i] : Val(); };
   std::unordered_map<std::string, uint32_t> layouts;
-  std::unordered_map<uint64_t, uint32_t> bySet;
+  // The set of an event's placeable columns: any exact key of it will do (JavaScript uses a
+  // number up to 30 columns and a string beyond); a 64-bit mask here up to 64 columns, a bit
+  // string beyond.
+  const bool small = columns <= 64;
+  std::unordered_map<uint64_t, uint32_t> bySmallSet;
+  std::unordered_map<std::string, uint32_t> byWideSet;
+  uint64_t mask = 0;
+  std::string set(small ? 0 : (columns + 7) / 8, '\0');
   std::vector<uint8_t> cleanLayouts;
   t.layoutIds.assign(count, 0);
   t.clean.assign(count, 0);
-  t.pieceColumns.assign(width, false);
+  t.pieceColumns.assign(columns, false);
   double covered = 0;
   double total = 0;
   std::vector<uint32_t> cCol(width), cAt(width), cLen(width);
@@ -685,20 +765,30 @@ bool encodeTemplate(const Columns& c, Template& t) {
     cAt[k] = at;
     cLen[k] = len;
   };
+  auto piece = [&](const char* p, size_t n) { return Val{p, static_cast<uint32_t>(n), c.ascii ? static_cast<uint32_t>(n) : unitsOf(p, n)}; };
   auto gapAt = [&](size_t p) -> std::vector<Val>& {
     while (t.gaps.size() <= p) t.gaps.emplace_back(count);
     return t.gaps[p];
   };
   for (size_t i = 0; i < count; i++) {
     Str r = c.raw[i].view();
-    total += static_cast<double>(r.size());
-    uint64_t set = 0;
-    for (size_t j = 0; j < width; j++) {
+    total += c.raw[i].u;
+    mask = 0;
+    std::fill(set.begin(), set.end(), '\0');
+    for (size_t j = 0; j < columns; j++) {
       Val v = value(j, i);
-      if (v.present() && v.n >= kMinTemplateValue) set |= 1ull << j;
+      if (!v.present() || v.u < kMinTemplateValue) continue;
+      if (small) mask |= 1ull << j;
+      else set[j >> 3] = static_cast<char>(set[j >> 3] | (1 << (j & 7)));
     }
-    auto known = bySet.find(set);
-    int64_t id = known == bySet.end() ? -1 : static_cast<int64_t>(known->second);
+    int64_t id = -1;
+    if (small) {
+      auto known = bySmallSet.find(mask);
+      if (known != bySmallSet.end()) id = known->second;
+    } else {
+      auto known = byWideSet.find(set);
+      if (known != byWideSet.end()) id = known->second;
+    }
     bool same = false;
     size_t placed = 0;
     if (id >= 0) {
@@ -724,9 +814,9 @@ bool encodeTemplate(const Columns& c, Template& t) {
     if (!same) {
       // placeAll
       nc = 0;
-      for (size_t j = 0; j < width && nc < width; j++) {
+      for (size_t j = 0; j < columns && nc < width; j++) {
         Val v = value(j, i);
-        if (!v.present() || v.n < kMinTemplateValue) continue;
+        if (!v.present() || v.u < kMinTemplateValue) continue;
         size_t at = r.find(v.view());
         if (at == Str::npos) continue;
         insert(static_cast<uint32_t>(j), static_cast<uint32_t>(at), v.n, 0);
@@ -763,13 +853,16 @@ bool encodeTemplate(const Columns& c, Template& t) {
     bool clean = true;
     for (size_t p = 0; p < placed; p++) {
       size_t at = pAt[p];
-      gapAt(p)[i] = Val{r.data() + pos, static_cast<uint32_t>(at - pos)};
-      if (!same) key.push_back(static_cast<char>(pCol[p] + 1));
+      gapAt(p)[i] = piece(r.data() + pos, at - pos);
+      if (!same) {
+        key.push_back(static_cast<char>(pCol[p] & 0xff));
+        key.push_back(static_cast<char>(pCol[p] >> 8));
+      }
       pos = at + pLen[p];
-      covered += pLen[p];
+      covered += value(pCol[p], i).u;
       if (clean && (cutsRun(r, at) || cutsRun(r, pos))) clean = false;
     }
-    gapAt(placed)[i] = Val{r.data() + pos, static_cast<uint32_t>(r.size() - pos)};
+    gapAt(placed)[i] = piece(r.data() + pos, r.size() - pos);
     if (!same) {
       auto found = layouts.find(key);
       if (found == layouts.end()) {
@@ -777,7 +870,8 @@ bool encodeTemplate(const Columns& c, Template& t) {
         layouts.emplace(key, static_cast<uint32_t>(id));
         t.layouts.emplace_back(pCol.begin(), pCol.begin() + static_cast<long>(placed));
       } else id = found->second;
-      bySet[set] = static_cast<uint32_t>(id);
+      if (small) bySmallSet[mask] = static_cast<uint32_t>(id);
+      else byWideSet[set] = static_cast<uint32_t>(id);
     }
     t.layoutIds[i] = static_cast<double>(id);
     if (clean) {
@@ -836,6 +930,46 @@ bool readNames(Str json, std::vector<Str>& out) {
   }
 }
 
+bool isAscii(const char* p, size_t n) {
+  uint64_t high = 0;
+  size_t q = 0;
+  for (; q + 8 <= n; q += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + q, 8);
+    high |= w;
+  }
+  for (; q < n; q++) high |= static_cast<uint8_t>(p[q]);
+  return (high & 0x8080808080808080ull) == 0;
+}
+
+// Well-formed UTF-8 (no overlong forms, no encoded surrogates, nothing past U+10FFFF).
+bool validUtf8(const uint8_t* p, size_t n) {
+  size_t i = 0;
+  auto cont = [&](size_t at) { return at < n && (p[at] & 0xc0) == 0x80; };
+  while (i < n) {
+    uint8_t b = p[i];
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    size_t width;
+    uint8_t lo = 0x80, hi = 0xbf;  // the range of the second byte
+    if (b >= 0xc2 && b <= 0xdf) width = 2;
+    else if (b == 0xe0) width = 3, lo = 0xa0;
+    else if ((b >= 0xe1 && b <= 0xec) || b == 0xee || b == 0xef) width = 3;
+    else if (b == 0xed) width = 3, hi = 0x9f;
+    else if (b == 0xf0) width = 4, lo = 0x90;
+    else if (b >= 0xf1 && b <= 0xf3) width = 4;
+    else if (b == 0xf4) width = 4, hi = 0x8f;
+    else return false;
+    if (i + 1 >= n || p[i + 1] < lo || p[i + 1] > hi) return false;
+    for (size_t k = 2; k < width; k++)
+      if (!cont(i + k)) return false;
+    i += width;
+  }
+  return true;
+}
+
 inline uint32_t le32(const uint8_t* p) { return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24); }
 
 // Appends a section's events from `skip` on (appendColumns); false to decline.
@@ -852,20 +986,12 @@ bool appendSection(Columns& c, const uint8_t* b, size_t len, size_t skip, double
   if (textAt > len) return false;
   const char* text = reinterpret_cast<const char*>(b + textAt);
   const size_t textLen = len - textAt;
-  {
-    uint64_t high = 0;
-    size_t q = 0;
-    for (; q + 8 <= textLen; q += 8) {
-      uint64_t w;
-      std::memcpy(&w, text + q, 8);
-      high |= w;
-    }
-    for (; q < textLen; q++) high |= static_cast<uint8_t>(text[q]);
-    if ((high & 0x8080808080808080ull) != 0) return false;
-  }
-  for (Str s : names)
-    for (char ch : s)
-      if (static_cast<uint8_t>(ch) >= 0x80) return false;
+  // Where the text is not ASCII it must be valid UTF-8 (what JavaScript wrote; anything else the
+  // JavaScript builder decodes, replacing what it must), and the lower-casing table is needed.
+  const bool ascii = isAscii(text, textLen);
+  if (!ascii && (!gLowerSet.load(std::memory_order_acquire) || !validUtf8(reinterpret_cast<const uint8_t*>(text), textLen))) return false;
+  if (!validUtf8(b + 9, namesEnd - 9)) return false;
+  c.ascii = c.ascii && ascii;
   size_t pos = 0;
   size_t k = 0;
   auto next = [&](Val& v) -> bool {
@@ -874,9 +1000,28 @@ bool appendSection(Columns& c, const uint8_t* b, size_t len, size_t skip, double
       v = Val();
       return true;
     }
-    if (pos + l - 1 > textLen) return false;
-    v = Val{text + pos, l - 1};
-    pos += l - 1;
+    const uint32_t units = l - 1;
+    if (ascii) {
+      if (pos + units > textLen) return false;
+      v = Val{text + pos, units, units};
+      pos += units;
+      return true;
+    }
+    // Advance `units` UTF-16 units; a boundary inside a 4-byte character would split a
+    // surrogate pair into two lone halves, which only the JavaScript builder can hold.
+    size_t end = pos;
+    uint32_t left = units;
+    while (left > 0) {
+      if (end >= textLen) return false;
+      uint8_t lead = static_cast<uint8_t>(text[end]);
+      size_t width = lead < 0x80 ? 1 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
+      uint32_t take = width == 4 ? 2 : 1;
+      if (take > left) return false;
+      left -= take;
+      end += width;
+    }
+    v = Val{text + pos, static_cast<uint32_t>(end - pos), units};
+    pos = end;
     return true;
   };
   std::vector<Val> tz(n), raw(n);
@@ -1097,10 +1242,37 @@ napi_value Build(napi_env env, napi_callback_info info) {
   return out;
 }
 
+// setLower(table): JavaScript's lower-casing of every UTF-16 unit (a Uint16Array of 65536), once
+// per process before non-ASCII text can be built. Until then such blocks are declined.
+napi_value SetLower(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr));
+  bool typed = false;
+  napi_typedarray_type type = napi_int8_array;
+  size_t length = 0;
+  void* data = nullptr;
+  if (argc < 1 || napi_is_typedarray(env, argv[0], &typed) != napi_ok || !typed ||
+      napi_get_typedarray_info(env, argv[0], &type, &length, &data, nullptr, nullptr) != napi_ok || type != napi_uint16_array || length != 65536) {
+    napi_throw_type_error(env, nullptr, "setLower(table): table must be a Uint16Array of 65536 units");
+    return nullptr;
+  }
+  // Every worker thread may set it; the bytes never differ, so the first one wins.
+  std::call_once(gLowerOnce, [data] {
+    std::memcpy(gLower, data, sizeof gLower);
+    gLowerSet.store(true, std::memory_order_release);
+  });
+  napi_value undefined;
+  CHECK(napi_get_undefined(env, &undefined));
+  return undefined;
+}
+
 napi_value Init(napi_env env, napi_value exports) {
   napi_value fn;
   if (napi_create_function(env, "build", NAPI_AUTO_LENGTH, Build, nullptr, &fn) != napi_ok) return nullptr;
   if (napi_set_named_property(env, exports, "build", fn) != napi_ok) return nullptr;
+  if (napi_create_function(env, "setLower", NAPI_AUTO_LENGTH, SetLower, nullptr, &fn) != napi_ok) return nullptr;
+  if (napi_set_named_property(env, exports, "setLower", fn) != napi_ok) return nullptr;
   return exports;
 }
 

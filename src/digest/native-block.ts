@@ -11,11 +11,37 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { BlockContent } from '../segments/block.js';
+import { lowerTable } from '../segments/bloom.js';
 import type { BlockPart } from './block-parts.js';
+
+/** The module's own interface. */
+interface NativeModule {
+  build(parts: readonly BlockPart[]): BlockContent | null;
+  /** JavaScript's lower-casing of every UTF-16 unit (bloom.ts `lowerTable`); until given, non-ASCII text is declined. */
+  setLower(table: Uint16Array): void;
+}
 
 export interface NativeBlockBuilder {
   /** The block's body and filters, or null when the native builder declines these parts. */
   build(parts: readonly BlockPart[]): BlockContent | null;
+}
+
+/**
+ * The module with its lower-casing table handed over lazily: the table takes ~40 ms to make, so a
+ * thread that only ever sees ASCII never makes it. The first declined block makes it and is tried
+ * once more (it may have been declined for non-ASCII text).
+ */
+function withLowerCasing(m: NativeModule): NativeBlockBuilder {
+  let lowerGiven = false;
+  return {
+    build(parts) {
+      const content = m.build(parts);
+      if (content !== null || lowerGiven) return content;
+      m.setLower(lowerTable());
+      lowerGiven = true;
+      return m.build(parts);
+    },
+  };
 }
 
 /** Where `npm run build` puts the module (the same path from src/ and dist/). */
@@ -25,7 +51,7 @@ function load(): { builder: NativeBlockBuilder | null; why: string | null } {
   if (process.env.LOGSVC_NATIVE === 'off') return { builder: null, why: 'LOGSVC_NATIVE=off' };
   if (!existsSync(NATIVE_BLOCK_MODULE)) return { builder: null, why: `${NATIVE_BLOCK_MODULE} was not built (npm run build compiles it; see its output)` };
   try {
-    return { builder: createRequire(import.meta.url)(NATIVE_BLOCK_MODULE) as NativeBlockBuilder, why: null };
+    return { builder: withLowerCasing(createRequire(import.meta.url)(NATIVE_BLOCK_MODULE) as NativeModule), why: null };
   } catch (err) {
     return { builder: null, why: `${NATIVE_BLOCK_MODULE} does not load: ${(err as Error).message}` };
   }
