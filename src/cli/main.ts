@@ -9,6 +9,7 @@ import { describeError, isLogsvcError } from '../lib/errors.js';
 import { startNode } from '../node/node.js';
 import { VERSION } from '../lib/version.js';
 import { tuneHeap } from '../lib/heap-tuning.js';
+import { nativeBlockBuilder, nativeBlockUnavailable } from '../digest/native-block.js';
 import { inspectSegment, verifyDataDir } from '../segments/inspect.js';
 
 interface NodeArgs {
@@ -46,6 +47,7 @@ async function runNode(a: NodeArgs): Promise<void> {
     process.stderr.write(`logsvc: the node did not start: ${isLogsvcError(err) ? `${err.message} [${err.code}]` : describeError(err)}\n`);
     process.exit(1);
   }
+  if (nativeBlockBuilder === null) process.stderr.write(`logsvc: blocks are built in JavaScript, about three times slower than natively: ${nativeBlockUnavailable}\n`);
   process.stdout.write(`logsvc node ${config.node.id} ready at ${node.url} (data dir ${node.dataDir}, version ${VERSION})\n`);
   let stopping = false;
   const stop = (signal: string): void => {

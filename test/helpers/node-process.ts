@@ -36,6 +36,8 @@ export interface StartOptions {
   config?: string;
   args?: string[];
   readyTimeoutMs?: number;
+  /** Added to the child's environment. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function tempDir(t: Teardown, prefix = 'logsvc-test-'): Promise<string> {
@@ -81,7 +83,7 @@ export async function startNode(t: Teardown, opts: StartOptions = {}): Promise<T
     t.teardown(() => rm(file, { force: true }));
     args.push('--config', file);
   }
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...childEnv(), ...opts.env } });
   let stdout = '';
   let stderr = '';
   proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
