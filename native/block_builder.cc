@@ -1222,7 +1222,7 @@ napi_value Build(napi_env env, napi_callback_info info) {
     if (type != napi_uint8_array) return nul;
     double offset, base, skip, at;
     if (!numberProp(env, part, "offset", offset) || !numberProp(env, part, "base", base) || !numberProp(env, part, "skip", skip) || !numberProp(env, part, "at", at)) return nul;
-    if (!(skip >= 0) || skip != std::floor(skip)) return nul;
+    if (!(skip >= 0 && skip <= 4294967295.0) || skip != std::floor(skip)) return nul;
     if (!appendSection(c, static_cast<const uint8_t*>(data), length, static_cast<size_t>(skip), at, offset, base)) return nul;
   }
   if (c.count == 0) return nul;

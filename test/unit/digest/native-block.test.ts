@@ -156,6 +156,8 @@ if (nativeBlockBuilder === null) {
       t.ok(buildBlock(parts).equals(buildBlockInJs(parts)), `${what}: built in JavaScript`);
     }
     t.equal(native.build([{ events: section([ascii]), offset: 0, base: 0, skip: 1, at: 1 }]), null, 'an empty block: declined (the JavaScript builder refuses it)');
+    for (const skip of [1e30, -1, 0.5, Number.NaN]) t.equal(native.build([{ events: section([ascii]), offset: 0, base: 0, skip, at: 1 }]), null, `skip ${skip}: declined`);
+    t.equal(native.build([{ events: section([ascii]), offset: 'x', base: 0, skip: 0, at: 1 } as unknown as BlockPart]), null, 'a part whose offset is not a number: declined');
     t.throws(() => native.build('nope' as unknown as BlockPart[]), TypeError, 'parts that are not an array: a TypeError');
   });
 
