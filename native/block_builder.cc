@@ -195,10 +195,12 @@ class Bloom {
           a = kSeed1;
           b = kSeed2;
         }
-        if (run++ < kMaxToken) {
+        // Only a token's first kMaxToken units count; `run` stops there.
+        if (run < kMaxToken) {
           uint32_t l = lowerUnit(c);
           a = (a ^ l) * kFnvPrime;
           b = (b ^ l) * kFnvPrime;
+          run++;
         }
       } else if (run >= 0) {
         insert(fmix(a), fmix(b) | 1);
@@ -222,7 +224,7 @@ class Bloom {
 
   std::vector<uint8_t> build() const {
     uint32_t bits = kBloomMinBits;
-    while (bits < size_ * 10 && bits < kBloomMaxBits) bits *= 2;
+    while (bits < static_cast<uint64_t>(size_) * 10 && bits < kBloomMaxBits) bits *= 2;
     std::vector<uint8_t> out(bits / 8, 0);
     for (size_t s = 0; s < h1_.size(); s++) {
       uint32_t h2 = h2_[s];
@@ -331,7 +333,8 @@ class Grams {
       } else d = gLower[u];
       packed = (packed << 8) | (d & 0xff);
       wide = ((wide << 1) | (d >= 0x100 ? 1u : 0u)) & 0xf;
-      if (++run >= kGram) {
+      if (run < kGram) run++;
+      if (run >= kGram) {
         uint32_t h1 = wide == 0 ? mix1(packed) : wideProbe1(a, b, c, d);
         uint32_t x = h1 & mask;
         uint32_t y = probe2(h1) & mask;
@@ -698,6 +701,7 @@ char packStrings(Pack& pk, const std::vector<Val>& values, size_t count, const s
 // ---- the block ----
 
 struct Columns {
+  std::vector<uint8_t> bytes;  // the sections, copied; every Val points into them
   size_t count = 0;
   bool ascii = true;  // every section's text is ASCII (then units = bytes)
   std::vector<double> ts, it, off, idx;
@@ -714,6 +718,8 @@ constexpr size_t kMaxTemplateFields = 64;
 // Blocks with more field columns are left to the JavaScript builder (which gives up templates
 // from 0xffff columns on; this bound keeps the per-event set keys small).
 constexpr size_t kMaxColumns = 4096;
+// Field columns times events: 64 Mi values (1 GiB of views) at most; beyond, the JavaScript builder.
+constexpr uint64_t kMaxSlots = 1ull << 26;
 
 inline bool cutsRun(Str s, size_t at) {
   return at > 0 && at < s.size() && isWord(static_cast<uint8_t>(s[at - 1])) && isWord(static_cast<uint8_t>(s[at]));
@@ -980,10 +986,25 @@ bool appendSection(Columns& c, const uint8_t* b, size_t len, size_t skip, double
   if (namesEnd > len) return false;
   std::vector<Str> names;
   if (!readNames(Str(reinterpret_cast<const char*>(b + 9), namesEnd - 9), names)) return false;
-  uint64_t strings = n * (2 + names.size());
-  uint64_t lengthsAt = namesEnd + n * 8;
-  uint64_t textAt = lengthsAt + strings * 4;
-  if (textAt > len) return false;
+  // Sizes checked by division, so that no product can wrap.
+  if (n > (len - namesEnd) / 8) return false;
+  const uint64_t lengthsAt = namesEnd + n * 8;
+  const uint64_t perEvent = 2 + names.size();
+  if (n > 0 && perEvent > (len - lengthsAt) / 4 / n) return false;
+  const uint64_t strings = n * perEvent;
+  const uint64_t textAt = lengthsAt + strings * 4;
+  // The JavaScript encoder writes each name once; a repeated one is damage (the JavaScript reader
+  // refuses it too).
+  {
+    std::unordered_set<Str> distinct(names.begin(), names.end());
+    if (distinct.size() != names.size()) return false;
+  }
+  // A NaN timestamp is never written; JavaScript would also quiet a signalling one on reading.
+  for (uint64_t i = 0; i < n; i++) {
+    double ts;
+    std::memcpy(&ts, b + namesEnd + i * 8, 8);
+    if (std::isnan(ts)) return false;
+  }
   const char* text = reinterpret_cast<const char*>(b + textAt);
   const size_t textLen = len - textAt;
   // Where the text is not ASCII it must be valid UTF-8 (what JavaScript wrote; anything else the
@@ -1060,6 +1081,8 @@ bool appendSection(Columns& c, const uint8_t* b, size_t len, size_t skip, double
       c.fields.emplace_back();
     } else col = found->second;
     auto& dst = c.fields[col];
+    // Columns are padded to the block's length: bound what that may take.
+    if (static_cast<uint64_t>(c.fields.size()) * (start + n) > kMaxSlots) return false;
     dst.resize(start);
     for (size_t i = skip; i < n; i++) dst.push_back(cols[j][i]);
   }
@@ -1208,26 +1231,53 @@ napi_value Build(napi_env env, napi_callback_info info) {
   }
   uint32_t parts;
   CHECK(napi_get_array_length(env, argv[0], &parts));
-  Columns c;
+  // First every property (a getter could run JavaScript), then the bytes (no JavaScript runs from
+  // there on). The sections are copied into one buffer the build owns, so that what was validated
+  // is what is read even if a shared buffer changed meanwhile (~1 MB per block: a memcpy).
+  struct Part {
+    napi_value events;
+    double offset, base, skip, at;
+  };
+  std::vector<Part> list(parts);
   for (uint32_t p = 0; p < parts; p++) {
-    napi_value part, events;
+    napi_value part;
     CHECK(napi_get_element(env, argv[0], p, &part));
-    CHECK(napi_get_named_property(env, part, "events", &events));
+    CHECK(napi_get_named_property(env, part, "events", &list[p].events));
+    if (!numberProp(env, part, "offset", list[p].offset) || !numberProp(env, part, "base", list[p].base) || !numberProp(env, part, "skip", list[p].skip) ||
+        !numberProp(env, part, "at", list[p].at))
+      return nul;
+    const double skip = list[p].skip;
+    if (!(skip >= 0 && skip <= 4294967295.0) || skip != std::floor(skip)) return nul;
+  }
+  std::vector<std::pair<const uint8_t*, size_t>> views(parts);
+  size_t total = 0;
+  for (uint32_t p = 0; p < parts; p++) {
     bool typed = false;
-    if (napi_is_typedarray(env, events, &typed) != napi_ok || !typed) return nul;
+    if (napi_is_typedarray(env, list[p].events, &typed) != napi_ok || !typed) return nul;
     napi_typedarray_type type;
     size_t length;
     void* data;
-    CHECK(napi_get_typedarray_info(env, events, &type, &length, &data, nullptr, nullptr));
-    if (type != napi_uint8_array) return nul;
-    double offset, base, skip, at;
-    if (!numberProp(env, part, "offset", offset) || !numberProp(env, part, "base", base) || !numberProp(env, part, "skip", skip) || !numberProp(env, part, "at", at)) return nul;
-    if (!(skip >= 0 && skip <= 4294967295.0) || skip != std::floor(skip)) return nul;
-    if (!appendSection(c, static_cast<const uint8_t*>(data), length, static_cast<size_t>(skip), at, offset, base)) return nul;
+    CHECK(napi_get_typedarray_info(env, list[p].events, &type, &length, &data, nullptr, nullptr));
+    if (type != napi_uint8_array || (length > 0 && data == nullptr)) return nul;
+    views[p] = {static_cast<const uint8_t*>(data), length};
+    total += length;
   }
-  if (c.count == 0) return nul;
+  Columns c;
   Built built;
-  encodeBody(c, built);
+  try {
+    c.bytes.resize(total);
+    size_t at = 0;
+    for (uint32_t p = 0; p < parts; p++) {
+      if (views[p].second > 0) std::memcpy(c.bytes.data() + at, views[p].first, views[p].second);
+      if (!appendSection(c, c.bytes.data() + at, views[p].second, static_cast<size_t>(list[p].skip), list[p].at, list[p].offset, list[p].base)) return nul;
+      at += views[p].second;
+    }
+    if (c.count == 0) return nul;
+    encodeBody(c, built);
+  } catch (const std::exception&) {
+    // Out of memory on a block that asks for too much: the JavaScript builder decides.
+    return nul;
+  }
   napi_value out;
   CHECK(napi_create_object(env, &out));
   napi_value body = copyBuffer(env, built.body), bloom = copyBuffer(env, built.bloom), grams = copyBuffer(env, built.grams);

@@ -251,6 +251,7 @@ function decodeBinarySection(section: Uint8Array): GroupColumns {
     throw corrupt(`field names do not decode: ${(err as Error).message}`);
   }
   if (!Array.isArray(names) || !names.every((x) => typeof x === 'string')) throw corrupt('field names are not a list of strings');
+  if (new Set(names).size !== names.length) throw corrupt('a field name repeats');
   const strings = n * (2 + names.length);
   const lengthsAt = namesEnd + n * 8;
   const textAt = lengthsAt + strings * 4;

@@ -159,6 +159,23 @@ if (nativeBlockBuilder === null) {
     for (const skip of [1e30, -1, 0.5, Number.NaN]) t.equal(native.build([{ events: section([ascii]), offset: 0, base: 0, skip, at: 1 }]), null, `skip ${skip}: declined`);
     t.equal(native.build([{ events: section([ascii]), offset: 'x', base: 0, skip: 0, at: 1 } as unknown as BlockPart]), null, 'a part whose offset is not a number: declined');
     t.throws(() => native.build('nope' as unknown as BlockPart[]), TypeError, 'parts that are not an array: a TypeError');
+
+    // Damage only a crafted section has: declined, and the JavaScript builder refuses or reads it.
+    const two = Buffer.from(section([{ ...ascii, fields: { a: '1', b: '2' } }]));
+    const names = two.indexOf('["a","b"]');
+    two.write('["a","a"]', names);
+    t.equal(native.build([{ events: two, offset: 0, base: 0, skip: 0, at: 1 }]), null, 'a repeated field name: declined');
+    t.throws(() => buildBlockInJs([{ events: two, offset: 0, base: 0, skip: 0, at: 1 }]), { code: 'E_STATE_CORRUPT' }, 'a repeated field name: corrupt for JavaScript');
+    const nan = Buffer.from(section([ascii]));
+    const tsAt = 9 + nan.readUInt32LE(5);
+    Buffer.from([1, 0, 0, 0, 0, 0, 0xf0, 0x7f]).copy(nan, tsAt); // a signalling NaN
+    t.equal(native.build([{ events: nan, offset: 0, base: 0, skip: 0, at: 1 }]), null, 'a NaN timestamp: declined');
+    t.ok(buildBlockInJs([{ events: nan, offset: 0, base: 0, skip: 0, at: 1 }]).length > 0, 'a NaN timestamp: built in JavaScript');
+    // Columns are padded to the block's length: 1,000 columns over 70,001 events is past the bound
+    // (the JavaScript builder is not run here: it would pad them all).
+    const many = section(Array.from({ length: 70_000 }, () => ({ timestamp: 1, timezone: 'Z', rawstring: '', fields: {} })));
+    const wide = section([{ ...ascii, fields: Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`f${i}`, 'v'])) }]);
+    t.equal(native.build([{ events: many, offset: 0, base: 0, skip: 0, at: 1 }, { events: wide, offset: 1, base: 0, skip: 0, at: 1 }]), null, 'columns x events past the bound: declined');
   });
 
   t.test('a damaged section never crashes it: it declines, or builds what JavaScript builds', async (t) => {

@@ -119,6 +119,7 @@ t.test('a version 3 section that does not add up is E_STATE_CORRUPT', async (t) 
     ['no raw string', binarySection(1, [1], [], ['Z', null]), /no raw string/],
     ['names not a list of strings', binarySection(1, [1], [1 as unknown as string], ['Z', 'r', 'v']), /not a list of strings/],
     ['a header only', good.subarray(0, 5), /shorter than its header/],
+    ['a repeated field name', binarySection(1, [1], ['f', 'f'], ['Z', 'r', 'a', 'b']), /a field name repeats/],
   ];
   const claims = Buffer.from(good);
   claims.writeUInt32LE(1_000_000, 1);
