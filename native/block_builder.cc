@@ -718,8 +718,9 @@ constexpr size_t kMaxTemplateFields = 64;
 // Blocks with more field columns are left to the JavaScript builder (which gives up templates
 // from 0xffff columns on; this bound keeps the per-event set keys small).
 constexpr size_t kMaxColumns = 4096;
-// Field columns times events: 64 Mi values (1 GiB of views) at most; beyond, the JavaScript builder.
-constexpr uint64_t kMaxSlots = 1ull << 26;
+// Field columns times events, every column padded to the block's length: 8 Mi values (128 MiB of
+// views) at most, 37 times what a kv block of 50 columns takes; beyond, the JavaScript builder.
+constexpr uint64_t kMaxSlots = 1ull << 23;
 
 inline bool cutsRun(Str s, size_t at) {
   return at > 0 && at < s.size() && isWord(static_cast<uint8_t>(s[at - 1])) && isWord(static_cast<uint8_t>(s[at]));
