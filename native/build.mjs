@@ -3,8 +3,8 @@
  * Compiles the native modules (native/*.cc, N-API) into dist/native/ with the machine's C++
  * compiler ($CXX, else c++) against the headers that ship with this Node (<prefix>/include/node),
  * so nothing is downloaded. `npm run build` runs it. A machine without a compiler or headers
- * still gets a working logsvc: the module is reported missing here and the JavaScript builder is
- * used (src/digest/native-block.ts), so this exits 0 then.
+ * still gets a working logsvc: a module is reported missing here and the JavaScript code is
+ * used instead (src/digest/native-block.ts, src/ingest/native-structured.ts), so this exits 0 then.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
@@ -14,7 +14,10 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const headers = join(dirname(process.execPath), '..', 'include', 'node');
 const out = join(root, 'dist', 'native');
-const modules = [{ source: 'native/block_builder.cc', target: 'block_builder.node' }];
+const modules = [
+  { source: 'native/block_builder.cc', target: 'block_builder.node', fallback: 'blocks are built in JavaScript' },
+  { source: 'native/structured_ingest.cc', target: 'structured_ingest.node', fallback: 'structured ingest bodies are parsed in JavaScript' },
+];
 
 mkdirSync(out, { recursive: true });
 for (const m of modules) {
@@ -22,7 +25,7 @@ for (const m of modules) {
   // A stale module from an earlier build must not outlive a failed one.
   rmSync(target, { force: true });
   if (!existsSync(join(headers, 'node_api.h'))) {
-    process.stderr.write(`native: ${m.target} not built: no Node headers at ${headers}; blocks are built in JavaScript\n`);
+    process.stderr.write(`native: ${m.target} not built: no Node headers at ${headers}; ${m.fallback}\n`);
     continue;
   }
   const cxx = process.env.CXX ?? 'c++';
@@ -30,6 +33,6 @@ for (const m of modules) {
   const r = spawnSync(cxx, args, { stdio: ['ignore', 'inherit', 'inherit'], timeout: 300_000 });
   if (r.status !== 0) {
     rmSync(target, { force: true });
-    process.stderr.write(`native: ${m.target} not built (${cxx} ${r.error ? r.error.message : `exited ${r.status ?? r.signal}`}); blocks are built in JavaScript\n`);
+    process.stderr.write(`native: ${m.target} not built (${cxx} ${r.error ? r.error.message : `exited ${r.status ?? r.signal}`}); ${m.fallback}\n`);
   }
 }

@@ -10,6 +10,7 @@ import { startNode } from '../node/node.js';
 import { VERSION } from '../lib/version.js';
 import { tuneHeap } from '../lib/heap-tuning.js';
 import { nativeBlockBuilder, nativeBlockUnavailable } from '../digest/native-block.js';
+import { nativeStructuredUnavailable } from '../ingest/native-structured.js';
 import { inspectSegment, verifyDataDir } from '../segments/inspect.js';
 
 interface NodeArgs {
@@ -48,6 +49,7 @@ async function runNode(a: NodeArgs): Promise<void> {
     process.exit(1);
   }
   if (nativeBlockBuilder === null) process.stderr.write(`logsvc: blocks are built in JavaScript, about three times slower than natively: ${nativeBlockUnavailable}\n`);
+  if (nativeStructuredUnavailable !== null) process.stderr.write(`logsvc: structured ingest bodies are parsed in JavaScript, two to three times slower than natively: ${nativeStructuredUnavailable}\n`);
   process.stdout.write(`logsvc node ${config.node.id} ready at ${node.url} (data dir ${node.dataDir}, version ${VERSION})\n`);
   let stopping = false;
   const stop = (signal: string): void => {

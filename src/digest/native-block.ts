@@ -7,9 +7,7 @@
  * declines (see the top of block_builder.cc). Both make the same bytes
  * (test/unit/digest/native-block.test.ts).
  */
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { loadNative } from '../lib/native-module.js';
 import type { BlockContent } from '../segments/block.js';
 import { lowerTable } from '../segments/bloom.js';
 import type { BlockPart } from './block-parts.js';
@@ -44,21 +42,8 @@ function withLowerCasing(m: NativeModule): NativeBlockBuilder {
   };
 }
 
-/** Where `npm run build` puts the module (the same path from src/ and dist/). */
-export const NATIVE_BLOCK_MODULE = fileURLToPath(new URL('../../dist/native/block_builder.node', import.meta.url));
-
-function load(): { builder: NativeBlockBuilder | null; why: string | null } {
-  if (process.env.LOGSVC_NATIVE === 'off') return { builder: null, why: 'LOGSVC_NATIVE=off' };
-  if (!existsSync(NATIVE_BLOCK_MODULE)) return { builder: null, why: `${NATIVE_BLOCK_MODULE} was not built (npm run build compiles it; see its output)` };
-  try {
-    return { builder: withLowerCasing(createRequire(import.meta.url)(NATIVE_BLOCK_MODULE) as NativeModule), why: null };
-  } catch (err) {
-    return { builder: null, why: `${NATIVE_BLOCK_MODULE} does not load: ${(err as Error).message}` };
-  }
-}
-
-const loaded = load();
+const loaded = loadNative<NativeModule>('block_builder.node');
 
 /** The native builder, or null (then `nativeBlockUnavailable` says why). */
-export const nativeBlockBuilder: NativeBlockBuilder | null = loaded.builder;
+export const nativeBlockBuilder: NativeBlockBuilder | null = loaded.module === null ? null : withLowerCasing(loaded.module);
 export const nativeBlockUnavailable: string | null = loaded.why;

@@ -2,6 +2,8 @@ export type { IngestEvent, EventGroup } from './event.js';
 export { datasourceId, canonicalTags } from './datasource.js';
 export {
   encodeRecord,
+  assembleRecord,
+  type EncodedGroup,
   decodeRecord,
   readSummary,
   groupSection,

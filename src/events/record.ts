@@ -176,18 +176,38 @@ function encodeSection(c: GroupColumns): Buffer {
 }
 
 export function encodeRecord(r: IngestRecord): { payload: Buffer; summary: RecordSummary } {
-  const built = r.groups.map((g) => toColumns(g.events));
-  const sections = built.map((b) => encodeSection(b.columns));
+  return assembleRecord(
+    r.repo,
+    r.at,
+    r.groups.map((g) => {
+      const built = toColumns(g.events);
+      return { ds: g.ds, tags: g.tags, n: g.events.length, b: built.bytes, section: encodeSection(built.columns) };
+    }),
+  );
+}
+
+/** A group whose events are already a section (version 3): what the native structured parser makes. */
+export interface EncodedGroup {
+  ds: string;
+  tags: Record<string, string>;
+  n: number;
+  /** GroupSummary.b of the events. */
+  b: number;
+  section: Uint8Array;
+}
+
+/** The record of groups already encoded. */
+export function assembleRecord(repo: string, at: number, groups: readonly EncodedGroup[]): { payload: Buffer; summary: RecordSummary } {
   const summary: RecordSummary = {
     v: RECORD_VERSION,
-    repo: r.repo,
-    at: r.at,
-    groups: r.groups.map((g, i) => ({ ds: g.ds, tags: g.tags, n: g.events.length, len: sections[i]!.length, b: built[i]!.bytes })),
+    repo,
+    at,
+    groups: groups.map((g) => ({ ds: g.ds, tags: g.tags, n: g.n, len: g.section.length, b: g.b })),
   };
   const head = pack(summary);
   const len = Buffer.alloc(4);
   len.writeUInt32LE(head.length, 0);
-  return { payload: Buffer.concat([len, head, ...sections]), summary };
+  return { payload: Buffer.concat([len, head, ...groups.map((g) => g.section)]), summary };
 }
 
 export function readSummary(payload: Uint8Array): RecordSummary {

@@ -3,12 +3,13 @@
  * JSON (depth-bounded), normalize (structured / unstructured / raw with the right parser), group by
  * datasource and encode the queue record. It runs on a worker thread for large bodies and inline for
  * small ones (src/http/routes/ingest.ts decides); either way the main thread gets bytes and a
- * summary, never parsed events.
+ * summary, never parsed events. Structured bodies without a parser go through the native parser
+ * first (native-structured.ts); what it declines, and every error, takes the JavaScript path.
  */
 import { gunzipSync, inflateSync } from 'node:zlib';
 import { LogsvcError, type ErrorCode } from '../lib/errors.js';
 import { parseJsonBounded } from '../lib/json.js';
-import { datasourceId, encodeRecord, type EventGroup, type RecordGroup, type RecordSummary } from '../events/index.js';
+import { assembleRecord, datasourceId, encodeRecord, type EventGroup, type RecordGroup, type RecordSummary } from '../events/index.js';
 import type { IngestLimits } from './limits.js';
 import { MAX_RECORD_BYTES } from '../queue/index.js';
 import { builtInParser } from './parsers/index.js';
@@ -18,6 +19,7 @@ import { CustomParsers } from './custom-parsing.js';
 import type { CustomParserDef, ParserTimeLimits } from '../parsers/custom-parser.js';
 import { isParserSet, type ParserSet } from '../parsers/parser-set.js';
 import { fitDatasources, type DatasourceRoom } from './datasource-room.js';
+import { parseStructuredNatively } from './native-structured.js';
 
 export type IngestKind = 'structured' | 'unstructured' | 'raw';
 
@@ -64,8 +66,17 @@ function decompress(body: Buffer, encoding: string | undefined, cap: number): Bu
   throw new LogsvcError('E_UNSUPPORTED_MEDIA_TYPE', `Content-Encoding "${enc.slice(0, 50)}" is not supported; use gzip, deflate or none`);
 }
 
+type PreparedRecord = { payload: Buffer; summary: RecordSummary; events: number };
+
+function bounded(encoded: { payload: Buffer; summary: RecordSummary }, events: number): PreparedRecord {
+  if (encoded.payload.length > MAX_RECORD_BYTES) {
+    throw new LogsvcError('E_BODY_TOO_LARGE', `the request's events encode to ${encoded.payload.length} bytes, more than one request may hold (${MAX_RECORD_BYTES}); split it`);
+  }
+  return { ...encoded, events };
+}
+
 /** Merges groups with the same tag set and encodes the record. */
-export function prepareRecord(repositoryId: string, groups: EventGroup[], at: number): { payload: Buffer; summary: RecordSummary; events: number } {
+export function prepareRecord(repositoryId: string, groups: EventGroup[], at: number): PreparedRecord {
   const merged = new Map<string, RecordGroup>();
   let events = 0;
   for (const g of groups) {
@@ -75,11 +86,16 @@ export function prepareRecord(repositoryId: string, groups: EventGroup[], at: nu
     if (have === undefined) merged.set(ds, { ds, tags: g.tags, events: g.events });
     else for (const e of g.events) have.events.push(e);
   }
-  const encoded = encodeRecord({ repo: repositoryId, at, groups: [...merged.values()] });
-  if (encoded.payload.length > MAX_RECORD_BYTES) {
-    throw new LogsvcError('E_BODY_TOO_LARGE', `the request's events encode to ${encoded.payload.length} bytes, more than one request may hold (${MAX_RECORD_BYTES}); split it`);
-  }
-  return { ...encoded, events };
+  return bounded(encodeRecord({ repo: repositoryId, at, groups: [...merged.values()] }), events);
+}
+
+/** A structured body with no parser on the token, parsed natively when the native parser takes it. */
+export function prepareStructuredNatively(body: Buffer, repositoryId: string, at: number, limits: IngestLimits): PreparedRecord | null {
+  const groups = parseStructuredNatively(body, repositoryId, limits);
+  if (groups === null) return null;
+  let events = 0;
+  for (const g of groups) events += g.n;
+  return bounded(assembleRecord(repositoryId, at, groups), events);
 }
 
 /** Whether the task runs custom parsers (and so must run on a worker thread, never the HTTP thread). */
@@ -93,6 +109,10 @@ export function runIngestTask(t: IngestTask): IngestTaskResult {
     const body = decompress(Buffer.from(t.body.buffer, t.body.byteOffset, t.body.byteLength), t.contentEncoding, t.maxDecompressedBytes);
     let groups: EventGroup[];
     const custom = hasCustomParsers(t) ? new CustomParsers(t.customParsers!, t.parserLimits ?? DEFAULT_PARSER_LIMITS, t.limits) : undefined;
+    if (t.kind === 'structured' && t.parser === null && custom === undefined) {
+      const fast = prepareStructuredNatively(body, t.repositoryId, t.at, t.limits);
+      if (fast !== null) return { ok: true, ...fast };
+    }
     if (t.kind === 'raw') {
       groups = normalizeRaw(body.toString('utf8'), t.at, t.limits, t.parser, custom);
     } else {

@@ -1,0 +1,834 @@
+// Structured ingest in C++: a request body of `[{"tags": {...}, "events": [{timestamp, attributes,
+// rawstring}, ...]}, ...]` parsed straight into the queue record's version-3 sections
+// (src/events/record.ts), without making a JavaScript value per event. The JavaScript path
+// (src/ingest/structured.ts: JSON.parse, flattenInto, buildEvent, then the record's toColumns and
+// encodeSection) makes the same bytes; test/unit/ingest/native-structured.test.ts holds the two
+// side by side, and the JavaScript path stays the oracle and the fallback.
+//
+// It takes the common case only and declines the rest (returns null; JavaScript then does the whole
+// request, so every error message and every rare rule stays in one place). It declines when:
+//   - the body is not valid JSON, nests deeper than the limit, or holds invalid UTF-8 or a lone
+//     surrogate in a string it keeps;
+//   - an item or event is not an object, `events` is missing or not an array, or a key it reads
+//     ("tags", "events", "timestamp", "timezone", "attributes", "rawstring") repeats;
+//   - an event's timestamp is not a number within ±8.64e15, it has a timezone other than null, no
+//     string rawstring (JavaScript would make one with JSON.stringify), or attributes that are
+//     neither an object nor null;
+//   - an attribute key has an escape, is an array index (V8 enumerates those first), or repeats
+//     within its object (JSON.parse keeps the last value at the first one's place);
+//   - an event has more fields than the limit or is larger than the event size limit (the
+//     JavaScript path marks it with @error), or the request has more events than the limit;
+//   - a number does not convert (out of double range).
+// Tags are not read here: the byte range of each item's tags value is returned, and JavaScript
+// validates them (src/ingest/tags.ts) and names the datasource.
+//
+// Field names and values are flattened as src/ingest/flatten.ts does: `a.b` for members (a member
+// of a nameless parent is just its key), `a[0]` for elements, null skipped, a primitive without a
+// name skipped, numbers as JavaScript's String(number), booleans as "true"/"false".
+//
+// Entry point: parse(body, maxEvents, maxEventBytes, maxFields, maxDepth) giving
+// [{tagsStart, tagsEnd, n, b, section}] per item (tagsEnd 0 when the item has no tags) or null.
+#include <node_api.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace {
+
+using Str = std::string_view;
+
+// Thrown anywhere to decline; caught at the module boundary.
+struct Decline {};
+
+[[noreturn]] void decline() { throw Decline{}; }
+
+// The largest JavaScript date, and the timestamp bound of structured.ts.
+constexpr double kMaxTimestamp = 8.64e15;
+// Section layout (record.ts).
+constexpr uint8_t kSectionVersion = 3;
+constexpr size_t kSectionHead = 9;
+// Up to this many keys an object's keys are compared one by one; past it, hashed.
+constexpr size_t kLinearKeys = 16;
+// Lengths in one section at most (see encodeSection).
+constexpr uint64_t kMaxStrings = 1ull << 24;
+
+struct Limits {
+  double maxEvents;
+  double maxEventBytes;
+  double maxFields;
+  double maxDepth;
+};
+
+// A string kept for the section: UTF-8 bytes in the arena, and its length in UTF-16 units.
+struct Span {
+  uint32_t off = 0;
+  uint32_t bytes = 0;
+  uint32_t units = 0;
+};
+
+struct Entry {
+  uint32_t event;
+  Span v;
+};
+
+struct Column {
+  std::string name;
+  uint32_t units;  // the name's UTF-16 length
+  std::vector<Entry> vals;  // by event, ascending
+};
+
+struct Item {
+  size_t tagsStart = 0;
+  size_t tagsEnd = 0;
+  uint32_t n = 0;
+  std::vector<double> ts;
+  std::vector<Span> raw;
+  std::vector<Column> cols;
+  std::unordered_map<std::string, uint32_t> index;
+};
+
+// The keys of one object, to find a repeat.
+class KeySet {
+ public:
+  void clear() {
+    list_.clear();
+    set_.clear();
+  }
+  // False when `k` was already there.
+  bool add(Str k) {
+    if (list_.size() < kLinearKeys) {
+      for (Str x : list_) if (x == k) return false;
+      list_.push_back(k);
+      if (list_.size() == kLinearKeys) set_.insert(list_.begin(), list_.end());
+      return true;
+    }
+    return set_.insert(k).second;
+  }
+
+ private:
+  std::vector<Str> list_;
+  std::unordered_set<Str> set_;
+};
+
+inline bool isSpace(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+inline bool isDigit(uint8_t c) { return c >= '0' && c <= '9'; }
+
+// A canonical array index ("0", "17", at most 4294967294): V8 enumerates such keys first.
+bool isArrayIndex(Str k) {
+  if (k.empty() || k.size() > 10) return false;
+  if (k.size() > 1 && k[0] == '0') return false;
+  uint64_t v = 0;
+  for (char c : k) {
+    if (!isDigit(static_cast<uint8_t>(c))) return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return v <= 4294967294ull;
+}
+
+// Length of a valid UTF-8 sequence starting at p (first byte >= 0x80), or 0; adds its UTF-16 units.
+inline size_t utf8Sequence(const uint8_t* p, const uint8_t* end, uint32_t& units) {
+  uint8_t c = p[0];
+  size_t left = static_cast<size_t>(end - p);
+  if (c >= 0xc2 && c <= 0xdf) {
+    if (left < 2 || (p[1] & 0xc0) != 0x80) return 0;
+    units += 1;
+    return 2;
+  }
+  if (c >= 0xe0 && c <= 0xef) {
+    if (left < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80) return 0;
+    if (c == 0xe0 && p[1] < 0xa0) return 0;   // overlong
+    if (c == 0xed && p[1] >= 0xa0) return 0;  // a surrogate
+    units += 1;
+    return 3;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    if (left < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80) return 0;
+    if (c == 0xf0 && p[1] < 0x90) return 0;   // overlong
+    if (c == 0xf4 && p[1] >= 0x90) return 0;  // past U+10FFFF
+    units += 2;
+    return 4;
+  }
+  return 0;
+}
+
+// JavaScript's Number::toString(10) of a finite double: the shortest digits that read back as the
+// value (std::to_chars gives the same digits), laid out by the ECMAScript rules.
+void appendJsNumber(double v, std::string& out) {
+  if (v == 0) {
+    out.push_back('0');  // also -0
+    return;
+  }
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  if (r.ec != std::errc()) decline();
+  const char* s = buf;
+  const char* e = r.ptr;
+  bool negative = *s == '-';
+  if (negative) s++;
+  char digits[32];
+  int k = 0;
+  const char* q = s;
+  for (; q < e && *q != 'e'; q++) {
+    if (*q == '.') continue;
+    if (k == static_cast<int>(sizeof digits)) decline();
+    digits[k++] = *q;
+  }
+  if (q == e) decline();
+  // The exponent: a sign, then digits up to the end (to_chars writes no terminating NUL).
+  q++;
+  bool down = q < e && *q == '-';
+  if (q < e && (*q == '-' || *q == '+')) q++;
+  int exp10 = 0;
+  for (; q < e; q++) exp10 = exp10 * 10 + (*q - '0');
+  if (down) exp10 = -exp10;
+  int n = exp10 + 1;  // value = 0.digits x 10^n
+  if (negative) out.push_back('-');
+  if (k <= n && n <= 21) {
+    out.append(digits, static_cast<size_t>(k));
+    out.append(static_cast<size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out.append(digits, static_cast<size_t>(n));
+    out.push_back('.');
+    out.append(digits + n, static_cast<size_t>(k - n));
+  } else if (-6 < n && n <= 0) {
+    out.append("0.");
+    out.append(static_cast<size_t>(-n), '0');
+    out.append(digits, static_cast<size_t>(k));
+  } else {
+    out.push_back(digits[0]);
+    if (k > 1) {
+      out.push_back('.');
+      out.append(digits + 1, static_cast<size_t>(k - 1));
+    }
+    out.push_back('e');
+    int x = n - 1;
+    out.push_back(x < 0 ? '-' : '+');
+    out.append(std::to_string(x < 0 ? -x : x));
+  }
+}
+
+class Parser {
+ public:
+  Parser(const uint8_t* data, size_t length, Limits limits) : base_(data), p_(data), end_(data + length), lim_(limits) {}
+
+  std::vector<Item> items;
+  std::string arena;  // the UTF-8 of every kept string
+
+  void parseBody() {
+    ws();
+    array([&](uint64_t) {
+      items.emplace_back();
+      parseItem(items.back());
+    });
+    ws();
+    if (p_ != end_) decline();
+    // Offsets into the arena are 32-bit (numbers can grow: "1e20" is 21 characters).
+    if (arena.size() > UINT32_MAX) decline();
+  }
+
+ private:
+  const uint8_t* base_;
+  const uint8_t* p_;
+  const uint8_t* end_;
+  Limits lim_;
+  int depth_ = 0;
+  double events_ = 0;
+  std::string name_;  // the field name being built
+  std::vector<KeySet> keys_;  // one per attribute nesting level
+  // The current event: its index, distinct fields, and the columns it set.
+  uint32_t event_ = 0;
+  uint32_t fields_ = 0;
+  std::vector<uint32_t> touched_;
+
+  uint8_t peek() const {
+    if (p_ == end_) decline();
+    return *p_;
+  }
+  uint8_t take() {
+    if (p_ == end_) decline();
+    return *p_++;
+  }
+  void ws() {
+    while (p_ < end_ && isSpace(*p_)) p_++;
+  }
+  void expect(uint8_t c) {
+    if (take() != c) decline();
+  }
+  void enter(uint8_t open) {
+    expect(open);
+    if (++depth_ > lim_.maxDepth) decline();
+  }
+  void literal(const char* word) {
+    size_t n = std::strlen(word);
+    if (static_cast<size_t>(end_ - p_) < n || std::memcmp(p_, word, n) != 0) decline();
+    p_ += n;
+  }
+
+  // `{...}`: for each member, `key()` reads the key and `member(key)` the value.
+  template <typename Key, typename Member>
+  void object(Key key, Member member) {
+    enter('{');
+    ws();
+    if (peek() == '}') {
+      p_++;
+    } else {
+      for (;;) {
+        ws();
+        auto k = key();
+        ws();
+        expect(':');
+        ws();
+        member(k);
+        ws();
+        uint8_t c = take();
+        if (c == '}') break;
+        if (c != ',') decline();
+      }
+    }
+    depth_--;
+  }
+
+  // `[...]`: `element(i)` reads each element.
+  template <typename Element>
+  void array(Element element) {
+    enter('[');
+    ws();
+    if (peek() == ']') {
+      p_++;
+    } else {
+      for (uint64_t i = 0;; i++) {
+        ws();
+        element(i);
+        ws();
+        uint8_t c = take();
+        if (c == ']') break;
+        if (c != ',') decline();
+      }
+    }
+    depth_--;
+  }
+
+  // A key without escapes, as a view into the body (its UTF-8 checked); declines a key with one.
+  Str plainKey() {
+    expect('"');
+    const uint8_t* s = p_;
+    uint32_t units = 0;
+    for (;;) {
+      if (p_ == end_) decline();
+      uint8_t c = *p_;
+      if (c == '"') break;
+      if (c == '\\' || c < 0x20) decline();
+      if (c < 0x80) {
+        p_++;
+        continue;
+      }
+      size_t len = utf8Sequence(p_, end_, units);
+      if (len == 0) decline();
+      p_ += len;
+    }
+    Str k(reinterpret_cast<const char*>(s), static_cast<size_t>(p_ - s));
+    p_++;
+    return k;
+  }
+
+  // A member name of an item or event (escapes allowed, compared decoded).
+  std::string memberKey() {
+    size_t at = arena.size();
+    string();
+    std::string k = arena.substr(at);
+    arena.resize(at);
+    return k;
+  }
+
+  // A string, decoded into the arena.
+  Span string() {
+    expect('"');
+    Span s;
+    s.off = static_cast<uint32_t>(arena.size());
+    const uint8_t* run = p_;
+    auto flush = [&]() {
+      arena.append(reinterpret_cast<const char*>(run), static_cast<size_t>(p_ - run));
+    };
+    for (;;) {
+      if (p_ == end_) decline();
+      uint8_t c = *p_;
+      if (c == '"') {
+        flush();
+        p_++;
+        break;
+      }
+      if (c < 0x20) decline();
+      if (c < 0x80 && c != '\\') {
+        s.units++;
+        p_++;
+        continue;
+      }
+      if (c >= 0x80) {
+        size_t len = utf8Sequence(p_, end_, s.units);
+        if (len == 0) decline();
+        p_ += len;
+        continue;
+      }
+      flush();
+      p_++;
+      uint8_t e = take();
+      switch (e) {
+        case '"': arena.push_back('"'); break;
+        case '\\': arena.push_back('\\'); break;
+        case '/': arena.push_back('/'); break;
+        case 'b': arena.push_back('\b'); break;
+        case 'f': arena.push_back('\f'); break;
+        case 'n': arena.push_back('\n'); break;
+        case 'r': arena.push_back('\r'); break;
+        case 't': arena.push_back('\t'); break;
+        case 'u': {
+          uint32_t cp = hex4();
+          if (cp >= 0xdc00 && cp <= 0xdfff) decline();  // a lone low surrogate
+          if (cp >= 0xd800 && cp <= 0xdbff) {
+            if (end_ - p_ < 6 || p_[0] != '\\' || p_[1] != 'u') decline();
+            p_ += 2;
+            uint32_t lo = hex4();
+            if (lo < 0xdc00 || lo > 0xdfff) decline();
+            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+          }
+          appendUtf8(cp);
+          if (cp >= 0x10000) s.units++;  // a pair: one more unit than the one counted below
+          break;
+        }
+        default: decline();
+      }
+      s.units++;
+      run = p_;
+    }
+    s.bytes = static_cast<uint32_t>(arena.size() - s.off);
+    return s;
+  }
+
+  uint32_t hex4() {
+    if (end_ - p_ < 4) decline();
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+      uint8_t c = *p_++;
+      v <<= 4;
+      if (c >= '0' && c <= '9') v |= c - '0';
+      else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
+      else decline();
+    }
+    return v;
+  }
+
+  void appendUtf8(uint32_t cp) {
+    if (cp < 0x80) {
+      arena.push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      arena.push_back(static_cast<char>(0xc0 | (cp >> 6)));
+      arena.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    } else if (cp < 0x10000) {
+      arena.push_back(static_cast<char>(0xe0 | (cp >> 12)));
+      arena.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+      arena.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    } else {
+      arena.push_back(static_cast<char>(0xf0 | (cp >> 18)));
+      arena.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
+      arena.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+      arena.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    }
+  }
+
+  // A JSON number: its token checked against the grammar, its value, and (if `text`) its
+  // String(number) appended to the arena.
+  double number(bool text) {
+    const uint8_t* s = p_;
+    if (p_ < end_ && *p_ == '-') p_++;
+    if (p_ == end_ || !isDigit(*p_)) decline();
+    if (*p_ == '0') {
+      p_++;
+    } else {
+      while (p_ < end_ && isDigit(*p_)) p_++;
+    }
+    bool plain = true;
+    if (p_ < end_ && *p_ == '.') {
+      plain = false;
+      p_++;
+      if (p_ == end_ || !isDigit(*p_)) decline();
+      while (p_ < end_ && isDigit(*p_)) p_++;
+    }
+    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+      plain = false;
+      p_++;
+      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) p_++;
+      if (p_ == end_ || !isDigit(*p_)) decline();
+      while (p_ < end_ && isDigit(*p_)) p_++;
+    }
+    const char* a = reinterpret_cast<const char*>(s);
+    const char* b = reinterpret_cast<const char*>(p_);
+    size_t digits = static_cast<size_t>(b - a) - (*a == '-' ? 1 : 0);
+    if (plain && digits <= 15) {
+      // Exact in a double, and String() gives the digits back (but "-0" is "0").
+      int64_t v = 0;
+      for (const char* q = *a == '-' ? a + 1 : a; q < b; q++) v = v * 10 + (*q - '0');
+      if (text) {
+        if (v == 0) arena.push_back('0');
+        else arena.append(a, static_cast<size_t>(b - a));
+      }
+      return *a == '-' ? -static_cast<double>(v) : static_cast<double>(v);
+    }
+    double v;
+    auto r = std::from_chars(a, b, v);
+    if (r.ec != std::errc() || r.ptr != b || !std::isfinite(v)) decline();
+    if (text) appendJsNumber(v, arena);
+    return v;
+  }
+
+  // Any JSON value, checked and passed over.
+  void skipValue() {
+    switch (peek()) {
+      case '{': object([&] { skipString(); return 0; }, [&](int) { skipValue(); }); return;
+      case '[': array([&](uint64_t) { skipValue(); }); return;
+      case '"': skipString(); return;
+      case 't': literal("true"); return;
+      case 'f': literal("false"); return;
+      case 'n': literal("null"); return;
+      default: number(false); return;
+    }
+  }
+
+  // A string passed over: only what makes it invalid JSON is checked (JavaScript reads invalid
+  // UTF-8 here as U+FFFD, and the value is not kept).
+  void skipString() {
+    expect('"');
+    for (;;) {
+      uint8_t c = take();
+      if (c == '"') return;
+      if (c < 0x20) decline();
+      if (c == '\\') {
+        uint8_t e = take();
+        if (e == 'u') hex4();
+        else if (!std::strchr("\"\\/bfnrt", e) || e == 0) decline();
+      }
+    }
+  }
+
+  // One {"tags", "events"} item.
+  void parseItem(Item& item) {
+    bool sawTags = false;
+    bool sawEvents = false;
+    object([&] { return memberKey(); }, [&](const std::string& key) {
+      if (key == "tags") {
+        if (sawTags) decline();
+        sawTags = true;
+        item.tagsStart = static_cast<size_t>(p_ - base_);
+        skipValue();
+        item.tagsEnd = static_cast<size_t>(p_ - base_);
+      } else if (key == "events") {
+        if (sawEvents) decline();
+        sawEvents = true;
+        array([&](uint64_t) { parseEvent(item); });
+      } else {
+        skipValue();
+      }
+    });
+    if (!sawEvents) decline();
+  }
+
+  void parseEvent(Item& item) {
+    if (++events_ > lim_.maxEvents) decline();
+    event_ = item.n;
+    fields_ = 0;
+    touched_.clear();
+    bool sawTs = false, sawZone = false, sawAttrs = false, sawRaw = false;
+    double ts = 0;
+    Span raw;
+    object([&] { return memberKey(); }, [&](const std::string& key) {
+      if (key == "timestamp") {
+        if (sawTs) decline();
+        sawTs = true;
+        uint8_t c = peek();
+        if (c != '-' && !isDigit(c)) decline();
+        ts = number(false);
+      } else if (key == "timezone") {
+        if (sawZone) decline();
+        sawZone = true;
+        literal("null");
+      } else if (key == "attributes") {
+        if (sawAttrs) decline();
+        sawAttrs = true;
+        if (peek() == 'n') {
+          literal("null");
+        } else {
+          if (peek() != '{') decline();
+          name_.clear();
+          walkObject(item, 0);
+        }
+      } else if (key == "rawstring") {
+        if (sawRaw) decline();
+        sawRaw = true;
+        if (peek() != '"') decline();
+        raw = string();
+      } else {
+        skipValue();
+      }
+    });
+    if (!sawTs || !sawRaw) decline();
+    if (std::fabs(ts) > kMaxTimestamp) decline();
+    // The event size bound, as buildEvent measures it: UTF-16 units first, bytes when they could matter.
+    uint64_t chars = raw.units;
+    for (uint32_t j : touched_) chars += item.cols[j].units + item.cols[j].vals.back().v.units;
+    if (chars * 3 > static_cast<uint64_t>(lim_.maxEventBytes)) {
+      uint64_t bytes = raw.bytes;
+      for (uint32_t j : touched_) bytes += item.cols[j].name.size() + item.cols[j].vals.back().v.bytes;
+      if (static_cast<double>(bytes) > lim_.maxEventBytes) decline();
+    }
+    item.ts.push_back(std::trunc(ts));
+    item.raw.push_back(raw);
+    item.n++;
+  }
+
+  // Attribute values: flattenInto's walk.
+  void walkValue(Item& item, size_t level) {
+    switch (peek()) {
+      case '{': walkObject(item, level + 1); return;
+      case '[': walkArray(item, level + 1); return;
+      case '"': {
+        Span s = string();
+        if (!name_.empty()) put(item, s);
+        return;
+      }
+      case 't': literal("true"); putText(item, "true"); return;
+      case 'f': literal("false"); putText(item, "false"); return;
+      case 'n': literal("null"); return;
+      default: {
+        size_t at = arena.size();
+        number(true);
+        Span s;
+        s.off = static_cast<uint32_t>(at);
+        s.bytes = s.units = static_cast<uint32_t>(arena.size() - at);
+        if (!name_.empty()) put(item, s);
+        else arena.resize(at);
+        return;
+      }
+    }
+  }
+
+  void putText(Item& item, const char* text) {
+    if (name_.empty()) return;
+    Span s;
+    s.off = static_cast<uint32_t>(arena.size());
+    s.bytes = s.units = static_cast<uint32_t>(std::strlen(text));
+    arena.append(text);
+    put(item, s);
+  }
+
+  void walkObject(Item& item, size_t level) {
+    if (keys_.size() <= level) keys_.resize(level + 1);
+    keys_[level].clear();
+    object([&] { return plainKey(); }, [&](Str key) {
+      if (isArrayIndex(key) || !keys_[level].add(key)) decline();
+      size_t saved = name_.size();
+      if (saved != 0) name_.push_back('.');
+      name_.append(key);
+      walkValue(item, level);
+      name_.resize(saved);
+    });
+  }
+
+  void walkArray(Item& item, size_t level) {
+    char index[24];
+    array([&](uint64_t i) {
+      size_t saved = name_.size();
+      name_.push_back('[');
+      auto r = std::to_chars(index, index + sizeof index, i);
+      name_.append(index, static_cast<size_t>(r.ptr - index));
+      name_.push_back(']');
+      walkValue(item, level);
+      name_.resize(saved);
+    });
+  }
+
+  // Sets field name_ of the current event (a repeated name keeps its place and takes the new value).
+  void put(Item& item, Span v) {
+    auto it = item.index.find(name_);
+    uint32_t j;
+    if (it == item.index.end()) {
+      j = static_cast<uint32_t>(item.cols.size());
+      uint32_t units = 0;
+      const uint8_t* s = reinterpret_cast<const uint8_t*>(name_.data());
+      const uint8_t* e = s + name_.size();
+      for (const uint8_t* q = s; q < e;) {
+        if (*q < 0x80) {
+          units++;
+          q++;
+        } else {
+          size_t len = utf8Sequence(q, e, units);
+          if (len == 0) decline();
+          q += len;
+        }
+      }
+      item.cols.push_back(Column{name_, units, {}});
+      item.index.emplace(name_, j);
+    } else {
+      j = it->second;
+    }
+    Column& col = item.cols[j];
+    if (!col.vals.empty() && col.vals.back().event == event_) {
+      col.vals.back().v = v;
+      return;
+    }
+    if (++fields_ > lim_.maxFields) decline();
+    col.vals.push_back(Entry{event_, v});
+    touched_.push_back(j);
+  }
+};
+
+inline void putU32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
+
+// The item's events as a version 3 section (record.ts encodeSection), into a new Buffer.
+napi_value encodeSection(napi_env env, const Item& item, const std::string& arena, double& estimate) {
+  const uint32_t n = item.n;
+  std::string names = "[";
+  for (size_t j = 0; j < item.cols.size(); j++) {
+    if (j > 0) names.push_back(',');
+    names.push_back('"');
+    names.append(item.cols[j].name);
+    names.push_back('"');
+  }
+  names.push_back(']');
+  uint64_t strings = static_cast<uint64_t>(n) * (2 + item.cols.size());
+  // Sparse columns are dense in a section (a length per event and column): past 16 Mi lengths
+  // (64 MiB) JavaScript takes the request, and refuses it if the record grows past its bound.
+  if (strings > kMaxStrings) decline();
+  uint64_t text = n;  // the "Z" time zones
+  estimate = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    text += item.raw[i].bytes;
+    estimate += item.raw[i].units + 48.0;
+  }
+  for (const Column& c : item.cols) {
+    for (const Entry& e : c.vals) {
+      text += e.v.bytes;
+      estimate += c.units + e.v.units + 8.0;
+    }
+  }
+  uint64_t size = kSectionHead + names.size() + 8ull * n + 4 * strings + text;
+  if (size > 0x7fffffffull) decline();
+  void* data;
+  napi_value out;
+  if (napi_create_buffer(env, static_cast<size_t>(size), &data, &out) != napi_ok) decline();
+  uint8_t* b = static_cast<uint8_t*>(data);
+  b[0] = kSectionVersion;
+  putU32(b + 1, n);
+  putU32(b + 5, static_cast<uint32_t>(names.size()));
+  std::memcpy(b + kSectionHead, names.data(), names.size());
+  uint8_t* ts = b + kSectionHead + names.size();
+  std::memcpy(ts, item.ts.data(), 8ull * n);
+  uint8_t* len = ts + 8ull * n;
+  uint8_t* t = len + 4 * strings;
+  for (uint32_t i = 0; i < n; i++, len += 4) {
+    putU32(len, 2);
+    *t++ = 'Z';
+  }
+  for (uint32_t i = 0; i < n; i++, len += 4) {
+    const Span& s = item.raw[i];
+    putU32(len, s.units + 1);
+    std::memcpy(t, arena.data() + s.off, s.bytes);
+    t += s.bytes;
+  }
+  for (const Column& c : item.cols) {
+    size_t k = 0;
+    for (uint32_t i = 0; i < n; i++, len += 4) {
+      if (k < c.vals.size() && c.vals[k].event == i) {
+        const Span& s = c.vals[k++].v;
+        putU32(len, s.units + 1);
+        std::memcpy(t, arena.data() + s.off, s.bytes);
+        t += s.bytes;
+      } else {
+        putU32(len, 0);
+      }
+    }
+  }
+  return out;
+}
+
+#define CHECK(call) \
+  if ((call) != napi_ok) return nullptr
+
+napi_value setNumber(napi_env env, napi_value obj, const char* key, double v) {
+  napi_value x;
+  CHECK(napi_create_double(env, v, &x));
+  CHECK(napi_set_named_property(env, obj, key, x));
+  return obj;
+}
+
+napi_value Parse(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  napi_value null;
+  CHECK(napi_get_null(env, &null));
+  CHECK(napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr));
+  if (argc < 5) {
+    napi_throw_type_error(env, nullptr, "parse(body, maxEvents, maxEventBytes, maxFields, maxDepth)");
+    return nullptr;
+  }
+  bool typed = false;
+  napi_typedarray_type type;
+  size_t length;
+  void* data;
+  if (napi_is_typedarray(env, argv[0], &typed) != napi_ok || !typed ||
+      napi_get_typedarray_info(env, argv[0], &type, &length, &data, nullptr, nullptr) != napi_ok || type != napi_uint8_array) {
+    napi_throw_type_error(env, nullptr, "parse: body must be a Uint8Array");
+    return nullptr;
+  }
+  double lim[4];
+  for (int i = 0; i < 4; i++) {
+    if (napi_get_value_double(env, argv[i + 1], &lim[i]) != napi_ok || !(lim[i] >= 0)) {
+      napi_throw_type_error(env, nullptr, "parse: limits must be numbers >= 0");
+      return nullptr;
+    }
+  }
+  if (length > 0x7fffffffull) return null;
+  // The body is copied first: a shared buffer may change under the parse.
+  std::string body(static_cast<const char*>(data), length);
+  try {
+    Parser parser(reinterpret_cast<const uint8_t*>(body.data()), body.size(), Limits{lim[0], lim[1], lim[2], lim[3]});
+    parser.arena.reserve(body.size());
+    parser.parseBody();
+    napi_value list;
+    CHECK(napi_create_array_with_length(env, parser.items.size(), &list));
+    for (size_t i = 0; i < parser.items.size(); i++) {
+      const Item& item = parser.items[i];
+      napi_value obj;
+      CHECK(napi_create_object(env, &obj));
+      double estimate = 0;
+      napi_value section = encodeSection(env, item, parser.arena, estimate);
+      CHECK(napi_set_named_property(env, obj, "section", section));
+      if (setNumber(env, obj, "tagsStart", static_cast<double>(item.tagsStart)) == nullptr) return nullptr;
+      if (setNumber(env, obj, "tagsEnd", static_cast<double>(item.tagsEnd)) == nullptr) return nullptr;
+      if (setNumber(env, obj, "n", item.n) == nullptr) return nullptr;
+      if (setNumber(env, obj, "b", estimate) == nullptr) return nullptr;
+      CHECK(napi_set_element(env, list, static_cast<uint32_t>(i), obj));
+    }
+    return list;
+  } catch (...) {
+    // Declined, or out of memory: JavaScript takes the request.
+    return null;
+  }
+}
+
+napi_value Init(napi_env env, napi_value exports) {
+  napi_value fn;
+  CHECK(napi_create_function(env, "parse", NAPI_AUTO_LENGTH, Parse, nullptr, &fn));
+  CHECK(napi_set_named_property(env, exports, "parse", fn));
+  return exports;
+}
+
+}  // namespace
+
+NAPI_MODULE_INIT() { return Init(env, exports); }

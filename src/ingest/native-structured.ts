@@ -1,0 +1,63 @@
+/**
+ * Structured ingest bodies parsed natively (native/structured_ingest.cc): the one importer of that
+ * module. It parses a body straight into the queue record's sections, without a JavaScript value
+ * per event, for the common case: no parser on the token, numeric timestamps, a rawstring with every
+ * event. For anything else it declines and the request goes the JavaScript way
+ * (src/ingest/structured.ts), which also reports every error, so that there is one place for
+ * each rule and message. Both make the same record bytes (test/unit/ingest/native-structured.test.ts).
+ *
+ * Tags are read here, by the same readTags as the JavaScript path, from the byte range of each
+ * item's tags value that the module returns.
+ */
+import { loadNative } from '../lib/native-module.js';
+import { datasourceId, type EncodedGroup } from '../events/index.js';
+import type { IngestLimits } from './limits.js';
+import { readTags } from './tags.js';
+
+interface NativeItem {
+  /** Byte range of the item's "tags" value in the body; tagsEnd 0 when it has none. */
+  tagsStart: number;
+  tagsEnd: number;
+  n: number;
+  b: number;
+  section: Buffer;
+}
+
+interface NativeModule {
+  parse(body: Uint8Array, maxEvents: number, maxEventBytes: number, maxFields: number, maxDepth: number): NativeItem[] | null;
+}
+
+const loaded = loadNative<NativeModule>('structured_ingest.node');
+
+/** Why structured bodies are parsed in JavaScript only (null when the native parser is loaded). */
+export const nativeStructuredUnavailable: string | null = loaded.why;
+
+/**
+ * The body's groups of events, encoded, or null when the native parser is missing or declines the
+ * body (then the JavaScript path must take it). Items with the same tags decline too: the
+ * JavaScript path merges them.
+ */
+export function parseStructuredNatively(body: Buffer, repositoryId: string, limits: IngestLimits): EncodedGroup[] | null {
+  const m = loaded.module;
+  if (m === null) return null;
+  const items = m.parse(body, limits.maxEventsPerRequest, limits.maxEventBytes, limits.maxFieldsPerEvent, limits.maxJsonDepth);
+  if (items === null) return null;
+  const groups: EncodedGroup[] = [];
+  const seen = new Set<string>();
+  for (const it of items) {
+    if (it.tagsEnd === 0) return null;
+    let tags: Record<string, string>;
+    try {
+      tags = readTags(JSON.parse(body.toString('utf8', it.tagsStart, it.tagsEnd)), 'tags');
+    } catch {
+      return null;
+    }
+    if (Object.keys(tags).length === 0) return null;
+    if (it.n === 0) continue;
+    const ds = datasourceId(repositoryId, tags);
+    if (seen.has(ds)) return null;
+    seen.add(ds);
+    groups.push({ ds, tags, n: it.n, b: it.b, section: it.section });
+  }
+  return groups;
+}
