@@ -3,7 +3,8 @@
  * The CPU cost of each stage of ingest and digest, per event, on one thread of this process: what
  * the ingest benchmark's end-to-end number is made of. Seeded request bodies of a dataset go
  * through the node's own code (the built dist/): JSON.parse alone (the parse-only server's work),
- * the whole ingest task (parse, normalize, record encode), record encode alone, record decode,
+ * the whole ingest task (parse, normalize, record encode) as the node runs it (natively where
+ * native/structured_ingest.cc takes the body) and in JavaScript, record encode alone, record decode,
  * and the block build of blocks sealed at 1 MiB of estimated size, as the digest seals them: as the
  * node builds them (natively where native/block_builder.cc takes the block), in JavaScript (decode +
  * columns + skip index + LZ4), and encodeBlock alone.
@@ -31,7 +32,8 @@ const repeat = num('repeat', values.repeat ?? '5', 1, 100, true);
 if (problems.length > 0) throw new Error(problems.join('; '));
 
 const dist = new URL('../../dist/', import.meta.url);
-const { runIngestTask } = await import(new URL('ingest/pipeline.js', dist).href);
+const { runIngestTask, prepareStructuredNatively } = await import(new URL('ingest/pipeline.js', dist).href);
+const { nativeStructuredUnavailable } = await import(new URL('ingest/native-structured.js', dist).href);
 const { readSummary, groupSection, decodeGroupColumns, decodeGroupEvents, encodeRecord } = await import(new URL('events/record.js', dist).href);
 const { buildBlock, buildBlockInJs } = await import(new URL('digest/block-parts.js', dist).href);
 const { nativeBlockBuilder, nativeBlockUnavailable } = await import(new URL('digest/native-block.js', dist).href);
@@ -83,7 +85,10 @@ const columns = blocks.map((parts) => {
 
 process.stdout.write(`${dataset}: ${n.toLocaleString('en-US')} events, ${(pool.rawBytes / n).toFixed(0)} B raw per event, ${blocks.length} blocks, best of ${repeat}\n`);
 stage('JSON.parse of the bodies', () => pool.bodies.forEach((b) => JSON.parse(b.json.toString('utf8'))));
-stage('ingest task (parse..record)', () => pool.bodies.forEach((b) => runIngestTask(task(b))));
+if (nativeStructuredUnavailable !== null) process.stdout.write(`native structured parser off: ${nativeStructuredUnavailable}\n`);
+const nativeBodies = nativeStructuredUnavailable === null ? pool.bodies.filter((b) => prepareStructuredNatively(b.json, 'r', 1, limits) !== null).length : 0;
+stage(`ingest task as the node does (native ${nativeStructuredUnavailable === null ? `${nativeBodies}/${pool.bodies.length}` : 'off'})`, () => pool.bodies.forEach((b) => runIngestTask(task(b))));
+stage('ingest task in JavaScript (parse..record)', () => pool.bodies.forEach((b) => runIngestTask(task(b), false)));
 stage('  record encode alone', () => decoded.forEach((evs) => encodeRecord({ repo: 'r', at: 1, groups: [{ ds: 'd', tags: {}, events: evs }] })));
 stage('record decode by column', () => sections.forEach((s) => decodeGroupColumns(s)));
 if (nativeBlockBuilder === null) process.stdout.write(`native block builder off: ${nativeBlockUnavailable}\n`);

@@ -104,12 +104,13 @@ export function hasCustomParsers(t: IngestTask): boolean {
   return c !== undefined && (isParserSet(c) ? c.names.length > 0 : c.length > 0);
 }
 
-export function runIngestTask(t: IngestTask): IngestTaskResult {
+/** `native` false keeps the task in JavaScript (bench/ingest/stages.mjs compares the two). */
+export function runIngestTask(t: IngestTask, native = true): IngestTaskResult {
   try {
     const body = decompress(Buffer.from(t.body.buffer, t.body.byteOffset, t.body.byteLength), t.contentEncoding, t.maxDecompressedBytes);
     let groups: EventGroup[];
     const custom = hasCustomParsers(t) ? new CustomParsers(t.customParsers!, t.parserLimits ?? DEFAULT_PARSER_LIMITS, t.limits) : undefined;
-    if (t.kind === 'structured' && t.parser === null && custom === undefined) {
+    if (native && t.kind === 'structured' && t.parser === null && custom === undefined) {
       const fast = prepareStructuredNatively(body, t.repositoryId, t.at, t.limits);
       if (fast !== null) return { ok: true, ...fast };
     }

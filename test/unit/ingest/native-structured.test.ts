@@ -138,7 +138,7 @@ if (nativeStructuredUnavailable !== null) {
       // KEYS holds no array index ("01", "-1" and "4294967295" are none): those are declined.
       if (keys.has(k)) continue;
       keys.add(k);
-      members.push(`${w.sp()}${JSON.stringify(k)}${w.sp()}:${w.sp()}${value(w, r, depth, reached)}`);
+      members.push(`${w.sp()}${w.str(k)}${w.sp()}:${w.sp()}${value(w, r, depth, reached)}`);
     }
     return `{${members.join(',')}${w.sp()}}`;
   }
@@ -239,7 +239,9 @@ if (nativeStructuredUnavailable !== null) {
     ['attributes that repeat', one(ev('"attributes":{"a":1},"attributes":{"b":2}'))],
     ['a repeated attribute key', one(ev('"attributes":{"a":{"x":1},"a":null}'))],
     ['a repeated nested key', one(ev('"attributes":{"o":{"k":1,"k":2}}'))],
-    ['an escaped attribute key', one(ev('"attributes":{"\\u0061":1}'))],
+    ['a key repeated in another spelling', one(ev('"attributes":{"a":{"x":1},"\\u0061":2}'))],
+    ['an attribute key with a quote (the names are JSON in a section)', one(ev('"attributes":{"a\\"b":1}'))],
+    ['an attribute key with a control character', one(ev('"attributes":{"a\\nb":1}'))],
     ['an array-index key', one(ev('"attributes":{"b":1,"0":2}'))],
     ['nesting past the limit', one(ev(`"attributes":${'{"a":'.repeat(30)}1${'}'.repeat(30)}`))],
     ['too many fields', one(ev(`"attributes":{${Array.from({ length: 201 }, (_, i) => `"f${i}":1`).join(',')}}`))],
@@ -267,6 +269,7 @@ if (nativeStructuredUnavailable !== null) {
       ['__proto__', one(ev('"attributes":{"__proto__":{"a":1},"b":"__proto__"}'))],
       ['a repeated member the parser passes over', one(ev('"x":1,"x":{"y":[]}'))],
       ['an escaped event key', one('{"\\u0074imestamp":5,"rawstring":"r"}')],
+      ['escaped attribute keys', one(ev('"attributes":{"\\u0061":1,"\\u00e9t\\u00e9":{"\\ud83d\\ude00":2},"\\/":3,"b":{"c":"\\u0041"}}'))],
       ['exactly the field limit', one(ev(`"attributes":{${Array.from({ length: 200 }, (_, i) => `"f${i}":1`).join(',')}}`))],
       ['exactly the nesting limit', one(ev(`"attributes":${'{"a":'.repeat(19)}1${'}'.repeat(19)}`))],
       ['a negative fraction timestamp (-0)', one('{"timestamp":-0.5,"rawstring":"r"}')],
