@@ -716,7 +716,7 @@ napi_value encodeSection(napi_env env, const Item& item, const Parser& parser, d
   names.push_back(']');
   uint64_t strings = static_cast<uint64_t>(n) * (2 + item.cols.size());
   // Sparse columns are dense in a section (a length per event and column): past 16 Mi lengths
-  // (64 MiB) JavaScript takes the request, and refuses it if the record grows past its bound.
+  // (64 MiB) JavaScript takes the request and refuses it (record.ts MAX_SECTION_STRINGS).
   if (strings > kMaxStrings) decline();
   uint64_t text = n;  // the "Z" time zones
   estimate = 0;

@@ -90,8 +90,20 @@ export interface GroupColumns {
   cols: (string | null)[][];
 }
 
-/** The events by column, and their estimated size (GroupSummary.b), in one walk. */
-function toColumns(events: readonly IngestEvent[]): { columns: GroupColumns; bytes: number } {
+/**
+ * Most strings (lengths) one section may have: events x (2 + field names). A section is dense (a
+ * length for every event and name), so a request whose events each bring new names grows with
+ * their product: 3,000 events of 1,000 names of their own would be 3 x 10^9 slots, and memory runs
+ * out long before the record's size bound is checked. 16 Mi lengths are 64 MiB, half of what a
+ * record may hold. native/structured_ingest.cc has the same bound (kMaxStrings).
+ */
+export const MAX_SECTION_STRINGS = 16 * 1024 * 1024;
+
+/**
+ * The events by column, and their estimated size (GroupSummary.b), in one walk; at most
+ * `maxStrings` lengths (E_BODY_TOO_LARGE past them).
+ */
+function toColumns(events: readonly IngestEvent[], maxStrings = Infinity): { columns: GroupColumns; bytes: number } {
   const n = events.length;
   const ts = new Array<number>(n);
   const tz = new Array<string>(n);
@@ -110,6 +122,9 @@ function toColumns(events: readonly IngestEvent[]): { columns: GroupColumns; byt
     for (const name in f) {
       let j = index.get(name);
       if (j === undefined) {
+        if (n * (names.length + 3) > maxStrings) {
+          throw new LogsvcError('E_BODY_TOO_LARGE', `the request's ${n} events of one datasource have more than ${names.length} distinct field names: ${n} x ${names.length + 1} values is more than one record may hold (${MAX_SECTION_STRINGS}); split the request`);
+        }
         index.set(name, (j = names.length));
         names.push(name);
         cols.push(new Array<string | null>(n).fill(null));
@@ -180,7 +195,7 @@ export function encodeRecord(r: IngestRecord): { payload: Buffer; summary: Recor
     r.repo,
     r.at,
     r.groups.map((g) => {
-      const built = toColumns(g.events);
+      const built = toColumns(g.events, MAX_SECTION_STRINGS);
       return { ds: g.ds, tags: g.tags, n: g.events.length, b: built.bytes, section: encodeSection(built.columns) };
     }),
   );

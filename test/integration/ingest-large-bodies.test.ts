@@ -89,3 +89,20 @@ t.test('overlapping large bodies, with and without a length, come back exactly a
   for (const id of acked) for (let j = 0; j < EVENTS; j++) if (!seen.has(`${id}/${j}`)) t.fail(`event ${id}/${j} is missing`);
   t.equal(seen.size, acked.length * EVENTS);
 });
+
+t.test('events that each bring new field names are refused with a 413 before they take the memory, and the node serves on', async (t) => {
+  const node = await startNode(t);
+  const repo = await createRepo(node.url, node.adminToken, 'sparse');
+  const at = Date.now();
+  // A record stores a length for every event and field name: 4,100 x 4,102 is past its bound.
+  const sparse = JSON.stringify([{ tags: { host: 'sparse' }, events: Array.from({ length: 4100 }, (_, i) => ({ timestamp: at, rawstring: 'r', attributes: { [`f${i}`]: 1 } })) }]);
+  const refused = await api(node.url, '/api/v1/ingest/humio-structured', { token: repo.ingestToken, body: sparse, timeoutMs: 60_000 });
+  t.equal(refused.status, 413, refused.text);
+  t.match(refused.text, /4100 events of one datasource have more than \d+ distinct field names.*split the request/);
+  // Just under the bound, the same shape is taken.
+  const under = JSON.stringify([{ tags: { host: 'sparse' }, events: Array.from({ length: 4000 }, (_, i) => ({ timestamp: at, rawstring: `r${i}`, attributes: { [`f${i}`]: 1 } })) }]);
+  const taken = await api(node.url, '/api/v1/ingest/humio-structured', { token: repo.ingestToken, body: under, timeoutMs: 60_000 });
+  t.equal(taken.status, 200, taken.text);
+  const rows = await queryJson(node.url, 'sparse', { queryString: 'f3999=* | tail(10)', start: '1d' }, { token: node.adminToken });
+  t.same(rows.map((r) => [r['@rawstring'], r.f3999]), [['r3999', '1']], 'the events of the accepted request are stored');
+});
