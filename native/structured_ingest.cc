@@ -30,13 +30,15 @@
 //
 // Field names and values are flattened as src/ingest/flatten.ts does: `a.b` for members (a member
 // of a nameless parent is just its key), `a[0]` for elements, null skipped, a primitive without a
-// name skipped, numbers as JavaScript's String(number), booleans as "true"/"false".
+// name or with a name of more than 4,096 UTF-16 units skipped, numbers as JavaScript's String(number), booleans as "true"/"false".
 //
 // Entry point: parse(body, maxEvents, maxEventBytes, maxFields, maxDepth) giving
-// [{tagsStart, tagsEnd, n, b, section}] per item (tagsEnd 0 when the item has no tags) or null.
+// [{tagsStart, tagsEnd, n, b, section}] per item (tagsEnd 0 when the item has no tags; no section
+// when it has no events) or null.
 #include <node_api.h>
 
 #include <charconv>
+#include <random>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -64,12 +66,79 @@ constexpr size_t kSectionHead = 9;
 constexpr size_t kLinearKeys = 16;
 // Lengths in one section at most (see encodeSection).
 constexpr uint64_t kMaxStrings = 1ull << 24;
+// Longest field name JavaScript stores (src/ingest/limits.ts MAX_FIELD_NAME_CHARS).
+constexpr size_t kMaxNameChars = 4096;
+// Bytes of field names in one item at most (each is kept twice: in its column and in the index).
+constexpr uint64_t kMaxNameBytes = 64ull << 20;
 
 struct Limits {
   double maxEvents;
   double maxEventBytes;
   double maxFields;
   double maxDepth;
+};
+
+// SipHash-1-3 (Aumasson and Bernstein's keyed hash, 1 compression and 3 finalization rounds) with
+// a random key per process: keys and field names come from the sender, and with an unkeyed hash
+// (std::hash) colliding names can be made offline, which turned a 6 MB body of 40,000 colliding
+// keys into seconds of quadratic work.
+class KeyedHash {
+ public:
+  size_t operator()(Str s) const { return static_cast<size_t>(hash(reinterpret_cast<const uint8_t*>(s.data()), s.size())); }
+  size_t operator()(const std::string& s) const { return (*this)(Str(s)); }
+
+ private:
+  struct Key {
+    uint64_t k0, k1;
+  };
+  static const Key& key() {
+    static const Key k = [] {
+      std::random_device rd;
+      auto word = [&rd] { return (static_cast<uint64_t>(rd()) << 32) ^ rd(); };
+      return Key{word(), word()};
+    }();
+    return k;
+  }
+  static inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
+  static inline void round(uint64_t& v0, uint64_t& v1, uint64_t& v2, uint64_t& v3) {
+    v0 += v1;
+    v1 = rotl(v1, 13);
+    v1 ^= v0;
+    v0 = rotl(v0, 32);
+    v2 += v3;
+    v3 = rotl(v3, 16);
+    v3 ^= v2;
+    v0 += v3;
+    v3 = rotl(v3, 21);
+    v3 ^= v0;
+    v2 += v1;
+    v1 = rotl(v1, 17);
+    v1 ^= v2;
+    v2 = rotl(v2, 32);
+  }
+  static uint64_t hash(const uint8_t* in, size_t len) {
+    const Key& k = key();
+    uint64_t v0 = 0x736f6d6570736575ull ^ k.k0, v1 = 0x646f72616e646f6dull ^ k.k1;
+    uint64_t v2 = 0x6c7967656e657261ull ^ k.k0, v3 = 0x7465646279746573ull ^ k.k1;
+    size_t whole = len & ~static_cast<size_t>(7);
+    for (size_t i = 0; i < whole; i += 8) {
+      uint64_t m;
+      std::memcpy(&m, in + i, 8);
+      v3 ^= m;
+      round(v0, v1, v2, v3);
+      v0 ^= m;
+    }
+    uint64_t last = static_cast<uint64_t>(len) << 56;
+    for (size_t i = whole; i < len; i++) last |= static_cast<uint64_t>(in[i]) << (8 * (i - whole));
+    v3 ^= last;
+    round(v0, v1, v2, v3);
+    v0 ^= last;
+    v2 ^= 0xff;
+    round(v0, v1, v2, v3);
+    round(v0, v1, v2, v3);
+    round(v0, v1, v2, v3);
+    return v0 ^ v1 ^ v2 ^ v3;
+  }
 };
 
 // A string kept for the section: UTF-8 bytes, and its length in UTF-16 units. Most are in the
@@ -100,7 +169,8 @@ struct Item {
   std::vector<double> ts;
   std::vector<Span> raw;
   std::vector<Column> cols;
-  std::unordered_map<std::string, uint32_t> index;
+  std::unordered_map<std::string, uint32_t, KeyedHash> index;
+  uint64_t nameBytes = 0;  // of all columns' names
 };
 
 // The keys of one object, to find a repeat.
@@ -123,7 +193,7 @@ class KeySet {
 
  private:
   std::vector<Str> list_;
-  std::unordered_set<Str> set_;
+  std::unordered_set<Str, KeyedHash> set_;
 };
 
 // Whether JSON.stringify escapes something in `k` (a field name goes into the section as JSON).
@@ -173,6 +243,23 @@ inline size_t utf8Sequence(const uint8_t* p, const uint8_t* end, uint32_t& units
     return 4;
   }
   return 0;
+}
+
+// The UTF-16 length of valid UTF-8.
+uint32_t utf16Length(Str text) {
+  uint32_t units = 0;
+  const uint8_t* e = reinterpret_cast<const uint8_t*>(text.data()) + text.size();
+  for (const uint8_t* q = reinterpret_cast<const uint8_t*>(text.data()); q < e;) {
+    if (*q < 0x80) {
+      units++;
+      q++;
+    } else {
+      size_t len = utf8Sequence(q, e, units);
+      if (len == 0) decline();
+      q += len;
+    }
+  }
+  return units;
 }
 
 // JavaScript's Number::toString(10) of a finite double: the shortest digits that read back as the
@@ -247,6 +334,8 @@ class Parser {
   void parseBody() {
     ws();
     array([&](uint64_t) {
+      // Items without events count towards no other bound (JavaScript refuses this many).
+      if (static_cast<double>(items.size()) >= lim_.maxEvents) decline();
       items.emplace_back();
       parseItem(items.back());
     });
@@ -268,6 +357,7 @@ class Parser {
   // The current event: its index, distinct fields, and the columns it set.
   uint32_t event_ = 0;
   uint32_t fields_ = 0;
+  uint64_t eventNameBytes_ = 0;
   std::vector<uint32_t> touched_;
 
   uint8_t peek() const {
@@ -560,6 +650,7 @@ class Parser {
     if (++events_ > lim_.maxEvents) decline();
     event_ = item.n;
     fields_ = 0;
+    eventNameBytes_ = 0;
     touched_.clear();
     bool sawTs = false, sawZone = false, sawAttrs = false, sawRaw = false;
     double ts = 0;
@@ -599,7 +690,7 @@ class Parser {
     // The event size bound, as buildEvent measures it: UTF-16 units first, bytes when they could matter.
     uint64_t chars = raw.units;
     for (uint32_t j : touched_) chars += item.cols[j].units + item.cols[j].vals.back().v.units;
-    if (chars * 3 > static_cast<uint64_t>(lim_.maxEventBytes)) {
+    if (static_cast<double>(chars) * 3 > lim_.maxEventBytes) {
       uint64_t bytes = raw.bytes;
       for (uint32_t j : touched_) bytes += item.cols[j].name.size() + item.cols[j].vals.back().v.bytes;
       if (static_cast<double>(bytes) > lim_.maxEventBytes) decline();
@@ -668,24 +759,22 @@ class Parser {
 
   // Sets field name_ of the current event (a repeated name keeps its place and takes the new value).
   void put(Item& item, Span v) {
+    // The event's distinct field names count towards its size: past the size limit the event is
+    // oversize (JavaScript marks it), whatever else it holds. Checked before a name is copied.
+    // Names of more than 4,096 UTF-16 units are left out, as JavaScript does (limits.ts
+    // MAX_FIELD_NAME_CHARS); counted only where the bytes leave it open (at most 3 per unit).
+    if (name_.size() > kMaxNameChars && (name_.size() > 3 * kMaxNameChars || utf16Length(name_) > kMaxNameChars)) return;
+    if (static_cast<double>(eventNameBytes_ + name_.size()) > lim_.maxEventBytes) decline();
     auto it = item.index.find(name_);
     uint32_t j;
     if (it == item.index.end()) {
       j = static_cast<uint32_t>(item.cols.size());
-      uint32_t units = 0;
-      const uint8_t* s = reinterpret_cast<const uint8_t*>(name_.data());
-      const uint8_t* e = s + name_.size();
-      for (const uint8_t* q = s; q < e;) {
-        if (*q < 0x80) {
-          units++;
-          q++;
-        } else {
-          size_t len = utf8Sequence(q, e, units);
-          if (len == 0) decline();
-          q += len;
-        }
-      }
-      item.cols.push_back(Column{name_, units, {}});
+      // A section holds a length per event and column (see encodeSection): the events so far
+      // already pass the bound with one more column. Names in all are bounded too.
+      if (static_cast<uint64_t>(event_ + 1) * (3 + item.cols.size()) > kMaxStrings) decline();
+      item.nameBytes += name_.size();
+      if (item.nameBytes > kMaxNameBytes) decline();
+      item.cols.push_back(Column{name_, utf16Length(name_), {}});
       item.index.emplace(name_, j);
     } else {
       j = it->second;
@@ -696,6 +785,7 @@ class Parser {
       return;
     }
     if (++fields_ > lim_.maxFields) decline();
+    eventNameBytes_ += col.name.size();
     col.vals.push_back(Entry{event_, v});
     touched_.push_back(j);
   }
@@ -741,7 +831,7 @@ napi_value encodeSection(napi_env env, const Item& item, const Parser& parser, d
   putU32(b + 5, static_cast<uint32_t>(names.size()));
   std::memcpy(b + kSectionHead, names.data(), names.size());
   uint8_t* ts = b + kSectionHead + names.size();
-  std::memcpy(ts, item.ts.data(), 8ull * n);
+  if (n > 0) std::memcpy(ts, item.ts.data(), 8ull * n);
   uint8_t* len = ts + 8ull * n;
   uint8_t* t = len + 4 * strings;
   for (uint32_t i = 0; i < n; i++, len += 4) {
@@ -820,8 +910,10 @@ napi_value Parse(napi_env env, napi_callback_info info) {
       napi_value obj;
       CHECK(napi_create_object(env, &obj));
       double estimate = 0;
-      napi_value section = encodeSection(env, item, parser, estimate);
-      CHECK(napi_set_named_property(env, obj, "section", section));
+      if (item.n > 0) {  // an item without events has its tags checked, and nothing else
+        napi_value section = encodeSection(env, item, parser, estimate);
+        CHECK(napi_set_named_property(env, obj, "section", section));
+      }
       if (setNumber(env, obj, "tagsStart", static_cast<double>(item.tagsStart)) == nullptr) return nullptr;
       if (setNumber(env, obj, "tagsEnd", static_cast<double>(item.tagsEnd)) == nullptr) return nullptr;
       if (setNumber(env, obj, "n", item.n) == nullptr) return nullptr;

@@ -5,6 +5,7 @@
  * hand over values from V8's JSON.parse (which itself handles any depth) without a separate scan.
  */
 import { LogsvcError } from '../lib/errors.js';
+import { MAX_FIELD_NAME_CHARS } from './limits.js';
 
 interface FlattenState {
   count: number;
@@ -19,8 +20,8 @@ export const DEFAULT_MAX_DEPTH = 64;
  * Flattens `value`'s members into `target`: nested objects joined with ".", arrays as "name[0]";
  * strings as-is, numbers, booleans and bigints via String(); null members skipped. A primitive
  * `value` with a non-empty `prefix` becomes the single field `prefix`. Keys are taken as-is (no
- * escaping); the one name never stored is the empty one (a primitive with no prefix, or a top-level
- * member keyed ""), since no query could refer to it.
+ * escaping); the names never stored are the empty one (a primitive with no prefix, or a top-level
+ * member keyed ""), since no query could refer to it, and names longer than MAX_FIELD_NAME_CHARS.
  *
  * `maxFields` bounds the fields this call creates (replacing a field already in `target` does not
  * count); once a new field would exceed it, flattening stops and `truncated` is true. `count` is the
@@ -72,6 +73,7 @@ function walk(target: Record<string, string>, value: unknown, name: string, stat
 }
 
 function put(target: Record<string, string>, name: string, text: string, state: FlattenState): boolean {
+  if (name.length > MAX_FIELD_NAME_CHARS) return true;
   if (!Object.hasOwn(target, name)) {
     if (state.count >= state.max) {
       state.truncated = true;

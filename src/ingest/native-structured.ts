@@ -20,7 +20,8 @@ interface NativeItem {
   tagsEnd: number;
   n: number;
   b: number;
-  section: Buffer;
+  /** The events (record.ts version 3); absent when n is 0. */
+  section?: Buffer;
 }
 
 interface NativeModule {
@@ -57,7 +58,7 @@ export function parseStructuredNatively(body: Buffer, repositoryId: string, limi
     const ds = datasourceId(repositoryId, tags);
     if (seen.has(ds)) return null;
     seen.add(ds);
-    groups.push({ ds, tags, n: it.n, b: it.b, section: it.section });
+    groups.push({ ds, tags, n: it.n, b: it.b, section: it.section! });
   }
   return groups;
 }

@@ -40,6 +40,8 @@ function timestampOf(ev: Record<string, unknown>, where: string): { ms: number; 
 
 export function normalizeStructured(body: unknown, ingestTs: number, limits: IngestLimits, parser: BuiltInParser | null, customParser?: { parser: MessageParser; custom: CustomParsers }): EventGroup[] {
   if (!Array.isArray(body)) throw new LogsvcError('E_VALIDATION', 'structured ingest body must be a JSON array of {"tags", "events"} items');
+  // Items without events count towards no other bound.
+  if (body.length > limits.maxEventsPerRequest) throw new LogsvcError('E_VALIDATION', `request carries more than ${limits.maxEventsPerRequest} items; split it`);
   const groups: EventGroup[] = [];
   let total = 0;
   body.forEach((item: unknown, i) => {

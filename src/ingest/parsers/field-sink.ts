@@ -3,6 +3,7 @@
  * of these so the limit is counted the same way everywhere: creating a field counts, replacing one
  * does not, and the first field refused marks the sink full.
  */
+import { MAX_FIELD_NAME_CHARS } from '../limits.js';
 
 export class FieldSink {
   readonly fields: Record<string, string> = {};
@@ -12,8 +13,12 @@ export class FieldSink {
 
   constructor(private readonly max: number) {}
 
-  /** Sets a field unless that would exceed the limit; returns false when refused. */
+  /**
+   * Sets a field unless that would exceed the limit; returns false when refused. A name longer than
+   * MAX_FIELD_NAME_CHARS is not stored (and counts as nothing).
+   */
   set(name: string, value: string): boolean {
+    if (name.length > MAX_FIELD_NAME_CHARS) return true;
     if (!Object.hasOwn(this.fields, name)) {
       if (this.count >= this.max) {
         this.full = true;

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { flattenInto } from '../../../src/ingest/flatten.js';
+import { MAX_FIELD_NAME_CHARS } from '../../../src/ingest/limits.js';
 
 t.test('nested objects join with ".", arrays index with [i]', async (t) => {
   const target: Record<string, string> = {};
@@ -90,4 +91,18 @@ t.test('numbers print as JavaScript prints them', async (t) => {
   const target: Record<string, string> = {};
   flattenInto(target, JSON.parse('{"i":42,"f":1.0,"e":1e21,"neg":-0.5,"big":12345678901234567890}') as unknown, '', 10);
   t.same(target, { i: '42', f: '1', e: '1e+21', neg: '-0.5', big: '12345678901234567000' });
+});
+
+t.test('names longer than MAX_FIELD_NAME_CHARS are left out, without counting as fields', async (t) => {
+  const long = 'k'.repeat(MAX_FIELD_NAME_CHARS);
+  const target: Record<string, string> = {};
+  const r = flattenInto(target, { [long]: 1, [`${long}x`]: 2, big: { [long]: 3, ok: 4 }, [`${long}y`]: { a: 5, b: 6 } }, '', 3);
+  t.same(target, { [long]: '1', 'big.ok': '4' });
+  t.same(r, { count: 2, truncated: false });
+  // Thousands of long names under one long key: left out in time linear in the input.
+  const wide: Record<string, number> = {};
+  for (let i = 0; i < 1000; i++) wide[`f${i}`] = i;
+  const out: Record<string, string> = {};
+  flattenInto(out, { ['k'.repeat(100_000)]: wide, short: 'x' }, '', 2000);
+  t.same(out, { short: 'x' });
 });

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { KvParser } from '../../../src/ingest/parsers/kv.js';
+import { MAX_FIELD_NAME_CHARS } from '../../../src/ingest/limits.js';
 
 const kv = new KvParser();
 
@@ -81,4 +82,10 @@ t.test('maxFields', async (t) => {
   t.same(kv.parse('a=1 a=2 b=3', 1).fields, { a: '2' }, 'replacing a field does not use up the limit');
   t.same(kv.parse('a=1', 0).fields, {});
   t.equal(kv.parse('a=1 b=2 c=3', 2).error, null, 'hitting the limit is not an error');
+});
+
+t.test('a key longer than MAX_FIELD_NAME_CHARS is not a field (its text stays in the raw string)', async (t) => {
+  const long = 'k'.repeat(MAX_FIELD_NAME_CHARS + 1);
+  const r = kv.parse(`a=1 ${long}=2 b=3`, 100);
+  t.same(r.fields, { a: '1', b: '3' });
 });

@@ -248,6 +248,7 @@ if (nativeStructuredUnavailable !== null) {
     ['an event over the size limit', one(`{"timestamp":1,"rawstring":"${'x'.repeat((1 << 20) + 1)}"}`)],
     ['too many events', `[{"tags":{"h":"x"},"events":[${Array.from({ length: 2001 }, () => ev('"attributes":{}')).join(',')}]}]`],
     ['invalid UTF-8 in a rawstring', ''],
+    ['more items than the event limit', `[${Array.from({ length: 2001 }, () => '{"tags":{"h":"x"},"events":[]}').join(',')}]`],
   ];
 
   t.test('it declines what it leaves to JavaScript', async (t) => {
@@ -255,6 +256,13 @@ if (nativeStructuredUnavailable !== null) {
       const b = what.startsWith('invalid UTF-8') ? Buffer.concat([Buffer.from('[{"tags":{"h":"x"},"events":[{"timestamp":1,"rawstring":"a'), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}]')]) : Buffer.from(text, 'utf8');
       t.equal(natively(b), null, `declined: ${what}`);
     }
+  });
+
+  t.test('events x new field names past a section\'s bound: declined as soon as they pass it, and refused by JavaScript', async (t) => {
+    const limits = { ...LIMITS, maxEventsPerRequest: 10_000 };
+    const b = Buffer.from(one(Array.from({ length: 4100 }, (_, i) => ev(`"attributes":{"f${i}":1}`)).join(',')));
+    t.equal(natively(b, limits), null);
+    t.match(inJs(b, limits), /4100 events of one datasource have more than \d+ distinct field names/);
   });
 
   t.test('what JavaScript accepts near the declines, it takes and agrees with', async (t) => {
@@ -270,6 +278,8 @@ if (nativeStructuredUnavailable !== null) {
       ['a repeated member the parser passes over', one(ev('"x":1,"x":{"y":[]}'))],
       ['an escaped event key', one('{"\\u0074imestamp":5,"rawstring":"r"}')],
       ['escaped attribute keys', one(ev('"attributes":{"\\u0061":1,"\\u00e9t\\u00e9":{"\\ud83d\\ude00":2},"\\/":3,"b":{"c":"\\u0041"}}'))],
+      ['field names at and past 4,096 units, ASCII and not (longer ones are left out)', one(ev(`"attributes":{"${'k'.repeat(4096)}":1,"${'k'.repeat(4097)}":2,"${'é'.repeat(4096)}":3,"${'é'.repeat(4097)}":4,"${'€'.repeat(4097)}":5,"${'🎉'.repeat(2048)}":6,"${'🎉'.repeat(2049)}":7}`))],
+      ['a 2 MB key over 1,000 members (their names are left out)', one(ev(`"attributes":{"${'k'.repeat(2e6)}":{${Array.from({ length: 1000 }, (_, i) => `"f${i}":1`).join(',')}},"short":1}`))],
       ['exactly the field limit', one(ev(`"attributes":{${Array.from({ length: 200 }, (_, i) => `"f${i}":1`).join(',')}}`))],
       ['exactly the nesting limit', one(ev(`"attributes":${'{"a":'.repeat(19)}1${'}'.repeat(19)}`))],
       ['a negative fraction timestamp (-0)', one('{"timestamp":-0.5,"rawstring":"r"}')],
