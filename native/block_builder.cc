@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -76,7 +77,12 @@ class StrTable {
     if ((values_.size() + 1) * 2 > slots_.size()) grow();
     uint32_t h = hashStr(s);
     size_t mask = slots_.size() - 1;
+    size_t probes = 0;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
+      // The hash is not keyed: values that collide can be made offline, and would make every
+      // lookup walk them all. Past this many probes (honest data at half load needs a handful)
+      // the build declines and JavaScript, whose hashes V8 seeds per process, builds the block.
+      if (++probes > kMaxProbes) throw std::runtime_error("hash probes");
       uint32_t at = slots_[i];
       if (at == kEmpty) {
         slots_[i] = static_cast<uint32_t>(values_.size());
@@ -101,6 +107,7 @@ class StrTable {
 
  private:
   static constexpr uint32_t kEmpty = 0xffffffffu;
+  static constexpr size_t kMaxProbes = 512;
   void grow() {
     slots_.assign(slots_.size() * 2, kEmpty);
     size_t mask = slots_.size() - 1;
