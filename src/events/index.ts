@@ -3,6 +3,7 @@ export { datasourceId, canonicalTags } from './datasource.js';
 export {
   encodeRecord,
   assembleRecord,
+  MAX_SECTION_STRINGS,
   type EncodedGroup,
   decodeRecord,
   readSummary,

@@ -5,7 +5,7 @@
  * runs on the raw string (attributes win over what it finds) and names #type.
  */
 import { LogsvcError } from '../lib/errors.js';
-import type { EventGroup, IngestEvent } from '../events/index.js';
+import { MAX_SECTION_STRINGS, type EventGroup, type IngestEvent } from '../events/index.js';
 import { buildEvent } from './event-builder.js';
 import { flattenInto } from './flatten.js';
 import type { IngestLimits } from './limits.js';
@@ -38,6 +38,34 @@ function timestampOf(ev: Record<string, unknown>, where: string): { ms: number; 
   throw new LogsvcError('E_VALIDATION', `${where}.timestamp: must be a number or a string`);
 }
 
+/**
+ * The bound of a record section (events x distinct field names, record.ts MAX_SECTION_STRINGS),
+ * checked while an item's events are made rather than once they all exist: events that each bring
+ * new names would otherwise take GBs before the record refuses them. Names are counted exactly
+ * only once a cheap upper bound (fields made so far) could pass the bound.
+ */
+class SectionBound {
+  private upper = 0;
+  private names: Set<string> | null = null;
+
+  constructor(private readonly events: number) {}
+
+  /** After each event; `made` is at least the number of fields the event has. */
+  add(done: readonly IngestEvent[], made: number): void {
+    if (this.names === null) {
+      this.upper += made;
+      if (this.events * (2 + this.upper) <= MAX_SECTION_STRINGS) return;
+      this.names = new Set();
+      for (const e of done) for (const k in e.fields) this.names.add(k);
+    } else {
+      for (const k in done[done.length - 1]!.fields) this.names.add(k);
+    }
+    if (this.events * (2 + this.names.size) > MAX_SECTION_STRINGS) {
+      throw new LogsvcError('E_BODY_TOO_LARGE', `the request's ${this.events} events of one datasource have more than ${this.names.size - 1} distinct field names: ${this.events} x ${this.names.size} values is more than one record may hold (${MAX_SECTION_STRINGS}); split the request`);
+    }
+  }
+}
+
 export function normalizeStructured(body: unknown, ingestTs: number, limits: IngestLimits, parser: BuiltInParser | null, customParser?: { parser: MessageParser; custom: CustomParsers }): EventGroup[] {
   if (!Array.isArray(body)) throw new LogsvcError('E_VALIDATION', 'structured ingest body must be a JSON array of {"tags", "events"} items');
   // Items without events count towards no other bound.
@@ -55,6 +83,7 @@ export function normalizeStructured(body: unknown, ingestTs: number, limits: Ing
     total += it.events.length;
     if (total > limits.maxEventsPerRequest) throw new LogsvcError('E_VALIDATION', `request carries more than ${limits.maxEventsPerRequest} events; split it`);
     const events: IngestEvent[] = [];
+    const bound = new SectionBound(it.events.length);
     const customOut = customParser === undefined ? null : new TagGroups(customParser.custom.output);
     it.events.forEach((raw: unknown, j) => {
       const w = `${where}.events[${j}]`;
@@ -74,17 +103,25 @@ export function normalizeStructured(body: unknown, ingestTs: number, limits: Ing
         return;
       }
       let error: string | null = null;
+      // @error, @error_msg and @event_parsed may be added.
+      let made = 3;
       if (parser !== null) {
         const r = parser.parse(rawstring, limits.maxFieldsPerEvent);
         Object.assign(fields, r.fields);
+        made += Object.keys(r.fields).length;
         error = r.error;
         if (r.fieldsTruncated === true) error ??= `event had more than ${limits.maxFieldsPerEvent} fields; only the first ${limits.maxFieldsPerEvent} were kept`;
       }
       let truncated = false;
-      if (attrs !== undefined && attrs !== null) truncated = flattenInto(fields, attrs, '', limits.maxFieldsPerEvent + 1, limits.maxJsonDepth).truncated;
+      if (attrs !== undefined && attrs !== null) {
+        const flat = flattenInto(fields, attrs, '', limits.maxFieldsPerEvent + 1, limits.maxJsonDepth);
+        truncated = flat.truncated;
+        made += flat.count;
+      }
       if (truncated) error ??= `event had more than ${limits.maxFieldsPerEvent} attributes; the rest were dropped`;
       rawstring = rawstring ?? '';
       events.push(buildEvent({ rawstring, timestamp: ms, timezone: zone, fields, error }, ingestTs, limits));
+      bound.add(events, made);
     });
     if (customOut !== null) groups.push(...customOut.list());
     else if (events.length > 0) groups.push({ tags, events });
