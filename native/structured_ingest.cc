@@ -11,9 +11,10 @@
 //     surrogate in a string it keeps;
 //   - an item or event is not an object, `events` is missing or not an array, or a key it reads
 //     ("tags", "events", "timestamp", "timezone", "attributes", "rawstring") repeats;
-//   - an event's timestamp is not a number within ±8.64e15, it has a timezone other than null, no
-//     string rawstring (JavaScript would make one with JSON.stringify), or attributes that are
-//     neither an object nor null;
+//   - an event's timestamp is neither a number within ±8.64e15 nor an ISO 8601 date-time with a
+//     zone (timestamps.ts parseIsoTimestamp), it has a numeric timestamp and a timezone other than
+//     null, no string rawstring (JavaScript would make one with JSON.stringify), or attributes
+//     that are neither an object nor null;
 //   - an attribute key is an array index (V8 enumerates those first), repeats within its object
 //     (JSON.parse keeps the last value at the first one's place), or holds a quote, backslash or
 //     control character (the section's names are JSON, and those would need escapes);
@@ -168,6 +169,7 @@ struct Item {
   uint32_t n = 0;
   std::vector<double> ts;
   std::vector<Span> raw;
+  std::vector<Span> tz;
   std::vector<Column> cols;
   std::unordered_map<std::string, uint32_t, KeyedHash> index;
   uint64_t nameBytes = 0;  // of all columns' names
@@ -243,6 +245,105 @@ inline size_t utf8Sequence(const uint8_t* p, const uint8_t* end, uint32_t& units
     return 4;
   }
   return 0;
+}
+
+// ---- ISO 8601 timestamps, as src/ingest/timestamps.ts parseIsoTimestamp(text, {requireZone: true})
+
+// n digits at pos as a number, or -1 (also past the end).
+int digitsAt(Str t, size_t pos, size_t n) {
+  if (pos + n > t.size()) return -1;
+  int v = 0;
+  for (size_t i = pos; i < pos + n; i++) {
+    if (!isDigit(static_cast<uint8_t>(t[i]))) return -1;
+    v = v * 10 + (t[i] - '0');
+  }
+  return v;
+}
+
+inline int charAt(Str t, size_t pos) { return pos < t.size() ? static_cast<uint8_t>(t[pos]) : -1; }
+
+bool isLeapYear(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+int daysInMonth(int y, int m) {
+  if (m == 2) return isLeapYear(y) ? 29 : 28;
+  return m == 4 || m == 6 || m == 9 || m == 11 ? 30 : 31;
+}
+
+// Days since 1970-01-01 for a proleptic Gregorian date (H. Hinnant's days_from_civil); years 0-9999.
+int64_t daysFromCivil(int64_t year, int64_t month, int64_t day) {
+  int64_t y = month <= 2 ? year - 1 : year;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+// `yyyy-MM-dd(T|t| )HH:mm[:ss[(.|,)f{1,9}]](Z|z|±hh[[:]mm])`, the whole text: ms UTC and the zone
+// ("Z", or the offset as "±hh:mm"); false for anything else, impossible dates included.
+bool isoTimestamp(Str t, double& ms, std::string& zone) {
+  int year = digitsAt(t, 0, 4);
+  if (year < 0 || charAt(t, 4) != '-') return false;
+  int month = digitsAt(t, 5, 2);
+  if (month < 0 || charAt(t, 7) != '-') return false;
+  int day = digitsAt(t, 8, 2);
+  if (day < 0) return false;
+  int sep = charAt(t, 10);
+  if (sep != 'T' && sep != 't' && sep != ' ') return false;
+  int hour = digitsAt(t, 11, 2);
+  if (hour < 0 || charAt(t, 13) != ':') return false;
+  int minute = digitsAt(t, 14, 2);
+  if (minute < 0) return false;
+  size_t p = 16;
+  int second = 0, millis = 0;
+  if (charAt(t, p) == ':') {
+    second = digitsAt(t, p + 1, 2);
+    if (second < 0) return false;
+    p += 3;
+    int dot = charAt(t, p);
+    if (dot == '.' || dot == ',') {
+      size_t q = p + 1;
+      while (q < t.size() && isDigit(static_cast<uint8_t>(t[q]))) q++;
+      size_t n = q - (p + 1);
+      if (n < 1 || n > 9) return false;
+      for (size_t i = 0; i < 3; i++) millis = millis * 10 + (i < n ? t[p + 1 + i] - '0' : 0);  // truncated
+      p = q;
+    }
+  }
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return false;
+  if (hour > 23 || minute > 59 || second > 59) return false;
+  double local = static_cast<double>(daysFromCivil(year, month, day) * 86400000 + ((hour * 60 + minute) * 60 + second) * 1000 + millis);
+  int z = charAt(t, p);
+  if (z == 'Z' || z == 'z') {
+    if (p + 1 != t.size()) return false;
+    ms = local;
+    zone = "Z";
+    return true;
+  }
+  if (z != '+' && z != '-') return false;  // no zone: required
+  int hours = digitsAt(t, p + 1, 2);
+  if (hours < 0 || hours > 18) return false;
+  int minutes = 0;
+  size_t end = p + 3;
+  if (charAt(t, end) == ':') {
+    minutes = digitsAt(t, end + 1, 2);
+    if (minutes < 0) return false;
+    end += 3;
+  } else {
+    int m = digitsAt(t, end, 2);
+    if (m >= 0) {
+      minutes = m;
+      end += 2;
+    }
+  }
+  if (minutes > 59 || (hours == 18 && minutes > 0) || end != t.size()) return false;
+  double total = hours * 60 + minutes;
+  double signedMinutes = z == '-' ? -total : total;  // -0 as in JavaScript
+  ms = local - signedMinutes * 60000;
+  char text[7] = {static_cast<char>(z), static_cast<char>('0' + hours / 10), static_cast<char>('0' + hours % 10), ':',
+                  static_cast<char>('0' + minutes / 10), static_cast<char>('0' + minutes % 10), 0};
+  zone.assign(text, 6);
+  return true;
 }
 
 // The UTF-16 length of valid UTF-8.
@@ -322,7 +423,11 @@ class Parser {
  public:
   // `data` is the parser's own copy of the body: strings are decoded in place (a decoded string is
   // never longer than its JSON), so it must stay alive and unchanged while the spans are read.
-  Parser(uint8_t* data, size_t length, Limits limits) : base_(data), p_(data), end_(data + length), lim_(limits) {}
+  Parser(uint8_t* data, size_t length, Limits limits) : base_(data), p_(data), end_(data + length), lim_(limits) {
+    zoneZ_.off = kInArena;
+    zoneZ_.bytes = zoneZ_.units = 1;
+    arena.push_back('Z');
+  }
 
   std::vector<Item> items;
   std::string arena;  // numbers that print otherwise than written
@@ -358,6 +463,8 @@ class Parser {
   uint32_t event_ = 0;
   uint32_t fields_ = 0;
   uint64_t eventNameBytes_ = 0;
+  std::string zoneText_;
+  Span zoneZ_;  // "Z", the zone of a numeric timestamp
   std::vector<uint32_t> touched_;
 
   uint8_t peek() const {
@@ -653,19 +760,35 @@ class Parser {
     eventNameBytes_ = 0;
     touched_.clear();
     bool sawTs = false, sawZone = false, sawAttrs = false, sawRaw = false;
+    bool isoTs = false, zoneGiven = false;
     double ts = 0;
     Span raw;
+    Span zone = zoneZ_;
     object([&] { return key(); }, [&](Str key) {
       if (key == "timestamp") {
         if (sawTs) decline();
         sawTs = true;
         uint8_t c = peek();
-        if (c != '-' && !isDigit(c)) decline();
-        ts = number(nullptr);
+        if (c == '"') {
+          // ISO 8601 with a zone; the event's time zone is the one written (structured.ts).
+          Span text = string();
+          if (!isoTimestamp(Str(this->text(text), text.bytes), ts, zoneText_)) decline();
+          zone.off = static_cast<uint32_t>(arena.size()) | kInArena;
+          zone.bytes = zone.units = static_cast<uint32_t>(zoneText_.size());
+          arena.append(zoneText_);
+          isoTs = true;
+        } else {
+          if (c != '-' && !isDigit(c)) decline();
+          ts = number(nullptr);
+        }
       } else if (key == "timezone") {
         if (sawZone) decline();
         sawZone = true;
-        literal("null");
+        // Only null is taken; with an ISO timestamp JavaScript does not read it, so it may be
+        // anything there, and it is passed over.
+        if (peek() == 'n') literal("null");
+        else zoneGiven = true;
+        if (zoneGiven) skipValue();
       } else if (key == "attributes") {
         if (sawAttrs) decline();
         sawAttrs = true;
@@ -686,6 +809,8 @@ class Parser {
       }
     });
     if (!sawTs || !sawRaw) decline();
+    // A time zone other than null counts with a numeric timestamp (structured.ts): not taken here.
+    if (zoneGiven && !isoTs) decline();
     if (std::fabs(ts) > kMaxTimestamp) decline();
     // The event size bound, as buildEvent measures it: UTF-16 units first, bytes when they could matter.
     uint64_t chars = raw.units;
@@ -697,6 +822,7 @@ class Parser {
     }
     item.ts.push_back(std::trunc(ts));
     item.raw.push_back(raw);
+    item.tz.push_back(zone);
     item.n++;
   }
 
@@ -808,10 +934,10 @@ napi_value encodeSection(napi_env env, const Item& item, const Parser& parser, d
   // Sparse columns are dense in a section (a length per event and column): past 16 Mi lengths
   // (64 MiB) JavaScript takes the request and refuses it (record.ts MAX_SECTION_STRINGS).
   if (strings > kMaxStrings) decline();
-  uint64_t text = n;  // the "Z" time zones
+  uint64_t text = 0;
   estimate = 0;
   for (uint32_t i = 0; i < n; i++) {
-    text += item.raw[i].bytes;
+    text += item.tz[i].bytes + item.raw[i].bytes;
     estimate += item.raw[i].units + 48.0;
   }
   for (const Column& c : item.cols) {
@@ -834,15 +960,13 @@ napi_value encodeSection(napi_env env, const Item& item, const Parser& parser, d
   if (n > 0) std::memcpy(ts, item.ts.data(), 8ull * n);
   uint8_t* len = ts + 8ull * n;
   uint8_t* t = len + 4 * strings;
-  for (uint32_t i = 0; i < n; i++, len += 4) {
-    putU32(len, 2);
-    *t++ = 'Z';
-  }
-  for (uint32_t i = 0; i < n; i++, len += 4) {
-    const Span& s = item.raw[i];
-    putU32(len, s.units + 1);
-    std::memcpy(t, parser.text(s), s.bytes);
-    t += s.bytes;
+  for (const std::vector<Span>* strings : {&item.tz, &item.raw}) {
+    for (uint32_t i = 0; i < n; i++, len += 4) {
+      const Span& s = (*strings)[i];
+      putU32(len, s.units + 1);
+      std::memcpy(t, parser.text(s), s.bytes);
+      t += s.bytes;
+    }
   }
   for (const Column& c : item.cols) {
     size_t k = 0;

@@ -1,8 +1,8 @@
 /**
  * Structured ingest bodies parsed natively (native/structured_ingest.cc): the one importer of that
  * module. It parses a body straight into the queue record's sections, without a JavaScript value
- * per event, for the common case: no parser on the token, numeric timestamps, a rawstring with every
- * event. For anything else it declines and the request goes the JavaScript way
+ * per event, for the common case: no parser on the token, numeric or ISO 8601 timestamps, a
+ * rawstring with every event. For anything else it declines and the request goes the JavaScript way
  * (src/ingest/structured.ts), which also reports every error, so that there is one place for
  * each rule and message. Both make the same record bytes (test/unit/ingest/native-structured.test.ts).
  *

@@ -43,8 +43,15 @@ if (nativeStructuredUnavailable !== null) {
   /** Number literals as they appear in JSON, with the forms that format differently. */
   const NUMBER_LITERALS = ['0', '-0', '7', '-42', '123456789012345', '1234567890123456', '12345678901234567890', '1e21', '1e20', '1E+2', '1.5', '-0.000001', '0.0000001', '1e-7', '2.5e-3', '3.14159', '100.0', '1.0e0', '5e-324', '1.7976931348623157e308', '0.1', '123e-20', '9007199254740993', '4.35', '-1e-10', '6.02214076e23'];
 
-  /** Timestamps of other forms, all within range. */
-  const TIMESTAMPS = ['0', '-0', '1.5', '-0.5', '1e3', '1763700000000.9', '-8.64e15', '8.64E+15'];
+  /** Timestamps of other forms, all within range: numbers, and ISO 8601 strings JavaScript takes. */
+  const TIMESTAMPS = [
+    '0', '-0', '1.5', '-0.5', '1e3', '1763700000000.9', '-8.64e15', '8.64E+15',
+    '"2026-11-21T10:00:00Z"', '"2026-11-21T10:00:00.123Z"', '"2026-11-21t10:00:00.1234567z"', '"2026-11-21 10:00Z"',
+    '"2024-02-29T23:59:59,999999999+01:00"', '"0000-01-01T00:00:00-18:00"', '"9999-12-31T23:59:59+1800"', '"1969-12-31T23:59:59.5-00:00"',
+    '"2026-03-01T00:00:00+05"', '"2000-02-29T12:00:00-0930"', '"2026-11-21T10:00:00\\u002B02:00"',
+  ];
+  /** ISO strings JavaScript refuses (so the native parser must decline them). */
+  const BAD_ISO = ['"2026-11-21T10:00:00"', '"2023-02-29T00:00:00Z"', '"2026-11-21T24:00:00Z"', '"2026-11-21T10:00:00+18:01"', '"2026-11-21T10:00:00.Z"', '"2026-11-21T10:00:00.1234567890Z"', '"2026-11-21T10:00:00Zx"', '"2026-11-21T10:00:00+01:0"', '"2026-1-21T10:00:00Z"', '"２026-11-21T10:00:00Z"', '""'];
 
   /** Writes JSON with random spacing and with some strings as \u escapes, so both readers see every form. */
   class Writer {
@@ -228,10 +235,10 @@ if (nativeStructuredUnavailable !== null) {
     ['tags that repeat', '[{"tags":{"h":"x"},"tags":{"h":"y"},"events":[]}]'],
     ['two items with the same tags', `[{"tags":{"h":"x"},"events":[${ev('"attributes":{}')}]},{"tags":{"#h":"x"},"events":[${ev('"attributes":{}')}]}]`],
     ['an event that is not an object', one('"e"')],
-    ['an ISO timestamp', one('{"timestamp":"2026-11-21T10:00:00Z","rawstring":"r"}')],
+    ...BAD_ISO.map((ts): [string, string] => [`an ISO timestamp JavaScript refuses: ${ts}`, one(`{"timestamp":${ts},"rawstring":"r"}`)]),
     ['no timestamp', one('{"rawstring":"r"}')],
     ['a timestamp out of range', one('{"timestamp":8.65e15,"rawstring":"r"}')],
-    ['a time zone', one('{"timestamp":1,"timezone":"Europe/Oslo","rawstring":"r"}')],
+    ['a time zone with a numeric timestamp', one('{"timestamp":1,"timezone":"Europe/Oslo","rawstring":"r"}')],
     ['no rawstring', one('{"timestamp":1,"attributes":{"a":1}}')],
     ['a null rawstring', one('{"timestamp":1,"rawstring":null}')],
     ['a rawstring that is not a string', one('{"timestamp":1,"rawstring":5}')],
@@ -270,6 +277,8 @@ if (nativeStructuredUnavailable !== null) {
       ['an empty body array', '[]'],
       ['an item with no events', '[{"tags":{"h":"x"},"events":[]}]'],
       ['a null time zone', one('{"timestamp":1,"timezone":null,"rawstring":"r"}')],
+      ['an ISO timestamp with a time zone JavaScript does not read', one('{"timezone":{"x":["Europe/Oslo"]},"timestamp":"2026-11-21T10:00:00+01:00","rawstring":"r"}')],
+      ...TIMESTAMPS.filter((ts) => ts.startsWith('"')).map((ts): [string, string] => [`ISO timestamp ${ts}`, one(`{"timestamp":${ts},"rawstring":"r","attributes":{"a":1}}`)]),
       ['null attributes', one(ev('"attributes":null'))],
       ['a key of two zeros and a negative number key', one(ev('"attributes":{"00":1,"-1":2,"4294967295":3}'))],
       ['distinct keys that flatten to one name', one(ev('"attributes":{"a.b":1,"a":{"b":2},"c":[3],"c[0]":4}'))],
