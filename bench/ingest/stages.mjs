@@ -17,9 +17,9 @@ import { buildBodyPool } from '../lib/bodies.mjs';
 import { DATASET_NAMES } from '../lib/datasets.mjs';
 import { numberOption } from '../lib/cli.mjs';
 
-const { values } = parseArgs({ options: { dataset: { type: 'string', default: 'accesslog' }, events: { type: 'string', default: '20000' }, repeat: { type: 'string', default: '5' }, help: { type: 'boolean' } } });
+const { values } = parseArgs({ options: { dataset: { type: 'string', default: 'accesslog' }, events: { type: 'string', default: '20000' }, repeat: { type: 'string', default: '5' }, iso: { type: 'boolean' }, help: { type: 'boolean' } } });
 if (values.help) {
-  process.stdout.write(`Usage: node bench/ingest/stages.mjs [--dataset ${DATASET_NAMES.join('|')}] [--events N] [--repeat N]\n`);
+  process.stdout.write(`Usage: node bench/ingest/stages.mjs [--dataset ${DATASET_NAMES.join('|')}] [--events N] [--repeat N] [--iso]\n  --iso: timestamps as ISO 8601 strings with an offset ("2026-...T...+01:00") instead of epoch ms\n`);
   process.exit(0);
 }
 const dataset = /** @type {import('../lib/datasets.mjs').DatasetName} */ (values.dataset);
@@ -42,6 +42,14 @@ const { lz4Codec } = await import(new URL('segments/codec.js', dist).href);
 
 const BATCH = 500;
 const pool = buildBodyPool({ dataset, mode: 'structured', attributes: true, batch: BATCH, poolEvents: events, seed: 1, gzip: false, minBodies: 1, maxPoolBytes: 1e9 });
+if (values.iso) {
+  // The same events with ISO 8601 timestamps (an offset, so the zone is kept too).
+  for (const b of pool.bodies) {
+    const items = JSON.parse(b.json.toString('utf8'));
+    for (const item of items) for (const e of item.events) e.timestamp = new Date(e.timestamp).toISOString().replace('Z', '+01:00');
+    b.json = Buffer.from(JSON.stringify(items));
+  }
+}
 const n = pool.bodies.length * BATCH;
 const limits = { maxEventsPerRequest: 1e6, maxEventBytes: 1e6, maxFieldsPerEvent: 1000, maxJsonDepth: 64 };
 const task = (/** @type {{ json: Buffer }} */ b) => ({ kind: 'structured', body: b.json, contentEncoding: undefined, maxDecompressedBytes: 1e9, limits, parser: null, repositoryId: 'r', at: 1 });
