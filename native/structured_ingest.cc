@@ -18,20 +18,25 @@
 //   - an attribute key is an array index (V8 enumerates those first), repeats within its object
 //     (JSON.parse keeps the last value at the first one's place), or holds a quote, backslash or
 //     control character (the section's names are JSON, and those would need escapes);
-//   - an event has more fields than the limit or is larger than the event size limit (the
-//     JavaScript path marks it with @error), or the request has more events than the limit;
-//   - a number does not convert (out of double range).
+//   - an event has more fields than the limit, or its field names alone or the whole event are
+//     larger than the event size limit (the JavaScript path marks it with @error);
+//   - the request has more events or items than the event limit, an item's events x field names
+//     pass a section's bound (16 Mi, record.ts MAX_SECTION_STRINGS), or its names pass 64 MiB;
+//   - two items have the same tags (the TypeScript side declines: JavaScript merges them);
+//   - a number does not convert (out of double range, or to zero from a non-zero literal).
 // Tags are not read here: the byte range of each item's tags value is returned, and JavaScript
 // validates them (src/ingest/tags.ts) and names the datasource.
 //
 // Speed: the body is copied once (a shared buffer may change under the parse) and strings are
 // decoded in place in that copy, eight bytes at a time up to a quote, backslash, control or
 // non-ASCII byte; values stay where they are until the section is written. On the bench datasets
-// this is 0.97 (accesslog) to 4.6 (json) µs per event, against 1.8 to 5.1 for JSON.parse alone.
+// this is 1.1 (accesslog) to 4.6 (json) µs per event, against 1.8 to 5.1 for JSON.parse alone.
+// Keys and names are hashed with SipHash-1-3 under a random key (see KeyedHash).
 //
 // Field names and values are flattened as src/ingest/flatten.ts does: `a.b` for members (a member
 // of a nameless parent is just its key), `a[0]` for elements, null skipped, a primitive without a
-// name or with a name of more than 4,096 UTF-16 units skipped, numbers as JavaScript's String(number), booleans as "true"/"false".
+// name or with a name of more than 4,096 UTF-16 units skipped, numbers as JavaScript's
+// String(number), booleans as "true"/"false".
 //
 // Entry point: parse(body, maxEvents, maxEventBytes, maxFields, maxDepth) giving
 // [{tagsStart, tagsEnd, n, b, section}] per item (tagsEnd 0 when the item has no tags; no section
