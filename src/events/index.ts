@@ -4,6 +4,7 @@ export {
   encodeRecord,
   assembleRecord,
   MAX_SECTION_STRINGS,
+  sectionTooLarge,
   type EncodedGroup,
   decodeRecord,
   readSummary,

@@ -99,6 +99,11 @@ export interface GroupColumns {
  */
 export const MAX_SECTION_STRINGS = 16 * 1024 * 1024;
 
+/** The refusal of a request whose `events` events of one datasource bring `names` distinct field names. */
+export function sectionTooLarge(events: number, names: number): LogsvcError {
+  return new LogsvcError('E_BODY_TOO_LARGE', `the request's ${events} events of one datasource have more than ${names - 1} distinct field names: ${events} x ${names} values is more than one record may hold (${MAX_SECTION_STRINGS}); split the request`);
+}
+
 /**
  * The events by column, and their estimated size (GroupSummary.b), in one walk; at most
  * `maxStrings` lengths (E_BODY_TOO_LARGE past them).
@@ -122,9 +127,7 @@ function toColumns(events: readonly IngestEvent[], maxStrings = Infinity): { col
     for (const name in f) {
       let j = index.get(name);
       if (j === undefined) {
-        if (n * (names.length + 3) > maxStrings) {
-          throw new LogsvcError('E_BODY_TOO_LARGE', `the request's ${n} events of one datasource have more than ${names.length} distinct field names: ${n} x ${names.length + 1} values is more than one record may hold (${MAX_SECTION_STRINGS}); split the request`);
-        }
+        if (n * (names.length + 3) > maxStrings) throw sectionTooLarge(n, names.length + 1);
         index.set(name, (j = names.length));
         names.push(name);
         cols.push(new Array<string | null>(n).fill(null));

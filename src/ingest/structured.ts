@@ -5,7 +5,7 @@
  * runs on the raw string (attributes win over what it finds) and names #type.
  */
 import { LogsvcError } from '../lib/errors.js';
-import { MAX_SECTION_STRINGS, type EventGroup, type IngestEvent } from '../events/index.js';
+import { MAX_SECTION_STRINGS, sectionTooLarge, type EventGroup, type IngestEvent } from '../events/index.js';
 import { buildEvent } from './event-builder.js';
 import { flattenInto } from './flatten.js';
 import type { IngestLimits } from './limits.js';
@@ -60,9 +60,7 @@ class SectionBound {
     } else {
       for (const k in done[done.length - 1]!.fields) this.names.add(k);
     }
-    if (this.events * (2 + this.names.size) > MAX_SECTION_STRINGS) {
-      throw new LogsvcError('E_BODY_TOO_LARGE', `the request's ${this.events} events of one datasource have more than ${this.names.size - 1} distinct field names: ${this.events} x ${this.names.size} values is more than one record may hold (${MAX_SECTION_STRINGS}); split the request`);
-    }
+    if (this.events * (2 + this.names.size) > MAX_SECTION_STRINGS) throw sectionTooLarge(this.events, this.names.size);
   }
 }
 
