@@ -6,6 +6,7 @@ import type { GlobalEvent, UserFields } from './events.js';
 import { FileIndex, type StoredFile } from './files.js';
 import { ParserIndex, type StoredParser } from './parsers.js';
 import { AlertingState, type AlertingSnapshot } from './alerting-state.js';
+import { ClusterState, type ClusterSnapshot } from './cluster-state.js';
 
 export interface User extends UserFields {
   id: string;
@@ -59,6 +60,14 @@ export interface ClusterNode {
 export class GlobalState {
   /** Sequence number of the last applied event (0: none). */
   seq = 0;
+  /**
+   * Decisions applied (transactions that were decided against the state, as opposed to reports such
+   * as digest progress). In a cluster a proposed transaction applies only if no other decision was
+   * applied since the state it was decided on (GlobalStore, shared mode).
+   */
+  decisions = 0;
+  /** Digest epochs, progress and segment holdings of a cluster. */
+  readonly cluster = new ClusterState();
   readonly users = new Map<string, User>();
   readonly usersByName = new Map<string, string>();
   readonly usersByTokenDigest = new Map<string, string>();
@@ -211,6 +220,12 @@ export class GlobalState {
       case 'AlertTriggerUndone':
         this.alerting.apply(e);
         return;
+      case 'ClusterCreated':
+      case 'PartitionEpochStarted':
+      case 'PartitionProgress':
+      case 'RepositoryHeld':
+        this.cluster.apply(e);
+        return;
       default: {
         const never: never = e;
         throw new Error(`unknown global event ${JSON.stringify(never)}`);
@@ -222,6 +237,8 @@ export class GlobalState {
   toSnapshot(): SnapshotData {
     return {
       seq: this.seq,
+      decisions: this.decisions,
+      cluster: this.cluster.toSnapshot(),
       users: [...this.users.values()],
       repositories: [...this.repositories.values()].map((r) => ({
         id: r.id,
@@ -243,6 +260,8 @@ export class GlobalState {
   static fromSnapshot(s: SnapshotData): GlobalState {
     const g = new GlobalState();
     g.seq = s.seq;
+    g.decisions = s.decisions ?? 0;
+    if (s.cluster !== undefined) g.cluster.loadSnapshot(s.cluster);
     for (const u of s.users) {
       g.users.set(u.id, { ...u });
       g.usersByName.set(u.username, u.id);
@@ -272,6 +291,9 @@ export class GlobalState {
 
 export interface SnapshotData {
   seq: number;
+  /** Absent in snapshots written before clusters existed. */
+  decisions?: number;
+  cluster?: ClusterSnapshot;
   users: User[];
   repositories: {
     id: string;

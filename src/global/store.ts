@@ -1,12 +1,39 @@
 /**
  * The global store: the one place that changes global state. `transact` runs a decision function
- * against the current state with every other transaction excluded, makes the events it returns
- * durable in the log, and only then applies them, so the in-memory state never runs ahead of disk.
+ * against the current state with every other transaction of this node excluded.
+ *
+ * Embedded (one node): the events it returns are made durable in the log and only then applied, so
+ * the in-memory state never runs ahead of disk.
+ *
+ * Shared (a cluster, `openShared`): propose, then apply. The events go to the shared log as a
+ * proposal carrying the `decisions` count of the state they were decided on; every node applies
+ * proposals in log order, and a proposal applies only if no other decision was applied in between.
+ * The proposer waits until it reads its own proposal back: applied, the transaction answers (read
+ * your own writes); passed over, it decides again on the newer state, where a racing create now
+ * finds the name taken. `publish` sends reports (digest progress, epochs) that apply by their own
+ * rules, whatever came before.
  */
+import { LogsvcError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { GlobalEvent } from './events.js';
 import type { GlobalLog } from './log.js';
 import { GlobalState } from './model.js';
+import type { GlobalProposal, SharedGlobalLog } from './shared-log.js';
+
+/** Decide-propose rounds one transaction may take before it gives up (heavy contention). */
+const MAX_PROPOSAL_ROUNDS = 50;
+/** How long a proposer waits to read its own proposal back before it answers 503. */
+const PROPOSAL_WAIT_MS = 30_000;
+
+interface SharedMode {
+  log: SharedGlobalLog;
+  proposer: string;
+  nextId: number;
+  /** Own proposals not yet read back: id -> settle(applied). */
+  pending: Map<number, (applied: boolean) => void>;
+  /** Log position of the next proposal to apply. */
+  position: number;
+}
 
 export interface Decision<T> {
   events: GlobalEvent[];
@@ -18,9 +45,10 @@ export class GlobalStore {
   private sinceSnapshot = 0;
   private readonly listeners = new Set<(e: GlobalEvent) => void>();
   private failure: Error | null = null;
+  private shared: SharedMode | null = null;
 
   private constructor(
-    private readonly log: GlobalLog,
+    private readonly log: GlobalLog | null,
     private current: GlobalState,
     private readonly snapshotEvery: number,
     private readonly logger: Logger,
@@ -34,6 +62,72 @@ export class GlobalStore {
     const store = new GlobalStore(log, state, opts.snapshotEvery, opts.logger);
     store.sinceSnapshot = loaded.events.length;
     return store;
+  }
+
+  /**
+   * Opens the cluster's shared state: this node's snapshot, then every proposal after it, in order;
+   * resolves once caught up with the log as it was at the call. Proposals keep arriving after that.
+   */
+  static async openShared(log: SharedGlobalLog, opts: { snapshotEvery: number; logger: Logger; proposer: string }): Promise<GlobalStore> {
+    const opened = await log.open();
+    const state = opened.snapshot === null ? new GlobalState() : GlobalState.fromSnapshot(opened.snapshot);
+    const store = new GlobalStore(null, state, opts.snapshotEvery, opts.logger);
+    const shared: SharedMode = { log, proposer: opts.proposer, nextId: 0, pending: new Map(), position: opened.position };
+    store.shared = shared;
+    await log.follow(opened.position, (p, pos) => store.applyProposal(shared, p, pos));
+    return store;
+  }
+
+  /** Whether this store is a cluster's shared state. */
+  get isShared(): boolean {
+    return this.shared !== null;
+  }
+
+  private applyProposal(shared: SharedMode, p: GlobalProposal, pos: number): void {
+    if (pos < shared.position) return; // delivered twice (a consumer restarted): applied already
+    shared.position = pos + 1;
+    const applies = p.base === null || p.base === this.current.decisions;
+    if (applies) {
+      for (const event of p.events) {
+        this.current.apply(event, this.current.seq + 1);
+        this.sinceSnapshot++;
+        for (const l of this.listeners) {
+          try {
+            l(event);
+          } catch (err) {
+            this.logger.error('global event listener failed', { event: event.type, error: (err as Error).message });
+          }
+        }
+      }
+      if (p.base !== null) this.current.decisions++;
+    }
+    if (p.proposer === shared.proposer) {
+      const settle = shared.pending.get(p.id);
+      shared.pending.delete(p.id);
+      settle?.(applies);
+    }
+    if (this.sinceSnapshot >= this.snapshotEvery) {
+      this.sinceSnapshot = 0;
+      const data = this.current.toSnapshot();
+      shared.log.writeSnapshot(data, shared.position).catch((err: unknown) => {
+        this.logger.error('global state snapshot failed', { error: (err as Error).message });
+      });
+    }
+  }
+
+  /**
+   * Sends report events (digest progress, epochs, holdings) to the shared log; they apply by their
+   * own rules at apply time, not against a decided state. Resolves once they are durable in the
+   * log. On a single node they are simply applied through the embedded log.
+   */
+  async publish(events: GlobalEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const shared = this.shared;
+    if (shared === null) {
+      await this.transact(() => ({ events, result: undefined }));
+      return;
+    }
+    await shared.log.propose({ proposer: shared.proposer, id: ++shared.nextId, base: null, events });
   }
 
   /** The first failed append, if any: from then on no change can be made durable. */
@@ -52,13 +146,20 @@ export class GlobalStore {
   }
 
   transact<T>(decide: (state: GlobalState) => Decision<T>): Promise<T> {
+    const shared = this.shared;
+    if (shared !== null) {
+      const run = this.tail.then(() => this.transactShared(shared, decide));
+      this.tail = run.catch(() => undefined);
+      return run;
+    }
+    const log = this.log!;
     const run = this.tail.then(async () => {
       const { events, result } = decide(this.current);
       if (events.length > 0) {
         // One record for the whole transaction: durable all together, or not at all.
         const first = this.current.seq + 1;
         try {
-          await this.log.appendBatch(first, events);
+          await log.appendBatch(first, events);
         } catch (err) {
           this.failure ??= err as Error;
           throw err;
@@ -77,7 +178,40 @@ export class GlobalStore {
     return run;
   }
 
+  private async transactShared<T>(shared: SharedMode, decide: (state: GlobalState) => Decision<T>): Promise<T> {
+    for (let round = 0; round < MAX_PROPOSAL_ROUNDS; round++) {
+      const base = this.current.decisions;
+      const { events, result } = decide(this.current);
+      if (events.length === 0) return result;
+      const id = ++shared.nextId;
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = new Promise<boolean>((resolve, reject) => {
+        shared.pending.set(id, resolve);
+        timer = setTimeout(() => {
+          shared.pending.delete(id);
+          reject(new LogsvcError('E_UNAVAILABLE', `global state: the change was sent but not read back within ${PROPOSAL_WAIT_MS / 1000} s; it may still apply`));
+        }, PROPOSAL_WAIT_MS);
+      });
+      outcome.catch(() => undefined);
+      try {
+        await shared.log.propose({ proposer: shared.proposer, id, base, events });
+      } catch (err) {
+        shared.pending.delete(id);
+        clearTimeout(timer);
+        throw new LogsvcError('E_UNAVAILABLE', `global state cannot be written: ${(err as Error).message}`);
+      }
+      try {
+        if (await outcome) return result;
+      } finally {
+        clearTimeout(timer);
+      }
+      // Passed over: another decision came first. Decide again on the state that includes it.
+    }
+    throw new LogsvcError('E_UNAVAILABLE', `global state: the change lost ${MAX_PROPOSAL_ROUNDS} races in a row to other nodes' changes; try again`);
+  }
+
   private async snapshot(): Promise<void> {
+    if (this.log === null) return;
     try {
       await this.log.writeSnapshot(this.current.toSnapshot());
       this.sinceSnapshot = 0;
@@ -89,6 +223,10 @@ export class GlobalStore {
 
   async close(): Promise<void> {
     await this.tail;
-    await this.log.close();
+    if (this.shared !== null) {
+      await this.shared.log.close();
+      return;
+    }
+    await this.log!.close();
   }
 }
