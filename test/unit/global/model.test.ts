@@ -206,6 +206,8 @@ t.test('toSnapshot is plain data with the documented shape', async (t) => {
   const snap = applyAll(ALL_EVENTS).toSnapshot();
   t.strictSame(snap, {
     seq: EXPECTED_FINAL.seq,
+    decisions: 0,
+    cluster: { clusterId: null, partitions: [], ended: [], holdings: [] },
     users: Object.values(EXPECTED_FINAL.users),
     repositories: [
       {
