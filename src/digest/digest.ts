@@ -11,8 +11,8 @@ import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { atomicWriteFile, ensureDir } from '../storage/index.js';
 import { readSummary, type RecordSummary } from '../events/index.js';
-import type { DigestQueue, DurableRecord } from '../queue/index.js';
-import type { SegmentCatalog } from '../segments/catalog.js';
+import type { DigestQueue, DurableRecord, QueueFollower } from '../queue/index.js';
+import type { Position, SegmentCatalog } from '../segments/catalog.js';
 import type { BlockEncoder } from './block-encoder.js';
 import type { BlockPart } from './block-parts.js';
 import { PartitionDigester, type DigestSettings } from './partition-digester.js';
@@ -31,19 +31,30 @@ export interface DigestOptions {
   sealUndigestedAboveBytes: number;
   onLatency: (ms: number) => void;
   onFatal: (err: Error) => void;
+  /**
+   * A cluster: owned partitions are read with `queue.follow` from where global state says (see
+   * `ownFrom`), checkpoints are reported through `onProgress` instead of the local checkpoints file,
+   * and local appends (`onDurable`) are not digested here (the owner reads them from the queue).
+   */
+  cluster?: { onProgress: (partition: number, checkpoint: number) => void };
 }
+
+/** Ways a node gives a partition up: to a successor (everything written first), or deposed. */
+export type ReleaseMode = 'handover' | 'abandon';
 
 export class Digest {
   private readonly digesters = new Map<number, PartitionDigester>();
   /** Live records that arrived while their partition was replaying, processed right after it. */
   private readonly replaying = new Map<number, DurableRecord[]>();
   /** own() calls run one after another: two overlapping ones must not both replay a partition. */
-  private owning: Promise<void> = Promise.resolve();
+  private owning: Promise<unknown> = Promise.resolve();
   private readonly checkpointFile: string;
   private persisted: Record<string, number> = {};
   private timer: NodeJS.Timeout | null = null;
   private readonly recordListeners = new Set<(r: DurableRecord, summary: RecordSummary) => void>();
   private ticking: Promise<void> | null = null;
+  /** Cluster mode: the queue follower of each owned partition. */
+  private readonly followers = new Map<number, QueueFollower>();
 
   constructor(private readonly opts: DigestOptions) {
     this.checkpointFile = join(opts.dataDir, 'digest', 'checkpoints.json');
@@ -53,6 +64,11 @@ export class Digest {
   /** Replays every owned partition from its checkpoint, then starts the periodic work. */
   async start(owned: readonly number[]): Promise<void> {
     await ensureDir(join(this.opts.dataDir, 'digest'));
+    if (this.opts.cluster !== undefined) {
+      // Partitions come one by one through ownFrom(), as global state hands them to this node.
+      this.startTimer();
+      return;
+    }
     try {
       this.persisted = JSON.parse(await readFile(this.checkpointFile, 'utf8')) as Record<string, number>;
     } catch (err) {
@@ -60,10 +76,83 @@ export class Digest {
       this.persisted = {};
     }
     await this.own(owned);
+    this.startTimer();
+  }
+
+  private startTimer(): void {
     this.timer = setInterval(() => {
       this.ticking ??= this.tick().finally(() => (this.ticking = null));
     }, 1000);
     this.timer.unref();
+  }
+
+  /**
+   * Cluster mode: starts digesting `partition` from queue offset `from`, leaving out what `marks`
+   * (per datasource, the last position already in some node's durable segments) says is done.
+   */
+  ownFrom(partition: number, from: number, marks: readonly [string, Position][]): Promise<void> {
+    const run = this.owning.then(() => {
+      const queue = this.opts.queue;
+      if (queue.follow === undefined) throw new Error('digest: the queue cannot be followed (a cluster needs the Kafka queue)');
+      if (this.digesters.has(partition)) return;
+      for (const [ds, p] of marks) this.opts.catalog.noteDurable(partition, ds, p);
+      const d = this.newDigester(partition, from);
+      this.digesters.set(partition, d);
+      this.followers.set(
+        partition,
+        queue.follow(partition, from, async (rec) => {
+          if (this.digesters.get(partition) !== d) return;
+          const summary = readSummary(rec.payload);
+          d.process(rec.offset, rec.nextOffset, summary, rec.payload);
+          const durable: DurableRecord = { ...rec, attachment: summary };
+          for (const l of this.recordListeners) l(durable, summary);
+          if (this.openBytes() > this.opts.openBlockBudgetBytes) this.relieveMemory();
+          // Backpressure: let the encoder and the disk catch up before taking more.
+          while (d.pendingBytes() > this.opts.openBlockBudgetBytes && this.digesters.get(partition) === d) await d.settled();
+        }),
+      );
+      this.opts.logger.info('digest partition taken', { partition, from });
+    });
+    this.owning = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Cluster mode: stops digesting `partition`. `handover`: every event read so far is written to
+   * segments first; resolves with the checkpoint after them (the next owner starts there).
+   * `abandon`: nothing more is written (another node owns it already). Null if not owned.
+   */
+  release(partition: number, mode: ReleaseMode): Promise<number | null> {
+    const run = this.owning.then(async () => {
+      const d = this.digesters.get(partition);
+      if (d === undefined) return null;
+      this.digesters.delete(partition);
+      await this.followers.get(partition)?.stop();
+      this.followers.delete(partition);
+      if (mode === 'handover') await d.drain();
+      else await d.abandon();
+      this.opts.logger.info('digest partition released', { partition, mode, checkpoint: d.checkpoint() });
+      return d.checkpoint();
+    });
+    this.owning = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Partitions this node digests now. */
+  ownedPartitions(): number[] {
+    return [...this.digesters.keys()];
+  }
+
+  private newDigester(p: number, from: number): PartitionDigester {
+    return new PartitionDigester(p, from, {
+      catalog: this.opts.catalog,
+      encoder: this.opts.encoder,
+      clock: this.opts.clock,
+      logger: this.opts.logger,
+      settings: this.opts.settings,
+      onLatency: this.opts.onLatency,
+      onFatal: this.opts.onFatal,
+    });
   }
 
   /** Takes ownership of more partitions (layout changes), replaying each from its checkpoint. */
@@ -77,15 +166,7 @@ export class Digest {
     for (const p of partitions) {
       if (this.digesters.has(p) || this.replaying.has(p)) continue;
       const from = this.persisted[String(p)] ?? 0;
-      const d = new PartitionDigester(p, from, {
-        catalog: this.opts.catalog,
-        encoder: this.opts.encoder,
-        clock: this.opts.clock,
-        logger: this.opts.logger,
-        settings: this.opts.settings,
-        onLatency: this.opts.onLatency,
-        onFatal: this.opts.onFatal,
-      });
+      const d = this.newDigester(p, from);
       const held: DurableRecord[] = [];
       this.replaying.set(p, held);
       let replayed = 0;
@@ -126,6 +207,7 @@ export class Digest {
   }
 
   private onDurable(r: DurableRecord): void {
+    if (this.opts.cluster !== undefined) return; // the owner reads it from the queue
     const held = this.replaying.get(r.partition);
     if (held !== undefined) {
       held.push(r);
@@ -184,6 +266,11 @@ export class Digest {
   }
 
   private async persistCheckpoints(): Promise<void> {
+    const cluster = this.opts.cluster;
+    if (cluster !== undefined) {
+      for (const [p, d] of this.digesters) cluster.onProgress(p, d.checkpoint());
+      return;
+    }
     const next: Record<string, number> = { ...this.persisted };
     let changed = false;
     for (const [p, d] of this.digesters) {
@@ -204,6 +291,8 @@ export class Digest {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     if (this.ticking !== null) await this.ticking;
+    for (const f of this.followers.values()) await f.stop();
+    this.followers.clear();
     for (const d of this.digesters.values()) await d.drain();
     await this.persistCheckpoints();
   }

@@ -225,6 +225,20 @@ export class PartitionDigester {
     return n;
   }
 
+  /**
+   * Gives the partition up without writing what is not durable yet (another node owns it now and
+   * goes on from the marks it was given): open and sealed blocks are dropped, a write already under
+   * way finishes (its block is voided by the caller if it lies past the marks), segments close.
+   */
+  async abandon(): Promise<void> {
+    for (const b of this.blocks.values()) this.openBytes -= b.bytes;
+    this.blocks.clear();
+    this.sealed.length = 0;
+    await this.chain;
+    for (const [ds, seg] of [...this.segments]) this.enqueue(() => this.closeSegment(ds, seg));
+    await this.chain;
+  }
+
   /** Seals every open block, writes them, and closes every segment (clean shutdown). */
   async drain(): Promise<void> {
     for (const b of [...this.blocks.values()]) this.seal(b);

@@ -27,8 +27,23 @@ export interface EventSources {
   highWater(partition: number, ds: string): Position | null;
 }
 
+/**
+ * The other nodes of a cluster, for one query: a partial result from each live node (what it holds
+ * locally, scanned as this node scans its own, up to the first aggregate), and the nodes that hold
+ * segments of the repository in the query's range but cannot be asked (the warning that results
+ * are partial).
+ */
+export interface PeerScans {
+  plan(spec: QuerySpec, repo: { id: string; name: string }): { remotes: { node: number; scan: () => Promise<ScanResult> }[]; unreachable: number[] };
+}
+
+/** The product's warning when data of the query's range sits on nodes that cannot be asked. */
+export const MISSING_SEGMENTS_WARNING = 'Segment files missing, partial results';
+
 export interface ExecutorOptions {
   sources: EventSources;
+  /** A cluster: the other nodes' partial results (set once the cluster is wired). */
+  peers?: PeerScans;
   runner: ScanRunner;
   /** Tasks of one query on the pool at once. */
   parallelism: number;
@@ -105,7 +120,41 @@ export class QueryExecutor {
     const query = this.compile(spec);
     const units = this.snapshot(query, spec, repo.id);
     const tasks = this.batch(units);
-    return new QueryRun(query, spec, (run) => this.execute(run, repo.name, tasks));
+    const peers = this.opts.peers?.plan(spec, repo) ?? { remotes: [], unreachable: [] };
+    return new QueryRun(query, spec, (run) => this.execute(run, repo.name, tasks, peers));
+  }
+
+  /** Sets the cluster's peers (wired after the executor exists). */
+  setPeers(peers: PeerScans): void {
+    this.opts.peers = peers;
+  }
+
+  /**
+   * A cluster peer's part of a query: this node's own events of `repo` (local segments and the
+   * partitions it digests), scanned up to the first aggregate and merged into one partial result.
+   */
+  async scanLocal(spec: QuerySpec, repo: { id: string; name: string }): Promise<ScanResult> {
+    const query = this.compile(spec);
+    const tasks = this.batch(this.snapshot(query, spec, repo.id));
+    const { agg } = splitAtAggregate(query);
+    const state = agg.init();
+    const out: ScanResult = { state, events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
+    const deadline = Date.now() + this.opts.maxQueryMs;
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < tasks.length) {
+        const r = await this.opts.runner.scan({ spec, repoName: repo.name, units: tasks[next++]!, deadline });
+        agg.merge(state, r.state);
+        out.events += r.events;
+        out.bytes += r.bytes;
+        out.blocksRead += r.blocksRead;
+        out.blocksSkipped += r.blocksSkipped;
+        out.matched += r.matched;
+        out.warnings.push(...r.warnings);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.opts.parallelism, Math.max(1, tasks.length)) }, worker));
+    return out;
   }
 
   private snapshot(query: CompiledQuery, spec: QuerySpec, repoId: string): ScanUnit[] {
@@ -171,12 +220,30 @@ export class QueryExecutor {
     return tasks;
   }
 
-  private async execute(run: QueryRun, repoName: string, tasks: ScanUnit[][]): Promise<QueryOutcome> {
+  private async execute(run: QueryRun, repoName: string, tasks: ScanUnit[][], peers: ReturnType<PeerScans['plan']>): Promise<QueryOutcome> {
     const { agg, rest } = splitAtAggregate(run.query);
     const state = agg.init();
     const warnings = new Set<string>(run.query.warnings ?? []);
+    if (peers.unreachable.length > 0) warnings.add(MISSING_SEGMENTS_WARNING);
     let matched = 0;
-    run.totalWork = Math.max(1, tasks.length);
+    run.totalWork = Math.max(1, tasks.length + peers.remotes.length);
+    // Each other live node's part runs alongside the local tasks; one that fails leaves its data out, said so.
+    const remote = Promise.all(
+      peers.remotes.map(async (r) => {
+        try {
+          const res = await r.scan();
+          if (run.cancelled) return;
+          agg.merge(state, res.state);
+          run.processedEvents += res.events;
+          run.processedBytes += res.bytes;
+          matched += res.matched;
+          for (const w of res.warnings) warnings.add(w);
+        } catch {
+          warnings.add(MISSING_SEGMENTS_WARNING);
+        }
+        run.workDone++;
+      }),
+    );
     const deadline = run.startedAt + this.opts.maxQueryMs;
     let next = 0;
     let failure: unknown = null;
@@ -197,8 +264,9 @@ export class QueryExecutor {
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.opts.parallelism, Math.max(1, tasks.length)) }, worker));
+    await remote;
     if (failure !== null) throw failure;
-    if (tasks.length === 0) run.workDone = 1;
+    if (tasks.length === 0 && peers.remotes.length === 0) run.workDone = 1;
     for (const w of agg.warnings?.(state) ?? []) warnings.add(w);
     // The stages after the first aggregate run here, over rows.
     const rows = runRows(run.query.stages.slice(rest), agg.finish(state), (w) => warnings.add(w));

@@ -21,6 +21,11 @@ export interface DurableRecord extends QueueRecord {
   attachment: unknown;
 }
 
+export interface QueueFollower {
+  /** Stops delivering; resolves once no handler call is running or will start. */
+  stop(): Promise<void>;
+}
+
 export interface DigestQueue {
   readonly partitionCount: number;
   /**
@@ -38,6 +43,12 @@ export interface DigestQueue {
   truncateBelow(partition: number, offset: number): Promise<void>;
   /** Raises the partition count (never lowers it). */
   ensurePartitions(count: number): Promise<void>;
+  /**
+   * Delivers every record of `partition` from `fromOffset` on, in order, now and as they arrive
+   * (from any node), awaiting the handler before the next (backpressure). A cluster's digest owner
+   * reads its partitions this way (Kafka); a single node's digest uses `onDurable` instead.
+   */
+  follow?(partition: number, fromOffset: number, handler: (r: QueueRecord) => Promise<void> | void): QueueFollower;
   /** Bytes held in the queue, all partitions. */
   sizeBytes(): number;
   close(): Promise<void>;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
 import { decodeFooter, FOOTER_MAGIC, parseSegment, segmentVersion, TRAILER_BYTES, type BlockEntry, type SegmentMeta } from './segment-file.js';
 import { SegmentWriter } from './segment-writer.js';
-import { crc32c } from '../storage/index.js';
+import { atomicWriteFile, crc32c, ensureDir } from '../storage/index.js';
 import type { SegmentFooter } from './segment-file.js';
 
 export interface Position {
@@ -32,15 +32,31 @@ export interface SegmentInfo {
 
 const hwmKey = (partition: number, ds: string): string => `${partition}/${ds}`;
 
+/** `<segments dir>/void.json`: blocks voided by a lost digest epoch (a cluster), see `voidAfter`. */
+const VOID_FILE = 'void.json';
+
+interface VoidRecord {
+  /** Segment id -> index of its first void block (it and every later block are void). */
+  segments: Record<string, number>;
+  /** Partition -> the last ended epoch of this node whose blocks were voided. */
+  fencedEpochs: Record<string, number>;
+}
+
 export class SegmentCatalog {
   private readonly segments = new Map<string, SegmentInfo>();
   private readonly hwm = new Map<string, Position>();
+  private voids: VoidRecord = { segments: {}, fencedEpochs: {} };
 
   constructor(readonly dir: string) {}
 
   /** Loads every segment under `dir`, closing those a crash left open. */
   static async load(dir: string, logger: Logger, now: number): Promise<SegmentCatalog> {
     const cat = new SegmentCatalog(dir);
+    try {
+      cat.voids = JSON.parse(await readFile(join(dir, VOID_FILE), 'utf8')) as VoidRecord;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
     for (const path of await listSegmentFiles(dir)) {
       try {
         const info = await readSegmentInfo(path, logger, now);
@@ -53,6 +69,8 @@ export class SegmentCatalog {
   }
 
   put(info: SegmentInfo): void {
+    const voidFrom = this.voids.segments[info.meta.id];
+    if (voidFrom !== undefined) info = { ...info, blocks: info.blocks.slice(0, voidFrom) };
     this.segments.set(info.meta.id, info);
     for (const b of info.blocks) this.noteDurable(info.meta.partition, info.meta.ds, { offset: b.lastOffset, index: b.lastIndex });
   }
@@ -66,6 +84,50 @@ export class SegmentCatalog {
   /** The last queue position of `ds` from `partition` held in a durable segment, or null. */
   highWater(partition: number, ds: string): Position | null {
     return this.hwm.get(hwmKey(partition, ds)) ?? null;
+  }
+
+  /** Every (datasource, durable high-water mark) of `partition`: a digest owner's progress report. */
+  marksOf(partition: number): [string, Position][] {
+    const prefix = `${partition}/`;
+    const out: [string, Position][] = [];
+    for (const [k, p] of this.hwm) if (k.startsWith(prefix)) out.push([k.slice(prefix.length), p]);
+    return out;
+  }
+
+  /** The last ended epoch of `partition` whose blocks were voided here (0: none). */
+  fencedEpoch(partition: number): number {
+    return this.voids.fencedEpochs[String(partition)] ?? 0;
+  }
+
+  /**
+   * A digest epoch of this node on `partition` ended at `marks`: the next owner went on from them,
+   * so every local block of that partition past its datasource's mark (all of a datasource without
+   * one) is void: left out of queries and of the high-water marks from now on, also after a restart
+   * (recorded in void.json, written atomically before this resolves). Blocks are in queue order
+   * within a segment, so a segment's void blocks are its tail. Call only while this node does not
+   * digest the partition. Returns the number of blocks voided.
+   */
+  async voidAfter(partition: number, marks: ReadonlyMap<string, Position>, epoch: number): Promise<number> {
+    let voided = 0;
+    for (const info of this.segments.values()) {
+      if (info.meta.partition !== partition) continue;
+      const mark = marks.get(info.meta.ds);
+      const keep = info.blocks.findIndex((b) => mark === undefined || positionAfter({ offset: b.lastOffset, index: b.lastIndex }, mark));
+      if (keep === -1) continue;
+      voided += info.blocks.length - keep;
+      this.voids.segments[info.meta.id] = keep;
+      this.segments.set(info.meta.id, { ...info, blocks: info.blocks.slice(0, keep) });
+    }
+    this.voids.fencedEpochs[String(partition)] = Math.max(this.fencedEpoch(partition), epoch);
+    await ensureDir(this.dir);
+    await atomicWriteFile(join(this.dir, VOID_FILE), `${JSON.stringify(this.voids)}\n`);
+    // The marks of this partition are what the remaining local blocks say, nothing more.
+    for (const k of [...this.hwm.keys()]) if (k.startsWith(`${partition}/`)) this.hwm.delete(k);
+    for (const info of this.segments.values()) {
+      if (info.meta.partition !== partition) continue;
+      for (const b of info.blocks) this.noteDurable(partition, info.meta.ds, { offset: b.lastOffset, index: b.lastIndex });
+    }
+    return voided;
   }
 
   all(): SegmentInfo[] {

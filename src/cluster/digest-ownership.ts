@@ -1,0 +1,243 @@
+/**
+ * Who digests which partition in a cluster, acted on. The rule is `desiredOwner` (the first live
+ * host in the partition's host list); the fact is the partition's current epoch in global state.
+ * This node closes the gap for its part, one step at a time, on a timer and whenever global state
+ * or liveness changes:
+ *
+ * - an epoch of this node that it does not digest yet: void what earlier ended epochs of this node
+ *   left past their marks, then digest from the epoch's checkpoint and marks;
+ * - its epoch, but another live host comes first: **handover**: write every open block, report the
+ *   final checkpoint and marks and start the successor's epoch, in one proposal;
+ * - another node's epoch while this node still digests the partition (it was deposed, e.g. thought
+ *   dead): stop without writing more, void what it wrote past the marks its epoch ended with;
+ * - the owner is dead (or there is none) and this node is the first live host: **takeover**: start
+ *   the next epoch; once applied, the first rule digests it.
+ *
+ * Epochs are decided at apply time (ClusterState), so racing takeovers settle the same everywhere.
+ * While it digests, the node reports each partition's checkpoint and marks once a second.
+ */
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { GlobalEvent, GlobalStore, MarkEntry } from '../global/index.js';
+import type { Digest } from '../digest/index.js';
+import type { SegmentCatalog } from '../segments/catalog.js';
+import type { Liveness } from './cluster-service.js';
+
+/** The first host of `hosts` that is alive (this node is alive to itself), or null. */
+export function desiredOwner(hosts: readonly number[], selfId: number, liveness: Liveness): number | null {
+  for (const h of hosts) if (h === selfId || liveness.isAlive(h)) return h;
+  return null;
+}
+
+export interface DigestOwnershipOptions {
+  selfId: number;
+  store: GlobalStore;
+  digest: Digest;
+  catalog: SegmentCatalog;
+  liveness: Liveness;
+  clock: Clock;
+  logger: Logger;
+  /** How often ownership is re-evaluated without a trigger. */
+  intervalMs: number;
+}
+
+interface Reported {
+  checkpoint: number;
+  marks: Map<string, string>;
+}
+
+export class DigestOwnership {
+  /** Partitions this node digests, with the epoch it digests them in. */
+  private readonly owned = new Map<number, number>();
+  private readonly checkpoints = new Map<number, number>();
+  private readonly reported = new Map<number, Reported>();
+  private readonly held = new Map<string, { minTime: number; maxTime: number }>();
+  private chain: Promise<void> = Promise.resolve();
+  private queued = false;
+  private timer: NodeJS.Timeout | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private stopped = false;
+  private lastHoldingsAt = 0;
+
+  constructor(private readonly opts: DigestOwnershipOptions) {}
+
+  start(): void {
+    this.unsubscribe = this.opts.store.onApplied((e) => {
+      if (e.type === 'PartitionEpochStarted' || e.type === 'PartitionLayoutSet') this.trigger();
+    });
+    this.timer = setInterval(() => {
+      this.trigger();
+      this.report();
+    }, this.opts.intervalMs);
+    this.timer.unref();
+    this.trigger();
+  }
+
+  /** Liveness changed (membership): look again now. */
+  trigger(): void {
+    if (this.queued || this.stopped) return;
+    this.queued = true;
+    this.chain = this.chain.then(async () => {
+      this.queued = false;
+      if (this.stopped) return;
+      try {
+        await this.evaluate();
+      } catch (err) {
+        this.opts.logger.warn('digest ownership: step failed; will retry', { error: (err as Error).message });
+      }
+    });
+  }
+
+  /** The digest's checkpoint of a partition (Digest's cluster.onProgress). */
+  noteCheckpoint(partition: number, checkpoint: number): void {
+    this.checkpoints.set(partition, checkpoint);
+  }
+
+  /** Partitions this node digests now, with their epochs. */
+  ownedEpochs(): ReadonlyMap<number, number> {
+    return this.owned;
+  }
+
+  private async evaluate(): Promise<void> {
+    const { selfId, store, digest, liveness } = this.opts;
+    const layout = store.state.partitions;
+    for (let p = 0; p < layout.length; p++) {
+      const state = store.state.cluster;
+      const desired = desiredOwner(layout[p] ?? [], selfId, liveness);
+      const ep = state.epochs.get(p);
+      const actual = ep?.node ?? null;
+      const mine = this.owned.get(p);
+      if (ep !== undefined && actual === selfId) {
+        if (mine === undefined) {
+          await this.fenceEnded(p);
+          if (desired !== null && desired !== selfId) {
+            // Ours on paper, but a live host comes first: hand it on without digesting.
+            await store.publish([{ type: 'PartitionEpochStarted', partition: p, node: desired, epoch: ep.epoch + 1, at: this.opts.clock.now() }]);
+            continue;
+          }
+          await digest.ownFrom(p, ep.checkpoint, [...ep.marks]);
+          this.owned.set(p, ep.epoch);
+        } else if (desired !== null && desired !== selfId) {
+          await this.handOver(p, mine, desired);
+        }
+        continue;
+      }
+      if (mine !== undefined) {
+        // Deposed: another epoch started while this node digested.
+        this.owned.delete(p);
+        this.reported.delete(p);
+        await digest.release(p, 'abandon');
+        this.opts.logger.warn('digest partition lost to another node; its unreported blocks are voided', { partition: p, owner: actual });
+      }
+      await this.fenceEnded(p);
+      if (desired === selfId && (actual === null || !liveness.isAlive(actual))) {
+        await store.publish([{ type: 'PartitionEpochStarted', partition: p, node: selfId, epoch: (ep?.epoch ?? 0) + 1, at: this.opts.clock.now() }]);
+      }
+    }
+  }
+
+  /** Voids what an ended epoch of this node left past its marks, once per ended epoch. */
+  private async fenceEnded(p: number): Promise<void> {
+    const ended = this.opts.store.state.cluster.ended.get(p)?.get(this.opts.selfId);
+    if (ended === undefined || ended.epoch <= this.opts.catalog.fencedEpoch(p)) return;
+    const n = await this.opts.catalog.voidAfter(p, ended.marks, ended.epoch);
+    if (n > 0) this.opts.logger.info('digest blocks voided: another node went on from an earlier point', { partition: p, epoch: ended.epoch, blocks: n });
+  }
+
+  private async handOver(p: number, epoch: number, to: number): Promise<void> {
+    const started = this.opts.clock.monotonic();
+    const checkpoint = await this.opts.digest.release(p, 'handover');
+    this.owned.delete(p);
+    this.reported.delete(p);
+    const events: GlobalEvent[] = [
+      { type: 'PartitionProgress', partition: p, node: this.opts.selfId, epoch, checkpoint: checkpoint ?? 0, marks: this.marks(p) },
+      { type: 'PartitionEpochStarted', partition: p, node: to, epoch: epoch + 1, at: this.opts.clock.now() },
+    ];
+    await this.opts.store.publish(events);
+    this.opts.logger.info('digest partition handed over', { partition: p, to, checkpoint, ms: this.opts.clock.monotonic() - started });
+  }
+
+  private marks(p: number): MarkEntry[] {
+    return this.opts.catalog.marksOf(p).map(([ds, pos]) => [ds, pos.offset, pos.index]);
+  }
+
+  /** Reports progress (checkpoint and changed marks) of every partition digested here. */
+  private report(): void {
+    const events: GlobalEvent[] = [];
+    for (const [p, epoch] of this.owned) {
+      const checkpoint = this.checkpoints.get(p);
+      if (checkpoint === undefined) continue;
+      let last = this.reported.get(p);
+      if (last === undefined) this.reported.set(p, (last = { checkpoint: -1, marks: new Map() }));
+      const changed: MarkEntry[] = [];
+      for (const [ds, pos, index] of this.marks(p)) {
+        const key = `${pos}:${index}`;
+        if (last.marks.get(ds) !== key) {
+          changed.push([ds, pos, index]);
+          last.marks.set(ds, key);
+        }
+      }
+      if (changed.length === 0 && checkpoint === last.checkpoint) continue;
+      last.checkpoint = checkpoint;
+      events.push({ type: 'PartitionProgress', partition: p, node: this.opts.selfId, epoch, checkpoint, marks: changed });
+    }
+    events.push(...this.holdingChanges());
+    if (events.length === 0) return;
+    this.opts.store.publish(events).catch((err: unknown) => {
+      // Reported again (in full) next time: progress only saves replay, it is never needed for safety.
+      for (const e of events) if (e.type === 'PartitionProgress') this.reported.delete(e.partition);
+      this.opts.logger.warn('digest progress could not be reported', { error: (err as Error).message });
+    });
+  }
+
+  /** Which repositories this node holds segments of, over what time, as it grows (every 5 s). */
+  private holdingChanges(): GlobalEvent[] {
+    const now = this.opts.clock.monotonic();
+    if (now - this.lastHoldingsAt < 5000) return [];
+    this.lastHoldingsAt = now;
+    const ranges = new Map<string, { minTime: number; maxTime: number }>();
+    for (const seg of this.opts.catalog.all()) {
+      for (const b of seg.blocks) {
+        const r = ranges.get(seg.meta.repo);
+        if (r === undefined) ranges.set(seg.meta.repo, { minTime: b.minTs, maxTime: b.maxTs });
+        else {
+          r.minTime = Math.min(r.minTime, b.minTs);
+          r.maxTime = Math.max(r.maxTime, b.maxTs);
+        }
+      }
+    }
+    const out: GlobalEvent[] = [];
+    for (const [repo, r] of ranges) {
+      const h = this.held.get(repo);
+      if (h !== undefined && h.minTime <= r.minTime && h.maxTime >= r.maxTime) continue;
+      this.held.set(repo, r);
+      out.push({ type: 'RepositoryHeld', node: this.opts.selfId, repositoryId: repo, minTime: r.minTime, maxTime: r.maxTime });
+    }
+    return out;
+  }
+
+  /**
+   * Clean stop: hands every partition to the next live host (so it need not wait for the failure
+   * timeout), or, with no live successor, writes everything and reports where it ended.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.unsubscribe?.();
+    await this.chain;
+    const { store, selfId, liveness } = this.opts;
+    for (const [p, epoch] of [...this.owned]) {
+      const next = (store.state.partitions[p] ?? []).find((h) => h !== selfId && liveness.isAlive(h));
+      try {
+        if (next !== undefined) await this.handOver(p, epoch, next);
+        else {
+          const checkpoint = await this.opts.digest.release(p, 'handover');
+          this.owned.delete(p);
+          await store.publish([{ type: 'PartitionProgress', partition: p, node: selfId, epoch, checkpoint: checkpoint ?? 0, marks: this.marks(p) }]);
+        }
+      } catch (err) {
+        this.opts.logger.warn('digest partition not handed over at stop', { partition: p, error: (err as Error).message });
+      }
+    }
+  }
+}
