@@ -6,7 +6,7 @@
 import type { Clock } from '../lib/clock.js';
 import type { ClusterNode, GlobalStore } from '../global/index.js';
 import { requireRoot, type Principal } from '../auth/index.js';
-import { defaultLayout, validateLayout } from './partition-layout.js';
+import { defaultLayout, rotatedLayout, validateLayout } from './partition-layout.js';
 
 export interface Liveness {
   isAlive(nodeId: number): boolean;
@@ -46,6 +46,28 @@ export class ClusterService {
       events: s.partitions.length === 0 ? [{ type: 'PartitionLayoutSet' as const, partitions: defaultLayout(count, selfId) }] : [],
       result: undefined,
     }));
+  }
+
+  /**
+   * A cluster: the layout follows the registered nodes while nobody has set one by hand. If the
+   * layout is empty, or is exactly the rotated layout over the nodes other than `selfId` (what this
+   * method made before this node joined), it becomes the rotated layout over all registered nodes:
+   * a new node takes its share through the ordinary handover. A layout set through the API is left
+   * alone.
+   */
+  async autoLayout(count: number, selfId: number): Promise<void> {
+    await this.store.transact((s) => {
+      const ids = [...s.nodes.keys()].sort((a, b) => a - b);
+      if (!ids.includes(selfId)) ids.push(selfId);
+      const n = s.partitions.length === 0 ? count : s.partitions.length;
+      const same = (a: readonly number[][], b: readonly number[][]): boolean => JSON.stringify(a) === JSON.stringify(b);
+      const target = rotatedLayout(n, ids);
+      if (same(s.partitions, target)) return { events: [], result: undefined };
+      // Made by this method (over the nodes it lists), whatever order the nodes joined in?
+      const listed = [...new Set(s.partitions.flat())];
+      const auto = s.partitions.length === 0 || (listed.every((id) => s.nodes.has(id)) && same(s.partitions, rotatedLayout(n, listed)));
+      return { events: auto ? [{ type: 'PartitionLayoutSet' as const, partitions: target }] : [], result: undefined };
+    });
   }
 
   /** Registers (or re-registers with a changed URI, name or uuid) this node. */

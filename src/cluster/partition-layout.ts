@@ -17,6 +17,16 @@ export function defaultLayout(count: number, nodeId: number): number[][] {
   return Array.from({ length: count }, () => [nodeId]);
 }
 
+/**
+ * A cluster's layout over `nodeIds` (sorted): partition i lists every node, starting at the i-th
+ * (mod n) and going round, so ownership spreads evenly and each partition fails over in its own
+ * order.
+ */
+export function rotatedLayout(count: number, nodeIds: readonly number[]): number[][] {
+  const ids = [...nodeIds].sort((a, b) => a - b);
+  return Array.from({ length: count }, (_, i) => ids.map((_, j) => ids[(i + j) % ids.length]!));
+}
+
 export function toWire(layout: readonly number[][]): PartitionEntry[] {
   return layout.map((hosts, partition) => ({ partition, hosts: [...hosts] }));
 }
