@@ -20,13 +20,8 @@ export interface Message {
   [field: string]: unknown;
 }
 
-/** Anything sent: a message type plus its fields. */
-export interface Outgoing {
-  readonly t: string;
-}
-
 /** One frame holding `msg`; throws E_PROTOCOL when the body would exceed `maxFrameBytes`. */
-export function encodeFrame(msg: Outgoing, maxFrameBytes = DEFAULT_MAX_FRAME_BYTES): Buffer {
+export function encodeFrame<M extends { readonly t: string }>(msg: M, maxFrameBytes = DEFAULT_MAX_FRAME_BYTES): Buffer {
   const body = pack(msg);
   if (body.length > maxFrameBytes) {
     throw new LogsvcError('E_PROTOCOL', `cluster message "${msg.t}" is ${body.length} bytes; a frame holds at most ${maxFrameBytes}`);

@@ -116,6 +116,8 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
   private seq = 0;
   private stopped = false;
   private lastPayloadError: string | null = null;
+  /** Refusal log lines by kind, and when each was last a warning. */
+  private readonly refusalLogged = new Map<string, number>();
   private readonly reconnectInitialMs: number;
   private readonly reconnectMaxMs: number;
   private readonly maxFrameBytes: number;
@@ -215,6 +217,13 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
   payloadOf(nodeId: number): unknown {
     if (nodeId === this.o.selfId) return this.currentPayload();
     return this.members.get(nodeId)?.payload ?? null;
+  }
+
+  /** Open connections by peer (diagnostics: at most one per peer once duplicates resolve). */
+  connections(): { nodeId: number; direction: 'inbound' | 'outbound' }[] {
+    const out: { nodeId: number; direction: 'inbound' | 'outbound' }[] = [];
+    for (const c of this.conns) if (c.isOpen) out.push({ nodeId: c.peer!.nodeId, direction: c.direction });
+    return out.sort((a, b) => a.nodeId - b.nodeId);
   }
 
   // ---- RPC ----
@@ -438,8 +447,18 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     this.channels.delete(conn);
     const refused = why.local ?? why.byPeer;
     const problem = refused !== null && refused.reason !== 'self' && refused.reason !== 'duplicate' && refused.reason !== 'leaving' ? refused : null;
-    if (problem !== null && why.local !== null && peer === null) {
-      this.o.logger.warn('cluster peer refused', { from: conn.remoteAddress, direction: conn.direction, reason: problem.reason, detail: problem.message });
+    if (problem !== null && peer === null) {
+      // Refusals repeat with every redial: each distinct one is a warning once a minute.
+      const key = `${why.local !== null ? 'here' : 'peer'}|${problem.reason}|${problem.message}`;
+      const now = this.o.clock.monotonic();
+      const last = this.refusalLogged.get(key);
+      const fields = { addr: target?.addr ?? conn.remoteAddress, direction: conn.direction, reason: problem.reason, detail: problem.message };
+      const msg = why.local !== null ? 'cluster peer refused' : 'cluster peer refused this node';
+      if (last === undefined || now - last > 60_000) {
+        if (this.refusalLogged.size > 1000) this.refusalLogged.clear();
+        this.refusalLogged.set(key, now);
+        this.o.logger.warn(msg, fields);
+      } else this.o.logger.debug(msg, fields);
     }
     if (peer !== null) {
       const m = this.members.get(peer.nodeId);
@@ -454,9 +473,7 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
       const established = peer !== null && why.local?.reason !== 'self';
       if (problem !== null || !established) {
         const text = problem !== null ? `${problem.reason}: ${problem.message}` : (why.error ?? reasonText);
-        if (problem !== null && why.byPeer !== null && text !== target.lastProblem) {
-          this.o.logger.warn('cluster peer refused this node', { addr: target.addr, reason: problem.reason, detail: problem.message });
-        } else if (text !== target.lastProblem) this.o.logger.debug('cluster dial failed', { addr: target.addr, error: text });
+        if (problem === null && text !== target.lastProblem) this.o.logger.debug('cluster dial failed', { addr: target.addr, error: text });
         target.lastProblem = text;
         target.attempts++;
       } else target.attempts = 0;
