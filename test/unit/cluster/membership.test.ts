@@ -221,3 +221,26 @@ t.test('options: failure timeout must exceed the heartbeat interval', async (t) 
     { code: 'E_CONFIG_INVALID' },
   );
 });
+
+t.test('a node that reconnects as a new process run within the timeout is reported down (restarted) then up', async (t) => {
+  const a = await startMember(t, 1, []);
+  const events: string[] = [];
+  a.m.on('up', (n) => events.push(`up:${n.id}`));
+  a.m.on('down', (n, reason) => events.push(`down:${n.id}:${reason}`));
+  const { host, port } = parseAddr(a.addr)!;
+  const join = async (incarnation: number): Promise<ReturnType<typeof connect>> => {
+    const sock = connect({ host, port });
+    sock.resume();
+    sock.write(encodeFrame({ t: 'hello', ...goodHello, nodeId: 5, uuid: 'u5', incarnation }));
+    await waitFor('node 5 alive', () => a.m.isAlive(5), 5000);
+    return sock;
+  };
+  const first = await join(1);
+  first.destroy(); // a crash: no close frame
+  await waitFor('a saw the connection end', () => a.m.connections().length === 0, 5000);
+  t.ok(a.m.isAlive(5), 'still alive: the failure timeout has not passed');
+  const second = await join(2);
+  await waitFor('the new run is seen', () => events.length === 3, 5000);
+  t.strictSame(events, ['up:5', 'down:5:restarted', 'up:5']);
+  second.destroy();
+});
