@@ -1,12 +1,13 @@
 /**
  * This node's view of the cluster: node registration, liveness and the digest-partition layout.
- * A single node knows itself to be alive; other registered nodes are reported not alive until the
- * membership protocol (cluster issue) supplies heartbeats through the `Liveness` seam.
+ * Liveness comes through the `Liveness` seam: `SelfLiveness` for a lone node (it knows only itself
+ * alive), the cluster `Membership` (protocol/membership.ts) when the node is part of a cluster.
  */
 import type { Clock } from '../lib/clock.js';
 import type { ClusterNode, GlobalStore } from '../global/index.js';
 import { requireRoot, type Principal } from '../auth/index.js';
 import { defaultLayout, rotatedLayout, validateLayout } from './partition-layout.js';
+import { ownedBy, owners, type Handover } from './ownership.js';
 
 export interface Liveness {
   isAlive(nodeId: number): boolean;
@@ -79,14 +80,18 @@ export class ClusterService {
     });
   }
 
-  /** Partitions whose first live host is `nodeId`: the ones that node digests. */
-  ownedPartitions(nodeId: number): number[] {
-    const out: number[] = [];
-    this.store.state.partitions.forEach((hosts, p) => {
-      const first = hosts.find((h) => this.liveness.isAlive(h));
-      if (first === nodeId) out.push(p);
-    });
-    return out;
+  /** Partitions `nodeId` digests now: the ownership rule (ownership.ts) over the layout and liveness. */
+  ownedPartitions(nodeId: number, handovers: readonly Handover[] = []): number[] {
+    return ownedBy(this.owners(handovers), nodeId);
+  }
+
+  /** The owner of every partition now (null where no host is alive). */
+  owners(handovers: readonly Handover[] = []): (number | null)[] {
+    const layout = this.store.state.partitions;
+    const live = new Set<number>();
+    for (const hosts of layout) for (const h of hosts) if (this.liveness.isAlive(h)) live.add(h);
+    for (const h of handovers) if (this.liveness.isAlive(h.from)) live.add(h.from);
+    return owners(layout, live, handovers);
   }
 
   nodes(): NodeView[] {

@@ -30,6 +30,8 @@ export type ErrorCode =
   | 'E_NOT_CONFIGURED'
   | 'E_TARGET_REFUSED'
   | 'E_ACTION_FAILED'
+  | 'E_PROTOCOL'
+  | 'E_TIMEOUT'
   | 'E_INTERNAL';
 
 const STATUS: Record<ErrorCode, number> = {
@@ -58,10 +60,12 @@ const STATUS: Record<ErrorCode, number> = {
   E_NOT_CONFIGURED: 400,
   E_TARGET_REFUSED: 400,
   E_ACTION_FAILED: 502,
+  E_PROTOCOL: 502,
+  E_TIMEOUT: 504,
   E_INTERNAL: 500,
 };
 
-const RETRIABLE: ReadonlySet<ErrorCode> = new Set(['E_STATE_WRITE_FAILED', 'E_UNAVAILABLE', 'E_TOO_MANY_REQUESTS']);
+const RETRIABLE: ReadonlySet<ErrorCode> = new Set(['E_STATE_WRITE_FAILED', 'E_UNAVAILABLE', 'E_TOO_MANY_REQUESTS', 'E_TIMEOUT']);
 
 export class LogsvcError extends Error {
   readonly code: ErrorCode;
@@ -80,6 +84,11 @@ export class LogsvcError extends Error {
   toJSON(): { code: ErrorCode; message: string; httpStatus: number; retriable: boolean } {
     return { code: this.code, message: this.message, httpStatus: this.httpStatus, retriable: this.retriable };
   }
+}
+
+/** Whether `code` is one of ours (a code that came from a peer as plain data may not be). */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(STATUS, code);
 }
 
 export function isLogsvcError(err: unknown): err is LogsvcError {
