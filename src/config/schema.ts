@@ -75,6 +75,17 @@ export interface NodeConfig {
     smtp_password: string;
     smtp_sender: string;
   };
+  queue: { kind: 'embedded' | 'kafka' };
+  kafka: {
+    brokers: string;
+    topic_prefix: string;
+    topic_replication_factor: number;
+    min_insync_replicas: number;
+    delivery_timeout_ms: number;
+    request_timeout_ms: number;
+    properties: Record<string, string | number | boolean>;
+  };
+  cluster: { listen: string; peers: string[]; heartbeat_interval_ms: number; failure_timeout_ms: number; segment_replication_factor: number };
 }
 
 /** A validator returns the accepted value, or a string describing what is wrong. */
@@ -124,6 +135,71 @@ export function cidrList(maxEntries: number): Check<string[]> {
       if ('error' in c) return { error: c.error };
     }
     return [...(v as string[])];
+  };
+}
+
+/** host:port, the host a name, an IPv4 address or a bracketed IPv6 address. */
+const HOST_PORT = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):([0-9]{1,5})$/;
+
+function hostPortError(item: unknown): string | null {
+  if (typeof item !== 'string') return `entries must be strings such as "10.0.0.1:9092" (got ${show(item)})`;
+  const m = HOST_PORT.exec(item);
+  if (m === null || Number(m[1]) < 1 || Number(m[1]) > 65535) return `"${item}" is not host:port (a port from 1 to 65535)`;
+  return null;
+}
+
+/** One host:port, or empty for "not set". */
+export function hostPort(): Check<string> {
+  return (v) => {
+    if (typeof v !== 'string') return { error: `must be a string such as "10.0.0.1:7070" (got ${show(v)})` };
+    if (v === '') return v;
+    const e = hostPortError(v);
+    return e === null ? v : { error: `must be host:port: ${e}` };
+  };
+}
+
+/** An array of host:port strings. */
+export function hostPortList(maxEntries: number): Check<string[]> {
+  return (v) => {
+    if (!Array.isArray(v)) return { error: `must be an array of host:port strings such as ["10.0.0.2:7070"] (got ${show(v)})` };
+    if (v.length > maxEntries) return { error: `at most ${maxEntries} entries (got ${v.length})` };
+    for (const item of v) {
+      const e = hostPortError(item);
+      if (e !== null) return { error: e };
+    }
+    return [...(v as string[])];
+  };
+}
+
+/** A comma-separated host:port list as librdkafka takes it ("a:9092,b:9092"), or empty. */
+export function brokerList(maxEntries: number): Check<string> {
+  return (v) => {
+    if (typeof v !== 'string') return { error: `must be a string such as "10.0.0.1:9092,10.0.0.2:9092" (got ${show(v)})` };
+    if (v === '') return v;
+    const items = v.split(',').map((x) => x.trim());
+    if (items.length > maxEntries) return { error: `at most ${maxEntries} brokers (got ${items.length})` };
+    for (const item of items) {
+      const e = hostPortError(item);
+      if (e !== null) return { error: `must be "host:port,host:port": ${e}` };
+    }
+    return items.join(',');
+  };
+}
+
+/** A table of librdkafka properties: dotted lower-case names, string/number/boolean values. */
+export function propertyTable(maxEntries: number): Check<Record<string, string | number | boolean>> {
+  return (v) => {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return { error: `must be a table of librdkafka properties such as { "socket.timeout.ms" = 30000 } (got ${show(v)})` };
+    const entries = Object.entries(v as Record<string, unknown>);
+    if (entries.length > maxEntries) return { error: `at most ${maxEntries} properties (got ${entries.length})` };
+    // Null prototype, as smol-toml makes tables: no inherited keys, and equal to a parsed table.
+    const out = Object.create(null) as Record<string, string | number | boolean>;
+    for (const [k, val] of entries) {
+      if (!/^[a-z][a-z0-9_.-]{0,199}$/.test(k)) return { error: `"${k}" is not a librdkafka property name (lower-case words joined by dots)` };
+      if (typeof val !== 'string' && typeof val !== 'boolean' && !(typeof val === 'number' && Number.isFinite(val))) return { error: `${k}: must be a string, number or boolean (got ${show(val)})` };
+      out[k] = val;
+    }
+    return out;
   };
 }
 
@@ -217,6 +293,22 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'alerts.smtp_username', default: '', doc: 'SMTP user name; empty means no authentication', check: text() },
   { path: 'alerts.smtp_password', default: '', doc: 'SMTP password (used with smtp_username)', check: text() },
   { path: 'alerts.smtp_sender', default: 'logsvc@localhost', doc: 'the From address of alert mails', check: text(/^[^\s@<>]+@[^\s@<>]+$/, 'an email address', true) },
+
+  { path: 'queue.kind', default: 'embedded', doc: 'where ingest is queued before digest: "embedded" (files in the data dir, one node) or "kafka" (the [kafka] cluster; needs a [cluster] section)', check: oneOf('embedded', 'kafka') },
+
+  { path: 'kafka.brokers', default: '', doc: 'Kafka bootstrap brokers as librdkafka takes them, "host:port,host:port"; required with queue.kind = "kafka"', check: brokerList(100) },
+  { path: 'kafka.topic_prefix', default: '', doc: 'prefix of every topic logsvc uses (e.g. "prod-" gives prod-service-ingest), so several clusters can share one Kafka', check: text(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-", at most 100') },
+  { path: 'kafka.topic_replication_factor', default: 0, doc: 'replication factor of the topics logsvc creates; 0 means the brokers\' default.replication.factor', check: integer(0, 32) },
+  { path: 'kafka.min_insync_replicas', default: 0, doc: 'min.insync.replicas of the topics logsvc creates (an append needs this many replicas, acks=all); 0 means the brokers\' default', check: integer(0, 32) },
+  { path: 'kafka.delivery_timeout_ms', default: 10_000, doc: 'longest an append waits for Kafka to take a record; then ingest answers 503 with Retry-After', check: integer(1000, 600_000) },
+  { path: 'kafka.request_timeout_ms', default: 5000, doc: 'bound of one request to a broker (produce, metadata, topic creation)', check: integer(100, 300_000) },
+  { path: 'kafka.properties', default: Object.create(null) as Record<string, never>, doc: 'extra librdkafka properties for every Kafka client, passed through as given (e.g. security.protocol, sasl.*)', check: propertyTable(200) },
+
+  { path: 'cluster.listen', default: '', doc: 'host:port this node\'s cluster protocol listens on; empty means no cluster (a single node)', check: hostPort() },
+  { path: 'cluster.peers', default: [], doc: 'cluster protocol addresses (host:port) of other nodes to join through', check: hostPortList(1000) },
+  { path: 'cluster.heartbeat_interval_ms', default: 1000, doc: 'how often a node sends heartbeats to the others', check: integer(50, 60_000) },
+  { path: 'cluster.failure_timeout_ms', default: 5000, doc: 'a node not heard from for this long is taken as dead and its partitions are taken over', check: integer(200, 600_000) },
+  { path: 'cluster.segment_replication_factor', default: 1, doc: 'nodes that should hold a copy of each segment (segment replication is not built yet: one copy is kept whatever this says)', check: integer(1, 16) },
 ];
 
 /**
@@ -235,5 +327,29 @@ export function crossChecks(c: NodeConfig, failed: ReadonlySet<string> = new Set
   ) {
     out.push(`health.event_latency_down_seconds: must not be below health.event_latency_warn_seconds (${c.health.event_latency_warn_seconds})`);
   }
+  out.push(...clusterChecks(c, failed));
+  return out;
+}
+
+/**
+ * A cluster shares one Kafka (queue and global state), and Kafka is only for a cluster: either both
+ * a [cluster] section (listen) and a Kafka queue ([kafka] brokers, queue.kind = "kafka"), or neither.
+ */
+function clusterChecks(c: NodeConfig, failed: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  if (!failed.has('cluster.heartbeat_interval_ms') && !failed.has('cluster.failure_timeout_ms') && c.cluster.failure_timeout_ms < 2 * c.cluster.heartbeat_interval_ms) {
+    out.push(`cluster.failure_timeout_ms: must be at least twice cluster.heartbeat_interval_ms (${c.cluster.heartbeat_interval_ms})`);
+  }
+  if (!failed.has('kafka.min_insync_replicas') && !failed.has('kafka.topic_replication_factor') && c.kafka.topic_replication_factor > 0 && c.kafka.min_insync_replicas > c.kafka.topic_replication_factor) {
+    out.push(`kafka.min_insync_replicas: must not exceed kafka.topic_replication_factor (${c.kafka.topic_replication_factor}), or no append could succeed`);
+  }
+  if (['queue.kind', 'kafka.brokers', 'cluster.listen', 'cluster.peers'].some((p) => failed.has(p))) return out;
+  const kafka = c.queue.kind === 'kafka' || c.kafka.brokers !== '';
+  const cluster = c.cluster.listen !== '' || c.cluster.peers.length > 0;
+  if (cluster && !kafka) out.push('cluster: a cluster needs Kafka, and it is missing: set [queue] kind = "kafka" and [kafka] brokers');
+  if (kafka && !cluster) out.push('kafka: Kafka is only used by a cluster, and the [cluster] section is missing: set [cluster] listen (and peers)');
+  if (cluster && c.cluster.listen === '') out.push('cluster.listen: required in a cluster (host:port of this node\'s cluster protocol)');
+  if (kafka && c.kafka.brokers === '') out.push('kafka.brokers: required with queue.kind = "kafka" (e.g. "10.0.0.1:9092,10.0.0.2:9092")');
+  if (cluster && kafka && c.queue.kind !== 'kafka') out.push('queue.kind: must be "kafka" in a cluster (every node digests from the same Kafka topic)');
   return out;
 }
