@@ -136,6 +136,11 @@ export class DigestOwnership {
     }
   }
 
+  /** Voids, for every partition, what ended epochs of this node left past their marks (at start). */
+  async fenceAll(): Promise<void> {
+    for (let p = 0; p < this.opts.store.state.partitions.length; p++) await this.fenceEnded(p);
+  }
+
   /** Voids what an ended epoch of this node left past its marks, once per ended epoch. */
   private async fenceEnded(p: number): Promise<void> {
     const ended = this.opts.store.state.cluster.ended.get(p)?.get(this.opts.selfId);

@@ -15,14 +15,20 @@ import { VERSION } from '../lib/version.js';
 import { RuntimeMonitor } from '../lib/runtime-metrics.js';
 import { atomicWriteFile, DataDirLock, ensureDir } from '../storage/index.js';
 import { EmbeddedGlobalLog, GlobalStore } from '../global/index.js';
+import { KafkaGlobalLog } from '../global/kafka-log.js';
 import { Authenticator, newApiToken, SecretBox, tokenDigest } from '../auth/index.js';
 import { UserService } from '../accounts/user-service.js';
 import { RepositoryService } from '../repositories/repository-service.js';
-import { ClusterService, SelfLiveness } from '../cluster/index.js';
+import { ClusterService, SelfLiveness, type Liveness } from '../cluster/index.js';
+import { Membership } from '../cluster/protocol/membership.js';
+import { DigestOwnership } from '../cluster/digest-ownership.js';
+import { PeerQueries } from '../cluster/peer-queries.js';
+import { fileNamesIn } from '../query/file-refs.js';
 import { HealthService } from '../health/index.js';
 import { createGraphqlEndpoint } from '../graphql/index.js';
 import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
 import { EmbeddedDigestQueue } from '../queue/index.js';
+import { KafkaDigestQueue } from '../queue/kafka-queue.js';
 import { SegmentCatalog } from '../segments/catalog.js';
 import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
@@ -59,6 +65,31 @@ async function nodeUuid(dataDir: string): Promise<string> {
   return uuid;
 }
 
+/** Liveness that starts as a lone node's and becomes the cluster membership once it runs. */
+class LivenessSeam implements Liveness {
+  constructor(public current: Liveness) {}
+  isAlive(nodeId: number): boolean {
+    return this.current.isAlive(nodeId);
+  }
+  lastHeartbeat(nodeId: number): number | null {
+    return this.current.lastHeartbeat(nodeId);
+  }
+}
+
+/** The cluster's id: the first ClusterCreated in global-events (proposed here if there is none). */
+async function clusterIdOf(store: GlobalStore, clock: Clock): Promise<string> {
+  if (store.state.cluster.clusterId === null) await store.publish([{ type: 'ClusterCreated', clusterId: randomUUID(), at: clock.now() }]);
+  for (let i = 0; i < 600 && store.state.cluster.clusterId === null; i++) await new Promise((r) => setTimeout(r, 50));
+  const id = store.state.cluster.clusterId;
+  if (id === null) throw new LogsvcError('E_UNAVAILABLE', 'the cluster id did not come back from global-events within 30 s');
+  return id;
+}
+
+function splitHostPort(addr: string): [string, number] {
+  const i = addr.lastIndexOf(':');
+  return [addr.slice(0, i).replace(/^\[|\]$/g, ''), Number(addr.slice(i + 1))];
+}
+
 export interface StartOptions {
   logger?: Logger;
   clock?: Clock;
@@ -93,13 +124,30 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
   try {
     const box = await SecretBox.openOrCreate(dataDir);
     const uuid = await nodeUuid(dataDir);
-    const store = await GlobalStore.open(new EmbeddedGlobalLog(join(dataDir, 'global')), { snapshotEvery: config.state.snapshot_every_events, logger });
+    const clustered = config.queue.kind === 'kafka';
+    const kafka = { brokers: config.kafka.brokers, properties: config.kafka.properties, clientId: `logsvc-node${config.node.id}` };
+    const store = clustered
+      ? await GlobalStore.openShared(
+          new KafkaGlobalLog({
+            connection: kafka,
+            topicPrefix: config.kafka.topic_prefix,
+            replicationFactor: config.kafka.topic_replication_factor,
+            minInsyncReplicas: config.kafka.min_insync_replicas,
+            dir: join(dataDir, 'global'),
+            timeoutMs: config.kafka.request_timeout_ms * 3,
+            logger,
+          }),
+          { snapshotEvery: config.state.snapshot_every_events, logger, proposer: uuid },
+        )
+      : await GlobalStore.open(new EmbeddedGlobalLog(join(dataDir, 'global')), { snapshotEvery: config.state.snapshot_every_events, logger });
     cleanups.push(() => store.close());
+    const clusterId = clustered ? await clusterIdOf(store, clock) : null;
 
     const users = new UserService(store, clock);
     await users.ensureRootUser();
     const repositories = new RepositoryService(store, box, clock);
-    const cluster = new ClusterService(store, new SelfLiveness(config.node.id, clock), clock);
+    const liveness = new LivenessSeam(new SelfLiveness(config.node.id, clock));
+    const cluster = new ClusterService(store, liveness, clock);
 
     // A fresh local admin token at every start; the previous one stops working.
     const adminToken = newApiToken();
@@ -115,9 +163,22 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     cleanups.push(() => runtime.stop());
 
     // Digest queue, segments, digest. Replay happens here, before the node takes requests.
-    const queue = await EmbeddedDigestQueue.open({ dir: join(dataDir, 'queue'), partitions: store.state.partitions.length || config.digest.partitions, logger, onFatal });
+    const partitionCount = store.state.partitions.length || config.digest.partitions;
+    const queue = clustered
+      ? await KafkaDigestQueue.open({
+          connection: kafka,
+          topicPrefix: config.kafka.topic_prefix,
+          partitions: partitionCount,
+          replicationFactor: config.kafka.topic_replication_factor,
+          minInsyncReplicas: config.kafka.min_insync_replicas,
+          deliveryTimeoutMs: config.kafka.delivery_timeout_ms,
+          requestTimeoutMs: config.kafka.request_timeout_ms,
+          logger,
+        })
+      : await EmbeddedDigestQueue.open({ dir: join(dataDir, 'queue'), partitions: partitionCount, logger, onFatal });
     cleanups.push(() => queue.close());
     const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), logger, clock.now());
+    let ownership: DigestOwnership | null = null;
     const threads = config.digest.worker_threads;
     const workers = new WorkerPool({ ...(threads === 0 ? {} : { threads }), backgroundNice: config.digest.block_build_nice });
     cleanups.push(() => workers.close());
@@ -139,6 +200,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       sealUndigestedAboveBytes: Math.floor(config.ingest.max_undigested_bytes / 2),
       onLatency: (ms) => latency.record(ms),
       onFatal,
+      ...(clustered ? { cluster: { onProgress: (p: number, cp: number) => ownership?.noteCheckpoint(p, cp) } } : {}),
     });
     const selfId = config.node.id;
     const owned = (): number[] => cluster.ownedPartitions(selfId);
@@ -174,7 +236,11 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       maxDigestBacklogBytes: config.ingest.max_digest_backlog_bytes,
       digestBacklogBytes: () => digest.pendingBytes(),
       diskProblem: () => health.diskProblem(),
-      livePartitions: () => owned().filter((p) => digest.owns(p)),
+      // A cluster appends to any partition one of whose hosts is alive (its digest owner reads it
+      // from Kafka); a lone node to the partitions it digests.
+      livePartitions: clustered
+        ? () => store.state.partitions.flatMap((hosts, p) => (hosts.some((h) => liveness.isAlive(h)) ? [p] : []))
+        : () => owned().filter((p) => digest.owns(p)),
     });
 
     const blobs = new BlobStore(join(dataDir, 'files'));
@@ -279,10 +345,16 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       }),
     });
     // The partition layout exists once this node is registered; then replay, then serve.
-    await cluster.ensureLayout(config.digest.partitions, selfId);
+    if (clustered) await cluster.autoLayout(config.digest.partitions, selfId);
+    else await cluster.ensureLayout(config.digest.partitions, selfId);
     await queue.ensurePartitions(store.state.partitions.length);
-    await digest.start(owned());
+    await digest.start(clustered ? [] : owned());
     cleanups.push(() => digest.stop());
+    if (clustered) {
+      ownership = new DigestOwnership({ selfId, store, digest, catalog, liveness, clock, logger, intervalMs: 500 });
+      // Before this node answers any query: void what epochs it lost while away wrote past their end.
+      await ownership.fenceAll();
+    }
     store.onApplied((e) => {
       if (e.type !== 'PartitionLayoutSet') return;
       void (async () => {
@@ -312,6 +384,44 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     });
     const url = effectiveExternalUrl(config, http.port);
     await cluster.registerSelf({ id: selfId, uuid, name: config.node.name === '' ? `node-${selfId}` : config.node.name, uri: url });
+    if (clustered && ownership !== null && clusterId !== null) {
+      const [host, port] = splitHostPort(config.cluster.listen);
+      const membership = new Membership({
+        selfId,
+        selfUuid: uuid,
+        clusterId,
+        uri: url,
+        listen: { host, port },
+        peers: config.cluster.peers,
+        heartbeatIntervalMs: config.cluster.heartbeat_interval_ms,
+        failureTimeoutMs: config.cluster.failure_timeout_ms,
+        logger,
+        clock,
+      });
+      const own = ownership;
+      membership.on('up', () => own.trigger());
+      membership.on('down', () => own.trigger());
+      executor.setPeers(
+        new PeerQueries({
+          selfId,
+          rpc: membership,
+          store,
+          scanLocal: (spec, repo) => executor.scanLocal(spec, repo),
+          withFiles: async (spec, repoId) => {
+            const names = fileNamesIn(spec.text, spec.args);
+            return names.length === 0 ? spec : { ...spec, files: await files.tablesFor(repoId, names) };
+          },
+          timeoutMs: config.query.max_query_seconds * 1000,
+        }),
+      );
+      await membership.start();
+      cleanups.push(() => membership.stop());
+      liveness.current = membership;
+      await cluster.autoLayout(config.digest.partitions, selfId);
+      own.start();
+      // Runs first at stop: hands the partitions to the next live hosts before the digest stops.
+      cleanups.push(() => own.stop());
+    }
     // Published whether or not this node runs alerts, so the runner is chosen among nodes that do.
     await publishAlertNode(store, selfId, config.alerts.enabled);
 

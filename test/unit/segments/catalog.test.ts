@@ -132,3 +132,32 @@ t.test('put replaces a segment by id and raises high-water marks', async (t) => 
   t.equal(cat.get('s1')!.closed, true);
   t.strictSame(cat.highWater(3, 'dsA'), { offset: 30, index: 4 });
 });
+
+t.test('voidAfter: blocks of a lost epoch past its marks leave queries and marks, also after a restart', async (t) => {
+  const dir = await tempDir(t);
+  // Partition 3, dsA: three blocks of 3 records each (offsets 0..200, 300..500, 600..800).
+  await writeSegment(join(dir, 'sandbox', 'dsA'), segMeta('s1'), [makeEvents(9, 0), makeEvents(9, 300, 9), makeEvents(9, 600, 18)], true);
+  // Partition 3, dsB: one block; partition 4: untouched.
+  await writeSegment(join(dir, 'sandbox', 'dsB'), segMeta('s2', { ds: 'dsB' }), [makeEvents(3, 0)], true);
+  await writeSegment(join(dir, 'sandbox', 'dsA'), segMeta('s3', { partition: 4 }), [makeEvents(3, 0)], true);
+  const cat = await SegmentCatalog.load(dir, silentLogger, 0);
+  t.strictSame(cat.highWater(3, 'dsA'), { offset: 800, index: 2 });
+  t.equal(cat.fencedEpoch(3), 0);
+
+  // The epoch ended with dsA durable up to (500, 2); dsB had no mark: all of it is void.
+  const n = await cat.voidAfter(3, new Map([['dsA', { offset: 500, index: 2 }]]), 7);
+  t.equal(n, 2, 'the last dsA block and the dsB block are void');
+  t.equal(cat.get('s1')?.blocks.length, 2);
+  t.equal(cat.get('s2')?.blocks.length, 0);
+  t.equal(cat.get('s3')?.blocks.length, 1, 'other partitions untouched');
+  t.strictSame(cat.highWater(3, 'dsA'), { offset: 500, index: 2 }, 'the mark is what the kept blocks hold');
+  t.equal(cat.highWater(3, 'dsB'), null);
+  t.equal(cat.fencedEpoch(3), 7);
+  t.strictSame(cat.marksOf(3), [['dsA', { offset: 500, index: 2 }]]);
+
+  const again = await SegmentCatalog.load(dir, silentLogger, 0);
+  t.equal(again.get('s1')?.blocks.length, 2, 'void after a restart too');
+  t.equal(again.get('s2')?.blocks.length, 0);
+  t.strictSame(again.highWater(3, 'dsA'), { offset: 500, index: 2 });
+  t.equal(again.fencedEpoch(3), 7);
+});

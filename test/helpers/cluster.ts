@@ -1,0 +1,105 @@
+/**
+ * A real cluster for tests: a KRaft broker (kafka-broker.ts) and N `logsvc node` processes sharing
+ * it, each with its own data dir, cluster port and config; started, killed and restarted by PID.
+ */
+import { startBroker, freePort, type TestBroker } from './kafka-broker.js';
+import { startNode, tempDir, type Teardown, type TestNode } from './node-process.js';
+import { api } from './http.js';
+import { sleep } from './query.js';
+
+export interface ClusterNodeHandle {
+  id: number;
+  dataDir: string;
+  clusterPort: number;
+  config: string;
+  node: TestNode;
+}
+
+export interface TestCluster {
+  broker: TestBroker;
+  nodes: ClusterNodeHandle[];
+  /** Starts node `id` again on its data dir and config (after kill or stop). */
+  restart(id: number): Promise<TestNode>;
+  node(id: number): TestNode;
+}
+
+export interface ClusterOptions {
+  nodes?: number;
+  partitions?: number;
+  heartbeatMs?: number;
+  failureMs?: number;
+  /** Extra TOML appended to every node's config. */
+  extra?: string;
+}
+
+export function clusterConfig(id: number, brokers: string, prefix: string, port: number, peers: number[], o: ClusterOptions): string {
+  return `[node]
+id = ${id}
+[queue]
+kind = "kafka"
+[kafka]
+brokers = "${brokers}"
+topic_prefix = "${prefix}"
+topic_replication_factor = 1
+min_insync_replicas = 1
+[cluster]
+listen = "127.0.0.1:${port}"
+peers = [${peers.map((p) => `"127.0.0.1:${p}"`).join(', ')}]
+heartbeat_interval_ms = ${o.heartbeatMs ?? 200}
+failure_timeout_ms = ${o.failureMs ?? 2000}
+[digest]
+partitions = ${o.partitions ?? 6}
+flush_block_seconds = 1
+[health]
+grace_period_seconds = 0
+${o.extra ?? ''}
+`;
+}
+
+export async function startCluster(t: Teardown, o: ClusterOptions = {}): Promise<TestCluster> {
+  const broker = await startBroker(t);
+  const n = o.nodes ?? 3;
+  const ports: number[] = [];
+  for (let i = 0; i < n; i++) ports.push(await freePort());
+  const prefix = `c${Date.now().toString(36)}-`;
+  const nodes: ClusterNodeHandle[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = i + 1;
+    const dataDir = await tempDir(t, `logsvc-cluster-n${id}-`);
+    const config = clusterConfig(id, broker.brokers, prefix, ports[i]!, ports.filter((_, j) => j !== i), o);
+    nodes.push({ id, dataDir, clusterPort: ports[i]!, config, node: undefined as unknown as TestNode });
+  }
+  // Started together, as an operator would: each waits for global state and its peers by itself.
+  await Promise.all(nodes.map(async (h) => (h.node = await startNode(t, { dataDir: h.dataDir, config: h.config, readyTimeoutMs: 90_000 }))));
+  const cluster: TestCluster = {
+    broker,
+    nodes,
+    node: (id) => nodes.find((h) => h.id === id)!.node,
+    async restart(id) {
+      const h = nodes.find((x) => x.id === id)!;
+      h.node = await startNode(t, { dataDir: h.dataDir, config: h.config, readyTimeoutMs: 90_000 });
+      return h.node;
+    },
+  };
+  return cluster;
+}
+
+/** GraphQL `cluster { nodes { id isAvailable } }` as node `base` sees it. */
+export async function aliveAsSeenBy(base: string, token: string): Promise<number[]> {
+  const res = await api(base, '/graphql', { token, body: JSON.stringify({ query: '{ cluster { nodes { id isAvailable } } }' }) });
+  const body = JSON.parse(res.text) as { data?: { cluster: { nodes: { id: number; isAvailable: boolean }[] } } };
+  return (body.data?.cluster.nodes ?? []).filter((x) => x.isAvailable).map((x) => x.id).sort((a, b) => a - b);
+}
+
+/** Waits until every listed node sees exactly `ids` alive. */
+export async function waitForAlive(nodes: TestNode[], ids: number[], timeoutMs = 30_000): Promise<void> {
+  const want = JSON.stringify([...ids].sort((a, b) => a - b));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const seen = await Promise.all(nodes.map((n) => aliveAsSeenBy(n.url, n.adminToken).catch(() => [])));
+    if (seen.every((s) => JSON.stringify(s) === want)) return;
+    if (Date.now() > deadline) throw new Error(`nodes did not all see ${want} alive within ${timeoutMs} ms: ${JSON.stringify(seen)}`);
+    await sleep(200);
+  }
+}
+
