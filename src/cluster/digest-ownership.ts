@@ -39,6 +39,11 @@ export interface DigestOwnershipOptions {
   logger: Logger;
   /** How often ownership is re-evaluated without a trigger. */
   intervalMs: number;
+  /**
+   * No takeover until this long after start (the failure timeout): a node that just started has
+   * not heard the others yet and would otherwise take every partition from live owners.
+   */
+  graceMs: number;
 }
 
 interface Reported {
@@ -58,10 +63,12 @@ export class DigestOwnership {
   private unsubscribe: (() => void) | null = null;
   private stopped = false;
   private lastHoldingsAt = 0;
+  private startedAt = 0;
 
   constructor(private readonly opts: DigestOwnershipOptions) {}
 
   start(): void {
+    this.startedAt = this.opts.clock.monotonic();
     this.unsubscribe = this.opts.store.onApplied((e) => {
       if (e.type === 'PartitionEpochStarted' || e.type === 'PartitionLayoutSet') this.trigger();
     });
@@ -130,7 +137,8 @@ export class DigestOwnership {
         this.opts.logger.warn('digest partition lost to another node; its unreported blocks are voided', { partition: p, owner: actual });
       }
       await this.fenceEnded(p);
-      if (desired === selfId && (actual === null || !liveness.isAlive(actual))) {
+      const settled = this.opts.clock.monotonic() - this.startedAt >= this.opts.graceMs;
+      if (settled && desired === selfId && (actual === null || !liveness.isAlive(actual))) {
         await store.publish([{ type: 'PartitionEpochStarted', partition: p, node: selfId, epoch: (ep?.epoch ?? 0) + 1, at: this.opts.clock.now() }]);
       }
     }

@@ -351,7 +351,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     await digest.start(clustered ? [] : owned());
     cleanups.push(() => digest.stop());
     if (clustered) {
-      ownership = new DigestOwnership({ selfId, store, digest, catalog, liveness, clock, logger, intervalMs: 500 });
+      ownership = new DigestOwnership({ selfId, store, digest, catalog, liveness, clock, logger, intervalMs: 500, graceMs: config.cluster.failure_timeout_ms });
       // Before this node answers any query: void what epochs it lost while away wrote past their end.
       await ownership.fenceAll();
     }
