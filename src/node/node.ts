@@ -28,7 +28,8 @@ import { HealthService } from '../health/index.js';
 import { createGraphqlEndpoint } from '../graphql/index.js';
 import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
 import { EmbeddedDigestQueue } from '../queue/index.js';
-import { KafkaDigestQueue } from '../queue/kafka-queue.js';
+import { KafkaDigestQueue, ingestTopic } from '../queue/kafka-queue.js';
+import { KafkaTail } from '../queue/kafka-tail.js';
 import { SegmentCatalog } from '../segments/catalog.js';
 import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
@@ -274,7 +275,12 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       taskBytes: config.query.task_bytes,
       maxQueryMs: config.query.max_query_seconds * 1000,
     });
-    const queries = new QueryService({ executor, files, live: digest, limits: queryLimits, maxConcurrent: config.query.max_concurrent, now: () => clock.now() });
+    // A cluster's live queries read new records straight from Kafka (every partition, whoever digests it).
+    const liveTail = clustered
+      ? new KafkaTail({ connection: kafka, topic: ingestTopic(config.kafka.topic_prefix), partitions: () => store.state.partitions.length, timeoutMs: config.kafka.request_timeout_ms, logger })
+      : null;
+    if (liveTail !== null) cleanups.push(() => liveTail.close());
+    const queries = new QueryService({ executor, files, live: liveTail ?? digest, limits: queryLimits, maxConcurrent: config.query.max_concurrent, now: () => clock.now() });
     const queryJobs = new QueryJobRegistry({
       service: queries,
       now: () => clock.now(),
