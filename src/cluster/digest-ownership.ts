@@ -115,7 +115,7 @@ export class DigestOwnership {
       const actual = ep?.node ?? null;
       const mine = this.owned.get(p);
       if (ep !== undefined && actual === selfId) {
-        if (mine === undefined) {
+        if (mine === undefined || !digest.owns(p)) {
           await this.fenceEnded(p);
           if (desired !== null && desired !== selfId) {
             // Ours on paper, but a live host comes first: hand it on without digesting.
@@ -139,6 +139,7 @@ export class DigestOwnership {
       await this.fenceEnded(p);
       const settled = this.opts.clock.monotonic() - this.startedAt >= this.opts.graceMs;
       if (settled && desired === selfId && (actual === null || !liveness.isAlive(actual))) {
+        this.opts.logger.info('digest partition: taking over', { partition: p, from: actual, epoch: (ep?.epoch ?? 0) + 1 });
         await store.publish([{ type: 'PartitionEpochStarted', partition: p, node: selfId, epoch: (ep?.epoch ?? 0) + 1, at: this.opts.clock.now() }]);
       }
     }

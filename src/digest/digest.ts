@@ -11,7 +11,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { atomicWriteFile, ensureDir } from '../storage/index.js';
 import { readSummary, type RecordSummary } from '../events/index.js';
-import type { DigestQueue, DurableRecord, QueueFollower } from '../queue/index.js';
+import type { DigestQueue, DurableRecord, FollowHandle } from '../queue/index.js';
 import type { Position, SegmentCatalog } from '../segments/catalog.js';
 import type { BlockEncoder } from './block-encoder.js';
 import type { BlockPart } from './block-parts.js';
@@ -54,7 +54,7 @@ export class Digest {
   private readonly recordListeners = new Set<(r: DurableRecord, summary: RecordSummary) => void>();
   private ticking: Promise<void> | null = null;
   /** Cluster mode: the queue follower of each owned partition. */
-  private readonly followers = new Map<number, QueueFollower>();
+  private readonly followers = new Map<number, FollowHandle>();
 
   constructor(private readonly opts: DigestOptions) {
     this.checkpointFile = join(opts.dataDir, 'digest', 'checkpoints.json');
@@ -93,7 +93,6 @@ export class Digest {
   ownFrom(partition: number, from: number, marks: readonly [string, Position][]): Promise<void> {
     const run = this.owning.then(() => {
       const queue = this.opts.queue;
-      if (queue.follow === undefined) throw new Error('digest: the queue cannot be followed (a cluster needs the Kafka queue)');
       if (this.digesters.has(partition)) return;
       for (const [ds, p] of marks) this.opts.catalog.noteDurable(partition, ds, p);
       const d = this.newDigester(partition, from);
@@ -109,6 +108,10 @@ export class Digest {
           if (this.openBytes() > this.opts.openBlockBudgetBytes) this.relieveMemory();
           // Backpressure: let the encoder and the disk catch up before taking more.
           while (d.pendingBytes() > this.opts.openBlockBudgetBytes && this.digesters.get(partition) === d) await d.settled();
+        }, (err) => {
+          // The follow ended (a fault in the queue reader): give the partition up; ownership takes it again.
+          this.opts.logger.error('digest partition follow failed', { partition, error: err.message });
+          if (this.digesters.get(partition) === d) void this.release(partition, 'abandon');
         }),
       );
       this.opts.logger.info('digest partition taken', { partition, from });
@@ -157,6 +160,7 @@ export class Digest {
 
   /** Takes ownership of more partitions (layout changes), replaying each from its checkpoint. */
   own(partitions: readonly number[]): Promise<void> {
+    if (this.opts.cluster !== undefined) throw new Error('digest: a cluster takes partitions with ownFrom()');
     const run = this.owning.then(() => this.ownNow(partitions));
     this.owning = run.catch(() => undefined);
     return run;

@@ -365,7 +365,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       if (e.type !== 'PartitionLayoutSet') return;
       void (async () => {
         await queue.ensurePartitions(e.partitions.length);
-        await digest.own(owned());
+        // A cluster's digest takes partitions through DigestOwnership (epochs), not here.
+        if (!clustered) await digest.own(owned());
       })().catch((err: unknown) => onFatal(err as Error));
     });
 

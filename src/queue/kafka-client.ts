@@ -276,6 +276,15 @@ export class KafkaReader {
     });
   }
 
+  /** Stops fetching `partition` (records already fetched are still returned) until `resume`. */
+  pause(topic: string, partition: number): void {
+    this.c.pause([{ topic, partition }]);
+  }
+
+  resume(topic: string, partition: number): void {
+    this.c.resume([{ topic, partition }]);
+  }
+
   watermarks(topic: string, partition: number, timeoutMs: number): Promise<Watermarks> {
     return queryWatermarks(this.c, topic, partition, timeoutMs);
   }
@@ -378,8 +387,17 @@ export class KafkaAdmin {
     }
   }
 
-  watermarks(topic: string, partition: number, timeoutMs = this.timeoutMs): Promise<Watermarks> {
-    return queryWatermarks(this.meta, topic, partition, timeoutMs);
+  /** Watermarks; retried within the timeout while the partition has no leader yet (a new topic). */
+  async watermarks(topic: string, partition: number, timeoutMs = this.timeoutMs): Promise<Watermarks> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        return await queryWatermarks(this.meta, topic, partition, timeoutMs);
+      } catch (err) {
+        if (!(err instanceof LogsvcError) || !err.retriable || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
   }
 
   /** The brokers the cluster reports (a cheap liveness probe). */

@@ -88,6 +88,7 @@ export async function startCluster(t: Teardown, o: ClusterOptions = {}): Promise
 export async function aliveAsSeenBy(base: string, token: string): Promise<number[]> {
   const res = await api(base, '/graphql', { token, body: JSON.stringify({ query: '{ cluster { nodes { id isAvailable } } }' }) });
   const body = JSON.parse(res.text) as { data?: { cluster: { nodes: { id: number; isAvailable: boolean }[] } } };
+  if (res.status !== 200 || body.data === undefined) throw new Error(`cluster nodes: ${res.status} ${res.text.slice(0, 500)}`);
   return (body.data?.cluster.nodes ?? []).filter((x) => x.isAvailable).map((x) => x.id).sort((a, b) => a - b);
 }
 
@@ -96,9 +97,12 @@ export async function waitForAlive(nodes: TestNode[], ids: number[], timeoutMs =
   const want = JSON.stringify([...ids].sort((a, b) => a - b));
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const seen = await Promise.all(nodes.map((n) => aliveAsSeenBy(n.url, n.adminToken).catch(() => [])));
+    const seen = await Promise.all(nodes.map((n) => aliveAsSeenBy(n.url, n.adminToken).catch((err: unknown) => String(err))));
     if (seen.every((s) => JSON.stringify(s) === want)) return;
-    if (Date.now() > deadline) throw new Error(`nodes did not all see ${want} alive within ${timeoutMs} ms: ${JSON.stringify(seen)}`);
+    if (Date.now() > deadline) {
+      const why = nodes.map((n) => `${n.url} exit=${String(n.proc.exitCode ?? n.proc.signalCode)} stderr tail:\n${n.stderr().slice(-1500)}`).join('\n');
+      throw new Error(`nodes did not all see ${want} alive within ${timeoutMs} ms: ${JSON.stringify(seen)}\n${why}`);
+    }
     await sleep(200);
   }
 }

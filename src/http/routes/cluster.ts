@@ -9,6 +9,24 @@ export function clusterRoutes(s: HttpServices): Route[] {
   const path = '/api/v1/clusterconfig/ingestpartitions';
   return [
     {
+      // Who digests each partition now (logsvc's own; the product has no such endpoint): the
+      // layout's hosts, the owner and epoch from global state, the last reported checkpoint.
+      method: 'GET',
+      pattern: '/api/v1/clusterconfig/digest',
+      body: 'none',
+      handle: (req) => {
+        requireRoot(apiPrincipal(s, req), 'reading the digest owners');
+        const state = s.store.state;
+        return json(
+          200,
+          state.partitions.map((hosts, partition) => {
+            const e = state.cluster.epochs.get(partition);
+            return { partition, hosts, owner: e?.node ?? null, epoch: e?.epoch ?? 0, checkpoint: e?.checkpoint ?? 0 };
+          }),
+        );
+      },
+    },
+    {
       method: 'GET',
       pattern: path,
       body: 'none',
