@@ -24,7 +24,7 @@ t.test('failover and handover under load: each acknowledged event exactly once, 
     while (!stop) {
       const urls = targets();
       const url = urls[(seq + k) % urls.length]!;
-      const ids = Array.from({ length: 20 }, () => `e${++seq}`);
+      const ids = Array.from({ length: 5 }, () => `e${++seq}`);
       const body = JSON.stringify([{ tags: { client: String(k) }, events: ids.map((id) => ({ timestamp: Date.now(), attributes: { uid: id }, rawstring: `event ${id}` })) }]);
       try {
         const res = await api(url, '/api/v1/ingest/humio-structured', { token: repo.ingestToken, body });
@@ -33,7 +33,7 @@ t.test('failover and handover under load: each acknowledged event exactly once, 
       } catch {
         refused++; // the node died under this request: not acknowledged
       }
-      await sleep(20);
+      await sleep(40);
     }
   };
   const clients = [0, 1, 2, 3].map((k) => client(k));
