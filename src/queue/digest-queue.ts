@@ -4,8 +4,10 @@
  * and lets the queue drop what every segment already holds. Offsets are positions in a partition's
  * stream: deterministic, so a replay sees every record at the same offset as before.
  *
- * Implementations: `EmbeddedDigestQueue` (files in the data dir, single node). A Kafka
- * implementation (topic `service-ingest`) is future work and must pass the same shared test suite.
+ * Implementations: `EmbeddedDigestQueue` (files in the data dir, single node; offsets are byte
+ * positions) and `KafkaDigestQueue` (topic `<prefix>service-ingest`, shared by a cluster; offsets are
+ * Kafka offsets, so nextOffset = offset + 1). Both pass the shared suite in
+ * test/unit/queue/shared-suite.ts. Offsets are only ever compared and handed back, never computed.
  */
 
 export interface QueueRecord {
@@ -21,6 +23,11 @@ export interface DurableRecord extends QueueRecord {
   attachment: unknown;
 }
 
+export interface FollowHandle {
+  /** Stops the follow; resolves once no handler call is running and none will start. */
+  stop(): Promise<void>;
+}
+
 export interface DigestQueue {
   readonly partitionCount: number;
   /**
@@ -32,13 +39,26 @@ export interface DigestQueue {
   onDurable(listener: (r: DurableRecord) => void): void;
   /** Every intact record of `partition` at or after `fromOffset`, in order. */
   read(partition: number, fromOffset: number): AsyncIterable<QueueRecord>;
-  /** The offset the next append to `partition` will get. */
+  /**
+   * Follows `partition` live: every record from `fromOffset` on, in order, then each new one as it
+   * becomes durable (appended by any node, for Kafka), awaiting `handler` before the next (records
+   * fetched ahead are bounded). A handler that throws ends the follow and `onError` gets the error.
+   * At most one follow per partition.
+   */
+  follow(partition: number, fromOffset: number, handler: (r: QueueRecord) => Promise<void>, onError?: (err: Error) => void): FollowHandle;
+  /**
+   * The offset the next append to `partition` will get (Kafka: a cached high watermark, raised by
+   * this node's appends and refreshed from the brokers every few seconds).
+   */
   endOffset(partition: number): number;
-  /** Records below `offset` are no longer needed (they are in durable segments). */
+  /**
+   * Records below `offset` are no longer needed (they are in durable segments). Kafka: nothing is
+   * deleted (no DeleteRecords in node-rdkafka); the topic's retention bounds it.
+   */
   truncateBelow(partition: number, offset: number): Promise<void>;
   /** Raises the partition count (never lowers it). */
   ensurePartitions(count: number): Promise<void>;
-  /** Bytes held in the queue, all partitions. */
+  /** Bytes held in the queue, all partitions (Kafka: an estimate from record counts). */
   sizeBytes(): number;
   close(): Promise<void>;
 }

@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import { LogsvcError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { atomicWriteFile, ensureDir, fsyncDir, writeAll } from '../storage/index.js';
-import type { DigestQueue, DurableRecord, QueueRecord } from './digest-queue.js';
+import type { DigestQueue, DurableRecord, FollowHandle, QueueRecord } from './digest-queue.js';
+import { FollowSignals } from './follow-by-read.js';
 import { queueFrameHead, frameBytes, MAX_RECORD_BYTES, QUEUE_HEADER_BYTES, QUEUE_MAGIC, QUEUE_FORMAT_VERSION, queueFileHeader, scanQueueFile } from './queue-file.js';
 
 const FILE_SUFFIX = '.dq';
@@ -69,6 +70,7 @@ export class EmbeddedDigestQueue implements DigestQueue {
   private failed: LogsvcError | null = null;
   private readonly fileBytes: number;
   private readonly listeners: ((r: DurableRecord) => void)[] = [];
+  private readonly signals = new FollowSignals();
 
   private constructor(private readonly opts: EmbeddedQueueOptions) {
     this.fileBytes = opts.fileBytes ?? 64 * 1024 * 1024;
@@ -184,6 +186,7 @@ export class EmbeddedDigestQueue implements DigestQueue {
           await p.fh!.datasync();
           for (const b of batch) target.size += frameBytes(b.payload.length);
           for (const b of batch) b.resolve(b.offset);
+          this.signals.notify(p.id);
           // Listeners (the digest) run after the acknowledgements have gone out: they are not on the
           // request's critical path. setImmediate callbacks run in order, so offsets stay ordered.
           if (this.listeners.length > 0) setImmediate(() => this.notify(p.id, batch));
@@ -236,6 +239,11 @@ export class EmbeddedDigestQueue implements DigestQueue {
         if (r.offset >= fromOffset) yield { partition, offset: r.offset, nextOffset: r.offset + frameBytes(r.payload.length), payload: r.payload };
       }
     }
+  }
+
+  follow(partition: number, fromOffset: number, handler: (r: QueueRecord) => Promise<void>, onError?: (err: Error) => void): FollowHandle {
+    this.part(partition);
+    return this.signals.follow(this, partition, fromOffset, handler, onError ?? ((err) => this.opts.logger.error('digest queue follow stopped', { partition, error: err.message })));
   }
 
   async truncateBelow(partition: number, offset: number): Promise<void> {

@@ -214,6 +214,25 @@ export class KafkaProducer {
     });
   }
 
+  /**
+   * Refreshes the producer's own metadata of `topic` until it knows `partitions` partitions (after
+   * the topic grew, produce to a new partition fails as "unknown partition" until then).
+   */
+  async awaitPartitions(topic: string, partitions: number, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const n = await new Promise<number>((resolve, reject) => {
+        this.p.getMetadata({ topic, timeout: timeoutMs }, (err, md) => {
+          if (err) reject(kafkaError(`metadata of ${topic}`, err));
+          else resolve(md.topics.find((t) => t.name === topic)?.partitions.length ?? 0);
+        });
+      });
+      if (n >= partitions) return;
+      if (Date.now() > deadline) throw new LogsvcError('E_UNAVAILABLE', `Kafka producer: topic ${topic} shows ${n} of ${partitions} partitions after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
   /** Waits up to `timeoutMs` for every queued record's delivery report. */
   flush(timeoutMs: number): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -274,6 +293,15 @@ export class KafkaReader {
         resolve(msgs.map((m) => ({ topic: m.topic, partition: m.partition, offset: m.offset, value: m.value ?? Buffer.alloc(0) })));
       });
     });
+  }
+
+  /** Stops fetching `partition` (records already fetched are still returned) until `resume`. */
+  pause(topic: string, partition: number): void {
+    this.c.pause([{ topic, partition }]);
+  }
+
+  resume(topic: string, partition: number): void {
+    this.c.resume([{ topic, partition }]);
   }
 
   watermarks(topic: string, partition: number, timeoutMs: number): Promise<Watermarks> {

@@ -1,0 +1,467 @@
+/**
+ * The digest queue on Kafka: topic `<prefix>service-ingest`, one Kafka partition per digest
+ * partition, offsets = Kafka offsets (so a record's offset, and the event ids made from it, are the
+ * same on every node that reads it).
+ *
+ * - The topic is created if missing (replication factor and min.insync.replicas from the config,
+ *   retention generous: logsvc keeps its own checkpoints) and grown by `ensurePartitions`.
+ * - `append` produces with an idempotent acks=all producer and resolves only on the record's delivery
+ *   report; Kafka unreachable or slower than the delivery timeout rejects with E_UNAVAILABLE (503 with
+ *   Retry-After): nothing is acknowledged that Kafka did not take. The producer object survives broker
+ *   restarts (librdkafka reconnects), so appends succeed again once the broker is back.
+ * - Readers assign partitions explicitly and start at offsets logsvc gives (no consumer-group offsets).
+ * - `endOffset` is synchronous: a cached high watermark, raised by this node's delivery reports and
+ *   refreshed from the brokers every `refreshIntervalMs` (other nodes append too).
+ * - `truncateBelow` cannot delete: node-rdkafka 3.6's AdminClient has no DeleteRecords. The topic's
+ *   retention (`retentionMs`) bounds it; the call only records the low mark for `sizeBytes`.
+ * - `sizeBytes` is an estimate: records between the recorded low mark and the end, times the mean
+ *   size of the records this node appended (Kafka does not report a partition's bytes to clients).
+ */
+import { LogsvcError } from '../lib/errors.js';
+import type { Logger } from '../lib/logger.js';
+import type { DigestQueue, DurableRecord, FollowHandle, QueueRecord } from './digest-queue.js';
+import { KafkaAdmin, KafkaProducer, KafkaReader, type KafkaConnection, type KafkaMessage } from './kafka-client.js';
+
+/** Records above this are refused (413) rather than sent: the topic and clients are set up for it. */
+export const KAFKA_MAX_RECORD_BYTES = 64 * 1024 * 1024;
+const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+export interface KafkaQueueOptions {
+  connection: KafkaConnection;
+  topicPrefix: string;
+  partitions: number;
+  /** 0: the brokers' default.replication.factor. */
+  replicationFactor: number;
+  /** 0: the brokers' default min.insync.replicas. */
+  minInsyncReplicas: number;
+  deliveryTimeoutMs: number;
+  requestTimeoutMs: number;
+  logger: Logger;
+  retentionMs?: number;
+  /** How often the cached end offsets and the broker probe are refreshed. */
+  refreshIntervalMs?: number;
+  /** A probe slower than this turns the kafka health check WARN. */
+  slowProbeMs?: number;
+}
+
+export const ingestTopic = (prefix: string): string => `${prefix}service-ingest`;
+
+interface Probe {
+  ok: boolean;
+  ms: number;
+  error: string;
+  at: number;
+}
+
+export class KafkaDigestQueue implements DigestQueue {
+  readonly topic: string;
+  private parts = 0;
+  /** Cached high watermark per partition (the offset the next record will get). */
+  private ends: number[] = [];
+  /** The low mark logsvc no longer needs (truncateBelow), per partition. */
+  private lows: number[] = [];
+  private readonly listeners: ((r: DurableRecord) => void)[] = [];
+  private appendedBytes = 0;
+  private appendedRecords = 0;
+  private refresher: NodeJS.Timeout | null = null;
+  private refreshing = false;
+  private closed = false;
+  private probe: Probe = { ok: true, ms: 0, error: '', at: 0 };
+  private recentFailures = 0;
+  private lastFailure = '';
+  private readonly hub: FollowHub;
+
+  private constructor(
+    private readonly opts: KafkaQueueOptions,
+    private readonly admin: KafkaAdmin,
+    private readonly producer: KafkaProducer,
+  ) {
+    this.topic = ingestTopic(opts.topicPrefix);
+    this.hub = new FollowHub(this.topic, opts);
+  }
+
+  /** Connects, creates or grows the topic, reads the end offsets. Fails (E_UNAVAILABLE) when Kafka is unreachable. */
+  static async open(opts: KafkaQueueOptions): Promise<KafkaDigestQueue> {
+    const conn = withRecordLimits(opts.connection);
+    const admin = await KafkaAdmin.connect(conn, opts.requestTimeoutMs);
+    let producer: KafkaProducer;
+    try {
+      producer = await KafkaProducer.connect(conn, { deliveryTimeoutMs: opts.deliveryTimeoutMs, requestTimeoutMs: opts.requestTimeoutMs });
+    } catch (err) {
+      await admin.close();
+      throw err;
+    }
+    const q = new KafkaDigestQueue({ ...opts, connection: conn }, admin, producer);
+    try {
+      await q.createTopic();
+      await q.ensurePartitions(opts.partitions);
+    } catch (err) {
+      await q.close();
+      throw err;
+    }
+    const every = opts.refreshIntervalMs ?? 2000;
+    q.refresher = setInterval(() => void q.refresh(), every);
+    q.refresher.unref();
+    return q;
+  }
+
+  private async createTopic(): Promise<void> {
+    const config: Record<string, string> = {
+      'retention.ms': String(this.opts.retentionMs ?? DEFAULT_RETENTION_MS),
+      'retention.bytes': '-1',
+      'max.message.bytes': String(KAFKA_MAX_RECORD_BYTES + 1024 * 1024),
+      'cleanup.policy': 'delete',
+    };
+    if (this.opts.minInsyncReplicas > 0) config['min.insync.replicas'] = String(this.opts.minInsyncReplicas);
+    const have = await this.admin.partitionCount(this.topic);
+    if (have === null) {
+      const created = await this.admin.createTopic({ name: this.topic, partitions: this.opts.partitions, replicationFactor: this.opts.replicationFactor > 0 ? this.opts.replicationFactor : -1, config });
+      if (created) this.opts.logger.info('kafka: created the ingest topic', { topic: this.topic, partitions: this.opts.partitions });
+      await this.admin.waitForPartitions(this.topic, this.opts.partitions);
+    }
+  }
+
+  get partitionCount(): number {
+    return this.parts;
+  }
+
+  async ensurePartitions(count: number): Promise<void> {
+    if (count <= this.parts) return;
+    await this.admin.growPartitions(this.topic, count);
+    const have = (await this.admin.partitionCount(this.topic)) ?? count;
+    for (let p = this.parts; p < have; p++) {
+      // A new partition's leader may not be elected yet: retry (bounded) while Kafka says so.
+      const w = await retryUnavailable(() => this.admin.watermarks(this.topic, p), this.opts.requestTimeoutMs * 2);
+      this.ends[p] = Math.max(this.ends[p] ?? 0, w.high);
+      this.lows[p] = w.low;
+    }
+    await this.producer.awaitPartitions(this.topic, have, this.opts.requestTimeoutMs * 2);
+    // The topic may have more partitions than asked (another node grew it): use them all.
+    this.parts = Math.max(this.parts, have);
+  }
+
+  private check(partition: number): void {
+    if (!Number.isInteger(partition) || partition < 0 || partition >= this.parts) throw new LogsvcError('E_INTERNAL', `digest queue has no partition ${partition}`);
+  }
+
+  onDurable(listener: (r: DurableRecord) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async append(partition: number, payload: Buffer, attachment?: unknown): Promise<number> {
+    this.check(partition);
+    if (payload.length > KAFKA_MAX_RECORD_BYTES) throw new LogsvcError('E_BODY_TOO_LARGE', `digest queue record of ${payload.length} bytes is over the Kafka queue's limit of ${KAFKA_MAX_RECORD_BYTES}`);
+    let offset: number;
+    try {
+      offset = await this.producer.send(this.topic, partition, payload);
+    } catch (err) {
+      this.recentFailures++;
+      this.lastFailure = (err as Error).message;
+      throw err instanceof LogsvcError && err.code === 'E_INTERNAL' ? new LogsvcError('E_UNAVAILABLE', `${err.message}; retry later`, { cause: err }) : err;
+    }
+    this.recentFailures = 0;
+    this.appendedBytes += payload.length;
+    this.appendedRecords++;
+    if (offset + 1 > (this.ends[partition] ?? 0)) this.ends[partition] = offset + 1;
+    if (this.listeners.length > 0) {
+      // Off the acknowledgement path; delivery reports of a partition arrive in offset order and
+      // setImmediate callbacks run in order, so listeners see each partition in offset order.
+      const rec: DurableRecord = { partition, offset, nextOffset: offset + 1, payload, attachment };
+      setImmediate(() => this.notify(rec));
+    }
+    return offset;
+  }
+
+  private notify(rec: DurableRecord): void {
+    for (const l of this.listeners) {
+      try {
+        l(rec);
+      } catch (err) {
+        this.opts.logger.error('digest queue listener failed', { partition: rec.partition, offset: rec.offset, error: (err as Error).message });
+      }
+    }
+  }
+
+  endOffset(partition: number): number {
+    this.check(partition);
+    return this.ends[partition] ?? 0;
+  }
+
+  /** Reads the partition's end offset from the brokers now (the cached `endOffset` lags by up to the refresh interval). */
+  async fetchEndOffset(partition: number): Promise<number> {
+    this.check(partition);
+    const w = await this.admin.watermarks(this.topic, partition);
+    if (w.high > (this.ends[partition] ?? 0)) this.ends[partition] = w.high;
+    return w.high;
+  }
+
+  async *read(partition: number, fromOffset: number): AsyncIterable<QueueRecord> {
+    this.check(partition);
+    const w = await this.admin.watermarks(this.topic, partition);
+    if (w.high > (this.ends[partition] ?? 0)) this.ends[partition] = w.high;
+    const start = Math.max(fromOffset, w.low);
+    if (start >= w.high) return;
+    const reader = await KafkaReader.connect(this.opts.connection, { role: 'reader', timeoutMs: this.opts.requestTimeoutMs });
+    try {
+      reader.assign([{ topic: this.topic, partition, offset: start }]);
+      let next = start;
+      let idleSince = Date.now();
+      while (next < w.high) {
+        const batch = await reader.consume(500, 200);
+        if (batch.length === 0) {
+          // The records are there (below the high watermark): a long silence means Kafka is gone.
+          if (Date.now() - idleSince > this.opts.deliveryTimeoutMs) throw new LogsvcError('E_UNAVAILABLE', `Kafka read of ${this.topic}[${partition}] from ${next}: nothing arrived for ${this.opts.deliveryTimeoutMs} ms`);
+          continue;
+        }
+        idleSince = Date.now();
+        for (const m of batch) {
+          if (m.partition !== partition || m.offset < next) continue;
+          if (m.offset >= w.high) return;
+          next = m.offset + 1;
+          yield { partition, offset: m.offset, nextOffset: m.offset + 1, payload: m.value };
+        }
+      }
+    } finally {
+      await reader.close();
+    }
+  }
+
+  /**
+   * Delivers every record of `partition` from `fromOffset` on, in order, as they arrive, awaiting
+   * `handler` for each (at most `maxBufferedBytes` are fetched ahead). Survives broker restarts: the
+   * consumer reconnects and continues at its position. A handler error stops the follow and is
+   * passed to `onError`.
+   */
+  follow(partition: number, fromOffset: number, handler: (r: QueueRecord) => Promise<void>, onError?: (err: Error) => void): FollowHandle {
+    this.check(partition);
+    return this.hub.add(partition, fromOffset, handler, onError ?? ((err) => this.opts.logger.error('digest queue follow stopped', { partition, error: err.message })));
+  }
+
+  async truncateBelow(partition: number, offset: number): Promise<void> {
+    this.check(partition);
+    // No DeleteRecords in node-rdkafka: Kafka's retention removes old records. Remember the mark.
+    if (offset > (this.lows[partition] ?? 0)) this.lows[partition] = Math.min(offset, this.ends[partition] ?? offset);
+  }
+
+  sizeBytes(): number {
+    if (this.appendedRecords === 0) return 0;
+    const mean = this.appendedBytes / this.appendedRecords;
+    let n = 0;
+    for (let p = 0; p < this.parts; p++) n += Math.max(0, (this.ends[p] ?? 0) - (this.lows[p] ?? 0));
+    return Math.round(n * mean);
+  }
+
+  /** Refreshes the cached end offsets and the broker probe. */
+  async refresh(): Promise<void> {
+    if (this.refreshing || this.closed) return;
+    this.refreshing = true;
+    const t0 = Date.now();
+    try {
+      await this.admin.brokers(this.opts.requestTimeoutMs);
+      for (let p = 0; p < this.parts && !this.closed; p++) {
+        const w = await this.admin.watermarks(this.topic, p, this.opts.requestTimeoutMs);
+        if (w.high > (this.ends[p] ?? 0)) this.ends[p] = w.high;
+        if (w.low > (this.lows[p] ?? 0)) this.lows[p] = w.low;
+      }
+      this.probe = { ok: true, ms: Date.now() - t0, error: '', at: Date.now() };
+    } catch (err) {
+      this.probe = { ok: false, ms: Date.now() - t0, error: (err as Error).message, at: Date.now() };
+    } finally {
+      this.refreshing = false;
+    }
+  }
+
+  /** The state the `kafka` health check reports. */
+  health(): { reachable: boolean; probeMs: number; slowProbeMs: number; error: string; failingAppends: number; lastAppendError: string; inFlight: number; brokers: string; topic: string } {
+    return {
+      reachable: this.probe.ok,
+      probeMs: this.probe.ms,
+      slowProbeMs: this.opts.slowProbeMs ?? 1000,
+      error: this.probe.error,
+      failingAppends: this.recentFailures,
+      lastAppendError: this.lastFailure,
+      inFlight: this.producer.inFlight,
+      brokers: this.opts.connection.brokers,
+      topic: this.topic,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.refresher !== null) clearInterval(this.refresher);
+    await this.hub.close();
+    await this.producer.close();
+    await this.admin.close();
+  }
+}
+
+/** Client properties for records up to KAFKA_MAX_RECORD_BYTES (the pass-through properties still win). */
+function withRecordLimits(c: KafkaConnection): KafkaConnection {
+  const limits = {
+    'message.max.bytes': KAFKA_MAX_RECORD_BYTES + 1024 * 1024,
+    'receive.message.max.bytes': KAFKA_MAX_RECORD_BYTES + 2 * 1024 * 1024,
+  };
+  return { ...c, properties: { ...limits, ...(c.properties ?? {}) } };
+}
+
+/** A follow holds at most this many fetched records (or bytes) before its partition is paused. */
+const FOLLOW_MAX_RECORDS = 2000;
+const FOLLOW_MAX_BYTES = 32 * 1024 * 1024;
+
+interface Follow {
+  partition: number;
+  /** The offset the handler needs next. */
+  next: number;
+  buffer: KafkaMessage[];
+  bufferedBytes: number;
+  paused: boolean;
+  stopping: boolean;
+  /** Wakes the follow's drain loop. */
+  wake: (() => void) | null;
+  done: Promise<void>;
+}
+
+/**
+ * Every live follow of the queue shares one consumer (one libuv thread at a time, one set of
+ * librdkafka threads): a fetch loop hands each partition's records to that follow's buffer; a follow
+ * whose buffer is full has its partition paused until its handler catches up. Positions are logsvc's
+ * (each follow's `next`): the assignment is rebuilt from them whenever a follow starts or stops, and
+ * a record past `next` (a gap) makes the follow re-seek instead of skipping anything.
+ */
+class FollowHub {
+  private readonly follows = new Map<number, Follow>();
+  private reader: KafkaReader | null = null;
+  private loop: Promise<void> | null = null;
+  private reassign = false;
+  private closed = false;
+
+  constructor(
+    private readonly topic: string,
+    private readonly opts: KafkaQueueOptions,
+  ) {}
+
+  add(partition: number, fromOffset: number, handler: (r: QueueRecord) => Promise<void>, onError: (err: Error) => void): FollowHandle {
+    if (this.closed) throw new LogsvcError('E_UNAVAILABLE', 'the Kafka digest queue is closed');
+    if (this.follows.has(partition)) throw new LogsvcError('E_INTERNAL', `digest queue partition ${partition} is already followed`);
+    const f: Follow = { partition, next: fromOffset, buffer: [], bufferedBytes: 0, paused: false, stopping: false, wake: null, done: Promise.resolve() };
+    f.done = this.drain(f, handler).catch((err: unknown) => {
+      if (!f.stopping) onError(err as Error);
+      f.stopping = true;
+      this.remove(f);
+    });
+    this.follows.set(partition, f);
+    this.reassign = true;
+    this.loop ??= this.fetchLoop().finally(() => (this.loop = null));
+    return {
+      stop: async () => {
+        f.stopping = true;
+        f.wake?.();
+        this.remove(f);
+        await f.done;
+      },
+    };
+  }
+
+  private remove(f: Follow): void {
+    if (this.follows.get(f.partition) === f) {
+      this.follows.delete(f.partition);
+      this.reassign = true;
+    }
+  }
+
+  private async drain(f: Follow, handler: (r: QueueRecord) => Promise<void>): Promise<void> {
+    while (!f.stopping) {
+      const m = f.buffer.shift();
+      if (m === undefined) {
+        await new Promise<void>((r) => (f.wake = r));
+        f.wake = null;
+        continue;
+      }
+      f.bufferedBytes -= m.value.length;
+      await handler({ partition: f.partition, offset: m.offset, nextOffset: m.offset + 1, payload: m.value });
+      f.next = m.offset + 1;
+      if (f.paused && f.buffer.length < FOLLOW_MAX_RECORDS / 2 && f.bufferedBytes < FOLLOW_MAX_BYTES / 2) {
+        f.paused = false;
+        this.reader?.resume(this.topic, f.partition);
+      }
+    }
+  }
+
+  private async fetchLoop(): Promise<void> {
+    while (!this.closed && this.follows.size > 0) {
+      try {
+        this.reader ??= await KafkaReader.connect(this.opts.connection, { role: 'follower', timeoutMs: this.opts.requestTimeoutMs });
+      } catch (err) {
+        this.opts.logger.warn('digest queue follow: Kafka unreachable, retrying', { error: (err as Error).message });
+        await sleep(1000);
+        continue;
+      }
+      const reader = this.reader;
+      if (this.reassign) {
+        this.reassign = false;
+        // From each follow's own position: what it has buffered plus what it has handled.
+        const parts = [...this.follows.values()].map((f) => ({ topic: this.topic, partition: f.partition, offset: f.buffer.at(-1) === undefined ? f.next : f.buffer.at(-1)!.offset + 1 }));
+        reader.assign(parts);
+        for (const f of this.follows.values()) f.paused = false;
+      }
+      let batch: KafkaMessage[];
+      try {
+        batch = await reader.consume(500, 200);
+      } catch (err) {
+        // Transient (a broker restarting): librdkafka reconnects and keeps the positions.
+        this.opts.logger.warn('digest queue follow: consume failed, retrying', { error: (err as Error).message });
+        await sleep(500);
+        continue;
+      }
+      for (const m of batch) {
+        const f = this.follows.get(m.partition);
+        if (f === undefined || f.stopping) continue;
+        const expected = f.buffer.at(-1) === undefined ? f.next : f.buffer.at(-1)!.offset + 1;
+        if (m.offset < expected) continue; // already have it
+        if (m.offset > expected) {
+          // A gap (records from before a re-assignment): never skip, re-seek from what we have.
+          this.reassign = true;
+          continue;
+        }
+        f.buffer.push(m);
+        f.bufferedBytes += m.value.length;
+        f.wake?.();
+        if (!f.paused && (f.buffer.length >= FOLLOW_MAX_RECORDS || f.bufferedBytes >= FOLLOW_MAX_BYTES)) {
+          f.paused = true;
+          reader.pause(this.topic, f.partition);
+        }
+      }
+    }
+    const r = this.reader;
+    this.reader = null;
+    await r?.close();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.follows.values()];
+    for (const f of all) {
+      f.stopping = true;
+      f.wake?.();
+    }
+    this.follows.clear();
+    await Promise.all(all.map((f) => f.done));
+    await this.loop;
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Calls `fn` until it does not fail with a retriable error, for at most `boundMs`. */
+async function retryUnavailable<T>(fn: () => Promise<T>, boundMs: number): Promise<T> {
+  const deadline = Date.now() + boundMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof LogsvcError && err.retriable) || Date.now() > deadline) throw err;
+      await sleep(100);
+    }
+  }
+}
