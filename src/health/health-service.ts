@@ -40,6 +40,7 @@ export class HealthService {
   private writable: { ok: boolean; error: string } = { ok: true, error: '' };
   private timer: NodeJS.Timeout | null = null;
   private stopping = false;
+  private readonly extraChecks: (() => CheckResult)[] = [];
 
   constructor(
     private readonly opts: HealthOptions,
@@ -57,6 +58,11 @@ export class HealthService {
     await this.refresh();
     this.timer = setInterval(() => void this.refresh(), this.opts.checkIntervalMs);
     this.timer.unref();
+  }
+
+  /** Adds a check computed on each report (it must not block: read cached state, e.g. the kafka check). */
+  addCheck(check: () => CheckResult): void {
+    this.extraChecks.push(check);
   }
 
   markStopping(): void {
@@ -156,6 +162,7 @@ export class HealthService {
       this.diskCheck('primary-disk-usage', this.disks.primary),
       this.diskCheck('secondary-disk-usage', this.disks.secondary),
     ];
+    for (const c of this.extraChecks) checks.push(c());
     if (!this.writable.ok) checks.push({ name: 'data-dir-writable', status: 'DOWN', statusMessage: this.writable.error, fields: { path: this.opts.dataDir } });
     const fatal = this.fatal();
     if (fatal !== null) checks.push({ name: 'global-state', status: 'DOWN', statusMessage: fatal, fields: {} });

@@ -135,11 +135,22 @@ export interface ProducerOptions {
 interface InFlight {
   resolve: (offset: number) => void;
   reject: (err: LogsvcError) => void;
+  /** When the caller stops waiting, delivery report or not. */
+  deadline: number;
+  topic: string;
+  partition: number;
 }
+
+/** Past delivery.timeout.ms, how long a send may still wait for librdkafka's own verdict. */
+const REPORT_GRACE_MS = 1000;
 
 /**
  * An idempotent producer with acks=all. `send` resolves with the record's offset once its delivery
  * report says the cluster took it, and rejects (retriable when Kafka is down or slow) otherwise.
+ *
+ * The rejection is bounded by our own deadline too: librdkafka's idempotent producer keeps a record
+ * that was in flight when the broker went away past delivery.timeout.ms (it cannot know whether the
+ * broker wrote it). Such a record may still be written later; it was never acknowledged to anyone.
  */
 export class KafkaProducer {
   private seq = 0;
@@ -175,8 +186,10 @@ export class KafkaProducer {
     });
     await connectClient(p, 'producer', opts.requestTimeoutMs);
     // Delivery reports come through poll(): poll often, since acknowledgements wait for them.
+    let sweep = 0;
     kp.poller = setInterval(() => {
       if (p.isConnected()) p.poll();
+      if (++sweep % 50 === 0) kp.expire(Date.now());
     }, 5);
     kp.poller.unref();
     return kp;
@@ -189,6 +202,15 @@ export class KafkaProducer {
     this.inflight.delete(id);
     if (err) f.reject(kafkaError(`produce to ${report.topic}[${report.partition}]`, err));
     else f.resolve(report.offset);
+  }
+
+  /** Rejects the sends whose deadline passed (the map is in send order, so the oldest come first). */
+  private expire(now: number): void {
+    for (const [id, f] of this.inflight) {
+      if (f.deadline > now) break;
+      this.inflight.delete(id);
+      f.reject(new LogsvcError('E_UNAVAILABLE', `Kafka did not confirm a record for ${f.topic}[${f.partition}] within ${this.opts.deliveryTimeoutMs} ms (delivery timeout); retry later`));
+    }
   }
 
   get inFlight(): number {
@@ -204,7 +226,7 @@ export class KafkaProducer {
     if (this.closed) return Promise.reject(new LogsvcError('E_UNAVAILABLE', `Kafka producer for ${topic} is closed`));
     const id = ++this.seq;
     return new Promise((resolve, reject) => {
-      this.inflight.set(id, { resolve, reject });
+      this.inflight.set(id, { resolve, reject, deadline: Date.now() + this.opts.deliveryTimeoutMs + REPORT_GRACE_MS, topic, partition });
       try {
         this.p.produce(topic, partition, value, null, Date.now(), id);
       } catch (err) {
@@ -212,6 +234,25 @@ export class KafkaProducer {
         reject(kafkaError(`produce to ${topic}[${partition}]`, err));
       }
     });
+  }
+
+  /**
+   * Refreshes the producer's own metadata of `topic` until it knows `partitions` partitions (after
+   * the topic grew, produce to a new partition fails as "unknown partition" until then).
+   */
+  async awaitPartitions(topic: string, partitions: number, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const n = await new Promise<number>((resolve, reject) => {
+        this.p.getMetadata({ topic, timeout: timeoutMs }, (err, md) => {
+          if (err) reject(kafkaError(`metadata of ${topic}`, err));
+          else resolve(md.topics.find((t) => t.name === topic)?.partitions.length ?? 0);
+        });
+      });
+      if (n >= partitions) return;
+      if (Date.now() > deadline) throw new LogsvcError('E_UNAVAILABLE', `Kafka producer: topic ${topic} shows ${n} of ${partitions} partitions after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   /** Waits up to `timeoutMs` for every queued record's delivery report. */

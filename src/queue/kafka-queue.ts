@@ -130,10 +130,12 @@ export class KafkaDigestQueue implements DigestQueue {
     await this.admin.growPartitions(this.topic, count);
     const have = (await this.admin.partitionCount(this.topic)) ?? count;
     for (let p = this.parts; p < have; p++) {
-      const w = await this.admin.watermarks(this.topic, p);
+      // A new partition's leader may not be elected yet: retry (bounded) while Kafka says so.
+      const w = await retryUnavailable(() => this.admin.watermarks(this.topic, p), this.opts.requestTimeoutMs * 2);
       this.ends[p] = Math.max(this.ends[p] ?? 0, w.high);
       this.lows[p] = w.low;
     }
+    await this.producer.awaitPartitions(this.topic, have, this.opts.requestTimeoutMs * 2);
     // The topic may have more partitions than asked (another node grew it): use them all.
     this.parts = Math.max(this.parts, have);
   }
@@ -450,3 +452,16 @@ class FollowHub {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Calls `fn` until it does not fail with a retriable error, for at most `boundMs`. */
+async function retryUnavailable<T>(fn: () => Promise<T>, boundMs: number): Promise<T> {
+  const deadline = Date.now() + boundMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof LogsvcError && err.retriable) || Date.now() > deadline) throw err;
+      await sleep(100);
+    }
+  }
+}

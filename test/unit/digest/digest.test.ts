@@ -2,7 +2,7 @@ import t from 'tap';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Digest, InlineBlockEncoder, type DigestSettings } from '../../../src/digest/index.js';
-import { EmbeddedDigestQueue, type DigestQueue, type DurableRecord, type QueueRecord } from '../../../src/queue/index.js';
+import { EmbeddedDigestQueue, type DigestQueue, type DurableRecord, type FollowHandle, type QueueRecord } from '../../../src/queue/index.js';
 import { SegmentCatalog } from '../../../src/segments/catalog.js';
 import { encodeRecord, type IngestRecord } from '../../../src/events/index.js';
 import { ManualClock } from '../../../src/lib/clock.js';
@@ -235,6 +235,9 @@ class AppendDuringReplay implements DigestQueue {
     this.hook = null;
     if (h !== null) await h();
   }
+  follow(partition: number, fromOffset: number, handler: (r: QueueRecord) => Promise<void>, onError?: (err: Error) => void): FollowHandle {
+    return this.inner.follow(partition, fromOffset, handler, onError);
+  }
   endOffset(partition: number): number {
     return this.inner.endOffset(partition);
   }
@@ -292,6 +295,7 @@ function slowReads(q: EmbeddedDigestQueue): DigestQueue {
     },
     append: (p, payload, attachment) => q.append(p, payload, attachment),
     onDurable: (l) => q.onDurable(l),
+    follow: (p, from, handler, onError) => q.follow(p, from, handler, onError),
     async *read(p, from) {
       const slow = p === 1 && ++reads >= 2;
       for await (const rec of q.read(p, from)) {

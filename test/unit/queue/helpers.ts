@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EmbeddedDigestQueue, type QueueRecord } from '../../../src/queue/index.js';
+import { EmbeddedDigestQueue, type DigestQueue, type QueueRecord } from '../../../src/queue/index.js';
 import { silentLogger } from '../../../src/lib/logger.js';
 
 export async function tempDir(t: { teardown: (fn: () => unknown) => void }, prefix = 'logsvc-queue-'): Promise<string> {
@@ -27,7 +27,7 @@ export async function openQueue(dir: string, partitions = 1, fileBytes?: number)
   return { q, fatal };
 }
 
-export async function readAll(q: EmbeddedDigestQueue, partition: number, from = 0): Promise<QueueRecord[]> {
+export async function readAll(q: DigestQueue, partition: number, from = 0): Promise<QueueRecord[]> {
   const out: QueueRecord[] = [];
   for await (const r of q.read(partition, from)) out.push(r);
   return out;
