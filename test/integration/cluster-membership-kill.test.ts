@@ -9,7 +9,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { childEnv } from '../helpers/node-process.js';
+import { childEnv, type Teardown } from '../helpers/node-process.js';
+import { waitFor } from '../helpers/membership.js';
 
 const CHILD = fileURLToPath(new URL('../helpers/membership-child.mjs', import.meta.url));
 const HEARTBEAT_MS = 200;
@@ -32,7 +33,7 @@ interface Child {
   exited: Promise<void>;
 }
 
-async function startChild(t: Tap, id: number, uuid: string, peers: string[]): Promise<Child> {
+async function startChild(t: Teardown, id: number, uuid: string, peers: string[]): Promise<Child> {
   const proc = spawn(process.execPath, [CHILD, JSON.stringify({ id, uuid, peers, heartbeatMs: HEARTBEAT_MS, failureMs: FAILURE_MS, lifetimeMs: 120_000 })], {
     env: childEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -54,8 +55,6 @@ async function startChild(t: Tap, id: number, uuid: string, peers: string[]): Pr
   return { id, proc, events, addr: events[0].ready, exited };
 }
 
-type Tap = { teardown(fn: () => unknown): void };
-
 /** The ids a child currently considers alive, from its up/down events. */
 function alive(c: Child): number[] {
   const s = new Set<number>();
@@ -64,14 +63,6 @@ function alive(c: Child): number[] {
     if (e.down !== undefined) s.delete(e.down);
   }
   return [...s].sort();
-}
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 t.test('a SIGKILLed node is detected by the failure timeout and comes back', async (t) => {

@@ -101,6 +101,17 @@ interface DialTarget {
 const MAX_UNIDENTIFIED_CONNECTIONS = 256;
 
 export class Membership extends EventEmitter<MembershipEvents> implements Liveness {
+  /** Calls each listener (raw, so `once` ones go away); a throwing one is logged, stops no other and breaks no connection. */
+  private notify<K extends keyof MembershipEvents>(event: K, ...args: MembershipEvents[K]): void {
+    for (const listener of this.rawListeners(event) as ((...a: MembershipEvents[K]) => void)[]) {
+      try {
+        listener(...args);
+      } catch (err) {
+        this.o.logger.error('cluster membership listener failed', { event, error: describeError(err) });
+      }
+    }
+  }
+
   private readonly members = new Map<number, Member>();
   private readonly targets = new Map<string, DialTarget>();
   private readonly conns = new Set<PeerConnection>();
@@ -267,6 +278,7 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     onHello: (conn, hello) => this.onHello(conn, hello),
     onReady: (conn) => this.onReady(conn),
     onMessage: (conn, msg) => this.onMessage(conn, msg),
+    onInternalError: (conn, err) => this.o.logger.error('cluster message handling failed', { node: conn.peer?.nodeId ?? 'unknown', error: describeError(err) }),
     onClosed: (conn, why) => this.onClosed(conn, why),
   };
 
@@ -398,7 +410,7 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     this.heard(m);
     if (!isDeepStrictEqual(m.payload, hb.payload)) {
       m.payload = hb.payload;
-      this.emit('payload', m.id, hb.payload);
+      this.notify('payload', m.id, hb.payload);
     }
     for (const info of hb.members) this.learn(info);
   }
@@ -426,7 +438,7 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     if (!m.alive) {
       m.alive = true;
       this.o.logger.info('cluster node is alive', { node: m.id });
-      this.emit('up', toView(m));
+      this.notify('up', toView(m));
     }
   }
 
@@ -434,7 +446,7 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     if (!m.alive) return;
     m.alive = false;
     this.o.logger.warn('cluster node is not alive', { node: m.id, reason, lastHeartbeat: m.lastHeartbeat === null ? 'never' : new Date(m.lastHeartbeat).toISOString() });
-    this.emit('down', toView(m), reason);
+    this.notify('down', toView(m), reason);
   }
 
   private onClosed(conn: PeerConnection, why: { local: Refusal | null; byPeer: Refusal | null; error: string | null }): void {

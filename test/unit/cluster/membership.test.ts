@@ -67,6 +67,9 @@ t.test('payloads travel with heartbeats; a change is an event', async (t) => {
   const a = await startMember(t, 1, [], { payload: () => ({ owned }) });
   const b = await startMember(t, 2, [a.addr]);
   const seen: unknown[] = [];
+  b.m.on('payload', () => {
+    throw new Error('a listener bug');
+  });
   b.m.on('payload', (id, p) => id === 1 && seen.push(p));
   await waitFor('b has a payload', () => seen.length === 1);
   t.strictSame(b.m.payloadOf(1), { owned: [0, 1] });
@@ -76,6 +79,8 @@ t.test('payloads travel with heartbeats; a change is an event', async (t) => {
   owned = [2];
   await waitFor('b sees the change', () => seen.length === 2);
   t.strictSame(seen[1], { owned: [2] });
+  t.ok(b.logs.some((l) => l.msg === 'cluster membership listener failed'), 'a throwing listener is logged');
+  t.ok(b.m.isAlive(1), 'and breaks nothing');
 });
 
 t.test('a throwing payload callback does not stop heartbeats', async (t) => {

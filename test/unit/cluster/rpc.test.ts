@@ -115,6 +115,20 @@ t.test('a stream error after some chunks reaches the consumer after those chunks
     })(),
     { code: 'E_NOT_FOUND' },
   );
+  // A handler that throws before it returns an iterable.
+  b.m.handleStream('throws-at-once', () => {
+    throw new LogsvcError('E_VALIDATION', 'bad body');
+  });
+  await t.rejects(
+    (async () => {
+      for await (const _ of a.m.stream(2, 'throws-at-once', null)) t.fail('no chunk');
+    })(),
+    { code: 'E_VALIDATION', message: 'bad body' },
+  );
+  // A unary type asked as a stream (and the reverse) is not found.
+  b.m.handle('unary-only', () => 1);
+  await t.rejects(a.m.stream(2, 'unary-only', null).next(), { code: 'E_NOT_FOUND' });
+  await t.rejects(a.m.request(2, 'fails', null), { code: 'E_NOT_FOUND' });
   await t.rejects(
     (async () => {
       for await (const _ of a.m.stream(7, 'fails', null)) t.fail('no chunk');
