@@ -226,3 +226,24 @@ t.test('one handler per type', async (t) => {
   t.throws(() => b.m.handle('x', () => 2), /already has a handler/);
   t.throws(() => b.m.handleStream('x', async function* none() {}), /already has a handler/);
 });
+
+t.test('through a slow link answers arrive; through a black hole pending requests fail at the failure timeout', async (t) => {
+  const proxy = await TcpProxy.start({ port: 1 });
+  t.teardown(() => proxy.close());
+  const b = await startMember(t, 2, []);
+  const a = await startMember(t, 1, [proxy.addr], { requestTimeoutMs: 60_000 });
+  proxy.retarget({ port: b.port });
+  await waitFor('connected', () => a.m.isAlive(2) && b.m.isAlive(1));
+  b.m.handle('echo', (body) => body);
+  b.m.handle('never', (_b, ctx) => new Promise((resolve) => ctx.signal.addEventListener('abort', () => resolve(null))));
+  proxy.delay(150);
+  const before = proxy.bytes.down;
+  t.strictSame(await a.m.request(2, 'echo', { big: 'x'.repeat(100_000) }), { big: 'x'.repeat(100_000) });
+  t.ok(proxy.bytes.down - before > 100_000, 'the answer went through the proxy');
+  proxy.heal();
+  proxy.drop();
+  const droppedAt = Date.now();
+  const err = (await a.m.request(2, 'never', {}).catch((e: unknown) => e)) as { code: string; retriable: boolean };
+  t.match(err, { code: 'E_UNAVAILABLE', retriable: true });
+  t.ok(Date.now() - droppedAt < 30_000, 'failed when the silent link was given up, not at the 60 s timeout');
+});
