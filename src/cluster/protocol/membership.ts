@@ -99,6 +99,7 @@ interface DialTarget {
 }
 
 const MAX_UNIDENTIFIED_CONNECTIONS = 256;
+const WILDCARD_HOSTS: ReadonlySet<string> = new Set(['0.0.0.0', '::', '[::]', '']);
 
 export class Membership extends EventEmitter<MembershipEvents> implements Liveness {
   /** Calls each listener (raw, so `once` ones go away); a throwing one is logged, stops no other and breaks no connection. */
@@ -137,6 +138,10 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     super();
     if (!(o.heartbeatIntervalMs > 0) || !(o.failureTimeoutMs > o.heartbeatIntervalMs)) {
       throw new LogsvcError('E_CONFIG_INVALID', `cluster failure timeout (${o.failureTimeoutMs} ms) must exceed the heartbeat interval (${o.heartbeatIntervalMs} ms), which must be positive`);
+    }
+    if (o.advertise === undefined && WILDCARD_HOSTS.has(o.listen.host)) {
+      // Peers gossip the advertised address; a wildcard one would send every node to itself.
+      throw new LogsvcError('E_CONFIG_INVALID', `cluster listen host "${o.listen.host}" is not an address other nodes can dial; listen on this host's own address (or give an advertised address)`);
     }
     this.reconnectInitialMs = o.reconnectInitialMs ?? Math.min(200, o.heartbeatIntervalMs);
     this.reconnectMaxMs = Math.max(this.reconnectInitialMs, o.reconnectMaxMs ?? 5000);

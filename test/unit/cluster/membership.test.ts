@@ -217,13 +217,17 @@ t.test('delay below the failure timeout does not make a node down', async (t) =>
   t.ok(a.m.isAlive(2) && b.m.isAlive(1));
 });
 
-t.test('options: failure timeout must exceed the heartbeat interval', async (t) => {
+t.test('options: failure timeout must exceed the heartbeat interval; no wildcard address to gossip', async (t) => {
   const { Membership } = await import('../../../src/cluster/index.js');
   const { silentLogger } = await import('../../../src/lib/logger.js');
   const { systemClock } = await import('../../../src/lib/clock.js');
   t.throws(
     () => new Membership({ selfId: 1, selfUuid: 'u', clusterId: 'c', uri: 'u', listen: { host: '127.0.0.1', port: 0 }, peers: [], heartbeatIntervalMs: 100, failureTimeoutMs: 100, logger: silentLogger, clock: systemClock }),
     { code: 'E_CONFIG_INVALID' },
+  );
+  t.throws(
+    () => new Membership({ selfId: 1, selfUuid: 'u', clusterId: 'c', uri: 'u', listen: { host: '0.0.0.0', port: 7000 }, peers: [], heartbeatIntervalMs: 100, failureTimeoutMs: 500, logger: silentLogger, clock: systemClock }),
+    { code: 'E_CONFIG_INVALID', message: /"0.0.0.0" is not an address other nodes can dial/ },
   );
 });
 

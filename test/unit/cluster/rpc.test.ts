@@ -195,8 +195,8 @@ t.test('a cut link fails every pending request at once with a retriable error', 
     await new Promise((r) => ctx.signal.addEventListener('abort', r));
   });
   const pending = Array.from({ length: 5 }, () => a.m.request(2, 'wait', {}).then(() => 'answered', (e: LogsvcError) => e));
+  const got: unknown[] = [];
   const streamed = (async () => {
-    const got: unknown[] = [];
     try {
       for await (const c of a.m.stream(2, 'wait-stream', null)) got.push(c);
       return 'ended';
@@ -204,7 +204,7 @@ t.test('a cut link fails every pending request at once with a retriable error', 
       return { got, e: e as LogsvcError };
     }
   })();
-  await waitFor('all started on b', () => started === 6, 10_000);
+  await waitFor('all started on b, the first chunk received', () => started === 6 && got.length === 1, 10_000);
   const cutAt = Date.now();
   proxy.cut();
   const results = await Promise.all(pending);
@@ -246,4 +246,18 @@ t.test('through a slow link answers arrive; through a black hole pending request
   const err = (await a.m.request(2, 'never', {}).catch((e: unknown) => e)) as { code: string; retriable: boolean };
   t.match(err, { code: 'E_UNAVAILABLE', retriable: true });
   t.ok(Date.now() - droppedAt < 30_000, 'failed when the silent link was given up, not at the 60 s timeout');
+});
+
+t.test('a responder serves at most 256 requests at once per connection; more are refused, retriable', async (t) => {
+  const { a, b } = await pair(t);
+  const releases: (() => void)[] = [];
+  b.m.handle('hold', () => new Promise<string>((resolve) => releases.push(() => resolve('done'))));
+  const all = Array.from({ length: 300 }, () => a.m.request(2, 'hold', {}).then((v) => v, (e: LogsvcError) => e.code));
+  await waitFor('256 held', () => releases.length === 256, 10_000);
+  await sleep(100);
+  t.equal(releases.length, 256, 'no more than the bound reached the handler');
+  for (const r of releases) r();
+  const results = await Promise.all(all);
+  t.equal(results.filter((r) => r === 'done').length, 256);
+  t.equal(results.filter((r) => r === 'E_TOO_MANY_REQUESTS').length, 44);
 });
