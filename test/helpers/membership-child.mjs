@@ -22,6 +22,14 @@ const m = new Membership({
   clock: systemClock,
   payload: () => ({ pid: process.pid }),
 });
+// A stream that goes on until cancelled, one small chunk every 10 ms: for "killed mid-stream" tests.
+m.handleStream('ticks', async function* ticks(_body, ctx) {
+  for (let i = 0; !ctx.signal.aborted; i++) {
+    yield { i, pid: process.pid };
+    await new Promise((r) => setTimeout(r, 10));
+  }
+});
+m.handle('pid', () => process.pid);
 const out = (obj) => process.stdout.write(JSON.stringify({ ...obj, at: Date.now() }) + '\n');
 m.on('up', (n) => out({ up: n.id }));
 m.on('down', (n, reason) => out({ down: n.id, reason }));

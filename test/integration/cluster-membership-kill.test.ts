@@ -2,14 +2,17 @@
  * Membership across real processes: three nodes (each its own process) join through a partial peers
  * list; one is killed with SIGKILL and the other two declare it not alive after the failure timeout
  * (not before, and within generous slack); restarted with the same id and uuid it is alive again on
- * every node, and the restarted one sees the others.
+ * every node, and the restarted one sees the others. A node killed in the middle of a streamed
+ * answer fails its reader at once with a retriable error.
  */
 import t from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { childEnv } from '../helpers/node-process.js';
+import { childEnv, type Teardown } from '../helpers/node-process.js';
+import { startMember, waitFor } from '../helpers/membership.js';
+import type { LogsvcError } from '../../src/lib/errors.js';
 
 const CHILD = fileURLToPath(new URL('../helpers/membership-child.mjs', import.meta.url));
 const HEARTBEAT_MS = 200;
@@ -32,7 +35,7 @@ interface Child {
   exited: Promise<void>;
 }
 
-async function startChild(t: Tap, id: number, uuid: string, peers: string[]): Promise<Child> {
+async function startChild(t: Teardown, id: number, uuid: string, peers: string[]): Promise<Child> {
   const proc = spawn(process.execPath, [CHILD, JSON.stringify({ id, uuid, peers, heartbeatMs: HEARTBEAT_MS, failureMs: FAILURE_MS, lifetimeMs: 120_000 })], {
     env: childEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -54,8 +57,6 @@ async function startChild(t: Tap, id: number, uuid: string, peers: string[]): Pr
   return { id, proc, events, addr: events[0].ready, exited };
 }
 
-type Tap = { teardown(fn: () => unknown): void };
-
 /** The ids a child currently considers alive, from its up/down events. */
 function alive(c: Child): number[] {
   const s = new Set<number>();
@@ -64,14 +65,6 @@ function alive(c: Child): number[] {
     if (e.down !== undefined) s.delete(e.down);
   }
   return [...s].sort();
-}
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 t.test('a SIGKILLed node is detected by the failure timeout and comes back', async (t) => {
@@ -107,4 +100,33 @@ t.test('a SIGKILLed node is detected by the failure timeout and comes back', asy
   const left = n1.events.filter((e) => e.down === 3).at(-1)!;
   t.equal(left.reason, 'leaving');
   t.ok(left.at - stoppedAt < FAILURE_MS + SLACK_MS);
+});
+
+t.test('killed mid-stream: the reader fails at once with a retriable error, not at its timeout', async (t) => {
+  const n1 = await startChild(t, 1, randomUUID(), []);
+  const n2 = await startChild(t, 2, randomUUID(), [n1.addr]);
+  // This test process joins the same cluster as node 10.
+  const me = await startMember(t, 10, [n1.addr], { clusterId: 'child-cluster', heartbeatIntervalMs: HEARTBEAT_MS, failureTimeoutMs: FAILURE_MS, requestTimeoutMs: 60_000 });
+  await waitFor('node 10 sees both children', () => me.m.isAlive(1) && me.m.isAlive(2), 30_000);
+  t.equal(await me.m.request(2, 'pid', null), n2.proc.pid);
+  const got: number[] = [];
+  let failure: LogsvcError | null = null;
+  let killedAt = 0;
+  try {
+    for await (const c of me.m.stream(2, 'ticks', null, { window: 4, timeoutMs: 60_000 })) {
+      got.push((c as { i: number }).i);
+      if (got.length === 20) {
+        killedAt = Date.now();
+        n2.proc.kill('SIGKILL');
+      }
+    }
+  } catch (e) {
+    failure = e as LogsvcError;
+  }
+  const after = Date.now() - killedAt;
+  t.match(failure, { code: 'E_UNAVAILABLE', retriable: true, message: /connection to node 2 ended/ });
+  t.ok(after < 30_000, `failed at the kill, not at the 60 s timeout (${after} ms)`);
+  t.strictSame(got, Array.from({ length: got.length }, (_, i) => i), 'the chunks before the kill, in order, none twice');
+  await t.rejects(me.m.request(2, 'pid', null), { code: 'E_UNAVAILABLE' }, 'no connection, no waiting');
+  t.equal(await me.m.request(1, 'pid', null), n1.proc.pid, 'the other node still answers');
 });

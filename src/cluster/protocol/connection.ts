@@ -33,6 +33,8 @@ export interface ConnectionHandlers {
   /** The hello was accepted: `conn.peer` is set and messages may flow. */
   onReady(conn: PeerConnection): void;
   onMessage(conn: PeerConnection, msg: PeerMessage): void;
+  /** A handler threw on a message (a bug on this side): the connection is ended after this. */
+  onInternalError(conn: PeerConnection, err: unknown): void;
   /** Called once, whatever ended the connection. `byPeer` holds the peer's close frame if it sent one. */
   onClosed(conn: PeerConnection, why: { local: Refusal | null; byPeer: Refusal | null; error: string | null }): void;
 }
@@ -128,8 +130,13 @@ export class PeerConnection {
       try {
         this.dispatch(m);
       } catch (err) {
+        // Whatever went wrong, it ends this connection only, never the process.
         if (err instanceof LogsvcError && err.code === 'E_PROTOCOL') this.close('protocol-error', err.message);
-        else throw err;
+        else {
+          this.error = `handling a "${m.t.slice(0, 40)}" message failed: ${describeError(err)}`;
+          this.handlers.onInternalError(this, err);
+          this.close('protocol-error', 'internal error handling a message');
+        }
       }
     }
   }

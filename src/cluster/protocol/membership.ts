@@ -99,8 +99,20 @@ interface DialTarget {
 }
 
 const MAX_UNIDENTIFIED_CONNECTIONS = 256;
+const WILDCARD_HOSTS: ReadonlySet<string> = new Set(['0.0.0.0', '::', '[::]', '']);
 
 export class Membership extends EventEmitter<MembershipEvents> implements Liveness {
+  /** Calls each listener (raw, so `once` ones go away); a throwing one is logged, stops no other and breaks no connection. */
+  private notify<K extends keyof MembershipEvents>(event: K, ...args: MembershipEvents[K]): void {
+    for (const listener of this.rawListeners(event) as ((...a: MembershipEvents[K]) => void)[]) {
+      try {
+        listener(...args);
+      } catch (err) {
+        this.o.logger.error('cluster membership listener failed', { event, error: describeError(err) });
+      }
+    }
+  }
+
   private readonly members = new Map<number, Member>();
   private readonly targets = new Map<string, DialTarget>();
   private readonly conns = new Set<PeerConnection>();
@@ -126,6 +138,10 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     super();
     if (!(o.heartbeatIntervalMs > 0) || !(o.failureTimeoutMs > o.heartbeatIntervalMs)) {
       throw new LogsvcError('E_CONFIG_INVALID', `cluster failure timeout (${o.failureTimeoutMs} ms) must exceed the heartbeat interval (${o.heartbeatIntervalMs} ms), which must be positive`);
+    }
+    if (o.advertise === undefined && WILDCARD_HOSTS.has(o.listen.host)) {
+      // Peers gossip the advertised address; a wildcard one would send every node to itself.
+      throw new LogsvcError('E_CONFIG_INVALID', `cluster listen host "${o.listen.host}" is not an address other nodes can dial; listen on this host's own address (or give an advertised address)`);
     }
     this.reconnectInitialMs = o.reconnectInitialMs ?? Math.min(200, o.heartbeatIntervalMs);
     this.reconnectMaxMs = Math.max(this.reconnectInitialMs, o.reconnectMaxMs ?? 5000);
@@ -267,6 +283,7 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     onHello: (conn, hello) => this.onHello(conn, hello),
     onReady: (conn) => this.onReady(conn),
     onMessage: (conn, msg) => this.onMessage(conn, msg),
+    onInternalError: (conn, err) => this.o.logger.error('cluster message handling failed', { node: conn.peer?.nodeId ?? 'unknown', error: describeError(err) }),
     onClosed: (conn, why) => this.onClosed(conn, why),
   };
 
@@ -398,7 +415,7 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     this.heard(m);
     if (!isDeepStrictEqual(m.payload, hb.payload)) {
       m.payload = hb.payload;
-      this.emit('payload', m.id, hb.payload);
+      this.notify('payload', m.id, hb.payload);
     }
     for (const info of hb.members) this.learn(info);
   }
@@ -426,7 +443,7 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     if (!m.alive) {
       m.alive = true;
       this.o.logger.info('cluster node is alive', { node: m.id });
-      this.emit('up', toView(m));
+      this.notify('up', toView(m));
     }
   }
 
@@ -434,7 +451,7 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     if (!m.alive) return;
     m.alive = false;
     this.o.logger.warn('cluster node is not alive', { node: m.id, reason, lastHeartbeat: m.lastHeartbeat === null ? 'never' : new Date(m.lastHeartbeat).toISOString() });
-    this.emit('down', toView(m), reason);
+    this.notify('down', toView(m), reason);
   }
 
   private onClosed(conn: PeerConnection, why: { local: Refusal | null; byPeer: Refusal | null; error: string | null }): void {

@@ -262,7 +262,7 @@ export class RpcChannel {
       })();
       return;
     }
-    void this.pump(req, found.stream(req.body, ctx), s, done);
+    void this.pump(req, () => found.stream(req.body, ctx), s, done);
   }
 
   /** Sends an answer; one too big for a frame becomes an error answer instead. */
@@ -275,10 +275,11 @@ export class RpcChannel {
     }
   }
 
-  private async pump(req: Request, source: AsyncIterable<unknown>, s: Served, done: () => boolean): Promise<void> {
-    const it = source[Symbol.asyncIterator]();
+  private async pump(req: Request, open: () => AsyncIterable<unknown>, s: Served, done: () => boolean): Promise<void> {
+    let it: AsyncIterator<unknown> | null = null;
     let error: WireError | undefined;
     try {
+      it = open()[Symbol.asyncIterator]();
       for (;;) {
         while (s.credit <= 0 && !s.abort.signal.aborted) await new Promise<void>((r) => (s.wake = r));
         s.wake = null;
@@ -299,7 +300,7 @@ export class RpcChannel {
     } catch (err) {
       error = toWire(err);
     } finally {
-      if (s.abort.signal.aborted) await it.return?.().catch(() => undefined);
+      if (s.abort.signal.aborted) await Promise.resolve(it?.return?.()).catch(() => undefined);
     }
     if (!done()) return;
     this.send(error === undefined ? ({ t: 'end', id: req.id } satisfies End) : ({ t: 'end', id: req.id, error } satisfies End));

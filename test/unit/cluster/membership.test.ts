@@ -67,6 +67,9 @@ t.test('payloads travel with heartbeats; a change is an event', async (t) => {
   const a = await startMember(t, 1, [], { payload: () => ({ owned }) });
   const b = await startMember(t, 2, [a.addr]);
   const seen: unknown[] = [];
+  b.m.on('payload', () => {
+    throw new Error('a listener bug');
+  });
   b.m.on('payload', (id, p) => id === 1 && seen.push(p));
   await waitFor('b has a payload', () => seen.length === 1);
   t.strictSame(b.m.payloadOf(1), { owned: [0, 1] });
@@ -76,6 +79,8 @@ t.test('payloads travel with heartbeats; a change is an event', async (t) => {
   owned = [2];
   await waitFor('b sees the change', () => seen.length === 2);
   t.strictSame(seen[1], { owned: [2] });
+  t.ok(b.logs.some((l) => l.msg === 'cluster membership listener failed'), 'a throwing listener is logged');
+  t.ok(b.m.isAlive(1), 'and breaks nothing');
 });
 
 t.test('a throwing payload callback does not stop heartbeats', async (t) => {
@@ -212,13 +217,17 @@ t.test('delay below the failure timeout does not make a node down', async (t) =>
   t.ok(a.m.isAlive(2) && b.m.isAlive(1));
 });
 
-t.test('options: failure timeout must exceed the heartbeat interval', async (t) => {
+t.test('options: failure timeout must exceed the heartbeat interval; no wildcard address to gossip', async (t) => {
   const { Membership } = await import('../../../src/cluster/index.js');
   const { silentLogger } = await import('../../../src/lib/logger.js');
   const { systemClock } = await import('../../../src/lib/clock.js');
   t.throws(
     () => new Membership({ selfId: 1, selfUuid: 'u', clusterId: 'c', uri: 'u', listen: { host: '127.0.0.1', port: 0 }, peers: [], heartbeatIntervalMs: 100, failureTimeoutMs: 100, logger: silentLogger, clock: systemClock }),
     { code: 'E_CONFIG_INVALID' },
+  );
+  t.throws(
+    () => new Membership({ selfId: 1, selfUuid: 'u', clusterId: 'c', uri: 'u', listen: { host: '0.0.0.0', port: 7000 }, peers: [], heartbeatIntervalMs: 100, failureTimeoutMs: 500, logger: silentLogger, clock: systemClock }),
+    { code: 'E_CONFIG_INVALID', message: /"0.0.0.0" is not an address other nodes can dial/ },
   );
 });
 

@@ -115,6 +115,20 @@ t.test('a stream error after some chunks reaches the consumer after those chunks
     })(),
     { code: 'E_NOT_FOUND' },
   );
+  // A handler that throws before it returns an iterable.
+  b.m.handleStream('throws-at-once', () => {
+    throw new LogsvcError('E_VALIDATION', 'bad body');
+  });
+  await t.rejects(
+    (async () => {
+      for await (const _ of a.m.stream(2, 'throws-at-once', null)) t.fail('no chunk');
+    })(),
+    { code: 'E_VALIDATION', message: 'bad body' },
+  );
+  // A unary type asked as a stream (and the reverse) is not found.
+  b.m.handle('unary-only', () => 1);
+  await t.rejects(a.m.stream(2, 'unary-only', null).next(), { code: 'E_NOT_FOUND' });
+  await t.rejects(a.m.request(2, 'fails', null), { code: 'E_NOT_FOUND' });
   await t.rejects(
     (async () => {
       for await (const _ of a.m.stream(7, 'fails', null)) t.fail('no chunk');
@@ -181,8 +195,8 @@ t.test('a cut link fails every pending request at once with a retriable error', 
     await new Promise((r) => ctx.signal.addEventListener('abort', r));
   });
   const pending = Array.from({ length: 5 }, () => a.m.request(2, 'wait', {}).then(() => 'answered', (e: LogsvcError) => e));
+  const got: unknown[] = [];
   const streamed = (async () => {
-    const got: unknown[] = [];
     try {
       for await (const c of a.m.stream(2, 'wait-stream', null)) got.push(c);
       return 'ended';
@@ -190,7 +204,7 @@ t.test('a cut link fails every pending request at once with a retriable error', 
       return { got, e: e as LogsvcError };
     }
   })();
-  await waitFor('all started on b', () => started === 6, 10_000);
+  await waitFor('all started on b, the first chunk received', () => started === 6 && got.length === 1, 10_000);
   const cutAt = Date.now();
   proxy.cut();
   const results = await Promise.all(pending);
@@ -211,4 +225,39 @@ t.test('one handler per type', async (t) => {
   b.m.handle('x', () => 1);
   t.throws(() => b.m.handle('x', () => 2), /already has a handler/);
   t.throws(() => b.m.handleStream('x', async function* none() {}), /already has a handler/);
+});
+
+t.test('through a slow link answers arrive; through a black hole pending requests fail at the failure timeout', async (t) => {
+  const proxy = await TcpProxy.start({ port: 1 });
+  t.teardown(() => proxy.close());
+  const b = await startMember(t, 2, []);
+  const a = await startMember(t, 1, [proxy.addr], { requestTimeoutMs: 60_000 });
+  proxy.retarget({ port: b.port });
+  await waitFor('connected', () => a.m.isAlive(2) && b.m.isAlive(1));
+  b.m.handle('echo', (body) => body);
+  b.m.handle('never', (_b, ctx) => new Promise((resolve) => ctx.signal.addEventListener('abort', () => resolve(null))));
+  proxy.delay(150);
+  const before = proxy.bytes.down;
+  t.strictSame(await a.m.request(2, 'echo', { big: 'x'.repeat(100_000) }), { big: 'x'.repeat(100_000) });
+  t.ok(proxy.bytes.down - before > 100_000, 'the answer went through the proxy');
+  proxy.heal();
+  proxy.drop();
+  const droppedAt = Date.now();
+  const err = (await a.m.request(2, 'never', {}).catch((e: unknown) => e)) as { code: string; retriable: boolean };
+  t.match(err, { code: 'E_UNAVAILABLE', retriable: true });
+  t.ok(Date.now() - droppedAt < 30_000, 'failed when the silent link was given up, not at the 60 s timeout');
+});
+
+t.test('a responder serves at most 256 requests at once per connection; more are refused, retriable', async (t) => {
+  const { a, b } = await pair(t);
+  const releases: (() => void)[] = [];
+  b.m.handle('hold', () => new Promise<string>((resolve) => releases.push(() => resolve('done'))));
+  const all = Array.from({ length: 300 }, () => a.m.request(2, 'hold', {}).then((v) => v, (e: LogsvcError) => e.code));
+  await waitFor('256 held', () => releases.length === 256, 10_000);
+  await sleep(100);
+  t.equal(releases.length, 256, 'no more than the bound reached the handler');
+  for (const r of releases) r();
+  const results = await Promise.all(all);
+  t.equal(results.filter((r) => r === 'done').length, 256);
+  t.equal(results.filter((r) => r === 'E_TOO_MANY_REQUESTS').length, 44);
 });
