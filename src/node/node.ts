@@ -30,6 +30,7 @@ import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from
 import { EmbeddedDigestQueue } from '../queue/index.js';
 import { KafkaDigestQueue, ingestTopic } from '../queue/kafka-queue.js';
 import { KafkaTail } from '../queue/kafka-tail.js';
+import { kafkaHealthCheck } from '../queue/kafka-health.js';
 import { SegmentCatalog } from '../segments/catalog.js';
 import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
@@ -224,6 +225,10 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       logger,
       () => (store.writeFailure === null ? null : `global state cannot be written: ${store.writeFailure.message}`),
     );
+    if (queue instanceof KafkaDigestQueue) {
+      const kq = queue;
+      health.addCheck(() => kafkaHealthCheck(kq));
+    }
     await health.start();
     cleanups.push(() => health.stop());
 
