@@ -37,6 +37,8 @@ export class FileService {
   private readonly cache = new Map<string, CacheEntry>();
   private cachedBytes = 0;
 
+  private remoteBlobs: ((hash: string) => Promise<Buffer | null>) | null = null;
+
   constructor(
     private readonly store: GlobalStore,
     private readonly blobs: BlobStore,
@@ -74,6 +76,39 @@ export class FileService {
   }
 
   /** Stores (or atomically replaces) a file; `repositoryName` null means a shared file (root only). */
+  /**
+   * A cluster: where to fetch a file's content that another node received (the upload went to one
+   * node's blob store; global state only names it). Called with the content hash; resolves with the
+   * bytes or null when no peer has them.
+   */
+  setRemoteBlobs(fetch: (hash: string) => Promise<Buffer | null>): void {
+    this.remoteBlobs = fetch;
+  }
+
+  /** This node's copy of a file's content, fetched from a peer (and kept) when it has none yet. */
+  private async readBlob(hash: string): Promise<Buffer> {
+    try {
+      return await this.blobs.read(hash);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || this.remoteBlobs === null) throw err;
+    }
+    const bytes = await this.remoteBlobs(hash);
+    if (bytes === null) throw new LogsvcError('E_UNAVAILABLE', 'the lookup file\'s content is on no node that can be reached now; retry later');
+    if (contentHash(bytes) !== hash) throw new LogsvcError('E_UNAVAILABLE', 'a peer sent a lookup file whose content does not match its hash; retry');
+    await this.blobs.hold(hash, bytes);
+    this.blobs.release(hash);
+    return bytes;
+  }
+
+  /** This node's own copy of a content hash, for a peer that asks (null when it has none). */
+  async localBlob(hash: string): Promise<Buffer | null> {
+    try {
+      return await this.blobs.read(hash);
+    } catch {
+      return null;
+    }
+  }
+
   async upload(p: Principal, repositoryName: string | null, fileName: string, bytes: Buffer): Promise<StoredFile> {
     const { scope, where } = this.scope(p, repositoryName, 'uploading a file');
     const kind = checkFileName(fileName);
@@ -121,7 +156,7 @@ export class FileService {
   async download(p: Principal, repositoryName: string, fileName: string): Promise<{ file: StoredFile; bytes: Buffer }> {
     const file = this.find(p, repositoryName, fileName, 'reading a file');
     try {
-      return { file, bytes: await this.blobs.read(file.contentHash) };
+      return { file, bytes: await this.readBlob(file.contentHash) };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new LogsvcError('E_NOT_FOUND', `file "${fileName}" was replaced or removed meanwhile; retry`);
       throw err;
@@ -162,7 +197,7 @@ export class FileService {
       const f = this.resolve(repositoryId, name);
       if (f === undefined) continue;
       const kind = checkFileName(f.name);
-      out[name] = await this.tableOf(f.contentHash, () => this.blobs.read(f.contentHash), kind);
+      out[name] = await this.tableOf(f.contentHash, () => this.readBlob(f.contentHash), kind);
     }
     return out;
   }

@@ -23,6 +23,7 @@ import { ClusterService, SelfLiveness, type Liveness } from '../cluster/index.js
 import { Membership } from '../cluster/protocol/membership.js';
 import { DigestOwnership } from '../cluster/digest-ownership.js';
 import { PeerQueries } from '../cluster/peer-queries.js';
+import { servePeerFiles } from '../cluster/peer-files.js';
 import { fileNamesIn } from '../query/file-refs.js';
 import { HealthService } from '../health/index.js';
 import { createGraphqlEndpoint } from '../graphql/index.js';
@@ -426,6 +427,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           timeoutMs: config.query.max_query_seconds * 1000,
         }),
       );
+      files.setRemoteBlobs(servePeerFiles(membership, selfId, (h) => files.localBlob(h), config.files.max_file_bytes, config.query.max_query_seconds * 1000));
       await membership.start();
       cleanups.push(() => membership.stop());
       liveness.current = membership;
