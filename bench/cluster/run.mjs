@@ -116,6 +116,14 @@ async function owners(url, token) {
 async function main() {
   const root = await makeTempDir('logsvc-bench-cluster-');
   const kdir = join(root, 'kafka');
+  // Interrupted: stop every child (nodes by PID, the broker by its PID file) before exiting.
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.once(sig, () => {
+      void cleanupAll()
+        .then(() => run(KAFKA_DEV, ['stop', '--data-dir', kdir]))
+        .finally(() => process.exit(130));
+    });
+  }
   const [kport, cport] = [await freePort(), await freePort()];
   await run(KAFKA_DEV, ['fetch']);
   await run(KAFKA_DEV, ['start', '--data-dir', kdir, '--port', String(kport), '--controller-port', String(cport)]);

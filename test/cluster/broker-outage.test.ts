@@ -7,6 +7,9 @@ import { startCluster, waitForAlive } from '../helpers/cluster.js';
 import { api } from '../helpers/http.js';
 import { countOf, createRepo, queryJson, sleep } from '../helpers/query.js';
 
+// A broker and several nodes start here: more than tap's default per-file timeout on a busy machine.
+t.setTimeout(400_000);
+
 t.test('broker outage under load: 503 + Retry-After, no acknowledged event lost, resumes by itself', async (t) => {
   const c = await startCluster(t, { nodes: 2, partitions: 4, extra: '' });
   const [n1, n2] = [c.node(1), c.node(2)];

@@ -9,6 +9,9 @@ import { startCluster, waitForAlive } from '../helpers/cluster.js';
 import { api } from '../helpers/http.js';
 import { countOf, createRepo, queryJson, sleep } from '../helpers/query.js';
 
+// A broker and several nodes start here: more than tap's default per-file timeout on a busy machine.
+t.setTimeout(400_000);
+
 t.test('failover and handover under load: each acknowledged event exactly once, on every node', async (t) => {
   const c = await startCluster(t, { nodes: 3, partitions: 6 });
   const [n1, n2, n3] = [c.node(1), c.node(2), c.node(3)];

@@ -11,6 +11,9 @@ import { uploadFile } from '../helpers/files.js';
 import { createAlert } from '../helpers/alerts.js';
 import { countOf, createRepo, ingestStructured, openNdjsonStream, queryJson, runJob, sleep } from '../helpers/query.js';
 
+// A broker and several nodes start here: more than tap's default per-file timeout on a busy machine.
+t.setTimeout(400_000);
+
 t.test('a three-node cluster behaves as one service', async (t) => {
   const c = await startCluster(t, { nodes: 3, partitions: 6 });
   const [n1, n2, n3] = [c.node(1), c.node(2), c.node(3)];

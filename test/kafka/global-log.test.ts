@@ -17,6 +17,9 @@ import { startBroker } from '../helpers/kafka-broker.js';
 
 const root = { kind: 'local-admin' as const, isRoot: true as const };
 
+// A broker and several nodes start here: more than tap's default per-file timeout on a busy machine.
+t.setTimeout(400_000);
+
 t.test('two nodes share global state through global-events', async (t) => {
   const broker = await startBroker(t);
   const dir = await mkdtemp(join(tmpdir(), 'logsvc-glog-'));
