@@ -22,7 +22,7 @@ import { ClusterService, SelfLiveness } from '../cluster/index.js';
 import { HealthService } from '../health/index.js';
 import { createGraphqlEndpoint } from '../graphql/index.js';
 import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
-import { EmbeddedDigestQueue } from '../queue/index.js';
+import { openDigestQueue } from '../queue/index.js';
 import { SegmentCatalog } from '../segments/catalog.js';
 import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
@@ -115,7 +115,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     cleanups.push(() => runtime.stop());
 
     // Digest queue, segments, digest. Replay happens here, before the node takes requests.
-    const queue = await EmbeddedDigestQueue.open({ dir: join(dataDir, 'queue'), partitions: store.state.partitions.length || config.digest.partitions, logger, onFatal });
+    // queue.kind: files in the data dir, or the [kafka] cluster's ingest topic (created if missing).
+    const { queue, healthCheck: queueHealth } = await openDigestQueue({ config, dataDir, partitions: store.state.partitions.length || config.digest.partitions, logger, onFatal });
     cleanups.push(() => queue.close());
     const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), logger, clock.now());
     const threads = config.digest.worker_threads;
@@ -161,6 +162,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       logger,
       () => (store.writeFailure === null ? null : `global state cannot be written: ${store.writeFailure.message}`),
     );
+    if (queueHealth !== null) health.addCheck(queueHealth);
     await health.start();
     cleanups.push(() => health.stop());
 
