@@ -170,7 +170,7 @@ export async function start({ dataDir, port, controllerPort, heap = '512m', read
   const props = join(dataDir, 'server.properties');
   writeFileSync(props, serverProperties({ dataDir, port, controllerPort }));
   const java = process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
-  const jvm = [`-Xmx${heap}`, '-Xms64m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Djava.awt.headless=true', '-Dlog4j2.level=WARN'];
+  const jvm = [`-Xmx${heap}`, '-Xms64m', '-XX:+UseSerialGC', '-Djava.awt.headless=true', '-Dlog4j2.level=WARN'];
   if (!existsSync(join(dataDir, 'logs', 'meta.properties'))) {
     // Storage is formatted once; a restart on the same data dir keeps the topics.
     // A random Kafka Uuid (16 bytes, base64url); one starting with "-" would read as an option.
