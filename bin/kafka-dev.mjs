@@ -170,10 +170,12 @@ export async function start({ dataDir, port, controllerPort, heap = '512m', read
   const props = join(dataDir, 'server.properties');
   writeFileSync(props, serverProperties({ dataDir, port, controllerPort }));
   const java = process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
-  const jvm = [`-Xmx${heap}`, '-Xms64m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Djava.awt.headless=true', '-Dlog4j2.level=WARN'];
+  const jvm = [`-Xmx${heap}`, '-Xms64m', '-XX:+UseSerialGC', '-Djava.awt.headless=true', '-Dlog4j2.level=WARN'];
   if (!existsSync(join(dataDir, 'logs', 'meta.properties'))) {
     // Storage is formatted once; a restart on the same data dir keeps the topics.
-    const clusterId = randomBytes(16).toString('base64url');
+    // A random Kafka Uuid (16 bytes, base64url); one starting with "-" would read as an option.
+    let clusterId = randomBytes(16).toString('base64url');
+    while (clusterId.startsWith('-')) clusterId = randomBytes(16).toString('base64url');
     const f = spawnSync(java, [...jvm, '-cp', cp, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props], { encoding: 'utf8', timeout: 120_000 });
     if (f.error || f.status !== 0) throw new Error(`kafka-dev start: storage format failed (${f.error ? f.error.message : `exit ${f.status}`}): ${f.stdout}${f.stderr}`);
   }

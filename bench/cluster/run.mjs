@@ -91,17 +91,21 @@ function clusterToml(id, brokers, prefix, port, peers) {
   return `[node]\nid = ${id}\n[queue]\nkind = "kafka"\n[kafka]\nbrokers = "${brokers}"\ntopic_prefix = "${prefix}"\ntopic_replication_factor = 1\nmin_insync_replicas = 1\n[cluster]\nlisten = "127.0.0.1:${port}"\npeers = [${peers.map((p) => `"127.0.0.1:${p}"`).join(', ')}]\nheartbeat_interval_ms = 200\nfailure_timeout_ms = ${FAILURE_MS}\n[digest]\npartitions = 6\nflush_block_seconds = 1\n[health]\ngrace_period_seconds = 0\n`;
 }
 
+/** Every event, whatever its timestamp (the datasets' clocks are their own). */
+const ALL_TIME = () => ({ start: 0, end: Date.now() + 365 * 86_400_000 });
+
 async function countOf(url, token, repo, q = 'count()') {
-  const r = await api(url, `/api/v1/repositories/${repo}/query`, token, { queryString: q, start: '2h' });
+  const r = await api(url, `/api/v1/repositories/${repo}/query`, token, { queryString: q, ...ALL_TIME() });
+  if (r.status !== 200) throw new Error(`${q}: ${r.status} ${r.text.slice(0, 200)}`);
   return Number(JSON.parse(r.text)[0]?._count ?? NaN);
 }
 
 async function timeQuery(url, token, repo, q) {
-  await api(url, `/api/v1/repositories/${repo}/query`, token, { queryString: q, start: '2h' });
+  await api(url, `/api/v1/repositories/${repo}/query`, token, { queryString: q, ...ALL_TIME() });
   const times = [];
   for (let i = 0; i < 5; i++) {
     const t0 = performance.now();
-    const r = await api(url, `/api/v1/repositories/${repo}/query`, token, { queryString: q, start: '2h' });
+    const r = await api(url, `/api/v1/repositories/${repo}/query`, token, { queryString: q, ...ALL_TIME() });
     if (r.status !== 200) throw new Error(`${q}: ${r.status} ${r.text}`);
     times.push(performance.now() - t0);
   }
@@ -110,7 +114,19 @@ async function timeQuery(url, token, repo, q) {
 
 async function owners(url, token) {
   const r = await api(url, '/api/v1/clusterconfig/digest', token);
-  return /** @type {{partition: number, hosts: number[], owner: number | null}[]} */ (JSON.parse(r.text));
+  const o = /** @type {{partition: number, hosts: number[], owner: number | null}[]} */ (JSON.parse(r.text));
+  if (r.status !== 200 || !Array.isArray(o) || o.length === 0) throw new Error(`digest owners: ${r.status} ${r.text.slice(0, 200)}`);
+  return o;
+}
+
+/** Waits until every partition is digested by its first host (the settled state). */
+async function settled(url, token, timeoutMs) {
+  const t0 = performance.now();
+  while (performance.now() - t0 < timeoutMs) {
+    if ((await owners(url, token)).every((p) => p.owner === p.hosts[0])) return performance.now() - t0;
+    await sleep(50);
+  }
+  throw new Error(`partitions not with their first hosts within ${timeoutMs} ms: ${JSON.stringify(await owners(url, token))}`);
 }
 
 async function main() {
@@ -153,6 +169,7 @@ async function main() {
     await sleep(FAILURE_MS * 3);
     const [a] = nodes;
     const token = await createRepo(a.server.url, a.adminToken, 'bench');
+    await settled(a.server.url, a.adminToken, 60_000);
     // The same events as the embedded node got, for the query comparison.
     await ingestBench(a.server.url, token, []);
     const killAt = performance.now();
@@ -183,15 +200,7 @@ async function main() {
     await writeFile(join(dirs[1], 'again.toml'), tomls[1]);
     nodes[1] = await startLogsvcNode({ rootDir: dirs[1], config: tomls[1], nodeFlags: [] });
     const readyAt = performance.now();
-    let handoverMs = NaN;
-    while (performance.now() - readyAt < 60_000) {
-      const o = await owners(a.server.url, a.adminToken);
-      if (o.every((p) => p.owner === p.hosts[0])) {
-        handoverMs = performance.now() - readyAt;
-        break;
-      }
-      await sleep(50);
-    }
+    const handoverMs = await settled(a.server.url, a.adminToken, 60_000);
     await sleep(2000);
     probing = false;
     await probe;

@@ -33,6 +33,7 @@ Targets
   --admin-token TOKEN  root token for --url, to read its /api/v1/metrics
   --cpu-prof DIR       spawned node runs with --cpu-prof, profiles written to DIR
   --keep-data          keep the spawned node's temp dir (data dir, config) and print its path
+  --node-config FILE   TOML appended to the spawned node's config (e.g. a Kafka queue, bench/ingest/kafka.mjs)
 
 Output
   --out FILE           append the whole result as one JSON line
@@ -62,6 +63,7 @@ Examples
  * @property {string | null} adminToken
  * @property {string | null} cpuProf
  * @property {boolean} keepData
+ * @property {string | null} nodeConfig TOML appended to the spawned node's config (e.g. [queue] kind = "kafka")
  * @property {string | null} out
  */
 
@@ -96,6 +98,7 @@ export function parseOptions(argv) {
         'admin-token': { type: 'string' },
         'cpu-prof': { type: 'string' },
         'keep-data': { type: 'boolean', default: false },
+        'node-config': { type: 'string' },
         out: { type: 'string' },
         help: { type: 'boolean', default: false },
       },
@@ -139,6 +142,7 @@ export function parseOptions(argv) {
   }
   if (values['cpu-prof'] !== undefined && url !== null) problems.push('--cpu-prof: only for a spawned node, not with --url');
   if (values['keep-data'] && url !== null) problems.push('--keep-data: only for a spawned node, not with --url');
+  if (values['node-config'] !== undefined && url !== null) problems.push('--node-config: only for a spawned node, not with --url');
 
   if (problems.length > 0) return { help: false, problems };
   /** @type {BenchOptions} */
@@ -160,6 +164,7 @@ export function parseOptions(argv) {
     adminToken: values['admin-token'] ?? null,
     cpuProf: values['cpu-prof'] ?? null,
     keepData: Boolean(values['keep-data']),
+    nodeConfig: values['node-config'] ?? null,
     out: values.out ?? null,
   };
   return { help: false, options: Object.freeze(options) };

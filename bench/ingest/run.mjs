@@ -7,7 +7,7 @@
  * stop. Everything binds 127.0.0.1; every phase is bounded in time; every process and temp dir this
  * run starts is removed at the end, on Ctrl-C and on errors. `--help` lists the options.
  */
-import { appendFile, mkdir } from 'node:fs/promises';
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { buildBodyPool } from '../lib/bodies.mjs';
 import { createControlClient, createLoadPool, graphql } from '../lib/http.mjs';
@@ -165,7 +165,8 @@ async function nodePhase(o, dataset, pool) {
       await mkdir(o.cpuProf, { recursive: true });
       nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${resolve(o.cpuProf)}`);
     }
-    const { server, dataDir, adminToken } = await startLogsvcNode({ rootDir: root, config: NODE_CONFIG, nodeFlags });
+    const config = o.nodeConfig === null ? NODE_CONFIG : `${NODE_CONFIG}\n${await readFile(o.nodeConfig, 'utf8')}`;
+    const { server, dataDir, adminToken } = await startLogsvcNode({ rootDir: root, config, nodeFlags });
     let r;
     try {
       const control = createControlClient(server.url);

@@ -12,8 +12,14 @@ import { createRequire } from 'node:module';
 import type * as RdKafka from 'node-rdkafka';
 import { LogsvcError } from '../lib/errors.js';
 
-// node-rdkafka is CommonJS with a native addon: load it through require (one place, here).
-const rdkafka = createRequire(import.meta.url)('node-rdkafka') as typeof RdKafka;
+// node-rdkafka is CommonJS with a native addon that may be loaded once per process and never in a
+// worker thread (it is not context-aware): load it on first use, not when this module is imported
+// (the worker pools import modules that import this one).
+let loaded: typeof RdKafka | null = null;
+function rd(): typeof RdKafka {
+  loaded ??= createRequire(import.meta.url)('node-rdkafka') as typeof RdKafka;
+  return loaded;
+}
 
 export type KafkaPropertyValue = string | number | boolean;
 
@@ -39,31 +45,36 @@ export interface Watermarks {
 }
 
 /** librdkafka's own codes for "the cluster is unreachable or too slow" (negative: client-side). */
-const ERR = rdkafka.CODES.ERRORS;
-const UNAVAILABLE_CODES: ReadonlySet<number> = new Set([
-  ERR.ERR__TRANSPORT,
-  ERR.ERR__MSG_TIMED_OUT,
-  ERR.ERR__ALL_BROKERS_DOWN,
-  ERR.ERR__TIMED_OUT,
-  ERR.ERR__QUEUE_FULL,
-  ERR.ERR__RESOLVE,
-  ERR.ERR_REQUEST_TIMED_OUT,
-  ERR.ERR_NOT_ENOUGH_REPLICAS,
-  ERR.ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-  ERR.ERR_LEADER_NOT_AVAILABLE,
-  ERR.ERR_NOT_LEADER_FOR_PARTITION,
-  ERR.ERR_BROKER_NOT_AVAILABLE,
-  ERR.ERR_NETWORK_EXCEPTION,
-  ERR.ERR_COORDINATOR_NOT_AVAILABLE,
-  ERR.ERR__WAIT_COORD,
-]);
+let unavailableCodes: ReadonlySet<number> | null = null;
+function isUnavailableCode(code: number): boolean {
+  if (unavailableCodes === null) {
+    const E = rd().CODES.ERRORS;
+    unavailableCodes = new Set([
+      E.ERR__TRANSPORT,
+      E.ERR__MSG_TIMED_OUT,
+      E.ERR__ALL_BROKERS_DOWN,
+      E.ERR__TIMED_OUT,
+      E.ERR__QUEUE_FULL,
+      E.ERR__RESOLVE,
+      E.ERR_REQUEST_TIMED_OUT,
+      E.ERR_NOT_ENOUGH_REPLICAS,
+      E.ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+      E.ERR_LEADER_NOT_AVAILABLE,
+      E.ERR_NOT_LEADER_FOR_PARTITION,
+      E.ERR_BROKER_NOT_AVAILABLE,
+      E.ERR_NETWORK_EXCEPTION,
+      E.ERR_COORDINATOR_NOT_AVAILABLE,
+      E.ERR__WAIT_COORD,
+    ]);
+  }
+  return unavailableCodes.has(code);
+}
 
-export const KAFKA_ERR = {
-  TOPIC_ALREADY_EXISTS: ERR.ERR_TOPIC_ALREADY_EXISTS,
-  INVALID_PARTITIONS: ERR.ERR_INVALID_PARTITIONS,
-  UNKNOWN_TOPIC_OR_PART: ERR.ERR_UNKNOWN_TOPIC_OR_PART,
-  OFFSET_OUT_OF_RANGE: ERR.ERR_OFFSET_OUT_OF_RANGE,
-} as const;
+/** Whether `err` is librdkafka's error `name` (e.g. "ERR_TOPIC_ALREADY_EXISTS"). */
+function isKafkaError(err: unknown, name: 'ERR_TOPIC_ALREADY_EXISTS' | 'ERR_INVALID_PARTITIONS' | 'ERR_UNKNOWN_TOPIC_OR_PART'): boolean {
+  const code = kafkaErrorCode(err);
+  return code !== undefined && code === rd().CODES.ERRORS[name];
+}
 
 interface RdError {
   message?: string;
@@ -82,7 +93,7 @@ export function kafkaError(what: string, err: unknown): LogsvcError {
   const e = (err ?? {}) as RdError;
   const code = kafkaErrorCode(err);
   const msg = `${what}: ${e.message ?? String(err)}${code === undefined ? '' : ` (librdkafka code ${code})`}`;
-  const unavailable = (code !== undefined && UNAVAILABLE_CODES.has(code)) || e.isRetriable === true;
+  const unavailable = (code !== undefined && isUnavailableCode(code)) || e.isRetriable === true;
   return new LogsvcError(unavailable ? 'E_UNAVAILABLE' : 'E_INTERNAL', `Kafka ${msg}`, { cause: err });
 }
 
@@ -165,7 +176,7 @@ export class KafkaProducer {
   ) {}
 
   static async connect(c: KafkaConnection, opts: ProducerOptions): Promise<KafkaProducer> {
-    const p = new rdkafka.Producer(
+    const p = new (rd().Producer)(
       merged(c, 'producer', {
         'enable.idempotence': true,
         acks: 'all',
@@ -282,7 +293,7 @@ export class KafkaReader {
   private constructor(private readonly c: RdKafka.KafkaConsumer) {}
 
   static async connect(c: KafkaConnection, opts: { role: string; timeoutMs: number; fetchMaxWaitMs?: number }): Promise<KafkaReader> {
-    const consumer = new rdkafka.KafkaConsumer(
+    const consumer = new (rd().KafkaConsumer)(
       merged(c, opts.role, {
         'group.id': `logsvc-${opts.role}-unused`,
         'enable.auto.commit': false,
@@ -365,8 +376,8 @@ export class KafkaAdmin {
   ) {}
 
   static async connect(c: KafkaConnection, timeoutMs: number): Promise<KafkaAdmin> {
-    const admin = rdkafka.AdminClient.create(merged(c, 'admin', {}) as RdKafka.GlobalConfig);
-    const meta = new rdkafka.Producer(merged(c, 'metadata', {}) as RdKafka.ProducerGlobalConfig, {});
+    const admin = rd().AdminClient.create(merged(c, 'admin', {}) as RdKafka.GlobalConfig);
+    const meta = new (rd().Producer)(merged(c, 'metadata', {}) as RdKafka.ProducerGlobalConfig, {});
     meta.on('event.error', () => undefined);
     try {
       await connectClient(meta, 'metadata client', timeoutMs);
@@ -382,7 +393,7 @@ export class KafkaAdmin {
     return new Promise((resolve, reject) => {
       this.meta.getMetadata({ topic, timeout: this.timeoutMs }, (err, md) => {
         if (err) {
-          if (kafkaErrorCode(err) === KAFKA_ERR.UNKNOWN_TOPIC_OR_PART) return resolve(null);
+          if (isKafkaError(err, 'ERR_UNKNOWN_TOPIC_OR_PART')) return resolve(null);
           return reject(kafkaError(`metadata of ${topic}`, err));
         }
         const t = md.topics.find((x) => x.name === topic);
@@ -396,7 +407,7 @@ export class KafkaAdmin {
     return new Promise((resolve, reject) => {
       this.admin.createTopic({ topic: spec.name, num_partitions: spec.partitions, replication_factor: spec.replicationFactor, config: spec.config }, this.timeoutMs, (err) => {
         if (!err) return resolve(true);
-        if (kafkaErrorCode(err) === KAFKA_ERR.TOPIC_ALREADY_EXISTS) return resolve(false);
+        if (isKafkaError(err, 'ERR_TOPIC_ALREADY_EXISTS')) return resolve(false);
         reject(kafkaError(`create topic ${spec.name}`, err));
       });
     });
@@ -411,7 +422,7 @@ export class KafkaAdmin {
       this.admin.createPartitions(topic, count, this.timeoutMs, (err) => (err ? reject(err) : resolve()));
     }).catch(async (err: unknown) => {
       // Raced with another node growing it (INVALID_PARTITIONS: it already has that many)?
-      if (kafkaErrorCode(err) === KAFKA_ERR.INVALID_PARTITIONS && ((await this.partitionCount(topic)) ?? 0) >= count) return;
+      if (isKafkaError(err, 'ERR_INVALID_PARTITIONS') && ((await this.partitionCount(topic)) ?? 0) >= count) return;
       throw kafkaError(`grow topic ${topic} to ${count} partitions`, err);
     });
     await this.waitForPartitions(topic, count);
@@ -458,4 +469,6 @@ export class KafkaAdmin {
 }
 
 /** The librdkafka version node-rdkafka was built with (for `logsvc version` and health details). */
-export const librdkafkaVersion: string = rdkafka.librdkafkaVersion;
+export function librdkafkaVersion(): string {
+  return rd().librdkafkaVersion;
+}
