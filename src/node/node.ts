@@ -28,10 +28,8 @@ import { fileNamesIn } from '../query/file-refs.js';
 import { HealthService } from '../health/index.js';
 import { createGraphqlEndpoint } from '../graphql/index.js';
 import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
-import { EmbeddedDigestQueue } from '../queue/index.js';
-import { KafkaDigestQueue, ingestTopic } from '../queue/kafka-queue.js';
+import { ingestTopic, kafkaConnection, openDigestQueue } from '../queue/index.js';
 import { KafkaTail } from '../queue/kafka-tail.js';
-import { kafkaHealthCheck } from '../queue/kafka-health.js';
 import { SegmentCatalog } from '../segments/catalog.js';
 import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
@@ -128,7 +126,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const box = await SecretBox.openOrCreate(dataDir);
     const uuid = await nodeUuid(dataDir);
     const clustered = config.queue.kind === 'kafka';
-    const kafka = { brokers: config.kafka.brokers, properties: config.kafka.properties, clientId: `logsvc-node${config.node.id}` };
+    const kafka = kafkaConnection(config);
     const store = clustered
       ? await GlobalStore.openShared(
           new KafkaGlobalLog({
@@ -166,19 +164,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     cleanups.push(() => runtime.stop());
 
     // Digest queue, segments, digest. Replay happens here, before the node takes requests.
-    const partitionCount = store.state.partitions.length || config.digest.partitions;
-    const queue = clustered
-      ? await KafkaDigestQueue.open({
-          connection: kafka,
-          topicPrefix: config.kafka.topic_prefix,
-          partitions: partitionCount,
-          replicationFactor: config.kafka.topic_replication_factor,
-          minInsyncReplicas: config.kafka.min_insync_replicas,
-          deliveryTimeoutMs: config.kafka.delivery_timeout_ms,
-          requestTimeoutMs: config.kafka.request_timeout_ms,
-          logger,
-        })
-      : await EmbeddedDigestQueue.open({ dir: join(dataDir, 'queue'), partitions: partitionCount, logger, onFatal });
+    // queue.kind: files in the data dir, or the [kafka] cluster's ingest topic (created if missing).
+    const { queue, healthCheck: queueHealth } = await openDigestQueue({ config, dataDir, partitions: store.state.partitions.length || config.digest.partitions, logger, onFatal });
     cleanups.push(() => queue.close());
     const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), logger, clock.now());
     let ownership: DigestOwnership | null = null;
@@ -226,10 +213,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       logger,
       () => (store.writeFailure === null ? null : `global state cannot be written: ${store.writeFailure.message}`),
     );
-    if (queue instanceof KafkaDigestQueue) {
-      const kq = queue;
-      health.addCheck(() => kafkaHealthCheck(kq));
-    }
+    if (queueHealth !== null) health.addCheck(queueHealth);
     await health.start();
     cleanups.push(() => health.stop());
 
