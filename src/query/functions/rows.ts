@@ -4,6 +4,7 @@
  * back to N by a total order whenever it reaches 2N, so a state never holds more than 2N rows and
  * merges give the same rows in any order (ties are broken by the row's contents).
  */
+import { chargeKept, pairsBytes, releaseKept } from '../memory.js';
 import type { Aggregator, Ev } from '../runtime.js';
 import { parseNumber } from '../values.js';
 import type { BoundArgs } from './args.js';
@@ -15,6 +16,8 @@ interface Item {
   v: (string | null)[];
   q: number;
   f: [string, string][];
+  /** Estimated bytes, charged to the query's memory budget while the row is kept. */
+  z: number;
 }
 
 interface KeepState {
@@ -28,7 +31,12 @@ type ItemOrder = (a: Item, b: Item) => number;
 
 function trim(st: KeepState, n: number, order: ItemOrder): void {
   st.items.sort(order);
-  if (st.items.length > n) st.items.length = n;
+  if (st.items.length > n) {
+    let cut = 0;
+    for (let i = n; i < st.items.length; i++) cut += st.items[i]!.z;
+    releaseKept(cut);
+    st.items.length = n;
+  }
   st.w = st.items.length === n ? st.items[n - 1]! : null;
 }
 
@@ -51,14 +59,19 @@ function keepFirst(
     name,
     init: () => ({ items: [], seq: 0, w: null }),
     add(st, e) {
-      const probe: Item = { v: sortValues(e), q: st.seq++, f: [] };
+      const probe: Item = { v: sortValues(e), q: st.seq++, f: [], z: 0 };
       if (st.w !== null && primary(probe, st.w) > 0) return;
       probe.f = pairsOf(e);
+      probe.z = pairsBytes(probe.f);
+      chargeKept(probe.z);
       st.items.push(probe);
       if (st.items.length >= 2 * n + 16) trim(st, n, order);
     },
     merge(into, other) {
-      for (const it of other.items) into.items.push(it);
+      for (const it of other.items) {
+        chargeKept(it.z);
+        into.items.push(it);
+      }
       into.seq = Math.max(into.seq, other.seq);
       if (into.items.length >= 2 * n + 16) trim(into, n, order);
     },
