@@ -21,7 +21,7 @@ export const MAX_FORMAT_PRECISION = 100;
 export function valueTooLarge(fn: string, chars: number): LogsvcError {
   return new LogsvcError(
     'E_QUERY_LIMIT',
-    `${fn}: the result would be ${chars} characters long, more than the ${MAX_VALUE_CHARS} characters a query function may make (docs/query-limits.md)`,
+    `${fn}: the result would be at least ${chars} characters long, more than the ${MAX_VALUE_CHARS} characters a query function may make (docs/query-limits.md)`,
   );
 }
 
