@@ -20,7 +20,7 @@ export const MAX_QUERY_DEPTH = 100;
  * chain is one (the compiler and the evaluator walk the tree recursively, so a chain of thousands
  * of terms overflowed the stack).
  */
-export const MAX_QUERY_LEVELS = 1000;
+export const MAX_QUERY_LEVELS = 3000;
 
 /** Parses a query; throws a QueryError (E_QUERY) naming what was expected, what was found, and where. */
 export function parseQuery(text: string): Pipeline {
