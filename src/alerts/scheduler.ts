@@ -70,6 +70,12 @@ const MAX_STOP_GRACE_MS = 5000;
  * instead of one fsynced global event per evaluation interval.
  */
 export const UNTHROTTLED_RECORD_MS = 60_000;
+/**
+ * An alert whose query fails (an error, a memory budget, a timeout) is evaluated again only after
+ * a delay that doubles with each failure in a row, from one interval up to this: a query that
+ * hurts the node is not re-run every interval. A clean evaluation or a changed query resets it.
+ */
+export const MAX_FAILURE_BACKOFF_MS = 60 * 60_000;
 
 /** What an evaluation that triggered hands to delivery. */
 interface Triggered {
@@ -93,6 +99,8 @@ export class AlertScheduler {
   private readonly lastStarted = new Map<string, number>();
   /** Alert id -> evaluations skipped in a row because the node's query slots were taken. */
   private readonly busySkips = new Map<string, number>();
+  /** Alert id -> failed evaluations in a row of its query text, and the monotonic time before which it is not run again. */
+  private readonly failures = new Map<string, { query: string; count: number; notBefore: number }>();
 
   constructor(private readonly d: SchedulerDeps) {
     this.deliveries = new DeliveryQueue(d.settings.maxConcurrentDeliveries);
@@ -117,7 +125,7 @@ export class AlertScheduler {
     if (this.stopped || !this.d.isRunner()) return;
     const state = this.d.store.state;
     const due = [...state.alerting.alerts.values()]
-      .filter((a) => !a.silenced && a.actions.length > 0 && !this.inFlight.has(a.id))
+      .filter((a) => !a.silenced && a.actions.length > 0 && !this.inFlight.has(a.id) && !this.backingOff(a.id, a.queryString))
       .sort((a, b) => (this.lastStarted.get(a.id) ?? -1) - (this.lastStarted.get(b.id) ?? -1));
     for (const a of due) {
       if (this.evaluating >= this.d.settings.maxConcurrent) break;
@@ -132,7 +140,29 @@ export class AlertScheduler {
       if (state.alerting.alerts.has(id)) continue;
       this.lastStarted.delete(id);
       this.busySkips.delete(id);
+      this.failures.delete(id);
     }
+  }
+
+  /** True while alert `id` waits out the backoff after its query (this text of it) failed. */
+  private backingOff(id: string, query: string): boolean {
+    const f = this.failures.get(id);
+    if (f === undefined) return false;
+    if (f.query !== query) {
+      this.failures.delete(id);
+      return false;
+    }
+    return this.d.clock.monotonic() < f.notBefore;
+  }
+
+  /** Alert `id`'s query failed: its lastError says so, and its next evaluation waits longer each time. */
+  private async queryFailed(id: string, query: string, text: string): Promise<null> {
+    const prev = this.failures.get(id);
+    const count = prev !== undefined && prev.query === query ? prev.count + 1 : 1;
+    const delay = Math.min(MAX_FAILURE_BACKOFF_MS, this.d.settings.intervalMs * 2 ** Math.min(count - 1, 30));
+    this.failures.set(id, { query, count, notBefore: this.d.clock.monotonic() + delay });
+    // A fixed text (no retry time in it): an unchanged error is not written to global state again.
+    return this.problem(id, `${text}; while it keeps failing it is evaluated less often (the wait doubles up to ${MAX_FAILURE_BACKOFF_MS / 60_000} minutes)`);
   }
 
   /** The evaluation in an evaluation slot; a trigger's actions after it, in a delivery slot. */
@@ -174,7 +204,7 @@ export class AlertScheduler {
         return this.problem(id, `not evaluated: all of this node's query slots (query.max_concurrent) were taken at ${BUSY_SKIPS_BEFORE_ERROR} or more evaluations in a row; it is tried again every interval`);
       }
       this.busySkips.delete(id);
-      return this.problem(id, `the query failed: ${(err as Error).message}`);
+      return this.queryFailed(id, alert.queryString, `the query failed: ${(err as Error).message}`);
     }
     this.busySkips.delete(id);
     this.runs.add(run);
@@ -192,8 +222,9 @@ export class AlertScheduler {
       this.runs.delete(run);
     }
     if (this.stopped) return null;
-    if (timedOut) return this.problem(id, `the query did not finish within ${timeoutMs} ms (alerts.query_timeout_ms); not evaluated`);
-    if (run.error !== null) return this.problem(id, `the query failed: ${run.error.message}`);
+    if (timedOut) return this.queryFailed(id, alert.queryString, `the query did not finish within ${timeoutMs} ms (alerts.query_timeout_ms); not evaluated`);
+    if (run.error !== null) return this.queryFailed(id, alert.queryString, `the query failed: ${run.error.message}`);
+    this.failures.delete(id);
     const outcome = run.outcome!;
     if (outcome.warnings.length > 0) {
       // An incomplete result neither triggers nor counts as a clean evaluation.

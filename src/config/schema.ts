@@ -45,6 +45,8 @@ export interface NodeConfig {
     max_query_seconds: number;
     max_groups: number;
     max_rows: number;
+    max_query_memory_bytes: number;
+    max_total_query_memory_bytes: number;
     job_idle_seconds: number;
     live_job_idle_seconds: number;
     max_jobs: number;
@@ -255,8 +257,10 @@ export const OPTIONS: readonly OptionSpec[] = [
 
   { path: 'query.max_concurrent', default: 16, doc: 'queries running at once on this node; further ones get 429 with Retry-After', check: integer(1, 10_000) },
   { path: 'query.max_query_seconds', default: 300, doc: 'time one query (or one refresh of a live query) may run before it is stopped with an error', check: integer(1, 86400) },
-  { path: 'query.max_groups', default: 20_000, doc: 'groups one groupBy/top/timechart may hold (the groupBy limit); further groups are left out with a warning', check: integer(1, 1_000_000) },
-  { path: 'query.max_rows', default: 20_000, doc: 'rows a head/tail/sort/table may return (their limit=max)', check: integer(1, 1_000_000) },
+  { path: 'query.max_groups', default: 1_000_000, doc: "most groups a groupBy/timechart may hold: groupBy's limit=max (its default limit is 20,000); further groups are left out with a warning", check: integer(1, 1_000_000) },
+  { path: 'query.max_rows', default: 200_000, doc: 'most rows a head/tail/sort/table may keep (their limit=max, the product\'s StateRowLimit)', check: integer(1, 1_000_000) },
+  { path: 'query.max_query_memory_bytes', default: 256 * 1024 * 1024, doc: 'memory one query may hold for the values, rows and groups it makes; past it the query ends with E_QUERY_MEMORY (docs/query-limits.md)', check: integer(1024 * 1024, 64 * 1024 * 1024 * 1024) },
+  { path: 'query.max_total_query_memory_bytes', default: 1024 * 1024 * 1024, doc: 'memory all running queries of this node may hold together; a query that would pass it ends with E_QUERY_MEMORY_BUSY (429)', check: integer(1024 * 1024, 1024 * 1024 * 1024 * 1024) },
   { path: 'query.job_idle_seconds', default: 30, doc: 'a query job not polled for this long is stopped and forgotten', check: integer(1, 86400) },
   { path: 'query.live_job_idle_seconds', default: 3600, doc: 'a live query job not polled for this long is stopped and forgotten', check: integer(1, 7 * 86400) },
   { path: 'query.max_jobs', default: 1000, doc: 'query jobs kept on this node at once (running or waiting to be polled)', check: integer(1, 1_000_000) },

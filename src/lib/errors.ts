@@ -25,6 +25,8 @@ export type ErrorCode =
   | 'E_LAYOUT_INVALID'
   | 'E_QUERY'
   | 'E_QUERY_LIMIT'
+  | 'E_QUERY_MEMORY'
+  | 'E_QUERY_MEMORY_BUSY'
   | 'E_TOO_MANY_REQUESTS'
   | 'E_UNAVAILABLE'
   | 'E_NOT_CONFIGURED'
@@ -55,6 +57,8 @@ const STATUS: Record<ErrorCode, number> = {
   E_LAYOUT_INVALID: 400,
   E_QUERY: 400,
   E_QUERY_LIMIT: 400,
+  E_QUERY_MEMORY: 400,
+  E_QUERY_MEMORY_BUSY: 429,
   E_TOO_MANY_REQUESTS: 429,
   E_UNAVAILABLE: 503,
   E_NOT_CONFIGURED: 400,
@@ -65,7 +69,7 @@ const STATUS: Record<ErrorCode, number> = {
   E_INTERNAL: 500,
 };
 
-const RETRIABLE: ReadonlySet<ErrorCode> = new Set(['E_STATE_WRITE_FAILED', 'E_UNAVAILABLE', 'E_TOO_MANY_REQUESTS', 'E_TIMEOUT']);
+const RETRIABLE: ReadonlySet<ErrorCode> = new Set(['E_STATE_WRITE_FAILED', 'E_UNAVAILABLE', 'E_TOO_MANY_REQUESTS', 'E_TIMEOUT', 'E_QUERY_MEMORY_BUSY']);
 
 export class LogsvcError extends Error {
   readonly code: ErrorCode;

@@ -35,7 +35,7 @@ import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
 import { CustomParsers } from '../ingest/custom-parsing.js';
-import { QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
+import { NodeQueryMemory, QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
 import { BlobStore, FileService } from '../files/index.js';
 import { ParserService } from '../parsers/index.js';
 import { ActionDispatcher, ActionService, AlertScheduler, AlertService, isAlertRunner, OutboundHttp, publishAlertNode, SmtpMailer, TargetPolicy } from '../alerts/index.js';
@@ -264,6 +264,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       parallelism: workers.size,
       taskBytes: config.query.task_bytes,
       maxQueryMs: config.query.max_query_seconds * 1000,
+      memory: new NodeQueryMemory(config.query.max_query_memory_bytes, config.query.max_total_query_memory_bytes),
     });
     // A cluster's live queries read new records straight from Kafka (every partition, whoever digests it).
     const liveTail = clustered

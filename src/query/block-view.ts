@@ -8,6 +8,7 @@ import { LogsvcError } from '../lib/errors.js';
 import { unpack } from '../lib/msgpack.js';
 import { fieldColumn, type BlockBody, type BlockColumns } from '../segments/block.js';
 import { decodeNumbers, decodeRaw, decodeStrings, type StringColumn } from '../segments/columns.js';
+import { chargeMade } from './memory.js';
 import type { Ev } from './runtime.js';
 
 /** Where a block's events come from: its repository name, partition and datasource tags. */
@@ -157,6 +158,7 @@ export class ColumnEvent implements Ev {
     return this.view.get(name, this.row);
   }
   set(name: string, value: string): void {
+    chargeMade(value.length);
     (this.overlay ??= new Map()).set(name, value);
   }
   remove(name: string): void {

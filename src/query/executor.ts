@@ -11,6 +11,8 @@ import type { BlockPart } from '../digest/block-parts.js';
 import { LogsvcError, isLogsvcError } from '../lib/errors.js';
 import type { Position, SegmentInfo } from '../segments/catalog.js';
 import { compileQuery } from './compile.js';
+import { engineLimitError } from './limits.js';
+import { Meter, withMeter, type MemoryBudget, type NodeQueryMemory } from './memory.js';
 import { runRows } from './pipeline.js';
 import type { CompiledQuery, Ev } from './runtime.js';
 import { splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
@@ -51,6 +53,8 @@ export interface ExecutorOptions {
   taskBytes: number;
   /** Time one query may run (query.max_query_seconds). */
   maxQueryMs: number;
+  /** Memory budgets per query and for all queries (memory.ts); none: not metered (tests). */
+  memory?: NodeQueryMemory;
 }
 
 export interface QueryOutcome {
@@ -83,7 +87,7 @@ export class QueryRun {
         this.outcome = o;
       },
       (err: unknown) => {
-        this.error = isLogsvcError(err) ? err : new LogsvcError('E_INTERNAL', `query failed: ${(err as Error).message}`);
+        this.error = isLogsvcError(err) ? err : (engineLimitError(err) ?? new LogsvcError('E_INTERNAL', `query failed: ${(err as Error).message}`));
       },
     ).finally(() => {
       this.finishedAt = Date.now();
@@ -109,7 +113,11 @@ export class QueryExecutor {
 
   /** Compiles `spec` (throws E_QUERY for a bad query) without running it. */
   compile(spec: QuerySpec): CompiledQuery {
-    return compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits, ...(spec.files === undefined ? {} : { files: spec.files }) });
+    try {
+      return compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits, ...(spec.files === undefined ? {} : { files: spec.files }) });
+    } catch (err) {
+      throw engineLimitError(err) ?? err;
+    }
   }
 
   /**
@@ -221,6 +229,18 @@ export class QueryExecutor {
   }
 
   private async execute(run: QueryRun, repoName: string, tasks: ScanUnit[][], peers: ReturnType<PeerScans['plan']>): Promise<QueryOutcome> {
+    const deadline = run.startedAt + this.opts.maxQueryMs;
+    const memory = this.opts.memory?.budget();
+    // The coordinator's merges, finish and later stages are charged to the query's budget too.
+    const meter = new Meter(memory ?? null);
+    try {
+      return await this.scanAndMerge(run, repoName, tasks, peers, deadline, memory, meter);
+    } finally {
+      meter.releaseAll();
+    }
+  }
+
+  private async scanAndMerge(run: QueryRun, repoName: string, tasks: ScanUnit[][], peers: ReturnType<PeerScans['plan']>, deadline: number, memory: MemoryBudget | undefined, meter: Meter): Promise<QueryOutcome> {
     const { agg, rest } = splitAtAggregate(run.query);
     const state = agg.init();
     const warnings = new Set<string>(run.query.warnings ?? []);
@@ -244,15 +264,15 @@ export class QueryExecutor {
         run.workDone++;
       }),
     );
-    const deadline = run.startedAt + this.opts.maxQueryMs;
     let next = 0;
     let failure: unknown = null;
     const worker = async (): Promise<void> => {
       while (next < tasks.length && failure === null && !run.cancelled) {
         const units = tasks[next++]!;
         try {
-          const r = await this.opts.runner.scan({ spec: run.spec, repoName, units, deadline });
-          agg.merge(state, r.state);
+          const r = await this.opts.runner.scan({ spec: run.spec, repoName, units, deadline, ...(memory === undefined ? {} : { memory }) });
+          if (failure !== null || run.cancelled) break;
+          withMeter(meter, () => agg.merge(state, r.state));
           run.processedEvents += r.events;
           run.processedBytes += r.bytes;
           matched += r.matched;
@@ -269,7 +289,7 @@ export class QueryExecutor {
     if (tasks.length === 0 && peers.remotes.length === 0) run.workDone = 1;
     for (const w of agg.warnings?.(state) ?? []) warnings.add(w);
     // The stages after the first aggregate run here, over rows.
-    const rows = runRows(run.query.stages.slice(rest), agg.finish(state), (w) => warnings.add(w));
+    const rows = withMeter(meter, () => runRows(run.query.stages.slice(rest), agg.finish(state), (w) => warnings.add(w)));
     return { rows, matched, warnings: [...warnings] };
   }
 }

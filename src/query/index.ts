@@ -3,4 +3,5 @@ export { QueryService, parseQueryRequest, type QueryRequest, type Repo, type Liv
 export { QueryJobRegistry, type PollResponse } from './query-jobs.js';
 export { toJsonRow, toTextLine, type ResultRow } from './results.js';
 export { runScanTask, type ScanTask, type ScanResult } from './scan.js';
+export { NodeQueryMemory } from './memory.js';
 export type { Ev } from './runtime.js';

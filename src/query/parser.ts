@@ -15,6 +15,12 @@ import { Scanner, isFunctionName } from './lexer.js';
 
 export const MAX_QUERY_BYTES = 64 * 1024;
 export const MAX_QUERY_DEPTH = 100;
+/**
+ * Levels of the syntax tree: each nesting level and each operator of an and/or/comparison/arithmetic
+ * chain is one (the compiler and the evaluator walk the tree recursively, so a chain of thousands
+ * of terms overflowed the stack).
+ */
+export const MAX_QUERY_LEVELS = 3000;
 
 /** Parses a query; throws a QueryError (E_QUERY) naming what was expected, what was found, and where. */
 export function parseQuery(text: string): Pipeline {
@@ -38,6 +44,8 @@ interface Name {
 class Parser {
   private readonly s: Scanner;
   private depth = 0;
+  /** Tree levels above the term being parsed (MAX_QUERY_LEVELS). */
+  private levels = 0;
 
   constructor(text: string) {
     this.s = new Scanner(text);
@@ -265,6 +273,7 @@ class Parser {
         const op = w.text.toLowerCase();
         if (op === 'and' || op === 'or') {
           s.skipTrivia();
+          this.deeper(before);
           ops.push(op);
           terms.push(this.filterTerm(`after "${w.text}"`));
           continue;
@@ -272,9 +281,11 @@ class Parser {
         s.pos = before;
       }
       if (!this.atFilterTerm()) break;
+      this.deeper(s.pos);
       ops.push('and');
       terms.push(this.filterTerm('here'));
     }
+    this.levels -= ops.length;
     let right = terms[terms.length - 1] as Filter;
     for (let i = ops.length - 1; i >= 0; i--) {
       const left = terms[i] as Filter;
@@ -517,17 +528,23 @@ class Parser {
 
   private exprOr(where: string): Expr {
     let left = this.exprAnd(where);
+    const base = this.levels;
     for (let kw = this.keywordAfter('or'); kw !== null; kw = this.keywordAfter('or')) {
+      this.deeper(left.span.start);
       left = binary('or', left, this.exprAnd(`after "${kw}"`));
     }
+    this.levels = base;
     return left;
   }
 
   private exprAnd(where: string): Expr {
     let left = this.exprCompare(where);
+    const base = this.levels;
     for (let kw = this.keywordAfter('and'); kw !== null; kw = this.keywordAfter('and')) {
+      this.deeper(left.span.start);
       left = binary('and', left, this.exprCompare(`after "${kw}"`));
     }
+    this.levels = base;
     return left;
   }
 
@@ -549,6 +566,7 @@ class Parser {
   private exprCompare(where: string): Expr {
     const s = this.s;
     let left = this.exprAdd(where);
+    const base = this.levels;
     for (;;) {
       s.skipTrivia();
       const c = s.peek();
@@ -559,7 +577,11 @@ class Parser {
       else if (c === '<') op = n === '=' ? '<=' : '<';
       else if (c === '>') op = n === '=' ? '>=' : '>';
       const len = (c === '=' || c === '!' || c === '<' || c === '>') && n === '=' ? 2 : 1;
-      if (op === null) return left;
+      if (op === null) {
+        this.levels = base;
+        return left;
+      }
+      this.deeper(s.pos);
       const written = s.text.slice(s.pos, s.pos + len);
       s.pos += len;
       s.skipTrivia();
@@ -570,10 +592,15 @@ class Parser {
   private exprAdd(where: string): Expr {
     const s = this.s;
     let left = this.exprMul(where);
+    const base = this.levels;
     for (;;) {
       s.skipTrivia();
       const c = s.peek();
-      if (c !== '+' && c !== '-') return left;
+      if (c !== '+' && c !== '-') {
+        this.levels = base;
+        return left;
+      }
+      this.deeper(s.pos);
       s.pos++;
       s.skipTrivia();
       left = binary(c, left, this.exprMul(`after "${c}"`));
@@ -583,10 +610,15 @@ class Parser {
   private exprMul(where: string): Expr {
     const s = this.s;
     let left = this.exprUnary(where);
+    const base = this.levels;
     for (;;) {
       s.skipTrivia(); // consumes `//` and `/*` comments, so a `/` left here divides
       const c = s.peek();
-      if (c !== '*' && c !== '/' && c !== '%') return left;
+      if (c !== '*' && c !== '/' && c !== '%') {
+        this.levels = base;
+        return left;
+      }
+      this.deeper(s.pos);
       s.pos++;
       s.skipTrivia();
       left = binary(c, left, this.exprUnary(`after "${c}"`));
@@ -745,10 +777,19 @@ class Parser {
     if (++this.depth > MAX_QUERY_DEPTH) {
       this.s.fail({ start: at, end: at + 1 }, `The query nests more than ${MAX_QUERY_DEPTH} levels`);
     }
+    this.deeper(at);
   }
 
   private leave(): void {
     this.depth--;
+    this.levels--;
+  }
+
+  /** One more tree level (an operator of a chain, or a nesting level). */
+  private deeper(at: number): void {
+    if (++this.levels > MAX_QUERY_LEVELS) {
+      this.s.fail({ start: at, end: at + 1 }, `The query has more than ${MAX_QUERY_LEVELS} levels of operators and nesting (each and/or/comparison/arithmetic operator of a chain counts as one); use in(), a lookup file with match(), or fewer terms`);
+    }
   }
 
   private at(offset: number): string {

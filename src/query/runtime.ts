@@ -7,6 +7,8 @@
  * gives it as a number); numbers are parsed where a function needs them.
  */
 
+import { chargeMade } from './memory.js';
+
 /** One event (or, after an aggregate, one result row). Field names are data: any string is a name. */
 export interface Ev {
   get(name: string): string | undefined;
@@ -35,6 +37,7 @@ export class MapEvent implements Ev {
     return this.fields.get(name);
   }
   set(name: string, value: string): void {
+    chargeMade(value.length);
     this.fields.set(name, value);
   }
   remove(name: string): void {
@@ -168,4 +171,4 @@ export interface QueryLimits {
   maxRows: number;
 }
 
-export const DEFAULT_LIMITS: QueryLimits = { maxGroups: 20_000, maxRows: 20_000 };
+export const DEFAULT_LIMITS: QueryLimits = { maxGroups: 1_000_000, maxRows: 200_000 };

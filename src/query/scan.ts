@@ -16,6 +16,7 @@ import type { Position } from '../segments/catalog.js';
 import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
 import { tableKey } from '../files/packed.js';
 import { compileQuery } from './compile.js';
+import { Meter, withMeter, type MemoryBudget } from './memory.js';
 import { chainStages } from './pipeline.js';
 import type { Aggregator, BlockNeeds, CompiledQuery, MapStage, QueryContext, QueryLimits } from './runtime.js';
 import type { PackedTable } from '../files/packed.js';
@@ -62,6 +63,8 @@ export interface ScanTask {
   units: ScanUnit[];
   /** Epoch ms after which the query has used up its time (query.max_query_seconds). */
   deadline: number;
+  /** The query's memory budget and the node's (memory.ts); none: not metered (tests). */
+  memory?: MemoryBudget;
 }
 
 export interface ScanResult {
@@ -139,6 +142,17 @@ function memoryView(u: Extract<ScanUnit, { kind: 'mem' }>, origin: BlockOrigin):
 }
 
 export function runScanTask(task: ScanTask): ScanResult {
+  // What the task makes is charged to the query while it runs; its partial state is handed over
+  // (and charged by the coordinator's merge) when it returns.
+  const meter = new Meter(task.memory ?? null);
+  try {
+    return withMeter(meter, () => scanTask(task, meter));
+  } finally {
+    meter.releaseAll();
+  }
+}
+
+function scanTask(task: ScanTask, meter: Meter): ScanResult {
   const q = compiledFor(task.spec);
   const { maps, agg } = splitAtAggregate(q);
   const state = agg.init();
@@ -161,6 +175,7 @@ export function runScanTask(task: ScanTask): ScanResult {
       }
       result.events++;
       feed(new ColumnEvent(view, i));
+      meter.eventDone();
       if ((i & 1023) === 1023) overTime();
     }
   };

@@ -9,6 +9,7 @@ import { runIngestTask, type IngestTask, type IngestTaskResult } from '../ingest
 import { isLogsvcError, type LogsvcError } from '../lib/errors.js';
 import { ownsBuffer } from '../lib/bytes.js';
 import { runScanTask, type ScanResult, type ScanTask } from '../query/scan.js';
+import { engineLimitError } from '../query/limits.js';
 import { runPackTask, type PackTask, type PackTaskResult } from '../files/pack-task.js';
 
 function transferable(bytes: Uint8Array): ArrayBuffer {
@@ -39,6 +40,8 @@ export function query(task: ScanTask): ScanResult | { error: ReturnType<LogsvcEr
     return runScanTask(task);
   } catch (err) {
     if (isLogsvcError(err)) return { error: err.toJSON() };
+    const limit = engineLimitError(err);
+    if (limit !== null) return { error: limit.toJSON() };
     throw err;
   }
 }

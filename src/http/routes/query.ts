@@ -31,6 +31,29 @@ function negotiate(accept: string | undefined): Format {
   return 'text';
 }
 
+/**
+ * A query's warnings (a cut result, data left out) as an HTTP `Warning` header: code 299, agent
+ * "logsvc", each warning a quoted string (RFC 9111 5.5 syntax). The body of every /query form is a
+ * list of events that clients parse as such, so the warnings travel beside it; query jobs carry
+ * the same texts in metaData.warnings (api-facts §1.4).
+ */
+export function warningHeader(warnings: readonly string[]): string | undefined {
+  if (warnings.length === 0) return undefined;
+  // Header values must be visible ASCII: other characters become "?", quotes and backslashes are escaped.
+  return warnings.map((w) => `299 logsvc "${w.replace(/[^\x20-\x7e]/g, '?').replace(/["\\]/g, (c) => `\\${c}`)}"`).join(', ');
+}
+
+/** The warnings of a finished /query run, with the cut of the implicit tail(200) of a filter query. */
+function runWarnings(run: { query: { isAggregate: boolean }; outcome: { rows: unknown[]; matched: number; warnings: string[] } | null }): string[] {
+  const o = run.outcome;
+  if (o === null) return [];
+  const out = [...o.warnings];
+  if (!run.query.isAggregate && o.matched > o.rows.length) {
+    out.push(`the result holds the ${o.rows.length} most recent of the ${o.matched} events found: a query without an aggregate ends in tail(200); use tail(limit=N) (at most limit=max) or an aggregate for more`);
+  }
+  return out;
+}
+
 function ownerOf(p: Principal): string {
   return p.kind === 'user' ? `user:${p.userId}` : p.kind;
 }
@@ -66,6 +89,8 @@ export function queryRoutes(s: HttpServices): Route[] {
       await run.done;
       if (run.error !== null) throw run.error;
       const rows = run.outcome!.rows;
+      const warning = warningHeader(runWarnings(run));
+      if (warning !== undefined) headers.warning = warning;
       let out: string;
       if (format === 'json') out = JSON.stringify(rows.map(toJsonRow));
       else if (format === 'ndjson') out = rows.map((r) => `${JSON.stringify(toJsonRow(r))}\n`).join('');
@@ -91,10 +116,29 @@ export function queryRoutes(s: HttpServices): Route[] {
       if (stream === null) waiting.push(e);
       else stream.write(render(e));
     });
+    // The historical part finishes before the status is sent, so that its error is the answer
+    // and its warnings go into the headers (its rows were never sent before it finished anyway).
+    let started = false;
+    try {
+      await follow.historical.done;
+    } catch {
+      // QueryRun.done does not reject; its error is read below.
+    }
+    if (follow.historical.error !== null) {
+      follow.stop();
+      throw follow.historical.error;
+    }
+    const warning = warningHeader(runWarnings(follow.historical));
+    if (warning !== undefined) headers.warning = warning;
+    // A client that left meanwhile never gets the stream: stop following once the reply was not taken.
+    setImmediate(() => {
+      if (!started) follow.stop();
+    });
     return {
       status: 200,
       headers,
       stream: (out) => {
+        started = true;
         openStreams.add(out);
         out.onClose(() => {
           follow.stop();

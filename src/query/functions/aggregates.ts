@@ -4,6 +4,8 @@
  * partials built on worker threads); values are printed as the product prints them.
  */
 import type { Span } from '../ast.js';
+import { checkValueSize } from '../limits.js';
+import { approxBytes, chargeKept, stringBytes } from '../memory.js';
 import type { Aggregator, Ev } from '../runtime.js';
 import { formatNumber, parseNumber } from '../values.js';
 import { compareKeys, row } from './common.js';
@@ -256,6 +258,12 @@ export interface CappedGroups<G extends { s: unknown }> {
   over: number;
 }
 
+/** groupBy's default limit (the product's GroupDefaultLimit). */
+export const GROUP_DEFAULT_LIMIT = 20_000;
+
+/** Estimated bytes of one group besides its key and sub-state (map entry, group object, key array). */
+const GROUP_BYTES = 160;
+
 /** Adds `e` to group `key`, creating it (with `make`) only while fewer than `cap` groups exist. */
 export function addToGroup<G extends { s: unknown }>(st: CappedGroups<G>, key: string, cap: number, sub: Aggregator<unknown>, e: Ev, make: () => G): void {
   let grp = st.g.get(key);
@@ -265,6 +273,7 @@ export function addToGroup<G extends { s: unknown }>(st: CappedGroups<G>, key: s
       return;
     }
     grp = make();
+    chargeKept(GROUP_BYTES + 2 * stringBytes(key));
     st.g.set(key, grp);
   }
   sub.add(grp.s, e);
@@ -276,8 +285,10 @@ export function mergeGroups<G extends { s: unknown }>(into: CappedGroups<G>, oth
   for (const [key, grp] of other.g) {
     const mine = into.g.get(key);
     if (mine !== undefined) sub.merge(mine.s, grp.s);
-    else if (into.g.size < cap) into.g.set(key, grp);
-    else into.over++;
+    else if (into.g.size < cap) {
+      chargeKept(GROUP_BYTES + 2 * stringBytes(key) + approxBytes(grp.s));
+      into.g.set(key, grp);
+    } else into.over++;
   }
 }
 
@@ -308,7 +319,7 @@ export function groupedAggregator(name: string, fields: string[], sub: Aggregato
     },
     warnings(st) {
       const out: string[] = [];
-      if (st.over > 0) out.push(`${name}: the limit of ${cap} groups was reached and further groups were left out (${limitNote})`);
+      if (st.over > 0) out.push(`${name} returned incomplete results limited to a restricted subset of groups and related events: the limit of ${cap} groups was exceeded (${limitNote})`);
       const w = sub.warnings;
       if (w !== undefined) {
         for (const grp of st.g.values()) {
@@ -332,8 +343,8 @@ const groupBy: FnDef = {
     if (fields.length === 0) a.fail('field', 'groupBy needs at least one field');
     const specs = a.aggs('function') ?? [env.aggCall({ name: 'count', args: [], span: a.call.span })];
     const sub = specs.length === 0 ? emptyAgg() : statsOf(specs, a.span('function'), env);
-    const cap = a.limit('limit', 20_000, env.limits.maxGroups);
-    const agg = groupedAggregator('groupBy', fields, sub.agg, cap, 'the limit parameter, at most query.max_groups');
+    const cap = a.limit('limit', GROUP_DEFAULT_LIMIT, env.limits.maxGroups);
+    const agg = groupedAggregator('groupBy', fields, sub.agg, cap, `limit=${cap}; raise it up to limit=max, ${env.limits.maxGroups} groups`);
     const outputs = sub.outputs === null ? null : [...fields, ...sub.outputs.filter((o) => !fields.includes(o))];
     return { agg, outputs, oneRow: false };
   },
@@ -375,7 +386,8 @@ const top: FnDef = {
     const maxField = a.string('max');
     if (sumField !== undefined && maxField !== undefined) a.fail('max', 'top: give sum or max, not both');
     const as = a.string('as', sumField !== undefined ? '_sum' : maxField !== undefined ? '_max' : '_count');
-    const cap = env.limits.maxGroups;
+    // Distinct values counted exactly: groupBy's default limit (query.max_groups is groupBy's limit=max).
+    const cap = Math.min(env.limits.maxGroups, GROUP_DEFAULT_LIMIT);
     const weight = (e: Ev): number | undefined => {
       if (sumField !== undefined) return parseNumber(e.get(sumField));
       if (maxField !== undefined) return parseNumber(e.get(maxField));
@@ -394,8 +406,10 @@ const top: FnDef = {
         const key = keyText(k);
         const cur = st.c.get(key);
         if (cur !== undefined) cur.n = combine(cur.n, w);
-        else if (st.c.size < cap) st.c.set(key, { k, n: w });
-        else st.over++;
+        else if (st.c.size < cap) {
+          chargeKept(GROUP_BYTES + 2 * stringBytes(key));
+          st.c.set(key, { k, n: w });
+        } else st.over++;
       },
       merge(into, other) {
         into.total += other.total;
@@ -403,8 +417,10 @@ const top: FnDef = {
         for (const [key, v] of other.c) {
           const cur = into.c.get(key);
           if (cur !== undefined) cur.n = combine(cur.n, v.n);
-          else if (into.c.size < cap) into.c.set(key, v);
-          else into.over++;
+          else if (into.c.size < cap) {
+            chargeKept(GROUP_BYTES + 2 * stringBytes(key));
+            into.c.set(key, v);
+          } else into.over++;
         }
       },
       finish(st) {
@@ -454,8 +470,10 @@ const collect: FnDef = {
           const x = e.get(f);
           const m = st.v[i]!;
           if (x === undefined || m.has(x)) return;
-          if (m.size < limit) m.set(x, true);
-          else st.over = true;
+          if (m.size < limit) {
+            chargeKept(32 + stringBytes(x));
+            m.set(x, true);
+          } else st.over = true;
         });
       },
       merge(into, other) {
@@ -464,12 +482,19 @@ const collect: FnDef = {
           const mine = into.v[i]!;
           for (const x of m.keys()) {
             if (mine.has(x)) continue;
-            if (mine.size < limit) mine.set(x, true);
-            else into.over = true;
+            if (mine.size < limit) {
+              chargeKept(32 + stringBytes(x));
+              mine.set(x, true);
+            } else into.over = true;
           }
         });
       },
-      finish: (st) => [row(fields.flatMap((f, i): [string, string][] => (st.v[i]!.size === 0 ? [] : [[f, [...st.v[i]!.keys()].sort().join(sep)]])))],
+      finish: (st) => [row(fields.flatMap((f, i): [string, string][] => {
+        if (st.v[i]!.size === 0) return [];
+        const values = [...st.v[i]!.keys()];
+        checkValueSize('collect', values.reduce((n, x) => n + x.length, 0) + sep.length * (values.length - 1));
+        return [[f, values.sort().join(sep)]];
+      }))],
       warnings: (st) => (st.over ? [`collect: more than ${limit} distinct values; the rest were left out (the limit parameter)`] : []),
     };
     return { agg, outputs: fields, oneRow: true };

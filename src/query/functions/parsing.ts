@@ -3,6 +3,8 @@
  * per match), replace(), parseJson() (nested members flattened with dots and [i]), kvParse()
  * (key=value pairs) and parseTimestamp() (Java DateTimeFormatter patterns and epoch formats).
  */
+import { jsonDepth } from '../../lib/json.js';
+import { MAX_NESTING, MAX_VALUE_CHARS, valueTooLarge } from '../limits.js';
 import { compileRegex, groupsOf, type CompiledRegex } from '../regex.js';
 import type { Ev } from '../runtime.js';
 import { parseNumber } from '../values.js';
@@ -113,6 +115,29 @@ function jsReplacement(text: string, cr: CompiledRegex): string {
   return out;
 }
 
+/** False when replacing in `v` cannot pass the value bound whatever matches (the common case). */
+function mayExpand(v: string, replacement: string): boolean {
+  return replacement.includes('$') || v.length + (v.length + 1) * replacement.length > MAX_VALUE_CHARS;
+}
+
+/**
+ * Counts, without building it, how long `v` gets when every match of `re` is replaced, and refuses
+ * a result past the value bound. A group reference (`$1`, `$&`) is at most the match it is in;
+ * `` $` `` and `$'` at most the whole input.
+ */
+function checkReplaceSize(v: string, re: RegExp, replacement: string): void {
+  const refs = replacement.split('$').length - 1;
+  const wide = replacement.includes('$`') || replacement.includes("$'");
+  let size = v.length;
+  re.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(v)) !== null) {
+    size += replacement.length + refs * (wide ? v.length : m[0].length) - m[0].length;
+    if (size > MAX_VALUE_CHARS) throw valueTooLarge('replace', size);
+    if (m[0] === '') re.lastIndex++;
+  }
+}
+
 const replace: FnDef = {
   name: 'replace',
   params: [
@@ -131,6 +156,7 @@ const replace: FnDef = {
       run(e, emit) {
         const v = e.get(field);
         if (v !== undefined) {
+          if (mayExpand(v, replacement)) checkReplaceSize(v, cr.all, replacement);
           cr.all.lastIndex = 0;
           e.set(as, v.replace(cr.all, replacement));
         }
@@ -142,7 +168,7 @@ const replace: FnDef = {
 
 // --- parseJson -----------------------------------------------------------------------------------
 
-const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = MAX_NESTING;
 
 const parseJson: FnDef = {
   name: 'parseJson',
@@ -193,6 +219,13 @@ const parseJson: FnDef = {
       run(e, emit) {
         const text = e.get(field);
         if (text !== undefined) {
+          // Deeper input is not parsed (nor walked): the event is kept and marked, as the ingest-side json parser does.
+          if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+            e.set('@error', 'true');
+            e.set('@error_msg', `parseJson: nesting deeper than ${MAX_JSON_DEPTH} levels`);
+            emit(e);
+            return;
+          }
           let parsed: unknown;
           let ok = true;
           try {

@@ -4,6 +4,7 @@
  * conversions s, S, d, i, f, e, E, g, x, X, o, b, c and %% and %n. A numeric conversion of a value
  * that is not a number makes the whole format fail (undefined), so the output field is not set.
  */
+import { MAX_FORMAT_PRECISION, MAX_FORMAT_WIDTH, MAX_VALUE_CHARS, valueTooLarge } from '../limits.js';
 import { formatNumber, parseNumber } from '../values.js';
 
 interface Spec {
@@ -44,7 +45,11 @@ export function parsePrintf(format: string): Piece[] | string {
     }
     if (lit !== '') out.push(lit);
     lit = '';
-    out.push({ flags: m[1] ?? '', width: m[2] === undefined ? 0 : Number(m[2]), precision: m[3] === undefined ? null : Number(m[3]), conv });
+    const width = m[2] === undefined ? 0 : Number(m[2]);
+    const precision = m[3] === undefined ? null : Number(m[3]);
+    if (width > MAX_FORMAT_WIDTH) return `format: the width ${m[2]} in "${m[0]}" is more than ${MAX_FORMAT_WIDTH}, the most characters a query function may make`;
+    if (precision !== null && precision > MAX_FORMAT_PRECISION && 'feE'.includes(conv)) return `format: the precision ${m[3]} in "${m[0]}" is more than ${MAX_FORMAT_PRECISION} digits`;
+    out.push({ flags: m[1] ?? '', width, precision, conv });
   }
   if (lit !== '') out.push(lit);
   return out;
@@ -139,6 +144,7 @@ export function printf(pieces: readonly Piece[], values: readonly string[]): str
   let arg = 0;
   for (const p of pieces) {
     if (typeof p === 'string') {
+      if (out.length + p.length > MAX_VALUE_CHARS) throw valueTooLarge('format', out.length + p.length);
       out += p;
       continue;
     }
@@ -147,6 +153,7 @@ export function printf(pieces: readonly Piece[], values: readonly string[]): str
     if (v === undefined) return undefined;
     const s = one(p, v);
     if (s === undefined) return undefined;
+    if (out.length + s.length > MAX_VALUE_CHARS) throw valueTooLarge('format', out.length + s.length);
     out += s;
   }
   return out;

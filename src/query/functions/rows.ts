@@ -4,6 +4,7 @@
  * back to N by a total order whenever it reaches 2N, so a state never holds more than 2N rows and
  * merges give the same rows in any order (ties are broken by the row's contents).
  */
+import { chargeKept, pairsBytes, releaseKept } from '../memory.js';
 import type { Aggregator, Ev } from '../runtime.js';
 import { parseNumber } from '../values.js';
 import type { BoundArgs } from './args.js';
@@ -15,6 +16,8 @@ interface Item {
   v: (string | null)[];
   q: number;
   f: [string, string][];
+  /** Estimated bytes, charged to the query's memory budget while the row is kept. */
+  z: number;
 }
 
 interface KeepState {
@@ -22,13 +25,24 @@ interface KeepState {
   seq: number;
   /** After a cut: the last row kept. A new row ordered strictly after it can be skipped unread. */
   w: Item | null;
+  /** Estimated bytes of the rows added since the last cut. */
+  b: number;
 }
+
+/** Rows past N are also cut once those added since the last cut hold this much (large rows). */
+const TRIM_BYTES = 4 * 1024 * 1024;
 
 type ItemOrder = (a: Item, b: Item) => number;
 
 function trim(st: KeepState, n: number, order: ItemOrder): void {
+  st.b = 0;
   st.items.sort(order);
-  if (st.items.length > n) st.items.length = n;
+  if (st.items.length > n) {
+    let cut = 0;
+    for (let i = n; i < st.items.length; i++) cut += st.items[i]!.z;
+    releaseKept(cut);
+    st.items.length = n;
+  }
   st.w = st.items.length === n ? st.items[n - 1]! : null;
 }
 
@@ -49,16 +63,29 @@ function keepFirst(
   const order: ItemOrder = (a, b) => primary(a, b) || tieBreak(a, b);
   return {
     name,
-    init: () => ({ items: [], seq: 0, w: null }),
+    init: () => ({ items: [], seq: 0, w: null, b: 0 }),
     add(st, e) {
-      const probe: Item = { v: sortValues(e), q: st.seq++, f: [] };
+      const probe: Item = { v: sortValues(e), q: st.seq++, f: [], z: 0 };
       if (st.w !== null && primary(probe, st.w) > 0) return;
       probe.f = pairsOf(e);
+      const z = pairsBytes(probe.f);
       st.items.push(probe);
-      if (st.items.length >= 2 * n + 16) trim(st, n, order);
+      st.b += z;
+      // Cut before charging, so a row cut at once (or the row it displaces) is never held twice.
+      if (st.items.length >= 2 * n + 16 || (st.b > TRIM_BYTES && st.items.length > n)) {
+        trim(st, n, order);
+        if (st.w !== null && order(probe, st.w) > 0) return;
+      }
+      probe.z = z;
+      chargeKept(z);
     },
     merge(into, other) {
-      for (const it of other.items) into.items.push(it);
+      for (const it of other.items) {
+        chargeKept(it.z);
+        into.items.push(it);
+        into.b += it.z;
+        if (into.b > TRIM_BYTES && into.items.length > n) trim(into, n, order);
+      }
       into.seq = Math.max(into.seq, other.seq);
       if (into.items.length >= 2 * n + 16) trim(into, n, order);
     },

@@ -3,6 +3,7 @@
  * default, rename, drop, split and splitString. Each changes the event in place and emits it;
  * a value that cannot be computed (a missing field, a non-number for %d) leaves the output unset.
  */
+import { checkValueSize } from '../limits.js';
 import { compileRegex } from '../regex.js';
 import type { Ev } from '../runtime.js';
 import { parseNumber } from '../values.js';
@@ -186,6 +187,9 @@ const concat: FnDef = {
   value(a) {
     const fields = a.list('field')!;
     return (e) => {
+      let size = 0;
+      for (const f of fields) size += e.get(f)?.length ?? 0;
+      checkValueSize('concat', size);
       let out = '';
       for (const f of fields) out += e.get(f) ?? '';
       return out;

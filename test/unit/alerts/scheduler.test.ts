@@ -4,11 +4,11 @@
  * visible after a few intervals, a query past alerts.query_timeout_ms is cancelled and reported.
  */
 import t, { type Test } from 'tap';
-import { AlertScheduler, BUSY_SKIPS_BEFORE_ERROR, type SchedulerSettings } from '../../../src/alerts/scheduler.js';
+import { AlertScheduler, BUSY_SKIPS_BEFORE_ERROR, MAX_FAILURE_BACKOFF_MS, type SchedulerSettings } from '../../../src/alerts/scheduler.js';
 import { EmbeddedGlobalLog, GlobalStore, type AlertDefinition } from '../../../src/global/index.js';
 import { LogsvcError } from '../../../src/lib/errors.js';
 import { silentLogger } from '../../../src/lib/logger.js';
-import { systemClock } from '../../../src/lib/clock.js';
+import { systemClock, type Clock } from '../../../src/lib/clock.js';
 import type { QueryRun } from '../../../src/query/index.js';
 import { MapEvent } from '../../../src/query/runtime.js';
 import { tempDir } from '../global/fixtures.js';
@@ -57,7 +57,7 @@ function fakeRun(rows: Record<string, string>[], warnings: string[] = []): Query
   return run as unknown as QueryRun & { finish: () => void };
 }
 
-async function setup(t: Test, runs: () => QueryRun): Promise<{ store: GlobalStore; scheduler: AlertScheduler; delivered: string[] }> {
+async function setup(t: Test, runs: () => QueryRun, opts: { clock?: Clock; settings?: SchedulerSettings } = {}): Promise<{ store: GlobalStore; scheduler: AlertScheduler; delivered: string[] }> {
   const store = await GlobalStore.open(new EmbeddedGlobalLog(await tempDir(t)), { snapshotEvery: 1000, logger: silentLogger });
   t.teardown(() => store.close());
   await store.transact(() => ({
@@ -79,11 +79,11 @@ async function setup(t: Test, runs: () => QueryRun): Promise<{ store: GlobalStor
         return { attempts: 1, error: null };
       },
     },
-    clock: systemClock,
+    clock: opts.clock ?? systemClock,
     logger: silentLogger,
     baseUrl: 'http://node',
     isRunner: () => true,
-    settings: SETTINGS,
+    settings: opts.settings ?? SETTINGS,
   });
   t.teardown(() => scheduler.stop());
   return { store, scheduler, delivered };
@@ -130,7 +130,7 @@ t.test('a query that fails or warns makes that visible', async (t) => {
     return r;
   });
   await scheduler.evaluate('al1');
-  t.equal(lastError(store), 'the query failed: lookup file "x.csv" does not exist');
+  t.match(lastError(store), /^the query failed: lookup file "x\.csv" does not exist; while it keeps failing it is evaluated less often/);
   mode = 'warn';
   await scheduler.evaluate('al1');
   t.equal(lastError(store), 'not triggered because the query produced warnings: the result was cut at 100 groups');
@@ -155,7 +155,7 @@ t.test('a problem of the evaluation is cleared by the next clean evaluation, wit
     deliverError === null ? { attempts: 1, error: null } : { attempts: 1, error: new LogsvcError('E_ACTION_FAILED', deliverError) };
 
   await settle();
-  t.equal(lastError(store), 'the query failed: boom');
+  t.match(lastError(store), /^the query failed: boom;/);
   mode = 'none';
   await settle();
   t.equal(lastError(store), null, 'a clean evaluation without rows clears the query error');
@@ -236,4 +236,58 @@ t.test('a trigger none of whose actions succeeded does not count: the alert is n
     t.equal(await scheduler.evaluate('al1'), null, 'delivered: now it is held off');
     await store.transact(() => ({ events: [{ type: 'AlertDeleted', id: 'al1' }, { type: 'AlertSaved', alert: ALERT }], result: undefined }));
   }
+});
+
+t.test('an alert whose query keeps failing is evaluated less and less often, until a clean run or a new query', async (t) => {
+  let at = 1_000_000;
+  const clock: Clock = { now: () => at, monotonic: () => at };
+  let fail = true;
+  let runs = 0;
+  const { store, scheduler } = await setup(
+    t,
+    () => {
+      runs++;
+      const r = fakeRun([]);
+      if (fail) (r as { error: LogsvcError | null }).error = new LogsvcError('E_QUERY_MEMORY', 'the query needs more than its memory budget of 256 MiB (query.max_query_memory_bytes)');
+      r.finish();
+      return r;
+    },
+    { clock, settings: { ...SETTINGS, intervalMs: 1000 } },
+  );
+  /** One scheduler tick at time `at`; resolves when what it started has finished. */
+  const tick = async (): Promise<void> => {
+    scheduler.tick();
+    const inFlight = (scheduler as unknown as { inFlight: Map<string, Promise<void>> }).inFlight;
+    await Promise.all([...inFlight.values()]);
+  };
+  await tick();
+  t.equal(runs, 1);
+  t.match(lastError(store), /^the query failed: the query needs more than its memory budget .*; while it keeps failing it is evaluated less often/);
+  // Waits of 1, 2, 4 intervals: runs only once each has passed.
+  for (const wait of [1000, 2000, 4000]) {
+    const before = runs;
+    at += wait - 1;
+    await tick();
+    t.equal(runs, before, `not run again before ${wait} ms`);
+    at += 1;
+    await tick();
+    t.equal(runs, before + 1, `run again after ${wait} ms`);
+  }
+  // The wait is bounded.
+  for (let i = 0; i < 40; i++) {
+    at += MAX_FAILURE_BACKOFF_MS;
+    await tick();
+  }
+  const capped = runs;
+  at += MAX_FAILURE_BACKOFF_MS;
+  await tick();
+  t.equal(runs, capped + 1, `at most ${MAX_FAILURE_BACKOFF_MS} ms between tries`);
+  // A changed query is tried at once; a clean run clears the error and the backoff.
+  await store.transact(() => ({ events: [{ type: 'AlertSaved', alert: { ...ALERT, queryString: 'level=WARN' } }], result: undefined }));
+  fail = false;
+  await tick();
+  t.equal(runs, capped + 2, 'a changed query is not held back');
+  t.equal(lastError(store), null);
+  await tick();
+  t.equal(runs, capped + 3, 'a clean evaluation runs every interval');
 });

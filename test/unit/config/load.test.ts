@@ -42,8 +42,10 @@ const DEFAULTS = {
   query: {
     max_concurrent: 16,
     max_query_seconds: 300,
-    max_groups: 20000,
-    max_rows: 20000,
+    max_groups: 1000000,
+    max_rows: 200000,
+    max_query_memory_bytes: 268435456,
+    max_total_query_memory_bytes: 1073741824,
     job_idle_seconds: 30,
     live_job_idle_seconds: 3600,
     max_jobs: 1000,
