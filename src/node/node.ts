@@ -31,6 +31,7 @@ import { CustomParsers } from '../ingest/custom-parsing.js';
 import { QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
 import { BlobStore, FileService } from '../files/index.js';
 import { ParserService } from '../parsers/index.js';
+import { runStopSteps, stopStep, type StopReport, type StopStep } from './stop.js';
 import { ActionDispatcher, ActionService, AlertScheduler, AlertService, isAlertRunner, OutboundHttp, publishAlertNode, SmtpMailer, TargetPolicy } from '../alerts/index.js';
 
 export const LOCAL_ADMIN_TOKEN_FILE = 'local-admin-token.txt';
@@ -42,7 +43,8 @@ export interface RunningNode {
   readonly url: string;
   readonly port: number;
   readonly dataDir: string;
-  stop(): Promise<void>;
+  /** Bounded (src/node/stop.ts): resolves within STOP_LIMIT_MS, saying whether every step finished. */
+  stop(): Promise<StopReport>;
 }
 
 async function nodeUuid(dataDir: string): Promise<string> {
@@ -86,15 +88,14 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     throw new LogsvcError('E_DATA_DIR_UNUSABLE', `cannot create data dir ${dataDir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
   const lock = await DataDirLock.acquire(dataDir);
-  const cleanups: (() => Promise<void> | void)[] = [() => lock.release()];
-  const unwind = async (): Promise<void> => {
-    for (const c of cleanups.reverse()) await c();
-  };
+  const cleanups: StopStep[] = [stopStep('data-dir lock', () => lock.release())];
+  // Each step bounded, the whole stop within STOP_LIMIT_MS (src/node/stop.ts).
+  const unwind = (): Promise<StopReport> => runStopSteps(cleanups.reverse(), logger);
   try {
     const box = await SecretBox.openOrCreate(dataDir);
     const uuid = await nodeUuid(dataDir);
     const store = await GlobalStore.open(new EmbeddedGlobalLog(join(dataDir, 'global')), { snapshotEvery: config.state.snapshot_every_events, logger });
-    cleanups.push(() => store.close());
+    cleanups.push(stopStep('global store', () => store.close()));
 
     const users = new UserService(store, clock);
     await users.ensureRootUser();
@@ -112,15 +113,15 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
 
     const latency = new LatencyWindow(clock);
     const runtime = new RuntimeMonitor();
-    cleanups.push(() => runtime.stop());
+    cleanups.push(stopStep('runtime monitor', () => runtime.stop()));
 
     // Digest queue, segments, digest. Replay happens here, before the node takes requests.
     const queue = await EmbeddedDigestQueue.open({ dir: join(dataDir, 'queue'), partitions: store.state.partitions.length || config.digest.partitions, logger, onFatal });
-    cleanups.push(() => queue.close());
+    cleanups.push(stopStep('digest queue', () => queue.close()));
     const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), logger, clock.now());
     const threads = config.digest.worker_threads;
     const workers = new WorkerPool({ ...(threads === 0 ? {} : { threads }), backgroundNice: config.digest.block_build_nice });
-    cleanups.push(() => workers.close());
+    cleanups.push(stopStep('worker pools', () => workers.close()));
     const digest = new Digest({
       dataDir,
       queue,
@@ -162,7 +163,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       () => (store.writeFailure === null ? null : `global state cannot be written: ${store.writeFailure.message}`),
     );
     await health.start();
-    cleanups.push(() => health.stop());
+    cleanups.push(stopStep('health', () => health.stop()));
 
     const ingest = new IngestService({
       store,
@@ -217,7 +218,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       maxJobs: config.query.max_jobs,
       idPrefix: String(selfId),
     });
-    cleanups.push(() => queryJobs.close());
+    cleanups.push(stopStep('query jobs', () => queryJobs.close()));
 
     // Alerts and actions: definitions in global state; the scheduler starts once the node serves.
     const alertCfg = config.alerts;
@@ -282,7 +283,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     await cluster.ensureLayout(config.digest.partitions, selfId);
     await queue.ensurePartitions(store.state.partitions.length);
     await digest.start(owned());
-    cleanups.push(() => digest.stop());
+    cleanups.push(stopStep('digest', () => digest.stop(), 8_000));
     store.onApplied((e) => {
       if (e.type !== 'PartitionLayoutSet') return;
       void (async () => {
@@ -304,12 +305,18 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       },
       router,
     );
-    cleanups.push(async () => {
-      http.close();
-      closeQueryStreams();
-      await http.drain(5000);
-      http.close(true);
-    });
+    cleanups.push(
+      stopStep(
+        'http (in-flight requests get 5 s)',
+        async () => {
+          http.close();
+          closeQueryStreams();
+          await http.drain(5000);
+          http.close(true);
+        },
+        6_000,
+      ),
+    );
     const url = effectiveExternalUrl(config, http.port);
     await cluster.registerSelf({ id: selfId, uuid, name: config.node.name === '' ? `node-${selfId}` : config.node.name, uri: url });
     // Published whether or not this node runs alerts, so the runner is chosen among nodes that do.
@@ -363,13 +370,15 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         },
       });
       scheduler.start();
-      cleanups.push(async () => {
-        await scheduler.stop();
-        await outbound.close();
-      });
+      cleanups.push(
+        stopStep('alert scheduler', async () => {
+          await scheduler.stop();
+          await outbound.close();
+        }),
+      );
     }
 
-    let stopping: Promise<void> | null = null;
+    let stopping: Promise<StopReport> | null = null;
     return {
       url,
       port: http.port,
@@ -377,7 +386,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       stop() {
         stopping ??= (async () => {
           health.markStopping();
-          await unwind();
+          return unwind();
         })();
         return stopping;
       },
