@@ -8,7 +8,7 @@ import { parseCidr } from '../lib/cidr.js';
 
 export interface NodeConfig {
   node: { id: number; name: string; host: string; port: number; data_dir: string; external_url: string; log_level: 'debug' | 'info' | 'warn' | 'error' };
-  http: { max_body_bytes: number; max_api_body_bytes: number; max_decompressed_bytes: number; max_header_bytes: number; max_json_depth: number };
+  http: { max_body_bytes: number; max_api_body_bytes: number; max_inflight_body_bytes: number; max_decompressed_bytes: number; max_header_bytes: number; max_json_depth: number };
   ingest: {
     max_events_per_request: number;
     max_event_bytes: number;
@@ -140,6 +140,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'node.log_level', default: 'info', doc: 'least severe log level written to stderr', check: oneOf('debug', 'info', 'warn', 'error') },
 
   { path: 'http.max_body_bytes', default: 32 * 1024 * 1024, doc: 'largest request body accepted on ingest endpoints (413 above it)', check: integer(1024, 1024 * 1024 * 1024) },
+  { path: 'http.max_inflight_body_bytes', default: 512 * 1024 * 1024, doc: 'bytes all request bodies being received or handled may hold together; a request past it is answered 503 with Retry-After before its body is read', check: integer(1024 * 1024, 64 * 1024 * 1024 * 1024) },
   { path: 'http.max_api_body_bytes', default: 1024 * 1024, doc: 'largest request body accepted on management endpoints (GraphQL, cluster config)', check: integer(1024, 64 * 1024 * 1024) },
   { path: 'http.max_decompressed_bytes', default: 128 * 1024 * 1024, doc: 'largest size a gzip/deflate request body may decompress to (413 above it)', check: integer(1024, 4 * 1024 * 1024 * 1024) },
   { path: 'http.max_header_bytes', default: 16 * 1024, doc: 'largest total size of request headers (431 above it)', check: integer(1024, 1024 * 1024) },

@@ -299,6 +299,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         maxHeaderBytes: config.http.max_header_bytes,
         maxApiBodyBytes: config.http.max_api_body_bytes,
         maxIngestBodyBytes: config.http.max_body_bytes,
+        maxInflightBodyBytes: config.http.max_inflight_body_bytes,
         // The file plus the multipart framing around it.
         maxUploadBodyBytes: config.files.max_file_bytes + MULTIPART_OVERHEAD_BYTES,
         logger,

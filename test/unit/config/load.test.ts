@@ -7,7 +7,7 @@ import { LogsvcError } from '../../../src/lib/errors.js';
 
 const DEFAULTS = {
   node: { id: 1, name: '', host: '127.0.0.1', port: 8080, data_dir: './data', external_url: '', log_level: 'info' },
-  http: { max_body_bytes: 33554432, max_api_body_bytes: 1048576, max_decompressed_bytes: 134217728, max_header_bytes: 16384, max_json_depth: 64 },
+  http: { max_body_bytes: 33554432, max_inflight_body_bytes: 536870912, max_api_body_bytes: 1048576, max_decompressed_bytes: 134217728, max_header_bytes: 16384, max_json_depth: 64 },
   ingest: {
     max_events_per_request: 200000,
     max_event_bytes: 1048576,
