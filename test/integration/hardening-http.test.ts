@@ -92,13 +92,13 @@ t.test('bodies in flight together stay within http.max_inflight_body_bytes (defe
   const second = startRequest(node.url, '/api/v1/ingest/humio-structured', auth, body.length, 0);
   const head = await second.head;
   second.socket.destroy();
-  t.equal(status(head), 503, head.split('\r\n')[0]);
+  t.equal(status(head), 503, head.split('\r\n')[0]!);
   t.match(head.toLowerCase(), /retry-after: \d+/);
   // The first one finishes and is acknowledged; then there is room again.
   first.socket.write(body.subarray(1000));
   const firstHead = await first.head;
   first.socket.destroy();
-  t.equal(status(firstHead), 200, firstHead.split('\r\n')[0]);
+  t.equal(status(firstHead), 200, firstHead.split('\r\n')[0]!);
   const again = await api(node.url, '/api/v1/ingest/humio-structured', { token: repo.ingestToken, body });
   t.equal(again.status, 200, again.text);
   t.equal((await api(node.url, '/api/v1/status')).status, 200);
