@@ -27,6 +27,7 @@ export type ErrorCode =
   | 'E_QUERY_LIMIT'
   | 'E_TOO_MANY_REQUESTS'
   | 'E_UNAVAILABLE'
+  | 'E_DISK_FULL'
   | 'E_NOT_CONFIGURED'
   | 'E_TARGET_REFUSED'
   | 'E_ACTION_FAILED'
@@ -55,13 +56,14 @@ const STATUS: Record<ErrorCode, number> = {
   E_QUERY_LIMIT: 400,
   E_TOO_MANY_REQUESTS: 429,
   E_UNAVAILABLE: 503,
+  E_DISK_FULL: 503,
   E_NOT_CONFIGURED: 400,
   E_TARGET_REFUSED: 400,
   E_ACTION_FAILED: 502,
   E_INTERNAL: 500,
 };
 
-const RETRIABLE: ReadonlySet<ErrorCode> = new Set(['E_STATE_WRITE_FAILED', 'E_UNAVAILABLE', 'E_TOO_MANY_REQUESTS']);
+const RETRIABLE: ReadonlySet<ErrorCode> = new Set(['E_STATE_WRITE_FAILED', 'E_UNAVAILABLE', 'E_DISK_FULL', 'E_TOO_MANY_REQUESTS']);
 
 export class LogsvcError extends Error {
   readonly code: ErrorCode;

@@ -13,7 +13,7 @@ import { LatencyWindow } from '../lib/latency-window.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { VERSION } from '../lib/version.js';
 import { RuntimeMonitor } from '../lib/runtime-metrics.js';
-import { atomicWriteFile, DataDirLock, ensureDir } from '../storage/index.js';
+import { atomicWriteFile, DataDirLock, ensureDir, ensureReserve, isNoSpaceError, releaseReserve } from '../storage/index.js';
 import { EmbeddedGlobalLog, GlobalStore } from '../global/index.js';
 import { Authenticator, newApiToken, SecretBox, tokenDigest } from '../auth/index.js';
 import { UserService } from '../accounts/user-service.js';
@@ -87,7 +87,14 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
   } catch (err) {
     throw new LogsvcError('E_DATA_DIR_UNUSABLE', `cannot create data dir ${dataDir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-  const lock = await DataDirLock.acquire(dataDir);
+  // A disk too full for the lock file: the reserve (src/storage/reserve.ts) is given back and the
+  // node starts read-only (ingest refused until there is room again).
+  let startedFull = 0;
+  const lock = await DataDirLock.acquire(dataDir).catch(async (err: unknown) => {
+    if (!isNoSpaceError(err) || (startedFull = await releaseReserve(dataDir)) === 0) throw err;
+    logger.error('the disk is full: starting read-only (ingest refused until space returns)', { dataDir });
+    return DataDirLock.acquire(dataDir);
+  });
   const cleanups: StopStep[] = [stopStep('data-dir lock', () => lock.release())];
   // Each step bounded, the whole stop within STOP_LIMIT_MS (src/node/stop.ts).
   const unwind = (): Promise<StopReport> => runStopSteps(cleanups.reverse(), logger);
@@ -379,6 +386,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       );
     }
 
+    if (startedFull > 0) queue.space.close(new Error('started on a full disk'), startedFull);
+    else await ensureReserve(dataDir);
     let stopping: Promise<StopReport> | null = null;
     return {
       url,
