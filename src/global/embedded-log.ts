@@ -197,13 +197,14 @@ export class EmbeddedGlobalLog implements GlobalLog {
     if (this.failed !== null) throw this.failed;
     if (this.fh === null) throw new LogsvcError('E_STATE_WRITE_FAILED', 'global log is not open');
     const fh = this.fh;
-    const before = (await fh.stat()).size;
+    let before = -1;
     try {
+      before = (await fh.stat()).size;
       await writeAll(fh, encodeFrame(pack(record)));
     } catch (err) {
       // A write refused for want of space is not a failed fsync (issue 24): the partial frame is cut
       // back and this change is refused (503); the log stays usable for the next one.
-      if (isNoSpaceError(err)) {
+      if (isNoSpaceError(err) && before >= 0) {
         let cut = true;
         await fh.truncate(before).catch(() => (cut = false));
         if (cut) throw new LogsvcError('E_DISK_FULL', `global state change (event ${seq}) refused: the disk is full (${(err as Error).message}); retry once space is freed`, { cause: err });

@@ -387,7 +387,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     }
 
     if (startedFull > 0) queue.space.close(new Error('started on a full disk'), startedFull);
-    else await ensureReserve(dataDir);
+    // Laid after the start, off its path (4 MiB written and synced).
+    else void ensureReserve(dataDir).catch((err: unknown) => logger.warn('could not lay the reserve file', { error: (err as Error).message }));
     let stopping: Promise<StopReport> | null = null;
     return {
       url,
