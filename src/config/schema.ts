@@ -42,6 +42,10 @@ export interface NodeConfig {
   };
   query: {
     max_concurrent: number;
+    max_concurrent_per_user: number;
+    queue_timeout_ms: number;
+    max_queued: number;
+    large_query_bytes: number;
     max_query_seconds: number;
     max_groups: number;
     max_rows: number;
@@ -179,6 +183,10 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'digest.block_build_nice', default: 10, doc: 'nice increment of the block-building threads, so that requests (acknowledgements, queries) get the cores first; 0 = same priority', check: integer(0, 19) },
 
   { path: 'query.max_concurrent', default: 16, doc: 'queries running at once on this node; further ones get 429 with Retry-After', check: integer(1, 10_000) },
+  { path: 'query.max_concurrent_per_user', default: 8, doc: "queries of one user running at once; the user's further /query requests wait in line", check: integer(1, 10_000) },
+  { path: 'query.queue_timeout_ms', default: 10_000, doc: 'how long a /query request may wait in line for a slot before it gets 429 with Retry-After', check: integer(0, 600_000) },
+  { path: 'query.max_queued', default: 1000, doc: '/query requests that may wait in line at once; further ones get 429 at once', check: integer(0, 1_000_000) },
+  { path: 'query.large_query_bytes', default: 256 * 1024 * 1024, doc: 'a query whose time range covers more stored bytes than this is large: large queries leave a quarter of the slots to small ones, which go first', check: integer(1024, 1024 * 1024 * 1024 * 1024) },
   { path: 'query.max_query_seconds', default: 300, doc: 'time one query (or one refresh of a live query) may run before it is stopped with an error', check: integer(1, 86400) },
   { path: 'query.max_groups', default: 20_000, doc: 'groups one groupBy/top/timechart may hold (the groupBy limit); further groups are left out with a warning', check: integer(1, 1_000_000) },
   { path: 'query.max_rows', default: 20_000, doc: 'rows a head/tail/sort/table may return (their limit=max)', check: integer(1, 1_000_000) },

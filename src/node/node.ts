@@ -216,7 +216,25 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       taskBytes: config.query.task_bytes,
       maxQueryMs: config.query.max_query_seconds * 1000,
     });
-    const queries = new QueryService({ executor, files, live: digest, limits: queryLimits, maxConcurrent: config.query.max_concurrent, now: () => clock.now() });
+    const queries = new QueryService({
+      executor,
+      files,
+      live: digest,
+      limits: queryLimits,
+      maxConcurrent: config.query.max_concurrent,
+      scheduling: {
+        maxPerUser: config.query.max_concurrent_per_user,
+        queueTimeoutMs: config.query.queue_timeout_ms,
+        maxQueued: config.query.max_queued,
+        largeBytes: config.query.large_query_bytes,
+        estimateBytes: (repoId, start, end) => {
+          let bytes = 0;
+          for (const seg of catalog.forRepository(repoId)) for (const b of seg.blocks) if (b.maxTs >= start && b.minTs <= end) bytes += b.uncompressedLength;
+          return bytes;
+        },
+      },
+      now: () => clock.now(),
+    });
     const queryJobs = new QueryJobRegistry({
       service: queries,
       now: () => clock.now(),

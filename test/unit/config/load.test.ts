@@ -40,7 +40,7 @@ const DEFAULTS = {
     block_build_nice: 10,
   },
   query: {
-    max_concurrent: 16,
+    max_concurrent: 16, max_concurrent_per_user: 8, queue_timeout_ms: 10000, max_queued: 1000, large_query_bytes: 268435456,
     max_query_seconds: 300,
     max_groups: 20000,
     max_rows: 20000,
