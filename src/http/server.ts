@@ -232,7 +232,8 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
       release();
       write(res, pending, text(503, `the node is receiving more request bodies than it may hold at once (http.max_inflight_body_bytes = ${opts.maxInflightBodyBytes}); retry later`, { 'retry-after': '1' }), true);
     };
-    if (!hold(declared === undefined ? 0 : Number(declared))) {
+    const declaredBytes = declared === undefined ? 0 : Number(declared);
+    if (!hold(Number.isSafeInteger(declaredBytes) && declaredBytes > 0 ? declaredBytes : 0)) {
       busy();
       return;
     }
