@@ -60,8 +60,16 @@ async function runNode(a: NodeArgs): Promise<void> {
     }
     stopping = true;
     process.stderr.write(`logsvc: ${signal} received, stopping\n`);
+    // The stop is bounded (src/node/stop.ts, STOP_LIMIT_MS); exit 0 only when every step finished.
     node.stop().then(
-      () => process.exit(0),
+      (report) => {
+        if (report.clean) {
+          process.stderr.write(`logsvc: stopped in ${report.ms} ms\n`);
+          process.exit(0);
+        }
+        process.stderr.write(`logsvc: stopped in ${report.ms} ms, not cleanly: ${report.problems.join('; ')}\n`);
+        process.exit(1);
+      },
       (err: unknown) => {
         process.stderr.write(`logsvc: stop failed: ${describeError(err)}\n`);
         process.exit(1);

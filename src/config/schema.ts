@@ -8,7 +8,7 @@ import { parseCidr } from '../lib/cidr.js';
 
 export interface NodeConfig {
   node: { id: number; name: string; host: string; port: number; data_dir: string; external_url: string; log_level: 'debug' | 'info' | 'warn' | 'error' };
-  http: { max_body_bytes: number; max_api_body_bytes: number; max_decompressed_bytes: number; max_header_bytes: number; max_json_depth: number };
+  http: { max_body_bytes: number; max_api_body_bytes: number; max_inflight_body_bytes: number; max_decompressed_bytes: number; max_header_bytes: number; max_json_depth: number };
   ingest: {
     max_events_per_request: number;
     max_event_bytes: number;
@@ -42,6 +42,10 @@ export interface NodeConfig {
   };
   query: {
     max_concurrent: number;
+    max_concurrent_per_user: number;
+    queue_timeout_ms: number;
+    max_queued: number;
+    large_query_bytes: number;
     max_query_seconds: number;
     max_groups: number;
     max_rows: number;
@@ -218,6 +222,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'node.log_level', default: 'info', doc: 'least severe log level written to stderr', check: oneOf('debug', 'info', 'warn', 'error') },
 
   { path: 'http.max_body_bytes', default: 32 * 1024 * 1024, doc: 'largest request body accepted on ingest endpoints (413 above it)', check: integer(1024, 1024 * 1024 * 1024) },
+  { path: 'http.max_inflight_body_bytes', default: 512 * 1024 * 1024, doc: 'bytes all request bodies being received or handled may hold together; a request past it is answered 503 with Retry-After before its body is read', check: integer(1024 * 1024, 64 * 1024 * 1024 * 1024) },
   { path: 'http.max_api_body_bytes', default: 1024 * 1024, doc: 'largest request body accepted on management endpoints (GraphQL, cluster config)', check: integer(1024, 64 * 1024 * 1024) },
   { path: 'http.max_decompressed_bytes', default: 128 * 1024 * 1024, doc: 'largest size a gzip/deflate request body may decompress to (413 above it)', check: integer(1024, 4 * 1024 * 1024 * 1024) },
   { path: 'http.max_header_bytes', default: 16 * 1024, doc: 'largest total size of request headers (431 above it)', check: integer(1024, 1024 * 1024) },
@@ -256,6 +261,10 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'digest.block_build_nice', default: 10, doc: 'nice increment of the block-building threads, so that requests (acknowledgements, queries) get the cores first; 0 = same priority', check: integer(0, 19) },
 
   { path: 'query.max_concurrent', default: 16, doc: 'queries running at once on this node; further ones get 429 with Retry-After', check: integer(1, 10_000) },
+  { path: 'query.max_concurrent_per_user', default: 8, doc: "queries of one user running at once; the user's further /query requests wait in line", check: integer(1, 10_000) },
+  { path: 'query.queue_timeout_ms', default: 10_000, doc: 'how long a /query request may wait in line for a slot before it gets 429 with Retry-After', check: integer(0, 600_000) },
+  { path: 'query.max_queued', default: 1000, doc: '/query requests that may wait in line at once; further ones get 429 at once', check: integer(0, 1_000_000) },
+  { path: 'query.large_query_bytes', default: 256 * 1024 * 1024, doc: 'a query whose time range covers more stored bytes than this is large: large queries leave a quarter of the slots to small ones, which go first', check: integer(1024, 1024 * 1024 * 1024 * 1024) },
   { path: 'query.max_query_seconds', default: 300, doc: 'time one query (or one refresh of a live query) may run before it is stopped with an error', check: integer(1, 86400) },
   { path: 'query.max_groups', default: 1_000_000, doc: "most groups a groupBy/timechart may hold: groupBy's limit=max (its default limit is 20,000); further groups are left out with a warning", check: integer(1, 1_000_000) },
   { path: 'query.max_rows', default: 200_000, doc: 'most rows a head/tail/sort/table may keep (their limit=max, the product\'s StateRowLimit)', check: integer(1, 1_000_000) },

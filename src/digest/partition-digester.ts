@@ -18,6 +18,10 @@ import type { BlockEncoder } from './block-encoder.js';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ownsBuffer } from '../lib/bytes.js';
+import { isNoSpaceError } from '../storage/index.js';
+
+/** How long a block write refused for want of space waits before it is tried again. */
+const NO_SPACE_RETRY_MS = 1000;
 
 /**
  * A group's section as a block part: a view when the record is a buffer of its own and the section
@@ -125,13 +129,40 @@ export class PartitionDigester {
     this.blocks.delete(block.ds);
     this.openBytes -= block.bytes;
     this.sealed.push(block);
-    this.enqueue(async () => {
-      const next = this.sealed.shift();
-      if (next === undefined) return;
-      this.inFlight = next;
+    this.enqueue(() => this.writeNextSealed());
+  }
+
+  /**
+   * Writes the oldest sealed block. A disk without room for it is not fatal (issue 24): the segment
+   * was cut back, the block goes back to the front, and the write is tried again a second later;
+   * meanwhile the events stay in the queue (the checkpoint holds) and the sealed backlog's bound
+   * makes ingest answer 503.
+   */
+  private async writeNextSealed(): Promise<void> {
+    const next = this.sealed.shift();
+    if (next === undefined) return;
+    this.inFlight = next;
+    try {
       await this.write(next);
+    } catch (err) {
+      if (!isNoSpaceError(err)) throw err;
+      this.sealed.unshift(next);
       this.inFlight = null;
-    });
+      this.noSpace(err);
+      await new Promise((r) => setTimeout(r, NO_SPACE_RETRY_MS));
+      this.enqueue(() => this.writeNextSealed());
+      return;
+    }
+    this.inFlight = null;
+    this.spaceLogged = false;
+  }
+
+  private spaceLogged = false;
+
+  private noSpace(err: unknown): void {
+    if (this.spaceLogged) return;
+    this.spaceLogged = true;
+    this.deps.logger.error('digest: disk full; segment writes wait for space (retried every second)', { partition: this.partition, error: (err as Error).message });
   }
 
   private enqueue(task: () => Promise<void>): void {
@@ -203,7 +234,17 @@ export class PartitionDigester {
     for (const [ds, seg] of this.segments) {
       if (!seg.closing && now - seg.openedAt >= this.deps.settings.maxSegmentOpenMs) {
         seg.closing = true;
-        this.enqueue(() => this.closeSegment(ds, seg));
+        this.enqueue(async () => {
+          try {
+            await this.closeSegment(ds, seg);
+          } catch (err) {
+            if (!isNoSpaceError(err)) throw err;
+            // Cut back; closed at a later tick once there is room.
+            this.segments.set(ds, seg);
+            seg.closing = false;
+            this.noSpace(err);
+          }
+        });
       }
     }
   }

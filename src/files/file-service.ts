@@ -12,6 +12,7 @@ import { SHARED_SCOPE, type GlobalStore, type StoredFile } from '../global/index
 import { contentHash, type BlobStore } from './blob-store.js';
 import { checkFileName, SHARED_PREFIX, type FileKind } from './names.js';
 import { tableKey, type PackedTable } from './packed.js';
+import { checkCsvHeader } from './parse.js';
 
 /** Packs file bytes into a table (the worker pool; inline in tests). Throws LogsvcError for bad files. */
 export interface TablePacker {
@@ -115,6 +116,8 @@ export class FileService {
     if (bytes.byteLength > this.limits.maxFileBytes) {
       throw new LogsvcError('E_BODY_TOO_LARGE', `file "${fileName}" is ${bytes.byteLength} bytes, more than the limit of ${this.limits.maxFileBytes} (files.max_file_bytes)`);
     }
+    // Too many columns is refused from the header row, before the full parse (on a worker).
+    if (kind === 'csv') checkCsvHeader(bytes);
     const hash = contentHash(bytes);
     // Parsing validates the file; the packed table is kept for the queries that will use it.
     const table = await this.tableOf(hash, () => Promise.resolve(bytes), kind);

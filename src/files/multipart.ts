@@ -29,6 +29,9 @@ export function readMultipartFile(contentType: string | undefined, body: Buffer,
         headers: { 'content-type': contentType },
         // The name exactly as sent: a "../x.csv" must be refused, not quietly cut to "x.csv".
         preservePath: true,
+        // Header parameters (filename="résumé.csv") as the UTF-8 that curl, browsers and humioctl
+        // send; busboy's default reads them as Latin-1 and stored "rÃ©sumÃ©.csv".
+        defParamCharset: 'utf8',
         limits: { parts: MAX_PARTS, files: 1, fields: MAX_PARTS, fieldSize: MAX_FIELD_BYTES, fileSize: maxFileBytes, headerPairs: MAX_HEADER_PAIRS },
       });
     } catch (err) {

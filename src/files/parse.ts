@@ -92,6 +92,22 @@ function csvTable(bytes: Uint8Array, limits: ParseLimits): ParsedTable {
   return { columns: header, rows: records.slice(1), keyColumn: null };
 }
 
+/**
+ * Refuses a CSV file whose header row has too many columns from its first record alone, before
+ * the whole file is parsed (issue 24: a 2,000-column file used to be refused only after a full
+ * parse, at a peak of gigabytes). Other problems are left to the full parse.
+ */
+export function checkCsvHeader(bytes: Uint8Array): void {
+  const prefix = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, MAX_RECORD_CHARS * 4));
+  let header: string[] | undefined;
+  try {
+    header = (parseCsv(prefix, { bom: true, delimiter: ',', quote: '"', trim: false, skip_empty_lines: true, relax_column_count: true, max_record_size: MAX_RECORD_CHARS, to_line: 1 }) as string[][])[0];
+  } catch {
+    return;
+  }
+  if (header !== undefined && header.length > MAX_COLUMNS) throw new LogsvcError('E_VALIDATION', `the file has ${header.length} columns, more than the limit of ${MAX_COLUMNS}`);
+}
+
 function checkColumns(names: readonly string[]): void {
   if (names.length > MAX_COLUMNS) throw new LogsvcError('E_VALIDATION', `the file has ${names.length} columns, more than the limit of ${MAX_COLUMNS}`);
   const seen = new Set<string>();

@@ -14,7 +14,7 @@ import { open, readdir, readFile, truncate, unlink, type FileHandle } from 'node
 import { join } from 'node:path';
 import { LogsvcError } from '../lib/errors.js';
 import { pack, unpack } from '../lib/msgpack.js';
-import { atomicWriteFile, encodeFrame, ensureDir, fsyncDir, scanFrames, writeAll } from '../storage/index.js';
+import { atomicWriteFile, encodeFrame, ensureDir, fsyncDir, isNoSpaceError, scanFrames, writeAll } from '../storage/index.js';
 import type { GlobalEvent } from './events.js';
 import type { GlobalLog, LoadedLog } from './log.js';
 import type { SnapshotData } from './model.js';
@@ -196,9 +196,24 @@ export class EmbeddedGlobalLog implements GlobalLog {
   private async write(seq: number, record: object): Promise<void> {
     if (this.failed !== null) throw this.failed;
     if (this.fh === null) throw new LogsvcError('E_STATE_WRITE_FAILED', 'global log is not open');
+    const fh = this.fh;
+    let before = -1;
     try {
-      await writeAll(this.fh, encodeFrame(pack(record)));
-      await this.fh.datasync();
+      before = (await fh.stat()).size;
+      await writeAll(fh, encodeFrame(pack(record)));
+    } catch (err) {
+      // A write refused for want of space is not a failed fsync (issue 24): the partial frame is cut
+      // back and this change is refused (503); the log stays usable for the next one.
+      if (isNoSpaceError(err) && before >= 0) {
+        let cut = true;
+        await fh.truncate(before).catch(() => (cut = false));
+        if (cut) throw new LogsvcError('E_DISK_FULL', `global state change (event ${seq}) refused: the disk is full (${(err as Error).message}); retry once space is freed`, { cause: err });
+      }
+      this.failed = new LogsvcError('E_STATE_WRITE_FAILED', `global log append of event ${seq} failed: ${(err as Error).message}`, { cause: err });
+      throw this.failed;
+    }
+    try {
+      await fh.datasync();
     } catch (err) {
       // After a failed write or fsync the file's durable contents are unknown: refuse all further
       // appends rather than acknowledge anything more.

@@ -161,7 +161,8 @@ export class GlobalStore {
         try {
           await log.appendBatch(first, events);
         } catch (err) {
-          this.failure ??= err as Error;
+          // A change refused for a full disk leaves the log usable (src/global/embedded-log.ts).
+          if ((err as { code?: string }).code !== 'E_DISK_FULL') this.failure ??= err as Error;
           throw err;
         }
         events.forEach((event, i) => {

@@ -3,7 +3,7 @@
  * tree keyed by segment; a lookup walks the path's segments, preferring literals over parameters.
  */
 import { LogsvcError } from '../lib/errors.js';
-import type { Route } from './types.js';
+import type { BeforeBody, Route } from './types.js';
 
 interface Node {
   literal: Map<string, Node>;
@@ -21,6 +21,8 @@ function splitPath(path: string): string[] {
 
 export class Router {
   private readonly root = newNode();
+  /** Run by the server before it reads any request body: the pre-body credential check. */
+  beforeBody: BeforeBody | null = null;
 
   add(route: Route): this {
     let node = this.root;

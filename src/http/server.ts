@@ -20,6 +20,12 @@ export interface HttpServerOptions {
   maxIngestBodyBytes: number;
   /** Body limit of file uploads (multipart). */
   maxUploadBodyBytes: number;
+  /**
+   * Bytes all request bodies being received or handled may hold together (http.max_inflight_body_bytes);
+   * a request that would pass it is answered 503 with Retry-After before its body is read. A request
+   * arriving when no body is held is always taken (within its own limit).
+   */
+  maxInflightBodyBytes: number;
   logger: Logger;
 }
 
@@ -30,6 +36,9 @@ export interface HttpServer {
   /** Stops accepting connections; with `force`, also drops open ones. */
   close(force?: boolean): void;
 }
+
+/** A refused request's body up to this size is read past (the connection kept); a larger one closes it. */
+const DRAIN_REFUSED_BODY_BYTES = 64 * 1024;
 
 const statusLine = (code: number): string => `${code} ${STATUS_CODES[code] ?? 'Unknown'}`;
 
@@ -117,7 +126,9 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
   // no new ArrayBuffer per request on this thread, and no copy on the way to a parsing worker.
   // Handlers do not keep the body past their reply (the record they store is new bytes).
   const bodySlabs = new SlabPool();
-  const run = async (res: HttpResponse, pending: Pending, route: Route, info: RequestInfo, body: Buffer, pooled = false): Promise<void> => {
+  // Bytes held by request bodies being read or handled, against opts.maxInflightBodyBytes.
+  let bodyBytesHeld = 0;
+  const run = async (res: HttpResponse, pending: Pending, route: Route, info: RequestInfo, body: Buffer, pooled = false, release = (): void => undefined): Promise<void> => {
     let reply: Reply;
     try {
       reply = await route.handle(info, body);
@@ -125,6 +136,7 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
       reply = errorReply(err, logger, info);
     } finally {
       if (pooled) bodySlabs.release(body);
+      release();
     }
     write(res, pending, reply, false, info.method === 'HEAD');
   };
@@ -175,6 +187,24 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
       void run(res, pending, route, info, Buffer.alloc(0));
       return;
     }
+    // Credentials from the headers before any byte of the body (src/http/pre-auth.ts): a stranger's
+    // body is never buffered. The connection is closed: the client may still be sending it.
+    if (router.beforeBody !== null) {
+      let refusal: Reply | void;
+      try {
+        refusal = router.beforeBody(route, info);
+      } catch (err) {
+        refusal = errorReply(err, logger, info);
+      }
+      if (refusal !== undefined) {
+        // A small body is left for uWS to read past (and the connection kept); a larger one, or one of
+        // unknown length, is not read at all: the connection is closed (a client that sends a large
+        // body without waiting for `Expect: 100-continue` may then see a reset instead of the answer).
+        const declared = headers.get('content-length');
+        write(res, pending, refusal, declared === undefined || !(Number(declared) <= DRAIN_REFUSED_BODY_BYTES));
+        return;
+      }
+    }
 
     const limit = route.body === 'ingest' ? opts.maxIngestBodyBytes : route.body === 'upload' ? opts.maxUploadBodyBytes : opts.maxApiBodyBytes;
     const tooLarge = (): void =>
@@ -185,6 +215,34 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
       tooLarge();
       return;
     }
+    // The in-flight body budget: the declared length is held up front, a body without one as it grows.
+    let held = 0;
+    const release = (): void => {
+      bodyBytesHeld -= held;
+      held = 0;
+    };
+    const hold = (bytes: number): boolean => {
+      if (bytes <= held) return true;
+      if (bodyBytesHeld - held > 0 && bodyBytesHeld - held + bytes > opts.maxInflightBodyBytes) return false;
+      bodyBytesHeld += bytes - held;
+      held = bytes;
+      return true;
+    };
+    const busy = (): void => {
+      release();
+      write(res, pending, text(503, `the node is receiving more request bodies than it may hold at once (http.max_inflight_body_bytes = ${opts.maxInflightBodyBytes}); retry later`, { 'retry-after': '1' }), true);
+    };
+    const declaredBytes = declared === undefined ? 0 : Number(declared);
+    if (!hold(Number.isSafeInteger(declaredBytes) && declaredBytes > 0 ? declaredBytes : 0)) {
+      busy();
+      return;
+    }
+    // A client that leaves while its body is read gives the budget back; once the handler has the
+    // body, the handler's end does (the bytes are held until then).
+    let handed = false;
+    pending.onAbort = () => {
+      if (!handed) release();
+    };
     const slab = route.body === 'ingest' && declared !== undefined ? bodySlabs.acquire(Number(declared)) : null;
     const chunks: Buffer[] = [];
     let size = 0;
@@ -193,22 +251,34 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
       const at = size;
       size += chunk.byteLength;
       if (size > limit) {
+        release();
         tooLarge();
+        return;
+      }
+      if (!hold(size)) {
+        busy();
         return;
       }
       if (slab !== null) {
         // uWS frames the body by its Content-Length, so it cannot outgrow the slab; checked anyway.
         if (size > slab.length) {
+          release();
           write(res, pending, text(400, `request body is longer than its Content-Length of ${slab.length} bytes`), true);
           return;
         }
         slab.set(new Uint8Array(chunk), at);
-        if (isLast) void run(res, pending, route, info, size === slab.length ? slab : slab.subarray(0, size), true);
+        if (isLast) {
+          handed = true;
+          void run(res, pending, route, info, size === slab.length ? slab : slab.subarray(0, size), true, release);
+        }
         return;
       }
       // uWS neuters the ArrayBuffer when this callback returns: copy it.
       chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (isLast) void run(res, pending, route, info, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      if (isLast) {
+        handed = true;
+        void run(res, pending, route, info, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), false, release);
+      }
     });
   });
 

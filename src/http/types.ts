@@ -36,13 +36,28 @@ export type BodyKind = 'none' | 'api' | 'ingest' | 'upload';
 
 export type Handler = (req: RequestInfo, body: Buffer) => Promise<Reply> | Reply;
 
+/**
+ * The credentials a route with a body needs, checked from the headers before any byte of the body
+ * is read (issue 24): a request without them is answered 401/403 at once and its connection closed.
+ * 'api': a valid API token (the default for api and upload bodies); 'any': a valid API or ingest
+ * token (the default for ingest bodies; the handler then checks which it needs); 'public': none; a
+ * function: a route's own check (a token in the path), which throws a LogsvcError or returns the
+ * refusal to send. The handler still authorizes as before: this only keeps strangers' bodies out.
+ */
+export type PreAuth = 'api' | 'any' | 'public' | ((req: RequestInfo) => Reply | void);
+
 export interface Route {
   method: string;
   /** Path pattern: literal segments and `:name` parameters, e.g. `/api/v1/repositories/:repo/ingest`. */
   pattern: string;
   body: BodyKind;
   handle: Handler;
+  /** Checked before the body is read; see PreAuth. Only for routes with a body. */
+  preAuth?: PreAuth;
 }
+
+/** The server's check before it reads a body (set on the Router by buildRouter). */
+export type BeforeBody = (route: Route, req: RequestInfo) => Reply | void;
 
 export const text = (status: number, body: string, headers: Record<string, string> = {}): Reply => ({
   status,

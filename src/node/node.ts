@@ -13,7 +13,7 @@ import { LatencyWindow } from '../lib/latency-window.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { VERSION } from '../lib/version.js';
 import { RuntimeMonitor } from '../lib/runtime-metrics.js';
-import { atomicWriteFile, DataDirLock, ensureDir } from '../storage/index.js';
+import { atomicWriteFile, DataDirLock, ensureDir, ensureReserve, isNoSpaceError, releaseReserve } from '../storage/index.js';
 import { EmbeddedGlobalLog, GlobalStore } from '../global/index.js';
 import { KafkaGlobalLog } from '../global/kafka-log.js';
 import { Authenticator, newApiToken, SecretBox, tokenDigest } from '../auth/index.js';
@@ -28,7 +28,7 @@ import { fileNamesIn } from '../query/file-refs.js';
 import { HealthService } from '../health/index.js';
 import { createGraphqlEndpoint } from '../graphql/index.js';
 import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
-import { ingestTopic, kafkaConnection, openDigestQueue } from '../queue/index.js';
+import { EmbeddedDigestQueue, ingestTopic, kafkaConnection, openDigestQueue } from '../queue/index.js';
 import { KafkaTail } from '../queue/kafka-tail.js';
 import { SegmentCatalog } from '../segments/catalog.js';
 import { Digest } from '../digest/index.js';
@@ -38,6 +38,7 @@ import { CustomParsers } from '../ingest/custom-parsing.js';
 import { NodeQueryMemory, QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
 import { BlobStore, FileService } from '../files/index.js';
 import { ParserService } from '../parsers/index.js';
+import { runStopSteps, stopStep, type StopReport, type StopStep } from './stop.js';
 import { ActionDispatcher, ActionService, AlertScheduler, AlertService, isAlertRunner, OutboundHttp, publishAlertNode, SmtpMailer, TargetPolicy } from '../alerts/index.js';
 
 export const LOCAL_ADMIN_TOKEN_FILE = 'local-admin-token.txt';
@@ -49,7 +50,8 @@ export interface RunningNode {
   readonly url: string;
   readonly port: number;
   readonly dataDir: string;
-  stop(): Promise<void>;
+  /** Bounded (src/node/stop.ts): resolves within STOP_LIMIT_MS, saying whether every step finished. */
+  stop(): Promise<StopReport>;
 }
 
 async function nodeUuid(dataDir: string): Promise<string> {
@@ -117,11 +119,17 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
   } catch (err) {
     throw new LogsvcError('E_DATA_DIR_UNUSABLE', `cannot create data dir ${dataDir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-  const lock = await DataDirLock.acquire(dataDir);
-  const cleanups: (() => Promise<void> | void)[] = [() => lock.release()];
-  const unwind = async (): Promise<void> => {
-    for (const c of cleanups.reverse()) await c();
-  };
+  // A disk too full for the lock file: the reserve (src/storage/reserve.ts) is given back and the
+  // node starts read-only (ingest refused until there is room again).
+  let startedFull = 0;
+  const lock = await DataDirLock.acquire(dataDir).catch(async (err: unknown) => {
+    if (!isNoSpaceError(err) || (startedFull = await releaseReserve(dataDir)) === 0) throw err;
+    logger.error('the disk is full: starting read-only (ingest refused until space returns)', { dataDir });
+    return DataDirLock.acquire(dataDir);
+  });
+  const cleanups: StopStep[] = [stopStep('data-dir lock', () => lock.release())];
+  // Each step bounded, the whole stop within STOP_LIMIT_MS (src/node/stop.ts).
+  const unwind = (): Promise<StopReport> => runStopSteps(cleanups.reverse(), logger);
   try {
     const box = await SecretBox.openOrCreate(dataDir);
     const uuid = await nodeUuid(dataDir);
@@ -141,7 +149,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           { snapshotEvery: config.state.snapshot_every_events, logger, proposer: uuid },
         )
       : await GlobalStore.open(new EmbeddedGlobalLog(join(dataDir, 'global')), { snapshotEvery: config.state.snapshot_every_events, logger });
-    cleanups.push(() => store.close());
+    cleanups.push(stopStep('global store', () => store.close()));
     const clusterId = clustered ? await clusterIdOf(store, clock) : null;
 
     const users = new UserService(store, clock);
@@ -161,17 +169,17 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
 
     const latency = new LatencyWindow(clock);
     const runtime = new RuntimeMonitor();
-    cleanups.push(() => runtime.stop());
+    cleanups.push(stopStep('runtime monitor', () => runtime.stop()));
 
     // Digest queue, segments, digest. Replay happens here, before the node takes requests.
     // queue.kind: files in the data dir, or the [kafka] cluster's ingest topic (created if missing).
     const { queue, healthCheck: queueHealth } = await openDigestQueue({ config, dataDir, partitions: store.state.partitions.length || config.digest.partitions, logger, onFatal });
-    cleanups.push(() => queue.close());
+    cleanups.push(stopStep('digest queue', () => queue.close()));
     const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), logger, clock.now());
     let ownership: DigestOwnership | null = null;
     const threads = config.digest.worker_threads;
     const workers = new WorkerPool({ ...(threads === 0 ? {} : { threads }), backgroundNice: config.digest.block_build_nice });
-    cleanups.push(() => workers.close());
+    cleanups.push(stopStep('worker pools', () => workers.close()));
     const digest = new Digest({
       dataDir,
       queue,
@@ -215,7 +223,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     );
     if (queueHealth !== null) health.addCheck(queueHealth);
     await health.start();
-    cleanups.push(() => health.stop());
+    cleanups.push(stopStep('health', () => health.stop()));
 
     const ingest = new IngestService({
       store,
@@ -270,8 +278,26 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const liveTail = clustered
       ? new KafkaTail({ connection: kafka, topic: ingestTopic(config.kafka.topic_prefix), partitions: () => store.state.partitions.length, timeoutMs: config.kafka.request_timeout_ms, logger })
       : null;
-    if (liveTail !== null) cleanups.push(() => liveTail.close());
-    const queries = new QueryService({ executor, files, live: liveTail ?? digest, limits: queryLimits, maxConcurrent: config.query.max_concurrent, now: () => clock.now() });
+    if (liveTail !== null) cleanups.push(stopStep('live tail', () => liveTail.close()));
+    const queries = new QueryService({
+      executor,
+      files,
+      live: liveTail ?? digest,
+      limits: queryLimits,
+      maxConcurrent: config.query.max_concurrent,
+      scheduling: {
+        maxPerUser: config.query.max_concurrent_per_user,
+        queueTimeoutMs: config.query.queue_timeout_ms,
+        maxQueued: config.query.max_queued,
+        largeBytes: config.query.large_query_bytes,
+        estimateBytes: (repoId, start, end) => {
+          let bytes = 0;
+          for (const seg of catalog.forRepository(repoId)) for (const b of seg.blocks) if (b.maxTs >= start && b.minTs <= end) bytes += b.uncompressedLength;
+          return bytes;
+        },
+      },
+      now: () => clock.now(),
+    });
     const queryJobs = new QueryJobRegistry({
       service: queries,
       now: () => clock.now(),
@@ -280,7 +306,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       maxJobs: config.query.max_jobs,
       idPrefix: String(selfId),
     });
-    cleanups.push(() => queryJobs.close());
+    cleanups.push(stopStep('query jobs', () => queryJobs.close()));
 
     // Alerts and actions: definitions in global state; the scheduler starts once the node serves.
     const alertCfg = config.alerts;
@@ -346,7 +372,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     else await cluster.ensureLayout(config.digest.partitions, selfId);
     await queue.ensurePartitions(store.state.partitions.length);
     await digest.start(clustered ? [] : owned());
-    cleanups.push(() => digest.stop());
+    cleanups.push(stopStep('digest', () => digest.stop(), 8_000));
     if (clustered) {
       ownership = new DigestOwnership({ selfId, store, digest, catalog, liveness, clock, logger, intervalMs: 500, graceMs: config.cluster.failure_timeout_ms });
       // Before this node answers any query: void what epochs it lost while away wrote past their end.
@@ -368,18 +394,25 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         maxHeaderBytes: config.http.max_header_bytes,
         maxApiBodyBytes: config.http.max_api_body_bytes,
         maxIngestBodyBytes: config.http.max_body_bytes,
+        maxInflightBodyBytes: config.http.max_inflight_body_bytes,
         // The file plus the multipart framing around it.
         maxUploadBodyBytes: config.files.max_file_bytes + MULTIPART_OVERHEAD_BYTES,
         logger,
       },
       router,
     );
-    cleanups.push(async () => {
-      http.close();
-      closeQueryStreams();
-      await http.drain(5000);
-      http.close(true);
-    });
+    cleanups.push(
+      stopStep(
+        'http (in-flight requests get 5 s)',
+        async () => {
+          http.close();
+          closeQueryStreams();
+          await http.drain(5000);
+          http.close(true);
+        },
+        6_000,
+      ),
+    );
     const url = effectiveExternalUrl(config, http.port);
     await cluster.registerSelf({ id: selfId, uuid, name: config.node.name === '' ? `node-${selfId}` : config.node.name, uri: url });
     if (clustered && ownership !== null && clusterId !== null) {
@@ -414,12 +447,12 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       );
       files.setRemoteBlobs(servePeerFiles(membership, selfId, (h) => files.localBlob(h), config.files.max_file_bytes, config.query.max_query_seconds * 1000));
       await membership.start();
-      cleanups.push(() => membership.stop());
+      cleanups.push(stopStep('cluster membership', () => membership.stop()));
       liveness.current = membership;
       await cluster.autoLayout(config.digest.partitions, selfId);
       own.start();
       // Runs first at stop: hands the partitions to the next live hosts before the digest stops.
-      cleanups.push(() => own.stop());
+      cleanups.push(stopStep('digest handover', () => own.stop(), 10_000));
     }
     // Published whether or not this node runs alerts, so the runner is chosen among nodes that do.
     await publishAlertNode(store, selfId, config.alerts.enabled);
@@ -472,13 +505,18 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         },
       });
       scheduler.start();
-      cleanups.push(async () => {
-        await scheduler.stop();
-        await outbound.close();
-      });
+      cleanups.push(
+        stopStep('alert scheduler', async () => {
+          await scheduler.stop();
+          await outbound.close();
+        }),
+      );
     }
 
-    let stopping: Promise<void> | null = null;
+    if (startedFull > 0 && queue instanceof EmbeddedDigestQueue) queue.space.close(new Error('started on a full disk'), startedFull);
+    // Laid after the start, off its path (4 MiB written and synced).
+    else void ensureReserve(dataDir).catch((err: unknown) => logger.warn('could not lay the reserve file', { error: (err as Error).message }));
+    let stopping: Promise<StopReport> | null = null;
     return {
       url,
       port: http.port,
@@ -486,7 +524,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       stop() {
         stopping ??= (async () => {
           health.markStopping();
-          await unwind();
+          return unwind();
         })();
         return stopping;
       },

@@ -5,6 +5,7 @@
  * digest takes afterwards, each exactly once (the executor's snapshot and the subscription happen
  * in the same synchronous step).
  */
+import { QueryScheduler, type Release, type SchedulerOptions } from './scheduler.js';
 import { decodeGroupEvents, eventId, groupSection, type RecordSummary } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import type { DurableRecord } from '../queue/index.js';
@@ -84,6 +85,11 @@ export interface QueryServiceOptions {
   live: LiveSource;
   limits: QueryLimits;
   maxConcurrent: number;
+  /** Fair admission (src/query/scheduler.ts); without it only maxConcurrent applies. */
+  scheduling?: Omit<SchedulerOptions, 'maxConcurrent'> & {
+    /** Bytes a query over `repoId` from `start` to `end` would scan, estimated from the segment catalog. */
+    estimateBytes: (repoId: string, start: number, end: number) => number;
+  };
   now: () => number;
 }
 
@@ -93,9 +99,18 @@ export interface Repo {
 }
 
 export class QueryService {
-  private running = 0;
+  private readonly scheduler: QueryScheduler;
 
-  constructor(private readonly opts: QueryServiceOptions) {}
+  constructor(private readonly opts: QueryServiceOptions) {
+    const sc = opts.scheduling;
+    this.scheduler = new QueryScheduler({
+      maxConcurrent: opts.maxConcurrent,
+      maxPerUser: sc?.maxPerUser ?? opts.maxConcurrent,
+      largeBytes: sc?.largeBytes ?? Number.MAX_SAFE_INTEGER,
+      queueTimeoutMs: sc?.queueTimeoutMs ?? 0,
+      maxQueued: sc?.maxQueued ?? 0,
+    });
+  }
 
   /** The spec of `req` with its time range resolved now. */
   spec(req: QueryRequest): QuerySpec {
@@ -116,15 +131,39 @@ export class QueryService {
     return spec;
   }
 
-  /** Starts a run of `spec` over `repo`; 429 when too many run already. */
-  run(spec: QuerySpec, repo: Repo): QueryRun {
-    if (this.running >= this.opts.maxConcurrent) {
-      throw new LogsvcError('E_TOO_MANY_REQUESTS', `${this.running} queries are running, the most this node runs at once (query.max_concurrent); retry shortly`);
+  /** Starts a run of `spec` over `repo` now; 429 when no slot is free (query jobs, alerts, live refreshes). */
+  run(spec: QuerySpec, repo: Repo, user = ''): QueryRun {
+    return this.started(spec, repo, this.scheduler.tryAcquire(user, this.isLarge(spec, repo)));
+  }
+
+  /**
+   * Starts a run of `spec` over `repo` once the scheduler gives it a slot (per-user and global
+   * bounds, small queries ahead of large ones); 429 after query.queue_timeout_ms in line.
+   */
+  async runQueued(spec: QuerySpec, repo: Repo, user: string): Promise<QueryRun> {
+    return this.started(spec, repo, await this.scheduler.acquire(user, this.isLarge(spec, repo)));
+  }
+
+  private started(spec: QuerySpec, repo: Repo, release: Release): QueryRun {
+    let run: QueryRun;
+    try {
+      run = this.opts.executor.start(spec, repo);
+    } catch (err) {
+      release();
+      throw err;
     }
-    const run = this.opts.executor.start(spec, repo);
-    this.running++;
-    void run.done.finally(() => this.running--);
+    void run.done.finally(release);
     return run;
+  }
+
+  private isLarge(spec: QuerySpec, repo: Repo): boolean {
+    const sc = this.opts.scheduling;
+    return sc !== undefined && sc.estimateBytes(repo.id, spec.ctx.start, spec.ctx.end) > sc.largeBytes;
+  }
+
+  /** Running and waiting queries (for metrics). */
+  schedulerStats(): ReturnType<QueryScheduler['stats']> {
+    return this.scheduler.stats();
   }
 
   compile(spec: QuerySpec): ReturnType<QueryExecutor['compile']> {

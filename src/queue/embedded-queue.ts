@@ -16,7 +16,7 @@ import { open, readdir, readFile, rm, truncate, unlink, type FileHandle } from '
 import { join } from 'node:path';
 import { LogsvcError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
-import { atomicWriteFile, ensureDir, fsyncDir, writeAll } from '../storage/index.js';
+import { atomicWriteFile, ensureDir, fsyncDir, isNoSpaceError, SpaceGate, writeAll } from '../storage/index.js';
 import type { DigestQueue, DurableRecord, FollowHandle, QueueRecord } from './digest-queue.js';
 import { FollowSignals } from './follow-by-read.js';
 import { queueFrameHead, frameBytes, MAX_RECORD_BYTES, QUEUE_HEADER_BYTES, QUEUE_MAGIC, QUEUE_FORMAT_VERSION, queueFileHeader, scanQueueFile } from './queue-file.js';
@@ -71,9 +71,12 @@ export class EmbeddedDigestQueue implements DigestQueue {
   private readonly fileBytes: number;
   private readonly listeners: ((r: DurableRecord) => void)[] = [];
   private readonly signals = new FollowSignals();
+  /** Closed while the disk is full (a write failed with ENOSPC/EDQUOT): appends are refused, reads go on. */
+  readonly space: SpaceGate;
 
   private constructor(private readonly opts: EmbeddedQueueOptions) {
     this.fileBytes = opts.fileBytes ?? 64 * 1024 * 1024;
+    this.space = new SpaceGate('digest queue', opts.dir, opts.logger);
   }
 
   static async open(opts: EmbeddedQueueOptions): Promise<EmbeddedDigestQueue> {
@@ -140,7 +143,14 @@ export class EmbeddedDigestQueue implements DigestQueue {
   private async newFile(p: Partition, base: number): Promise<void> {
     const path = join(p.dir, `${pad(base)}${FILE_SUFFIX}`);
     const fh = await open(path, 'w');
-    await writeAll(fh, queueFileHeader());
+    try {
+      await writeAll(fh, queueFileHeader());
+    } catch (err) {
+      // No room for the new file's header: it is removed, the current file stays the last one.
+      await fh.close();
+      await unlink(path).catch(() => undefined);
+      throw err;
+    }
     await fh.sync();
     await fsyncDir(p.dir);
     if (p.fh !== null) await p.fh.close();
@@ -154,12 +164,31 @@ export class EmbeddedDigestQueue implements DigestQueue {
     return p;
   }
 
+  /**
+   * After a write refused for want of space: truncate the current file to its last good length (a
+   * shrink needs no space), refuse the batch and every append waiting, and hand the offsets back.
+   * A failed truncate leaves the file's contents unknown: that is fatal.
+   */
+  private async cutBack(p: Partition, batch: Pending[], cause: unknown): Promise<void> {
+    const cur = p.current!;
+    const bytes = batch.reduce((n, b) => n + frameBytes(b.payload.length), 0);
+    await p.fh!.truncate(QUEUE_HEADER_BYTES + cur.size);
+    await p.fh!.datasync();
+    const refusal = this.space.close(cause, bytes);
+    for (const b of batch) b.reject(refusal);
+    for (const b of p.pending) b.reject(refusal);
+    p.pending = [];
+    p.next = cur.base + cur.size;
+  }
+
   onDurable(listener: (r: DurableRecord) => void): void {
     this.listeners.push(listener);
   }
 
   append(partition: number, payload: Buffer, attachment?: unknown): Promise<number> {
     if (this.failed !== null) return Promise.reject(this.failed);
+    const full = this.space.refusal;
+    if (full !== null) return Promise.reject(full);
     // The reader treats larger frames as damage: refuse them here rather than lose them there.
     if (payload.length > MAX_RECORD_BYTES) return Promise.reject(new LogsvcError('E_BODY_TOO_LARGE', `digest queue record of ${payload.length} bytes is over the limit of ${MAX_RECORD_BYTES}`));
     const p = this.part(partition);
@@ -180,11 +209,21 @@ export class EmbeddedDigestQueue implements DigestQueue {
         p.pending = [];
         try {
           const cur = p.current!;
-          if (cur.size >= this.fileBytes) await this.newFile(p, cur.base + cur.size);
-          const target = p.current!;
-          await writeAll(p.fh!, batch.flatMap((b) => [b.head, b.payload]));
+          const target = cur.size >= this.fileBytes ? null : cur;
+          try {
+            if (target === null) await this.newFile(p, cur.base + cur.size);
+            await writeAll(p.fh!, batch.flatMap((b) => [b.head, b.payload]));
+          } catch (err) {
+            // A write refused for want of space is not a failed fsync: what was durable stays so.
+            // Cut the partial frames back, refuse this batch and what waits, and refuse appends
+            // until the disk has room again (SpaceGate). Anything else is fatal, as before.
+            if (!isNoSpaceError(err)) throw err;
+            await this.cutBack(p, batch, err);
+            continue;
+          }
           await p.fh!.datasync();
-          for (const b of batch) target.size += frameBytes(b.payload.length);
+          const written = p.current!;
+          for (const b of batch) written.size += frameBytes(b.payload.length);
           for (const b of batch) b.resolve(b.offset);
           this.signals.notify(p.id);
           // Listeners (the digest) run after the acknowledgements have gone out: they are not on the
@@ -265,6 +304,7 @@ export class EmbeddedDigestQueue implements DigestQueue {
   }
 
   async close(): Promise<void> {
+    this.space.stop();
     for (const p of this.parts) {
       while (p.flushing) await new Promise((r) => setTimeout(r, 5));
       await p.fh?.close();

@@ -4,9 +4,9 @@
  * close (footer + trailer, fsync). Recovery closes a segment left open by a crash, cutting a torn
  * last block first.
  */
-import { open, truncate, type FileHandle } from 'node:fs/promises';
+import { open, truncate, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { atomicWriteFile, ensureDir, fsyncDir, writeAll } from '../storage/index.js';
+import { atomicWriteFile, ensureDir, fsyncDir, isNoSpaceError, writeAll } from '../storage/index.js';
 import type { BlockMeta } from './block.js';
 import { encodeFooter, encodeSegmentHeader, summarize, type BlockEntry, type ParsedSegment, type SegmentFooter, type SegmentMeta } from './segment-file.js';
 
@@ -24,7 +24,14 @@ export class SegmentWriter {
     const path = join(dir, `${meta.id}.seg`);
     const header = encodeSegmentHeader(meta);
     const fh = await open(path, 'wx');
-    await writeAll(fh, header, 0);
+    try {
+      await writeAll(fh, header, 0);
+    } catch (err) {
+      // No room for the header: no half-made segment is left behind.
+      await fh.close();
+      await unlink(path).catch(() => undefined);
+      throw err;
+    }
     await fh.sync();
     await fsyncDir(dir);
     return new SegmentWriter(path, meta, fh, header.length, []);
@@ -40,7 +47,7 @@ export class SegmentWriter {
 
   async append(block: Buffer, meta: BlockMeta): Promise<BlockEntry> {
     const entry: BlockEntry = { ...meta, pos: this.size };
-    await writeAll(this.fh!, block, this.size);
+    await this.writeOrCutBack(block);
     await this.fh!.datasync();
     this.size += block.length;
     this.blocks.push(entry);
@@ -50,12 +57,25 @@ export class SegmentWriter {
   async close(now: number): Promise<SegmentFooter> {
     const footer: SegmentFooter = { blocks: this.blocks, ...summarize(this.blocks), closedAt: now };
     const bytes = encodeFooter(footer);
-    await writeAll(this.fh!, bytes, this.size);
+    await this.writeOrCutBack(bytes);
     await this.fh!.sync();
     await this.fh!.close();
     this.fh = null;
     this.size += bytes.length;
     return footer;
+  }
+
+  /**
+   * Writes at the end; a write refused for want of space is cut back to the last good length (the
+   * caller may try again once there is room: the segment is as it was).
+   */
+  private async writeOrCutBack(bytes: Buffer): Promise<void> {
+    try {
+      await writeAll(this.fh!, bytes, this.size);
+    } catch (err) {
+      if (isNoSpaceError(err)) await this.fh!.truncate(this.size);
+      throw err;
+    }
   }
 
   /** Closes a segment found open at start-up; a damaged tail is cut (and kept aside) first. */

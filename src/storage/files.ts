@@ -88,3 +88,13 @@ export async function writeAll(fh: FileHandle, data: Buffer | readonly Buffer[],
     }
   }
 }
+
+/**
+ * A write refused for want of space (ENOSPC, EDQUOT): the bytes did not land, but what was written
+ * before is intact, so the writer can cut its partial frame back and refuse until space returns.
+ * Unlike a failed fsync, after which a file's durable contents are unknown.
+ */
+export function isNoSpaceError(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}

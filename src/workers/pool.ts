@@ -22,6 +22,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import { FairTaskQueue } from './fair-queue.js';
 import { LogsvcError } from '../lib/errors.js';
 import { ownsBuffer } from '../lib/bytes.js';
 import { isShared, SlabPool } from '../lib/slab-pool.js';
@@ -55,7 +56,8 @@ export class WorkerPool implements BlockEncoder, TablePacker {
     const threads = opts.threads ?? Math.max(1, availableParallelism());
     this.size = threads;
     const filename = new URL('./task-worker.js', import.meta.url).href;
-    this.foreground = new Piscina({ filename, minThreads: 1, maxThreads: threads, idleTimeout: 30_000, atomics: 'async' });
+    // Query scans and other work served in turn (src/workers/fair-queue.ts).
+    this.foreground = new Piscina({ filename, minThreads: 1, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', taskQueue: new FairTaskQueue() });
     // piscina applies niceIncrement per thread through its optional @napi-rs/nice (nice(2) is
     // per thread on Linux); where that module cannot load the threads run at normal priority.
     this.background = new Piscina({ filename, minThreads: 1, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', niceIncrement: opts.backgroundNice ?? 0 });

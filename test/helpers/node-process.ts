@@ -24,10 +24,28 @@ export interface TestNode {
   proc: ChildProcess;
   /** Everything the process wrote to stderr so far. */
   stderr(): string;
-  /** SIGTERM, then wait for exit; returns the exit code. */
+  /** SIGTERM, then wait for exit; returns the exit code (null: ended by a signal, see stopOutcome). */
   stop(): Promise<number | null>;
+  /** SIGTERM, then wait for exit (SIGKILL after STOP_WAIT_MS): how the process ended. */
+  stopOutcome(): Promise<StopOutcome>;
   /** SIGKILL, then wait for exit. */
   kill(): Promise<void>;
+}
+
+/**
+ * How long a test waits for a SIGTERMed node before it kills it: the node's own documented bound on
+ * its stop (STOP_LIMIT_MS, 20 s, src/node/stop.ts) plus room for a busy machine.
+ */
+export const STOP_WAIT_MS = 35_000;
+
+export interface StopOutcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  ms: number;
+  /** The test gave up waiting and sent SIGKILL itself. */
+  killedByTest: boolean;
+  /** Says which of those happened, for assertion messages. */
+  describe: string;
 }
 
 export interface StartOptions {
@@ -115,6 +133,26 @@ export async function startNode(t: Teardown, opts: StartOptions = {}): Promise<T
     });
   });
   const adminToken = (await readFile(join(dataDir, 'local-admin-token.txt'), 'utf8')).trim();
+  const stopOutcome = async (): Promise<StopOutcome> => {
+    const t0 = Date.now();
+    let killedByTest = false;
+    proc.kill('SIGTERM');
+    const timer = setTimeout(() => {
+      killedByTest = true;
+      proc.kill('SIGKILL');
+    }, STOP_WAIT_MS);
+    const code = await exited(proc);
+    clearTimeout(timer);
+    const ms = Date.now() - t0;
+    const signal = proc.signalCode;
+    const tail = stderr.split('\n').filter((l) => /stop/i.test(l)).slice(-6).join(' | ');
+    const describe = killedByTest
+      ? `still running ${STOP_WAIT_MS} ms after SIGTERM; killed by the test (stderr: ${tail})`
+      : signal !== null
+        ? `died by signal ${signal} after ${ms} ms (stderr: ${tail})`
+        : `exited with code ${code} after ${ms} ms (stderr: ${tail})`;
+    return { code, signal, ms, killedByTest, describe };
+  };
   return {
     url,
     dataDir,
@@ -122,12 +160,9 @@ export async function startNode(t: Teardown, opts: StartOptions = {}): Promise<T
     proc,
     stderr: () => stderr,
     async stop() {
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-      const code = await exited(proc);
-      clearTimeout(timer);
-      return code;
+      return (await stopOutcome()).code;
     },
+    stopOutcome,
     async kill() {
       proc.kill('SIGKILL');
       await exited(proc);

@@ -49,7 +49,12 @@ t.test('status is public and carries a semver version; health needs auth', async
   t.equal((await api(node.url, '/api/v1/health-json', { headers: { authorization: `Basic ${wrongUser}` } })).status, 401);
   t.equal((await api(node.url, '/api/v1/health-json')).status, 401);
 
-  t.equal(await node.stop(), 0, 'SIGTERM stops the node cleanly');
+  // Issue 24, defect 11: the stop is bounded (src/node/stop.ts); the assertion says which way it ended
+  // (a clean exit, a step left behind (exit 1), a signal, or the test's own kill after STOP_WAIT_MS).
+  const stopped = await node.stopOutcome();
+  t.notOk(stopped.killedByTest, `the node stopped by itself within its bound: ${stopped.describe}`);
+  t.equal(stopped.signal, null, `not ended by a signal: ${stopped.describe}`);
+  t.equal(stopped.code, 0, `SIGTERM stops the node cleanly: ${stopped.describe}`);
 });
 
 t.test('disk thresholds turn the node DOWN (503) once the grace period is over', async (t) => {

@@ -2,7 +2,19 @@
 import { LogsvcError } from '../../lib/errors.js';
 import { jsonDepth } from '../../lib/json.js';
 import { apiPrincipal, type HttpServices } from '../context.js';
-import type { RequestInfo, Route } from '../types.js';
+import type { Reply, RequestInfo, Route } from '../types.js';
+
+/**
+ * GraphQL clients that ask for JSON (GraphiQL does) get a refusal as a GraphQL error body, so they
+ * can show it; others (curl's *\/*) get the usual one-line text (the error is thrown on).
+ */
+function refusal(err: unknown, req: RequestInfo): Reply {
+  const accept = req.headers.get('accept') ?? '';
+  if (!(err instanceof LogsvcError) || !/application\/(graphql-response\+)?json/.test(accept)) throw err;
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+  if (err.httpStatus === 401) headers['www-authenticate'] = 'Bearer';
+  return { status: err.httpStatus, headers, body: JSON.stringify({ errors: [{ message: err.message, extensions: { code: err.code } }] }) };
+}
 
 export function graphqlRoutes(s: HttpServices): Route[] {
   const handle = async (req: RequestInfo, body: Buffer) => {
@@ -10,13 +22,7 @@ export function graphqlRoutes(s: HttpServices): Route[] {
     try {
       principal = apiPrincipal(s, req);
     } catch (err) {
-      // GraphQL clients that ask for JSON (GraphiQL does) get the refusal as a GraphQL error body, so
-      // they can show it; others (curl's */*) get the usual one-line text.
-      const accept = req.headers.get('accept') ?? '';
-      if (!(err instanceof LogsvcError) || !/application\/(graphql-response\+)?json/.test(accept)) throw err;
-      const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
-      if (err.httpStatus === 401) headers['www-authenticate'] = 'Bearer';
-      return { status: err.httpStatus, headers, body: JSON.stringify({ errors: [{ message: err.message, extensions: { code: err.code } }] }) };
+      return refusal(err, req);
     }
     const text = body.toString('utf8');
     if (jsonDepth(text, s.maxJsonDepth) > s.maxJsonDepth) {
@@ -41,7 +47,21 @@ export function graphqlRoutes(s: HttpServices): Route[] {
     return { status: res.status, headers: res.headers, body: res.body };
   };
   return [
-    { method: 'POST', pattern: '/graphql', body: 'api', handle },
+    {
+      method: 'POST',
+      pattern: '/graphql',
+      body: 'api',
+      handle,
+      // Before the body, with the same refusal as the handler's.
+      preAuth: (req) => {
+        try {
+          apiPrincipal(s, req);
+        } catch (err) {
+          return refusal(err, req);
+        }
+        return undefined;
+      },
+    },
     { method: 'GET', pattern: '/graphql', body: 'none', handle },
   ];
 }

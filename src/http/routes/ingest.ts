@@ -76,15 +76,21 @@ export function ingestRoutes(s: HttpServices): Route[] {
   };
 
   const routes: Route[] = [];
-  const add = (pattern: string, kind: Kind, target: (req: RequestInfo) => Target): void => {
-    routes.push({ method: 'POST', pattern, body: 'ingest', handle: handle(kind, target) });
+  const add = (pattern: string, kind: Kind, target: (req: RequestInfo) => Target, preAuth?: Route['preAuth']): void => {
+    routes.push({ method: 'POST', pattern, body: 'ingest', handle: handle(kind, target), ...(preAuth === undefined ? {} : { preAuth }) });
   };
   for (const name of ['service', 'humio']) {
     add(`/api/v1/ingest/${name}-structured`, 'structured', (r) => byIngestToken(r));
     add(`/api/v1/ingest/${name}-unstructured`, 'unstructured', (r) => byIngestToken(r));
   }
   add('/api/v1/ingest/raw', 'raw', (r) => byIngestToken(r));
-  add('/api/v1/ingest/raw/:token', 'raw', (r) => byIngestToken(r, r.params.token!));
+  // The token is in the path: checked from there before the body is read.
+  add(
+    '/api/v1/ingest/raw/:token',
+    'raw',
+    (r) => byIngestToken(r, r.params.token!),
+    (r) => void byIngestToken(r, r.params.token!),
+  );
   for (const prefix of ['repositories', 'dataspaces']) {
     add(`/api/v1/${prefix}/:repo/ingest`, 'structured', byRepository);
     add(`/api/v1/${prefix}/:repo/ingest-messages`, 'unstructured', byRepository);

@@ -7,7 +7,7 @@ import { LogsvcError } from '../../../src/lib/errors.js';
 
 const DEFAULTS = {
   node: { id: 1, name: '', host: '127.0.0.1', port: 8080, data_dir: './data', external_url: '', log_level: 'info' },
-  http: { max_body_bytes: 33554432, max_api_body_bytes: 1048576, max_decompressed_bytes: 134217728, max_header_bytes: 16384, max_json_depth: 64 },
+  http: { max_body_bytes: 33554432, max_inflight_body_bytes: 536870912, max_api_body_bytes: 1048576, max_decompressed_bytes: 134217728, max_header_bytes: 16384, max_json_depth: 64 },
   ingest: {
     max_events_per_request: 200000,
     max_event_bytes: 1048576,
@@ -40,7 +40,7 @@ const DEFAULTS = {
     block_build_nice: 10,
   },
   query: {
-    max_concurrent: 16,
+    max_concurrent: 16, max_concurrent_per_user: 8, queue_timeout_ms: 10000, max_queued: 1000, large_query_bytes: 268435456,
     max_query_seconds: 300,
     max_groups: 1000000,
     max_rows: 200000,
