@@ -42,3 +42,29 @@ export function encodeLogsResponse(rejected: number, errorMessage: string): Buff
 export function encodeRpcStatus(code: number, message: string): Buffer {
   return Buffer.from(protobuf.Writer.create().uint32(8).int32(code).uint32(18).string(message).finish());
 }
+
+/**
+ * A binary ExportLogsServiceRequest from its JSON shape (bytes as base64): for tests and the
+ * benchmark, which send what an OTLP exporter sends.
+ */
+export function encodeLogsRequest(value: Record<string, unknown>): Buffer {
+  return Buffer.from(ExportLogsServiceRequest.encode(ExportLogsServiceRequest.fromObject(value)).finish());
+}
+
+/** Decodes a binary ExportLogsServiceResponse (tests). */
+export function decodeLogsResponse(body: Uint8Array): Record<string, unknown> {
+  return ExportLogsServiceResponse.toObject(ExportLogsServiceResponse.decode(body), { longs: String, defaults: false });
+}
+
+/** Decodes a binary google.rpc.Status {code, message} (tests). */
+export function decodeRpcStatus(body: Uint8Array): { code: number; message: string } {
+  const r = protobuf.Reader.create(body);
+  const out = { code: 0, message: '' };
+  while (r.pos < r.len) {
+    const tag = r.uint32();
+    if (tag === 8) out.code = r.int32();
+    else if (tag === 18) out.message = r.string();
+    else r.skipType(tag & 7);
+  }
+  return out;
+}
