@@ -28,6 +28,8 @@ import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
 import { CustomParsers } from '../ingest/custom-parsing.js';
+import { ListenerService } from '../ingest/listeners/listener-service.js';
+import { ListenerManager } from '../ingest/listeners/manager.js';
 import { QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
 import { BlobStore, FileService } from '../files/index.js';
 import { ParserService } from '../parsers/index.js';
@@ -242,7 +244,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       { maxRequestMs: config.parsers.max_request_ms, maxPerRepository: config.parsers.max_per_repository },
       ingestLimits,
     );
-    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, version: VERSION };
+    const listeners = new ListenerService(store, clock, config.listeners.max_listeners);
+    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, listeners, version: VERSION };
     const router = buildRouter({
       auth,
       health,
@@ -312,6 +315,21 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     });
     const url = effectiveExternalUrl(config, http.port);
     await cluster.registerSelf({ id: selfId, uuid, name: config.node.name === '' ? `node-${selfId}` : config.node.name, uri: url });
+    // Ingest listeners (syslog over TCP/UDP): opened from global state, following its changes.
+    const listenerManager = new ListenerManager(
+      store,
+      { ingest, ingestLimits, maxDecompressedBytes: config.http.max_decompressed_bytes, offloadIngestBytes: config.ingest.offload_bytes, workers, parsers, clock },
+      {
+        maxConnections: config.listeners.max_connections,
+        maxMessageBytes: config.listeners.max_message_bytes,
+        udpMaxPendingBytes: config.listeners.udp_max_pending_bytes,
+        batchLingerMs: config.listeners.batch_linger_ms,
+      },
+      logger,
+      selfId,
+    );
+    await listenerManager.start();
+    cleanups.push(() => listenerManager.stop());
     // Published whether or not this node runs alerts, so the runner is chosen among nodes that do.
     await publishAlertNode(store, selfId, config.alerts.enabled);
 

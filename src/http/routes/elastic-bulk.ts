@@ -10,7 +10,8 @@ import { isLogsvcError } from '../../lib/errors.js';
 import type { BulkItem } from '../../ingest/doors/elastic-bulk.js';
 import type { HttpServices } from '../context.js';
 import { type Reply, type RequestInfo, type Route } from '../types.js';
-import { ingestBody, ingestTarget } from './ingest.js';
+import { ingestBody } from '../../ingest/ingest-request.js';
+import { ingestTarget } from './ingest.js';
 
 const BASE = '/api/v1/ingest/elastic-bulk';
 

@@ -11,7 +11,8 @@ import { parseJsonBounded } from '../../lib/json.js';
 import { HEC, type HecParams } from '../../ingest/doors/hec.js';
 import type { HttpServices } from '../context.js';
 import { json, type Reply, type RequestInfo, type Route } from '../types.js';
-import { ingestBody, ingestTarget } from './ingest.js';
+import { ingestBody } from '../../ingest/ingest-request.js';
+import { ingestTarget } from './ingest.js';
 
 /** Channels remembered for ack ids (oldest forgotten first); ids asked about per ack request. */
 const MAX_CHANNELS = 10_000;

@@ -10,7 +10,8 @@ import { isLogsvcError, LogsvcError } from '../../lib/errors.js';
 import { encodeLogsResponse, encodeRpcStatus } from '../../ingest/doors/otlp-proto.js';
 import type { HttpServices } from '../context.js';
 import { json, type Reply, type RequestInfo, type Route } from '../types.js';
-import { ingestBody, ingestTarget } from './ingest.js';
+import { ingestBody } from '../../ingest/ingest-request.js';
+import { ingestTarget } from './ingest.js';
 
 type Encoding = 'protobuf' | 'json';
 
