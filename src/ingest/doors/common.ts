@@ -84,10 +84,15 @@ export class DoorSink {
     } else {
       event = buildEvent({ rawstring: m.rawstring, timestamp: m.timestamp, timezone: m.timezone, fields: m.fields, error: null }, this.ingestTs, this.limits);
     }
-    const tags = { ...m.tags, type: m.type };
-    const key = tagKey(tags);
+    // Most messages carry no tags of their own: their group is found by #type alone.
+    let plain = true;
+    for (const _ in m.tags) {
+      plain = false;
+      break;
+    }
+    const key = plain ? `\u0002${m.type}` : tagKey({ ...m.tags, type: m.type });
     const g = this.groups.get(key);
-    if (g === undefined) this.groups.set(key, { tags, events: [event] });
+    if (g === undefined) this.groups.set(key, { tags: { ...m.tags, type: m.type }, events: [event] });
     else g.events.push(event);
   }
 

@@ -16,6 +16,7 @@ import type { IngestLimits } from '../limits.js';
 import { parseIsoTimestamp } from '../timestamps.js';
 import type { CustomParsers } from '../custom-parsing.js';
 import { addDoorTag, DoorSink } from './common.js';
+import { objectRanges, parseObjects } from './json-stream.js';
 import { MAX_TAGS_PER_EVENT } from '../limits.js';
 
 export interface BulkParams {
@@ -49,14 +50,50 @@ export class BulkError extends LogsvcError {
 
 const ACTIONS = new Set(['index', 'create', 'update', 'delete']);
 
-function newId(): string {
-  return randomBytes(15).toString('base64url');
+/** Actions in the order of the body: the parsed action line, and the document (or why it has none). */
+type Entry = { action: unknown; line: number; doc?: { value: unknown; text: string } | { error: string } | null };
+
+/**
+ * The fast way through a clean body: one scan for the objects' bounds (json-stream.ts), each on a
+ * line of its own, and one JSON.parse of all of them. Null when anything is unusual (a line that
+ * is not an object, bad JSON, an object over two lines): the exact line-by-line way then decides.
+ */
+function entriesFast(text: string, limits: IngestLimits): Entry[] | null {
+  let bounds: number[];
+  let values: unknown[];
+  try {
+    bounds = objectRanges(text, limits.maxJsonDepth, 2 * limits.maxEventsPerRequest + 2);
+    for (let j = 0; j < bounds.length; j += 2) {
+      const nl = text.indexOf('\n', bounds[j]);
+      if (nl >= 0 && nl < bounds[j + 1]!) return null;
+    }
+    values = parseObjects(text, bounds);
+  } catch {
+    return null;
+  }
+  const out: Entry[] = [];
+  for (let k = 0; k < values.length; ) {
+    const action = values[k];
+    const entry: Entry = { action, line: k + 1 };
+    out.push(entry);
+    k++;
+    const name = actionName(action);
+    if (name === null) return out;
+    if (name === 'delete') continue;
+    if (k >= values.length) {
+      entry.doc = null;
+      return out;
+    }
+    entry.doc = { value: values[k], text: text.slice(bounds[2 * k], bounds[2 * k + 1]) };
+    k++;
+  }
+  return out;
 }
 
-export function normalizeBulk(text: string, p: BulkParams, tokenParser: string | null, limits: IngestLimits, ingestTs: number, custom?: CustomParsers): { groups: EventGroup[]; items: BulkItem[] } {
-  const sink = new DoorSink(limits, ingestTs, custom);
-  const items: BulkItem[] = [];
+/** The exact way: line by line, each line parsed alone, so a bad document fails only its item. */
+function entriesByLine(text: string): Entry[] {
   const lines = text.split('\n');
+  const out: Entry[] = [];
   let i = 0;
   const next = (): string | null => {
     while (i < lines.length) {
@@ -67,37 +104,66 @@ export function normalizeBulk(text: string, p: BulkParams, tokenParser: string |
   };
   for (;;) {
     const actionLine = next();
-    if (actionLine === null) break;
-    const lineNo = i;
-    if (items.length >= limits.maxEventsPerRequest) throw new BulkError('illegal_argument_exception', `request carries more than ${limits.maxEventsPerRequest} items (ingest.max_events_per_request); split it`);
+    if (actionLine === null) return out;
     let action: unknown;
     try {
       action = JSON.parse(actionLine);
     } catch (err) {
-      throw new BulkError('illegal_argument_exception', `Malformed action/metadata line [${lineNo}]: not valid JSON (${(err as Error).message.slice(0, 200)})`);
+      throw new BulkError('illegal_argument_exception', `Malformed action/metadata line [${i}]: not valid JSON (${(err as Error).message.slice(0, 200)})`);
     }
-    const keys = typeof action === 'object' && action !== null && !Array.isArray(action) ? Object.keys(action) : [];
-    if (keys.length !== 1 || !ACTIONS.has(keys[0]!)) {
-      throw new BulkError('illegal_argument_exception', `Malformed action/metadata line [${lineNo}], expected one of index, create, update or delete`);
+    const entry: Entry = { action, line: i };
+    out.push(entry);
+    const name = actionName(action);
+    if (name === null) return out;
+    if (name === 'delete') continue;
+    const docLine = next();
+    if (docLine === null) {
+      entry.doc = null;
+      return out;
     }
-    const name = keys[0]!;
+    try {
+      entry.doc = { value: JSON.parse(docLine), text: docLine.trim() };
+    } catch (err) {
+      entry.doc = { error: `failed to parse: not valid JSON (${(err as Error).message.slice(0, 200)})` };
+    }
+  }
+}
+
+function actionName(action: unknown): string | null {
+  if (typeof action !== 'object' || action === null || Array.isArray(action)) return null;
+  let name: string | null = null;
+  for (const k in action) {
+    if (name !== null || !ACTIONS.has(k)) return null;
+    name = k;
+  }
+  return name;
+}
+
+export function normalizeBulk(text: string, p: BulkParams, tokenParser: string | null, limits: IngestLimits, ingestTs: number, custom?: CustomParsers): { groups: EventGroup[]; items: BulkItem[] } {
+  const sink = new DoorSink(limits, ingestTs, custom);
+  const items: BulkItem[] = [];
+  const ids = new IdSource();
+  const entries = entriesFast(text, limits) ?? entriesByLine(text);
+  for (const { action, line, doc } of entries) {
+    if (items.length >= limits.maxEventsPerRequest) throw new BulkError('illegal_argument_exception', `request carries more than ${limits.maxEventsPerRequest} items (ingest.max_events_per_request); split it`);
+    const name = actionName(action);
+    if (name === null) throw new BulkError('illegal_argument_exception', `Malformed action/metadata line [${line}], expected one of index, create, update or delete`);
     const meta = (action as Record<string, unknown>)[name];
     const m = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>) : {};
-    const item: BulkItem = { action: name, index: typeof m._index === 'string' ? m._index : (p.index ?? 'logsvc'), id: typeof m._id === 'string' ? m._id : newId(), status: 201 };
+    const item: BulkItem = { action: name, index: typeof m._index === 'string' ? m._index : (p.index ?? 'logsvc'), id: typeof m._id === 'string' ? m._id : ids.next(), status: 201 };
     items.push(item);
     if (name === 'delete') {
       item.status = 400;
       item.error = { type: 'action_request_validation_exception', reason: 'delete is not supported: events are immutable; use index or create' };
       continue;
     }
-    const docLine = next();
-    if (docLine === null) throw new BulkError('illegal_argument_exception', `The bulk request must be terminated by a newline [\\n]; action line [${lineNo}] has no document`);
+    if (doc === null || doc === undefined) throw new BulkError('illegal_argument_exception', `The bulk request must be terminated by a newline [\\n]; action line [${line}] has no document`);
     if (name === 'update') {
       item.status = 400;
       item.error = { type: 'action_request_validation_exception', reason: 'update is not supported: events are immutable; use index or create' };
       continue;
     }
-    const failed = addDocument(docLine, tokenParser, limits, sink);
+    const failed = 'error' in doc ? { type: 'document_parsing_exception', reason: doc.error } : addDocument(doc.value, doc.text, tokenParser, limits, sink);
     if (failed !== null) {
       item.status = 400;
       item.error = failed;
@@ -105,6 +171,15 @@ export function normalizeBulk(text: string, p: BulkParams, tokenParser: string |
   }
   if (items.length === 0) throw new BulkError('action_request_validation_exception', 'Validation Failed: 1: no requests added;');
   return { groups: sink.list(), items };
+}
+
+/** Document ids for items that name none: 20 characters, a random prefix per request and a counter. */
+class IdSource {
+  private readonly prefix = randomBytes(9).toString('base64url');
+  private n = 0;
+  next(): string {
+    return this.prefix + (this.n++).toString(36).padStart(8, '0');
+  }
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -120,13 +195,7 @@ function member(doc: Record<string, unknown>, path: string): unknown {
 }
 
 /** Adds one document's event; returns the item's error instead when the document cannot be stored. */
-function addDocument(line: string, tokenParser: string | null, limits: IngestLimits, sink: DoorSink): BulkItemError | null {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(line);
-  } catch (err) {
-    return { type: 'document_parsing_exception', reason: `failed to parse: not valid JSON (${(err as Error).message.slice(0, 200)})` };
-  }
+function addDocument(doc: unknown, line: string, tokenParser: string | null, limits: IngestLimits, sink: DoorSink): BulkItemError | null {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return { type: 'document_parsing_exception', reason: 'failed to parse: the document must be a JSON object' };
   const d = doc as Record<string, unknown>;
   let timestamp: number | null = null;
@@ -175,7 +244,7 @@ function addDocument(line: string, tokenParser: string | null, limits: IngestLim
   if (message !== undefined) delete fields.message;
   const parser = tokenParser ?? str(d.type) ?? (message === undefined ? null : 'kv');
   sink.add(parser, {
-    rawstring: message ?? line.trim(),
+    rawstring: message ?? line,
     fields,
     timestamp,
     timezone,
