@@ -72,8 +72,10 @@ export class DoorSink {
       return;
     }
     let event: IngestEvent;
-    if (m.parse && parser !== null) {
-      const r = builtInParser(parser).parse(m.rawstring, this.limits.maxFieldsPerEvent);
+    const builtIn = m.parse && parser !== null ? builtInParser(parser) : null;
+    // The `none` parser finds nothing: no need to run it and copy the fields over.
+    if (builtIn !== null && builtIn.name !== 'none') {
+      const r = builtIn.parse(m.rawstring, this.limits.maxFieldsPerEvent);
       const fields = r.fields;
       for (const k in m.fields) fields[k] = m.fields[k]!;
       event = buildEvent(

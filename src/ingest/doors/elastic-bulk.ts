@@ -184,10 +184,12 @@ class IdSource {
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-function member(doc: Record<string, unknown>, path: string): unknown {
-  if (path in doc) return doc[path];
+/** `doc[a][b]...` or a member literally named "a.b..." (Beats send both shapes). */
+function member(doc: Record<string, unknown>, ...path: string[]): unknown {
+  const flat = doc[path.join('.')];
+  if (flat !== undefined) return flat;
   let v: unknown = doc;
-  for (const part of path.split('.')) {
+  for (const part of path) {
     if (typeof v !== 'object' || v === null) return undefined;
     v = (v as Record<string, unknown>)[part];
   }
@@ -212,17 +214,27 @@ function addDocument(doc: unknown, line: string, tokenParser: string | null, lim
   } else if (ts !== undefined && ts !== null) {
     return { type: 'document_parsing_exception', reason: 'failed to parse field [@timestamp]: must be an ISO 8601 string or epoch milliseconds' };
   }
+  // Members flattened one by one, leaving out @timestamp and a string message (the raw string):
+  // deleting them afterwards would turn every event's field object into a slow dictionary.
+  const message = str(d.message);
   const fields: Record<string, string> = {};
+  let made = 0;
   try {
-    const flat = flattenInto(fields, d, '', limits.maxFieldsPerEvent + 1, limits.maxJsonDepth);
-    if (flat.truncated) fields['@error_msg'] = `document had more than ${limits.maxFieldsPerEvent} fields; the rest were dropped`;
+    for (const k in d) {
+      if (k === '@timestamp' || (k === 'message' && message !== undefined) || k === '') continue;
+      const flat = flattenInto(fields, d[k], k, limits.maxFieldsPerEvent + 1 - made, limits.maxJsonDepth - 1);
+      made += flat.count;
+      if (flat.truncated) {
+        fields['@error_msg'] = `document had more than ${limits.maxFieldsPerEvent} fields; the rest were dropped`;
+        break;
+      }
+    }
   } catch (err) {
     return { type: 'document_parsing_exception', reason: (err as Error).message };
   }
-  delete fields['@timestamp'];
-  const host = str(member(d, 'host.name')) ?? str(member(d, 'beat.hostname')) ?? str(d.host);
+  const host = str(member(d, 'host', 'name')) ?? str(member(d, 'beat', 'hostname')) ?? str(d.host);
   if (host !== undefined && fields['@host'] === undefined) fields['@host'] = host;
-  const source = str(member(d, 'log.file.path')) ?? str(d.source);
+  const source = str(member(d, 'log', 'file', 'path')) ?? str(d.source);
   if (source !== undefined && fields['@source'] === undefined) fields['@source'] = source;
   const tags: Record<string, string> = {};
   const tagNames = d['@tags'];
@@ -239,9 +251,6 @@ function addDocument(doc: unknown, line: string, tokenParser: string | null, lim
       }
     }
   }
-  const message = str(d.message);
-  // The message is the raw string; not stored twice.
-  if (message !== undefined) delete fields.message;
   const parser = tokenParser ?? str(d.type) ?? (message === undefined ? null : 'kv');
   sink.add(parser, {
     rawstring: message ?? line,

@@ -104,7 +104,9 @@ function hecEvent(o: Record<string, unknown>, n: number, p: HecParams, tokenPars
   const extra = o.fields;
   if (extra !== undefined && extra !== null) {
     if (typeof extra !== 'object' || Array.isArray(extra)) throw new HecError(HEC.indexedFields, `${where}: "fields" must be an object`, n);
-    for (const [k, v] of Object.entries(extra as Record<string, unknown>)) {
+    const ex = extra as Record<string, unknown>;
+    for (const k in ex) {
+      const v = ex[k];
       if (k.startsWith('#')) {
         const s = str(v);
         if (s === undefined) throw new HecError(HEC.indexedFields, `${where}: the tag "${k.slice(0, 100)}" in "fields" must have a string value`, n);
