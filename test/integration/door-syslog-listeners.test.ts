@@ -8,9 +8,10 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { existsSync } from 'node:fs';
+import { freePort } from '../helpers/free-port.js';
 import { startNode, type TestNode } from '../helpers/node-process.js';
 import { createUser, gql } from '../helpers/http.js';
 import { countOf, createRepo, mustGql, queryJson, sleep } from '../helpers/query.js';
@@ -19,14 +20,6 @@ const CONFIG = ['[health]', 'grace_period_seconds = 600', '[digest]', 'partition
 let node: TestNode = await startNode(t, { config: CONFIG });
 const dataDir = node.dataDir;
 await createRepo(node.url, node.adminToken, 'sys');
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 async function waitCount(filter: string, n: number, timeoutMs = 10_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
