@@ -7,7 +7,9 @@
  * one, cannot be resynchronised and is a protocol error (the caller closes the connection).
  */
 
-export class FramingError extends Error {}
+export class FramingError extends Error {
+  override name = 'FramingError';
+}
 
 export class TcpFramer {
   private buf: Buffer = Buffer.alloc(0);
