@@ -7,7 +7,7 @@ import t from 'tap';
 import { gzipSync } from 'node:zlib';
 import { startNode } from '../helpers/node-process.js';
 import { api } from '../helpers/http.js';
-import { countOf, createRepo, queryJson, sleep } from '../helpers/query.js';
+import { countOf, createRepo, mustGql, queryJson, sleep } from '../helpers/query.js';
 
 const CONFIG = ['[health]', 'grace_period_seconds = 600', '[digest]', 'partitions = 1', 'worker_threads = 1', '[ingest]', 'max_events_per_request = 1000', '[http]', 'max_decompressed_bytes = 1048576', ''].join('\n');
 const node = await startNode(t, { config: CONFIG });
@@ -93,6 +93,18 @@ t.test('sourcetype names a built-in parser; gzip; Bearer and Basic tokens', asyn
   t.equal(e!.statuscode ?? e!.status, '200');
   t.equal(e!['@timestamp'], Date.UTC(2026, 10, 21, 12), 'the parser found the time');
   t.equal(await waitCount('auth=*', 2, 10_000), 2);
+});
+
+t.test('sourcetype names a custom parser of the repository', async (t) => {
+  await mustGql(node.url, node.adminToken, 'mutation { createParserV2(input: {name: "hecjson", repositoryName: "hec", script: "parseJson() | parsed := \\"yes\\"", testCases: [], fieldsToTag: ["svc"], fieldsToBeRemovedBeforeParsing: []}) { id } }');
+  const r = await post('/services/collector/event', JSON.stringify({ event: '{"svc":"billing","custom":"c1"}', sourcetype: 'hecjson', host: 'h9' }));
+  t.equal(r.status, 200, r.text);
+  t.equal(await waitCount('custom=c1', 1), 1);
+  const [e] = await rows('custom=c1');
+  t.equal(e!.parsed, 'yes', 'the custom parser ran');
+  t.equal(e!['#svc'], 'billing', 'its fieldsToTag made a tag');
+  t.equal(e!['#type'], 'hecjson');
+  t.equal(e!['@host'], 'h9', 'HEC metadata kept');
 });
 
 t.test('raw endpoint: one event per line, query parameters, channel field', async (t) => {
