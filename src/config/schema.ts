@@ -58,6 +58,7 @@ export interface NodeConfig {
   };
   files: { max_file_bytes: number; max_rows: number; max_files_per_repository: number; max_total_bytes: number; cache_bytes: number };
   parsers: { max_event_ms: number; max_request_ms: number; max_per_repository: number };
+  listeners: { max_listeners: number; max_connections: number; max_message_bytes: number; udp_max_pending_bytes: number; batch_linger_ms: number };
   alerts: {
     enabled: boolean;
     evaluate_interval_ms: number;
@@ -285,6 +286,12 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'parsers.max_event_ms', default: 50, doc: 'no longer used (a parser\'s completed output is never dropped for the time it took; one event\'s work is bounded by the query engine\'s limits, a request\'s by max_request_ms); accepted so that existing config files still load', check: integer(1, 60_000) },
   { path: 'parsers.max_request_ms', default: 10_000, doc: 'parser time one ingest request may use; later events of the request are stored unparsed and marked with @error', check: integer(1, 3_600_000) },
   { path: 'parsers.max_per_repository', default: 200, doc: 'custom parsers one repository may hold', check: integer(1, 100_000) },
+
+  { path: 'listeners.max_listeners', default: 100, doc: 'ingest listeners (syslog over TCP/UDP) the cluster may define', check: integer(1, 10_000) },
+  { path: 'listeners.max_connections', default: 1000, doc: 'TCP connections one listener accepts at once; further ones are closed at once', check: integer(1, 1_000_000) },
+  { path: 'listeners.max_message_bytes', default: 64 * 1024, doc: 'longest message a listener takes: a longer newline-framed TCP message or UDP datagram is cut to it, a longer octet-counted TCP frame closes the connection', check: integer(480, 16 * 1024 * 1024) },
+  { path: 'listeners.udp_max_pending_bytes', default: 8 * 1024 * 1024, doc: 'UDP messages a listener holds while the previous batch is being made durable; datagrams beyond it are dropped (and counted in the log)', check: integer(64 * 1024, 1024 * 1024 * 1024) },
+  { path: 'listeners.batch_linger_ms', default: 20, doc: 'how long a listener gathers messages into one durable batch before committing it', check: integer(0, 10_000) },
   { path: 'alerts.enabled', default: true, doc: 'run alerts on this node (the product\'s ENABLE_ALERTS); false keeps the definitions but never evaluates them', check: boolean() },
   { path: 'alerts.evaluate_interval_ms', default: 5000, doc: 'how often every enabled alert\'s query is run over its window', check: integer(100, 3_600_000) },
   { path: 'alerts.max_concurrent_evaluations', default: 2, doc: 'alert queries run at once; they count toward query.max_concurrent', check: integer(1, 64) },

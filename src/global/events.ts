@@ -9,6 +9,7 @@ import type { FileEvent } from './files.js';
 import type { ParserEvent } from './parsers.js';
 import type { AlertingEvent } from './alerting-events.js';
 import type { ClusterEvent } from './cluster-state.js';
+import type { ListenerEvent } from './listeners.js';
 
 export interface UserFields {
   fullName?: string | undefined;
@@ -37,6 +38,7 @@ export type GlobalEvent =
   | FileEvent
   | ParserEvent
   | AlertingEvent
-  | ClusterEvent;
+  | ClusterEvent
+  | ListenerEvent;
 
 export type GlobalEventType = GlobalEvent['type'];

@@ -9,3 +9,5 @@ export type { AlertingEvent, AlertDefinition, AlertOwnership, ActionDefinition, 
 export { AlertingState, MAX_THROTTLE_VALUES, type AlertRuntime, type AlertingSnapshot } from './alerting-state.js';
 export { ClusterState, type ClusterEvent, type ClusterSnapshot, type MarkEntry, type MarkPosition, type PartitionEpoch, type EndedEpoch } from './cluster-state.js';
 export { MemorySharedLog, type SharedGlobalLog, type GlobalProposal, type SharedLogOpened } from './shared-log.js';
+
+export { ListenerIndex, type IngestListenerDef, type ListenerEvent, type ListenerProtocol } from './listeners.js';

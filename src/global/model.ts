@@ -7,6 +7,7 @@ import { FileIndex, type StoredFile } from './files.js';
 import { ParserIndex, type StoredParser } from './parsers.js';
 import { AlertingState, type AlertingSnapshot } from './alerting-state.js';
 import { ClusterState, type ClusterSnapshot } from './cluster-state.js';
+import { ListenerIndex, type IngestListenerDef } from './listeners.js';
 
 export interface User extends UserFields {
   id: string;
@@ -83,6 +84,8 @@ export class GlobalState {
   parsers = new ParserIndex();
   /** Alerts, actions and the alert scheduler's durable runtime state. */
   readonly alerting = new AlertingState();
+  /** Ingest listeners (syslog over TCP/UDP). */
+  listeners = new ListenerIndex();
 
   userByName(username: string): User | undefined {
     const id = this.usersByName.get(username);
@@ -153,6 +156,7 @@ export class GlobalState {
         this.files.dropScope(e.id);
         this.parsers.dropRepository(e.id);
         this.alerting.dropRepository(e.id);
+        this.listeners.dropRepository(e.id);
         return;
       }
       case 'IngestTokenAdded': {
@@ -226,6 +230,10 @@ export class GlobalState {
       case 'RepositoryHeld':
         this.cluster.apply(e);
         return;
+      case 'IngestListenerSaved':
+      case 'IngestListenerDeleted':
+        this.listeners.apply(e);
+        return;
       default: {
         const never: never = e;
         throw new Error(`unknown global event ${JSON.stringify(never)}`);
@@ -254,6 +262,7 @@ export class GlobalState {
       files: this.files.all(),
       parsers: this.parsers.all(),
       alerting: this.alerting.toSnapshot(),
+      listeners: this.listeners.all(),
     };
   }
 
@@ -285,6 +294,7 @@ export class GlobalState {
     g.files = FileIndex.fromSnapshot(s.files);
     g.parsers = ParserIndex.fromSnapshot(s.parsers);
     if (s.alerting !== undefined) g.alerting.loadSnapshot(s.alerting);
+    g.listeners = ListenerIndex.fromSnapshot(s.listeners);
     return g;
   }
 }
@@ -313,4 +323,6 @@ export interface SnapshotData {
   parsers?: StoredParser[];
   /** Absent in snapshots written before alerting existed. */
   alerting?: AlertingSnapshot;
+  /** Absent in snapshots written before ingest listeners existed. */
+  listeners?: IngestListenerDef[];
 }

@@ -6,6 +6,7 @@ import type { ClusterService } from '../cluster/index.js';
 import type { FileService } from '../files/index.js';
 import type { ParserService } from '../parsers/index.js';
 import type { ActionService, AlertService } from '../alerts/index.js';
+import type { ListenerService } from '../ingest/listeners/listener-service.js';
 
 export interface GraphqlServices {
   users: UserService;
@@ -15,6 +16,8 @@ export interface GraphqlServices {
   parsers: ParserService;
   alerts: AlertService;
   actions: ActionService;
+  /** Ingest listeners (absent in tests that build GraphQL without them). */
+  listeners?: ListenerService;
   version: string;
 }
 

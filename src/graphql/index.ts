@@ -15,6 +15,8 @@ import { FILES_PARSERS_SDL } from './schema-files-parsers.graphql.js';
 import { filesParsersMutations, repositoryFieldResolvers } from './resolvers-files-parsers.js';
 import { ALERTING_SDL } from './schema-alerting.graphql.js';
 import { alertingMutationResolvers } from './resolvers-alerting.js';
+import { LISTENERS_SDL } from './schema-listeners.graphql.js';
+import { listenerMutations, listenerRepositoryFields } from './resolvers-listeners.js';
 
 export type { GraphqlContext, GraphqlServices } from './context.js';
 
@@ -22,7 +24,7 @@ export type { GraphqlContext, GraphqlServices } from './context.js';
 const MAX_TOKENS = 20_000;
 
 export function buildExecutableSchema(): GraphQLSchema {
-  const schema = buildSchema(SDL + FILES_PARSERS_SDL + ALERTING_SDL);
+  const schema = buildSchema(SDL + FILES_PARSERS_SDL + ALERTING_SDL + LISTENERS_SDL);
   const attach = (typeName: string, resolvers: Record<string, (args: Record<string, unknown>, ctx: GraphqlContext) => unknown>): void => {
     const type = schema.getType(typeName) as GraphQLObjectType;
     const fields = type.getFields();
@@ -37,10 +39,10 @@ export function buildExecutableSchema(): GraphQLSchema {
     }
   };
   attach('Query', queryResolvers);
-  attach('Mutation', { ...mutationResolvers, ...filesParsersMutations, ...alertingMutationResolvers });
+  attach('Mutation', { ...mutationResolvers, ...filesParsersMutations, ...alertingMutationResolvers, ...listenerMutations });
   // Fields of object types that need their parent (the repository) as well as arguments.
   const repoFields = (schema.getType('Repository') as GraphQLObjectType).getFields();
-  for (const [name, fn] of Object.entries(repositoryFieldResolvers)) {
+  for (const [name, fn] of Object.entries({ ...repositoryFieldResolvers, ...listenerRepositoryFields })) {
     const field = repoFields[name];
     if (field === undefined) throw new Error(`resolver Repository.${name} has no field in the schema`);
     field.resolve = (src, args, ctx: GraphqlContext) => fn(src, args, ctx);

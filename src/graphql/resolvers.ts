@@ -71,7 +71,7 @@ function tokenShape(t: IngestTokenView, ctx: GraphqlContext) {
   };
 }
 
-function repositoryShape(r: Repository, ctx: GraphqlContext) {
+export function repositoryShape(r: Repository, ctx: GraphqlContext) {
   return {
     __typename: 'Repository',
     id: r.id,

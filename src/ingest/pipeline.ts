@@ -20,8 +20,10 @@ import type { CustomParserDef, ParserTimeLimits } from '../parsers/custom-parser
 import { isParserSet, type ParserSet } from '../parsers/parser-set.js';
 import { fitDatasources, type DatasourceRoom } from './datasource-room.js';
 import { parseStructuredNatively } from './native-structured.js';
+import { runDoor, type DoorParams, type DoorReply } from './doors/index.js';
 
-export type IngestKind = 'structured' | 'unstructured' | 'raw';
+/** 'door': a shipper protocol (HEC, Elasticsearch bulk, OTLP, listener lines), named by `door`. */
+export type IngestKind = 'structured' | 'unstructured' | 'raw' | 'door';
 
 export interface IngestTask {
   kind: IngestKind;
@@ -41,14 +43,16 @@ export interface IngestTask {
   /** With custom parsers: the room for new datasources their tags may take (datasource-room.ts). */
   datasourceRoom?: DatasourceRoom;
   parserLimits?: ParserTimeLimits;
+  /** With kind 'door': which door and its parameters (src/ingest/doors/). */
+  door?: DoorParams;
 }
 
 /** Used when a task carries custom parsers without limits (tests). */
 const DEFAULT_PARSER_LIMITS: ParserTimeLimits = { maxRequestMs: 10_000 };
 
 export type IngestTaskResult =
-  | { ok: true; payload: Uint8Array; summary: RecordSummary; events: number }
-  | { ok: false; code: ErrorCode; message: string };
+  | { ok: true; payload: Uint8Array; summary: RecordSummary; events: number; reply?: DoorReply }
+  | { ok: false; code: ErrorCode; message: string; detail?: unknown };
 
 function decompress(body: Buffer, encoding: string | undefined, cap: number): Buffer {
   const enc = (encoding ?? '').trim().toLowerCase();
@@ -114,7 +118,12 @@ export function runIngestTask(t: IngestTask, native = true): IngestTaskResult {
       const fast = prepareStructuredNatively(body, t.repositoryId, t.at, t.limits);
       if (fast !== null) return { ok: true, ...fast };
     }
-    if (t.kind === 'raw') {
+    let reply: DoorReply | undefined;
+    if (t.kind === 'door') {
+      const out = runDoor(t.door!, body, t.parser, t.limits, t.at, custom);
+      groups = out.groups;
+      reply = out.reply;
+    } else if (t.kind === 'raw') {
       groups = normalizeRaw(body.toString('utf8'), t.at, t.limits, t.parser, custom);
     } else {
       const parsed = parseJsonBounded(body.toString('utf8'), t.limits.maxJsonDepth, `${t.kind} ingest body`);
@@ -126,9 +135,13 @@ export function runIngestTask(t: IngestTask, native = true): IngestTaskResult {
       }
     }
     if (custom !== undefined && t.datasourceRoom !== undefined) groups = fitDatasources(groups, t.repositoryId, t.datasourceRoom);
-    return { ok: true, ...prepareRecord(t.repositoryId, groups, t.at) };
+    const prepared = prepareRecord(t.repositoryId, groups, t.at);
+    return reply === undefined ? { ok: true, ...prepared } : { ok: true, ...prepared, reply };
   } catch (err) {
-    if (err instanceof LogsvcError) return { ok: false, code: err.code, message: err.message };
+    if (err instanceof LogsvcError) {
+      const detail = (err as { detail?: unknown }).detail;
+      return detail === undefined ? { ok: false, code: err.code, message: err.message } : { ok: false, code: err.code, message: err.message, detail };
+    }
     return { ok: false, code: 'E_INTERNAL', message: `ingest processing failed: ${(err as Error).message}` };
   }
 }

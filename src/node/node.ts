@@ -36,6 +36,9 @@ import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
 import { CustomParsers } from '../ingest/custom-parsing.js';
 import { NodeQueryMemory, QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
+
+import { ListenerService } from '../ingest/listeners/listener-service.js';
+import { ListenerManager } from '../ingest/listeners/manager.js';
 import { BlobStore, FileService } from '../files/index.js';
 import { ParserService } from '../parsers/index.js';
 import { runStopSteps, stopStep, type StopReport, type StopStep } from './stop.js';
@@ -331,7 +334,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       { maxRequestMs: config.parsers.max_request_ms, maxPerRepository: config.parsers.max_per_repository },
       ingestLimits,
     );
-    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, version: VERSION };
+    const listeners = new ListenerService(store, clock, config.listeners.max_listeners);
+    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, listeners, version: VERSION };
     const router = buildRouter({
       auth,
       health,
@@ -454,6 +458,22 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       // Runs first at stop: hands the partitions to the next live hosts before the digest stops.
       cleanups.push(stopStep('digest handover', () => own.stop(), 10_000));
     }
+
+    // Ingest listeners (syslog over TCP/UDP): opened from global state, following its changes.
+    const listenerManager = new ListenerManager(
+      store,
+      { ingest, ingestLimits, maxDecompressedBytes: config.http.max_decompressed_bytes, offloadIngestBytes: config.ingest.offload_bytes, workers, parsers, clock },
+      {
+        maxConnections: config.listeners.max_connections,
+        maxMessageBytes: config.listeners.max_message_bytes,
+        udpMaxPendingBytes: config.listeners.udp_max_pending_bytes,
+        batchLingerMs: config.listeners.batch_linger_ms,
+      },
+      logger,
+      selfId,
+    );
+    await listenerManager.start();
+    cleanups.push(stopStep('ingest listeners', () => listenerManager.stop()));
     // Published whether or not this node runs alerts, so the runner is chosen among nodes that do.
     await publishAlertNode(store, selfId, config.alerts.enabled);
 

@@ -6,28 +6,27 @@
  */
 import { parseAuthorization, canSeeRepository, type Principal } from '../../auth/index.js';
 import { LogsvcError } from '../../lib/errors.js';
-import type { Repository } from '../../global/index.js';
-import { hasCustomParsers, runIngestTask, unwrapIngestResult, type IngestTask } from '../../ingest/index.js';
+import type { IngestTarget } from '../../ingest/ingest-request.js';
+import { ingestBody } from '../../ingest/ingest-request.js';
 import type { HttpServices } from '../context.js';
 import { json, type RequestInfo, type Route } from '../types.js';
 
 type Kind = 'structured' | 'unstructured' | 'raw';
 
-interface Target {
-  repo: Repository;
-  /** The parser attached to the ingest token, if the request used one. */
-  parser: string | null;
+type Target = IngestTarget;
+
+/** The repository and parser of the ingest token a request carries (in the Authorization header, or `token`). */
+export function ingestTarget(s: HttpServices, req: RequestInfo, token?: string): Target {
+  const creds = token === undefined ? parseAuthorization(req.headers.get('authorization')) : { token };
+  const p = s.auth.ingestPrincipal(creds);
+  const repo = s.store.state.repositories.get(p.repositoryId);
+  const t = repo?.ingestTokens.get(p.tokenName);
+  if (repo === undefined || t === undefined) throw new LogsvcError('E_AUTH_INVALID', 'the ingest token is not valid');
+  return { repo, parser: t.parser };
 }
 
 export function ingestRoutes(s: HttpServices): Route[] {
-  const byIngestToken = (req: RequestInfo, token?: string): Target => {
-    const creds = token === undefined ? parseAuthorization(req.headers.get('authorization')) : { token };
-    const p = s.auth.ingestPrincipal(creds);
-    const repo = s.store.state.repositories.get(p.repositoryId);
-    const t = repo?.ingestTokens.get(p.tokenName);
-    if (repo === undefined || t === undefined) throw new LogsvcError('E_AUTH_INVALID', 'the ingest token is not valid');
-    return { repo, parser: t.parser };
-  };
+  const byIngestToken = (req: RequestInfo, token?: string): Target => ingestTarget(s, req, token);
 
   const byRepository = (req: RequestInfo): Target => {
     const name = req.params.repo!;
@@ -48,30 +47,7 @@ export function ingestRoutes(s: HttpServices): Route[] {
   };
 
   const handle = (kind: Kind, target: (req: RequestInfo) => Target) => async (req: RequestInfo, raw: Buffer) => {
-    const t = target(req);
-    s.ingest.admit();
-    const task: IngestTask = {
-      kind,
-      body: raw,
-      contentEncoding: req.headers.get('content-encoding'),
-      maxDecompressedBytes: s.maxDecompressedBytes,
-      limits: s.ingestLimits,
-      parser: t.parser,
-      repositoryId: t.repo.id,
-      at: s.clock.now(),
-    };
-    task.customParsers = s.parsers.defsForIngest(t.repo.id, t.parser, kind);
-    if (hasCustomParsers(task)) {
-      task.parserLimits = s.parsers.timeLimits;
-      const room = s.ingest.datasourceRoom(t.repo.id);
-      if (room !== undefined) task.datasourceRoom = room;
-    } else delete task.customParsers;
-    // Large bodies are parsed on the worker pool; small ones here, where a hop would cost more.
-    // Custom parsers never run here: their cost does not follow the body's size (a small gzip body,
-    // a costly script), and this thread serves every acknowledgement, query and health check.
-    const result = raw.length >= s.offloadIngestBytes || hasCustomParsers(task) ? await s.workers.ingest(task) : runIngestTask(task);
-    const { payload, summary } = unwrapIngestResult(result);
-    await s.ingest.commit(t.repo.id, payload, summary);
+    await ingestBody(s, target(req), kind, raw, req.headers.get('content-encoding'));
     return json(200, {});
   };
 

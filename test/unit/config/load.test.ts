@@ -53,6 +53,7 @@ const DEFAULTS = {
   },
   files: { max_file_bytes: 104857600, max_rows: 1000000, max_files_per_repository: 1000, max_total_bytes: 10737418240, cache_bytes: 1073741824 },
   parsers: { max_event_ms: 50, max_request_ms: 10000, max_per_repository: 200 },
+  listeners: { max_listeners: 100, max_connections: 1000, max_message_bytes: 65536, udp_max_pending_bytes: 8388608, batch_linger_ms: 20 },
   alerts: {
     enabled: true,
     evaluate_interval_ms: 5000,

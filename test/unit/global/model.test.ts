@@ -226,7 +226,25 @@ t.test('toSnapshot is plain data with the documented shape', async (t) => {
     files: [],
     parsers: [],
     alerting: { alerts: [], actions: [], runtime: [] },
+    // Ingest listeners (their events: the test below).
+    listeners: [],
   });
+});
+
+t.test('ingest listeners: saved, replaced, snapshotted, dropped with their repository', async (t) => {
+  const s = applyAll(ALL_EVENTS);
+  const l = { id: 'l1', name: 'syslog', repositoryId: 'r1', protocol: 'TCP' as const, bindInterface: '127.0.0.1', port: 5514, parser: 'syslog', charset: 'utf-8', vHost: null, createdAt: 5 };
+  s.apply({ type: 'IngestListenerSaved', listener: l }, 200);
+  s.apply({ type: 'IngestListenerSaved', listener: { ...l, port: 5515 } }, 201);
+  t.same(s.listeners.forRepository('r1').map((x) => x.port), [5515], 'a save replaces');
+  const copy = GlobalState.fromSnapshot(s.toSnapshot());
+  t.strictSame(copy.listeners.all(), s.listeners.all(), 'kept by snapshots');
+  const { listeners: _dropped, ...older } = s.toSnapshot();
+  t.strictSame(GlobalState.fromSnapshot(older).listeners.all(), [], 'older snapshots have none');
+  copy.apply({ type: 'IngestListenerDeleted', id: 'l1' }, 202);
+  t.equal(copy.listeners.all().length, 0);
+  s.apply({ type: 'RepositoryDeleted', id: 'r1' }, 203);
+  t.equal(s.listeners.all().length, 0, 'dropped with the repository');
 });
 
 t.test('a state rebuilt from a snapshot is independent of the source', async (t) => {

@@ -1,0 +1,178 @@
+/**
+ * OTLP/HTTP logs (ExportLogsServiceRequest, binary protobuf or JSON), one event per log record,
+ * mapped as docs/ingest-doors.md says: the body (a string as it is, any other value as JSON) is
+ * @rawstring; `timeUnixNano`, else `observedTimeUnixNano`, else the ingest time is @timestamp (the
+ * nanoseconds below the millisecond in `@timestamp.nanos`); resource, scope and record attributes
+ * become `resource.attributes.<key>`, `scope.attributes.<key>`, `attributes.<key>` fields (nested
+ * values flattened); `severityText`, `severityNumber`, `traceId`, `spanId` (hex), `flags`,
+ * `eventName`, `scope.name`, `scope.version` as fields of those names. The token's parser, if it has
+ * one, runs on @rawstring; #type is its name, else "otlp". A record that cannot be read is rejected
+ * alone (OTLP's partial success); a body that cannot be decoded fails the request.
+ */
+import { LogsvcError } from '../../lib/errors.js';
+import type { EventGroup } from '../../events/index.js';
+import { MAX_FIELD_NAME_CHARS, type IngestLimits } from '../limits.js';
+import type { CustomParsers } from '../custom-parsing.js';
+import { DoorSink } from './common.js';
+import { decodeLogsRequest } from './otlp-proto.js';
+
+export interface OtlpParams {
+  door: 'otlp';
+  encoding: 'protobuf' | 'json';
+}
+
+export interface OtlpReply {
+  rejected: number;
+  errorMessage: string;
+}
+
+/** A request that is not an ExportLogsServiceRequest at all. */
+export class OtlpError extends LogsvcError {}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+class RecordError extends Error {}
+
+export function normalizeOtlp(body: Buffer, p: OtlpParams, tokenParser: string | null, limits: IngestLimits, ingestTs: number, custom?: CustomParsers): { groups: EventGroup[]; reply: OtlpReply } {
+  let req: unknown;
+  if (p.encoding === 'protobuf') {
+    try {
+      req = decodeLogsRequest(body);
+    } catch (err) {
+      const why = err instanceof RangeError && /call stack/i.test(err.message) ? 'values nested too deeply' : (err as Error).message.slice(0, 200);
+      throw new OtlpError('E_BAD_REQUEST', `the body is not a protobuf ExportLogsServiceRequest (${why})`);
+    }
+  } else {
+    try {
+      req = JSON.parse(body.toString('utf8'));
+    } catch (err) {
+      throw new OtlpError('E_JSON_MALFORMED', `the body is not JSON (${(err as Error).message.slice(0, 200)})`);
+    }
+    if (!isObj(req)) throw new OtlpError('E_VALIDATION', 'the body must be a JSON ExportLogsServiceRequest object ({"resourceLogs": [...]})');
+  }
+  const hexIds = p.encoding === 'json';
+  const sink = new DoorSink(limits, ingestTs, custom);
+  let rejected = 0;
+  let firstError = '';
+  const reject = (msg: string): void => {
+    rejected++;
+    if (firstError === '') firstError = msg;
+  };
+  const depth = limits.maxJsonDepth;
+  list((req as Obj).resourceLogs).forEach((rl, i) => {
+    if (!isObj(rl)) return reject(`resourceLogs[${i}] is not an object`);
+    const base: Record<string, string> = {};
+    try {
+      if (isObj(rl.resource)) attributes(base, 'resource.attributes.', rl.resource.attributes, depth);
+      list(rl.scopeLogs).forEach((sl, j) => {
+        if (!isObj(sl)) return reject(`resourceLogs[${i}].scopeLogs[${j}] is not an object`);
+        const scoped = { ...base };
+        if (isObj(sl.scope)) {
+          if (typeof sl.scope.name === 'string' && sl.scope.name !== '') scoped['scope.name'] = sl.scope.name;
+          if (typeof sl.scope.version === 'string' && sl.scope.version !== '') scoped['scope.version'] = sl.scope.version;
+          attributes(scoped, 'scope.attributes.', sl.scope.attributes, depth);
+        }
+        list(sl.logRecords).forEach((r, k) => {
+          try {
+            if (!isObj(r)) throw new RecordError('not an object');
+            const fields = { ...scoped };
+            const { rawstring, timestamp, nanos } = record(r, fields, hexIds, depth);
+            if (nanos !== null) fields['@timestamp.nanos'] = nanos;
+            sink.add(tokenParser, { rawstring, fields, timestamp, timezone: 'Z', tags: {}, type: tokenParser ?? 'otlp', parse: tokenParser !== null });
+          } catch (err) {
+            if (!(err instanceof RecordError)) throw err;
+            reject(`resourceLogs[${i}].scopeLogs[${j}].logRecords[${k}]: ${err.message}`);
+          }
+        });
+      });
+    } catch (err) {
+      if (!(err instanceof RecordError)) throw err;
+      // Resource or scope attributes that cannot be read: every record under them is rejected.
+      let n = 0;
+      for (const sl of list(rl.scopeLogs)) n += isObj(sl) ? list(sl.logRecords).length : 0;
+      rejected += n;
+      if (firstError === '') firstError = `resourceLogs[${i}]: ${err.message}`;
+    }
+  });
+  return { groups: sink.list(), reply: { rejected, errorMessage: firstError } };
+}
+
+/** Nanoseconds since the epoch (a decimal string or a number) -> [ms, nanos below the ms]; null for 0/absent. */
+function nanosTime(v: unknown, name: string): [number, number] | null {
+  if (v === undefined || v === null || v === 0 || v === '0' || v === '') return null;
+  let n: bigint;
+  try {
+    if (typeof v === 'number' && Number.isInteger(v)) n = BigInt(v);
+    else if (typeof v === 'string' && /^\d{1,20}$/.test(v)) n = BigInt(v);
+    else throw new Error();
+  } catch {
+    throw new RecordError(`${name} must be nanoseconds since the epoch`);
+  }
+  const ms = Number(n / 1_000_000n);
+  if (ms > 8.64e15) throw new RecordError(`${name} is out of range`);
+  return [ms, Number(n % 1_000_000n)];
+}
+
+function record(r: Obj, fields: Record<string, string>, hexIds: boolean, depth: number): { rawstring: string; timestamp: number | null; nanos: string | null } {
+  const t = nanosTime(r.timeUnixNano, 'timeUnixNano') ?? nanosTime(r.observedTimeUnixNano, 'observedTimeUnixNano');
+  const observed = nanosTime(r.observedTimeUnixNano, 'observedTimeUnixNano');
+  if (observed !== null) fields.observedTimeUnixNano = String(r.observedTimeUnixNano);
+  if (typeof r.severityText === 'string' && r.severityText !== '') fields.severityText = r.severityText;
+  if (r.severityNumber !== undefined && r.severityNumber !== 0) fields.severityNumber = String(r.severityNumber);
+  if (typeof r.eventName === 'string' && r.eventName !== '') fields.eventName = r.eventName;
+  if (typeof r.flags === 'number' && r.flags !== 0) fields.flags = String(r.flags);
+  for (const id of ['traceId', 'spanId'] as const) {
+    const v = r[id];
+    if (typeof v !== 'string' || v === '') continue;
+    const hex = hexIds ? v.toLowerCase() : Buffer.from(v, 'base64').toString('hex');
+    if (!/^[0-9a-f]*$/.test(hex)) throw new RecordError(`${id} must be hex`);
+    if (/[^0]/.test(hex)) fields[id] = hex;
+  }
+  attributes(fields, 'attributes.', r.attributes, depth);
+  let rawstring = '';
+  if (r.body !== undefined && r.body !== null) {
+    const body = anyValue(r.body, depth);
+    if (typeof body === 'string') rawstring = body;
+    else {
+      rawstring = JSON.stringify(body) ?? '';
+      flatten(fields, 'body', body);
+    }
+  }
+  return { rawstring, timestamp: t === null ? null : t[0], nanos: t === null || t[1] === 0 ? null : String(t[1]) };
+}
+
+type Plain = string | number | boolean | null | Plain[] | { [k: string]: Plain };
+
+/** An OTLP AnyValue ({stringValue} | {intValue} | ... | {kvlistValue: {values}}) as plain JSON. */
+function anyValue(v: unknown, depth: number): Plain {
+  if (depth <= 0) throw new RecordError('values nested too deeply');
+  if (!isObj(v)) return null;
+  if (typeof v.stringValue === 'string') return v.stringValue;
+  if (typeof v.boolValue === 'boolean') return v.boolValue;
+  if (v.intValue !== undefined) return typeof v.intValue === 'number' ? v.intValue : String(v.intValue);
+  if (v.doubleValue !== undefined) return typeof v.doubleValue === 'number' ? v.doubleValue : Number(v.doubleValue);
+  if (typeof v.bytesValue === 'string') return v.bytesValue;
+  if (isObj(v.arrayValue)) return list(v.arrayValue.values).map((x) => anyValue(x, depth - 1));
+  if (isObj(v.kvlistValue)) {
+    const o: { [k: string]: Plain } = {};
+    for (const kv of list(v.kvlistValue.values)) if (isObj(kv) && typeof kv.key === 'string') o[kv.key] = anyValue(kv.value, depth - 1);
+    return o;
+  }
+  return null;
+}
+
+function flatten(fields: Record<string, string>, name: string, v: Plain): void {
+  if (v === null || name.length > MAX_FIELD_NAME_CHARS) return;
+  if (Array.isArray(v)) v.forEach((x, i) => flatten(fields, `${name}[${i}]`, x));
+  else if (typeof v === 'object') for (const k of Object.keys(v)) flatten(fields, `${name}.${k}`, v[k]!);
+  else fields[name] = String(v);
+}
+
+function attributes(fields: Record<string, string>, prefix: string, attrs: unknown, depth: number): void {
+  for (const kv of list(attrs)) {
+    if (!isObj(kv) || typeof kv.key !== 'string' || kv.key === '') continue;
+    flatten(fields, prefix + kv.key, anyValue(kv.value, depth));
+  }
+}
