@@ -10,7 +10,9 @@ import { effectiveExternalUrl, type NodeConfig } from '../config/index.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { LogsvcError } from '../lib/errors.js';
 import { LatencyWindow } from '../lib/latency-window.js';
-import { createLogger, type Logger } from '../lib/logger.js';
+import { createLogger, teeLogger, type Logger } from '../lib/logger.js';
+import { noMetrics, PrometheusMetrics, type NodeMetrics } from '../metrics/prometheus.js';
+import { SELF_LOG_REPOSITORY, SelfLogs } from '../selflogs/self-logs.js';
 import { VERSION } from '../lib/version.js';
 import { RuntimeMonitor } from '../lib/runtime-metrics.js';
 import { atomicWriteFile, DataDirLock, ensureDir } from '../storage/index.js';
@@ -70,7 +72,12 @@ export interface StartOptions {
 }
 
 export async function startNode(config: NodeConfig, opts: StartOptions = {}): Promise<RunningNode> {
-  const logger = opts.logger ?? createLogger(config.node.log_level);
+  // Prometheus counters once built below (metrics.enabled); until then, and without, nowhere.
+  let metrics: NodeMetrics = noMetrics;
+  const baseLogger = opts.logger ?? createLogger(config.node.log_level);
+  // The node's own lines go to `humio` too (buffered from here on, ingested once the node serves).
+  const selfLogs = config.self_logs.enabled ? new SelfLogs({ stderr: baseLogger, bufferLines: config.self_logs.buffer_lines, nodeId: config.node.id, onDropped: (n) => metrics.selfLogDropped(n) }) : null;
+  const logger = selfLogs === null ? baseLogger : teeLogger(baseLogger, config.self_logs.level, selfLogs.push);
   let fatal: Error | null = null;
   const onFatal = (err: Error): void => {
     if (fatal !== null) return;
@@ -110,6 +117,29 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       () => adminDigest,
     );
 
+    // Prometheus: levels are read from their owners at scrape time (the closures run only then).
+    const prom = config.metrics.enabled
+      ? new PrometheusMetrics({
+          partitionLag: () => digest.partitionLag(),
+          queueBytes: () => queue.sizeBytes(),
+          segments: () => {
+            const all = catalog.all();
+            let bytes = 0;
+            let open = 0;
+            for (const s of all) {
+              bytes += s.bytes;
+              if (!s.closed) open++;
+            }
+            return { count: all.length, bytes, open };
+          },
+          pools: () => workers.stats(),
+          repositoryName: (id) => store.state.repositories.get(id)?.name,
+          runningQueries: () => queries.runningCount,
+          queryJobs: () => queryJobs.size,
+        })
+      : null;
+    metrics = prom ?? noMetrics;
+
     const latency = new LatencyWindow(clock);
     const runtime = new RuntimeMonitor();
     cleanups.push(() => runtime.stop());
@@ -137,7 +167,10 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       },
       openBlockBudgetBytes: config.digest.open_block_budget_bytes,
       sealUndigestedAboveBytes: Math.floor(config.ingest.max_undigested_bytes / 2),
-      onLatency: (ms) => latency.record(ms),
+      onLatency: (ms) => {
+        latency.record(ms);
+        metrics.digestLatency(ms);
+      },
       onFatal,
     });
     const selfId = config.node.id;
@@ -175,6 +208,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       digestBacklogBytes: () => digest.pendingBytes(),
       diskProblem: () => health.diskProblem(),
       livePartitions: () => owned().filter((p) => digest.owns(p)),
+      onCommitted: (repo, events, bytes) => metrics.ingested(repo, events, bytes),
     });
 
     const blobs = new BlobStore(join(dataDir, 'files'));
@@ -208,7 +242,16 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       taskBytes: config.query.task_bytes,
       maxQueryMs: config.query.max_query_seconds * 1000,
     });
-    const queries = new QueryService({ executor, files, live: digest, limits: queryLimits, maxConcurrent: config.query.max_concurrent, now: () => clock.now() });
+    const queries = new QueryService({
+      executor,
+      files,
+      live: digest,
+      limits: queryLimits,
+      maxConcurrent: config.query.max_concurrent,
+      now: () => clock.now(),
+      onFinished: (run) =>
+        metrics.queryFinished(run.spec.ctx.live ? 'live' : 'search', run.error !== null ? 'error' : run.cancelled ? 'cancelled' : 'ok', ((run.finishedAt ?? Date.now()) - run.startedAt) / 1000, run.processedBytes, run.processedEvents),
+    });
     const queryJobs = new QueryJobRegistry({
       service: queries,
       now: () => clock.now(),
@@ -277,6 +320,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         segments: catalog.all().length,
         eventLatency: latency.summary(),
       }),
+      prometheus: prom === null ? null : { render: () => prom.render(), openOnLoopback: config.metrics.open_on_loopback, token: config.metrics.token },
+      ui: config.ui.enabled,
     });
     // The partition layout exists once this node is registered; then replay, then serve.
     await cluster.ensureLayout(config.digest.partitions, selfId);
@@ -301,6 +346,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         // The file plus the multipart framing around it.
         maxUploadBodyBytes: config.files.max_file_bytes + MULTIPART_OVERHEAD_BYTES,
         logger,
+        ...(prom === null ? {} : { onReply: (route: string, method: string, status: number, seconds: number) => prom.httpRequest(route, method, status, seconds) }),
       },
       router,
     );
@@ -353,6 +399,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         baseUrl: url,
         // The lowest-numbered live node that runs alerts, so a cluster evaluates each alert once.
         isRunner: () => isAlertRunner(selfId, cluster.nodes(), store.state.alerting),
+        metrics,
         settings: {
           intervalMs: alertCfg.evaluate_interval_ms,
           maxConcurrent: alertCfg.max_concurrent_evaluations,
@@ -368,6 +415,23 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         await outbound.close();
       });
     }
+
+    if (selfLogs !== null) {
+      // The system repository for the node's own logs; another node may have made it first.
+      if (store.state.repositoryByName(SELF_LOG_REPOSITORY) === undefined) {
+        await repositories.create({ kind: 'local-admin', isRoot: true }, SELF_LOG_REPOSITORY, "this cluster's own logs").catch((err: unknown) => {
+          if (!(err instanceof LogsvcError && err.code === 'E_CONFLICT')) throw err;
+        });
+      }
+      selfLogs.start({
+        repositoryId: () => store.state.repositoryByName(SELF_LOG_REPOSITORY)?.id,
+        admit: () => ingest.admit(),
+        ingest: (repo, groups, at) => ingest.ingest(repo, groups, at),
+      });
+      // Runs before the digest and the queue stop (cleanups run in reverse), so the last lines land.
+      cleanups.push(() => selfLogs.stop());
+    }
+    logger.info('node started', { module: 'node', nodeId: selfId, url, version: VERSION, dataDir });
 
     let stopping: Promise<void> | null = null;
     return {

@@ -85,6 +85,8 @@ export interface QueryServiceOptions {
   limits: QueryLimits;
   maxConcurrent: number;
   now: () => number;
+  /** Called when a run settles (the node's metrics read its time, bytes and outcome). */
+  onFinished?: (run: QueryRun) => void;
 }
 
 export interface Repo {
@@ -123,8 +125,16 @@ export class QueryService {
     }
     const run = this.opts.executor.start(spec, repo);
     this.running++;
-    void run.done.finally(() => this.running--);
+    void run.done.finally(() => {
+      this.running--;
+      this.opts.onFinished?.(run);
+    });
     return run;
+  }
+
+  /** Runs in progress. */
+  get runningCount(): number {
+    return this.running;
   }
 
   compile(spec: QuerySpec): ReturnType<QueryExecutor['compile']> {

@@ -74,6 +74,9 @@ const DEFAULTS = {
     smtp_password: '',
     smtp_sender: 'logsvc@localhost',
   },
+  metrics: { enabled: true, open_on_loopback: true, token: '' },
+  ui: { enabled: true },
+  self_logs: { enabled: true, level: 'info', retention_days: 30, buffer_lines: 10_000 },
 };
 
 async function tempFile(t: { teardown: (fn: () => unknown) => void }, name: string, content: string): Promise<string> {
@@ -110,7 +113,7 @@ t.test('the option table is well formed', async (t) => {
     'exactly the documented options, in order',
   );
   for (const o of OPTIONS) {
-    t.match(o.path, /^[a-z]+\.[a-z_]+$/, `${o.path}: section.key`);
+    t.match(o.path, /^[a-z][a-z_]*\.[a-z_]+$/, `${o.path}: section.key`);
     t.ok(o.doc.length > 10, `${o.path}: documented`);
     t.strictSame(o.check(o.default), o.default, `${o.path}: the default passes its own check`);
     const [s, k] = o.path.split('.') as [keyof typeof DEFAULTS, string];
