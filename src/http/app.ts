@@ -12,12 +12,12 @@ import { fileRoutes } from './routes/files.js';
 import { alertRoutes } from './routes/alerts.js';
 import { alertNotifierRoutes } from './routes/alert-notifiers.js';
 import { metricsRoutes } from './routes/metrics.js';
-import { uiRoutes } from './routes/ui.js';
+import { uiApiRoutes, uiRoutes } from './routes/ui.js';
 
 export function buildRouter(s: HttpServices): Router {
   const router = new Router();
   const routes = [...statusRoutes(s), ...clusterRoutes(s), ...graphqlRoutes(s), ...userRoutes(s), ...ingestRoutes(s), ...queryRoutes(s), ...fileRoutes(s), ...alertRoutes(s), ...alertNotifierRoutes(s), ...(s.explorer ? explorerRoutes() : [])];
-  routes.push(...metricsRoutes(s), ...(s.ui ? uiRoutes() : []));
+  routes.push(...metricsRoutes(s), ...uiApiRoutes(s), ...(s.ui ? uiRoutes() : []));
   for (const r of routes) router.add(r);
   return router;
 }

@@ -8,7 +8,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LogsvcError } from '../../lib/errors.js';
-import type { Reply, RequestInfo, Route } from '../types.js';
+import { parseJsonBounded } from '../../lib/json.js';
+import { functionSignatures } from '../../query/functions/registry.js';
+import type { ParserTestCase } from '../../global/index.js';
+import { apiPrincipal, type HttpServices } from '../context.js';
+import { json, type Reply, type RequestInfo, type Route } from '../types.js';
 
 const UI_DIR = fileURLToPath(new URL('../../ui/', import.meta.url));
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
@@ -53,6 +57,49 @@ function serve(asset: Asset, req: RequestInfo, cacheControl: string): Reply {
   if (asset.br !== null && /\bbr\b/.test(accept)) return { status: 200, headers: { ...headers, 'content-encoding': 'br' }, body: asset.br };
   if (asset.gz !== null && /\bgzip\b/.test(accept)) return { status: 200, headers: { ...headers, 'content-encoding': 'gzip' }, body: asset.gz };
   return { status: 200, headers, body: asset.raw };
+}
+
+/** `{ script, testCases: [{ rawString, assertions? }] }` from the parser editor. */
+function tryInput(body: Buffer, maxDepth: number): { script: string; cases: ParserTestCase[] } {
+  const b = parseJsonBounded(body.toString('utf8'), maxDepth, 'parser test') as Record<string, unknown> | null;
+  if (typeof b !== 'object' || b === null || typeof b.script !== 'string' || !Array.isArray(b.testCases)) {
+    throw new LogsvcError('E_VALIDATION', 'the body must be {"script": "...", "testCases": [{"rawString": "..."}]}');
+  }
+  const cases = b.testCases.map((c: unknown, i: number): ParserTestCase => {
+    const o = c as Record<string, unknown> | null;
+    if (typeof o !== 'object' || o === null || typeof o.rawString !== 'string') throw new LogsvcError('E_VALIDATION', `testCases[${i}].rawString: required, a string`);
+    const asserts = Array.isArray(o.assertions) ? o.assertions : [];
+    return {
+      rawString: o.rawString,
+      assertions: asserts.map((a: unknown, j: number) => {
+        const x = a as Record<string, unknown> | null;
+        const fields = x !== null && typeof x === 'object' && Array.isArray(x.fieldsHaveValues) ? x.fieldsHaveValues : null;
+        if (fields === null || !fields.every((f: unknown) => typeof (f as Record<string, unknown>)?.fieldName === 'string' && typeof (f as Record<string, unknown>)?.expectedValue === 'string')) {
+          throw new LogsvcError('E_VALIDATION', `testCases[${i}].assertions[${j}].fieldsHaveValues: a list of {fieldName, expectedValue} strings`);
+        }
+        return { outputEventIndex: typeof x!.outputEventIndex === 'number' ? x!.outputEventIndex : 0, fieldsHaveValues: fields as { fieldName: string; expectedValue: string }[], fieldsNotPresent: [] };
+      }),
+    };
+  });
+  return { script: b.script, cases };
+}
+
+/** What the UI asks beyond the public API: the query functions (completion) and parser trial runs. */
+export function uiApiRoutes(s: HttpServices): Route[] {
+  const functions = JSON.stringify(functionSignatures().sort((a, b) => a.name.localeCompare(b.name)));
+  return [
+    { method: 'GET', pattern: '/api/v1/ui/query-functions', body: 'none', handle: () => ({ status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' }, body: functions }) },
+    {
+      method: 'POST',
+      pattern: '/api/v1/repositories/:repo/parsers/try',
+      body: 'api',
+      handle: (req, body) => {
+        const p = apiPrincipal(s, req);
+        const { script, cases } = tryInput(body, s.maxJsonDepth);
+        return json(200, s.parsers.tryScript(p, req.params.repo!, script, cases));
+      },
+    },
+  ];
 }
 
 export function uiRoutes(): Route[] {
