@@ -161,14 +161,14 @@ export class ParserService {
    * type): per case, the output events (fields, tags as "#name") and the failure createParserV2
    * would report, or a compile error for the script. Same bounds as a save.
    */
-  tryScript(p: Principal, repositoryName: string, script: string, cases: ParserTestCase[]): { compileError: string | null; results: { outputs: Record<string, string>[]; failure: string | null }[] } {
+  tryScript(p: Principal, repositoryName: string, name: string, script: string, cases: ParserTestCase[]): { compileError: string | null; results: { outputs: Record<string, string>[]; failure: string | null }[] } {
     requireUser(p, 'testing a parser');
     visibleRepository(this.store.state, p, repositoryName);
     if (script.length > MAX_SCRIPT_CHARS) throw new LogsvcError('E_VALIDATION', `script: longer than ${MAX_SCRIPT_CHARS} characters`);
     checkTestCases(cases);
     let parser: CustomParser;
     try {
-      parser = new CustomParser({ id: 'try', name: 'try', script, fieldsToTag: [], fieldsToBeRemovedBeforeParsing: [], savedAt: this.clock.now() });
+      parser = new CustomParser({ id: 'try', name, script, fieldsToTag: [], fieldsToBeRemovedBeforeParsing: [], savedAt: this.clock.now() });
     } catch (err) {
       if (err instanceof LogsvcError) return { compileError: err.message, results: [] };
       throw err;

@@ -59,8 +59,8 @@ function serve(asset: Asset, req: RequestInfo, cacheControl: string): Reply {
   return { status: 200, headers, body: asset.raw };
 }
 
-/** `{ script, testCases: [{ rawString, assertions? }] }` from the parser editor. */
-function tryInput(body: Buffer, maxDepth: number): { script: string; cases: ParserTestCase[] } {
+/** `{ name?, script, testCases: [{ rawString, assertions? }] }` from the parser editor. */
+function tryInput(body: Buffer, maxDepth: number): { script: string; cases: ParserTestCase[]; name: string } {
   const b = parseJsonBounded(body.toString('utf8'), maxDepth, 'parser test') as Record<string, unknown> | null;
   if (typeof b !== 'object' || b === null || typeof b.script !== 'string' || !Array.isArray(b.testCases)) {
     throw new LogsvcError('E_VALIDATION', 'the body must be {"script": "...", "testCases": [{"rawString": "..."}]}');
@@ -81,7 +81,7 @@ function tryInput(body: Buffer, maxDepth: number): { script: string; cases: Pars
       }),
     };
   });
-  return { script: b.script, cases };
+  return { script: b.script, cases, name: typeof b.name === 'string' && b.name !== '' ? b.name.slice(0, 100) : 'parser' };
 }
 
 /** What the UI asks beyond the public API: the query functions (completion) and parser trial runs. */
@@ -95,8 +95,8 @@ export function uiApiRoutes(s: HttpServices): Route[] {
       body: 'api',
       handle: (req, body) => {
         const p = apiPrincipal(s, req);
-        const { script, cases } = tryInput(body, s.maxJsonDepth);
-        return json(200, s.parsers.tryScript(p, req.params.repo!, script, cases));
+        const { script, cases, name } = tryInput(body, s.maxJsonDepth);
+        return json(200, s.parsers.tryScript(p, req.params.repo!, name, script, cases));
       },
     },
   ];

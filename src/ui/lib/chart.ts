@@ -34,7 +34,7 @@ export function histogram(el: HTMLElement, opts: { starts: number[]; counts: num
       legend: { show: false },
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
       cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false } },
-      scales: { x: { time: true, range: (_u, min, max) => [min, max + opts.spanMs / 1000] } },
+      scales: { x: { time: true, range: (_u, min, max) => [min, max + opts.spanMs / 1000] }, y: { range: fromZero } },
       axes: [
         { stroke: '#6b7280', grid: { show: false }, values: (_u, splits) => splits.map((v) => axisTime(v * 1000 + opts.tzOffsetMinutes * 60_000, opts.spanMs)) },
         { stroke: '#6b7280', size: 48, grid: { stroke: '#eef0f3' }, values: (_u, splits) => splits.map((v) => compact(v)) },
@@ -66,6 +66,7 @@ export function lineChart(el: HTMLElement, opts: { starts: number[]; series: { n
       width: Math.max(el.clientWidth, 100),
       height,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
+      scales: { y: { range: fromZero } },
       axes: [
         { stroke: '#6b7280', values: (_u, splits) => splits.map((v) => axisTime(v * 1000 + opts.tzOffsetMinutes * 60_000, opts.spanMs)) },
         { stroke: '#6b7280', size: 56, grid: { stroke: '#eef0f3' }, values: (_u, splits) => splits.map((v) => compact(v)) },
@@ -87,7 +88,7 @@ export function barChart(el: HTMLElement, opts: { labels: string[]; values: numb
       width: Math.max(el.clientWidth, 100),
       height,
       legend: { show: false },
-      scales: { x: { time: false, range: () => [-0.5, opts.labels.length - 0.5] } },
+      scales: { x: { time: false, range: () => [-0.5, opts.labels.length - 0.5] }, y: { range: fromZero } },
       axes: [
         { stroke: '#6b7280', grid: { show: false }, splits: () => xs, values: (_u, splits) => splits.map((v) => truncate(opts.labels[v] ?? '', 18)), rotate: opts.labels.length > 8 ? -35 : 0, size: opts.labels.length > 8 ? 80 : 40 },
         { stroke: '#6b7280', size: 56, grid: { stroke: '#eef0f3' }, values: (_u, splits) => splits.map((v) => compact(v)) },
@@ -99,6 +100,9 @@ export function barChart(el: HTMLElement, opts: { labels: string[]; values: numb
   );
   return follow(el, plot, height);
 }
+
+/** Counts start at zero. */
+const fromZero = (_u: uPlot, _min: number, max: number): [number, number] => [0, max <= 0 ? 1 : max * 1.08];
 
 function truncate(s: string, n: number): string {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;

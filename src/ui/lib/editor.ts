@@ -15,6 +15,16 @@ interface TokState {
   inComment: boolean;
 }
 
+/** Past an opening `delim`, up to and including its unescaped closing one (or the line's end). */
+function skipDelimited(stream: StringStream, delim: string): void {
+  stream.next();
+  let escaped = false;
+  for (let c = stream.next(); c !== undefined; c = stream.next()) {
+    if (c === delim && !escaped) break;
+    escaped = !escaped && c === '\\';
+  }
+}
+
 /** The query language's tokens, for highlighting only (the node parses for real). */
 const queryLanguage = StreamLanguage.define<TokState>({
   name: 'logsvc-query',
@@ -38,22 +48,12 @@ const queryLanguage = StreamLanguage.define<TokState>({
     }
     const ch = stream.peek();
     if (ch === '"') {
-      stream.next();
-      let escaped = false;
-      for (let c = stream.next(); c !== undefined; c = stream.next()) {
-        if (c === '"' && !escaped) break;
-        escaped = !escaped && c === '\\';
-      }
+      skipDelimited(stream, '"');
       return 'string';
     }
     if (ch === '/') {
       // A regex literal: /.../flags
-      stream.next();
-      let escaped = false;
-      for (let c = stream.next(); c !== undefined; c = stream.next()) {
-        if (c === '/' && !escaped) break;
-        escaped = !escaped && c === '\\';
-      }
+      skipDelimited(stream, '/');
       stream.match(/^[a-zA-Z]*/);
       return 'regexp';
     }

@@ -47,7 +47,7 @@ export function ParsersPage({ repo }: { repo: string }) {
   // Test cases run as you type (debounced), against the script as it is in the editor.
   useEffect(() => {
     const timer = setTimeout(() => {
-      postJson<TryResult>(paths.parserTry(repo), { script, testCases: cases.map((rawString) => ({ rawString })) }).then(
+      postJson<TryResult>(paths.parserTry(repo), { name, script, testCases: cases.map((rawString) => ({ rawString })) }).then(
         (r) => {
           setResult(r);
           const pos = r.compileError === null ? null : queryErrorPosition(r.compileError);
@@ -57,7 +57,7 @@ export function ParsersPage({ repo }: { repo: string }) {
       );
     }, 250);
     return () => clearTimeout(timer);
-  }, [script, cases, repo]);
+  }, [name, script, cases, repo]);
 
   const open = (p: ParserInfo | null): void => {
     setName(p?.name ?? '');

@@ -500,23 +500,23 @@ function AggregateView({ results, zone }: { results: Results; zone: string }) {
     if (view !== 'chart' || chartEl.current === null || rows.length === 0) return;
     let chart: Chart | null = null;
     const numeric = columns.filter((c) => c !== '_bucket' && rows.every((r) => r[c] === undefined || r[c] === null || r[c] === '' || Number.isFinite(Number(r[c]))));
+    // The value: _count when there is one, else the last numeric column; the label (or series):
+    // the first other column (groupBy's and timeChart's fields come first).
+    const valueCol = columns.includes('_count') ? '_count' : numeric[numeric.length - 1];
+    if (valueCol === undefined) return;
+    const labelCol = columns.find((c) => c !== '_bucket' && c !== valueCol);
     if (isTimechart) {
-      const series = columns.find((c) => c !== '_bucket' && !numeric.includes(c));
-      const valueCol = numeric[0];
-      if (valueCol === undefined) return;
       const starts = [...new Set(rows.map((r) => Number(r._bucket)))].sort((a, b) => a - b);
       const idx = new Map(starts.map((s, i) => [s, i]));
-      const names = series === undefined ? [valueCol] : [...new Set(rows.map((r) => String(r[series] ?? '')))];
+      const names = labelCol === undefined ? [valueCol] : [...new Set(rows.map((r) => String(r[labelCol] ?? '')))];
+      const at = new Map(names.map((n, i) => [n, i]));
       const values = names.map(() => new Array<number | null>(starts.length).fill(null));
       for (const r of rows) {
-        const si = series === undefined ? 0 : names.indexOf(String(r[series] ?? ''));
+        const si = labelCol === undefined ? 0 : at.get(String(r[labelCol] ?? ''))!;
         values[si]![idx.get(Number(r._bucket))!] = Number(r[valueCol]);
       }
       chart = lineChart(chartEl.current, { starts, series: names.map((n, i) => ({ name: n, values: values[i]! })), tzOffsetMinutes: zoneOffsetMinutes(zone), spanMs: Number(results.extra.bucket_span_millis ?? 60_000) });
     } else {
-      const valueCol = numeric[numeric.length - 1];
-      const labelCol = columns.find((c) => !numeric.includes(c)) ?? columns.find((c) => c !== valueCol);
-      if (valueCol === undefined) return;
       const shown = rows.slice(0, 100);
       chart = barChart(chartEl.current, { labels: shown.map((r) => (labelCol === undefined ? valueCol : String(r[labelCol] ?? ''))), values: shown.map((r) => Number(r[valueCol])), valueName: valueCol });
     }
