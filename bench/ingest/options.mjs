@@ -36,6 +36,8 @@ Targets
 
 Output
   --out FILE           append the whole result as one JSON line
+  --report FILE        the HTML report with plots (throughput, latency, CPU, RSS over time)
+                       (default bench/reports/ingest-<date>.html)
   --help               this text
 
 Examples
@@ -62,6 +64,7 @@ Examples
  * @property {string | null} adminToken
  * @property {string | null} cpuProf
  * @property {boolean} keepData
+ * @property {string | null} report
  * @property {string | null} out
  */
 
@@ -97,6 +100,7 @@ export function parseOptions(argv) {
         'cpu-prof': { type: 'string' },
         'keep-data': { type: 'boolean', default: false },
         out: { type: 'string' },
+        report: { type: 'string' },
         help: { type: 'boolean', default: false },
       },
     }));
@@ -161,6 +165,7 @@ export function parseOptions(argv) {
     cpuProf: values['cpu-prof'] ?? null,
     keepData: Boolean(values['keep-data']),
     out: values.out ?? null,
+    report: values.report ?? null,
   };
   return { help: false, options: Object.freeze(options) };
 }
