@@ -10,8 +10,9 @@ import { barChart, compact, histogram, lineChart, type Chart } from '../lib/char
 import { describeRange, formatTime, fromLocalInput, RELATIVE, relativeMs, toLocalInput, zoneOffsetMinutes, zones, type Range } from '../time';
 import { searchParams, setRoute, type Route } from '../route';
 
-/** Events fetched for the list at most (the node's query.max_rows bounds it too). */
+/** Events fetched for the list by default, and at most (`limit` in the URL; the node's query.max_rows bounds it too). */
 const EVENT_LIMIT = 1000;
+const MAX_EVENT_LIMIT = 20_000;
 const HISTOGRAM_BUCKETS = 100;
 
 interface SearchState {
@@ -20,6 +21,8 @@ interface SearchState {
   range: Range;
   zone: string;
   live: boolean;
+  /** Newest events listed at most. */
+  limit: number;
 }
 
 function stateFrom(route: Route, repo: string): SearchState {
@@ -32,11 +35,12 @@ function stateFrom(route: Route, repo: string): SearchState {
     range: { start: /^\d+$/.test(start) ? Number(start) : start, ...(end !== null && /^\d+$/.test(end) ? { end: Number(end) } : {}) },
     zone: p.get('tz') ?? 'UTC',
     live: p.get('live') === '1',
+    limit: Math.min(Math.max(Math.floor(Number(p.get('limit'))) || EVENT_LIMIT, 1), MAX_EVENT_LIMIT),
   };
 }
 
 function routeParams(s: SearchState): Record<string, string | undefined> {
-  return { repo: s.repo, q: s.q, start: String(s.range.start), end: s.range.end === undefined ? undefined : String(s.range.end), tz: s.zone === 'UTC' ? undefined : s.zone, live: s.live ? '1' : undefined };
+  return { repo: s.repo, q: s.q, start: String(s.range.start), end: s.range.end === undefined ? undefined : String(s.range.end), tz: s.zone === 'UTC' ? undefined : s.zone, live: s.live ? '1' : undefined, limit: s.limit === EVENT_LIMIT ? undefined : String(s.limit) };
 }
 
 /** Whether the query aggregates: an aggregate function called outside strings and comments. */
@@ -146,7 +150,7 @@ export function SearchPage({ route, repo }: { route: Route; repo: string }) {
       };
       const main = new QueryJob(
         repo,
-        { ...body, queryString: aggregate ? next.q : withStage(next.q, `tail(${EVENT_LIMIT})`) },
+        { ...body, queryString: aggregate ? next.q : withStage(next.q, `tail(${next.limit})`) },
         (p: JobPoll) => {
           const rows = p.events;
           setResults({ kind: aggregate ? 'aggregate' : 'events', rows, extra: p.metaData.extraData ?? {}, warnings: p.metaData.warnings ?? [], matched: null });
