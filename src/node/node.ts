@@ -10,7 +10,7 @@ import { effectiveExternalUrl, type NodeConfig } from '../config/index.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { LogsvcError } from '../lib/errors.js';
 import { LatencyWindow } from '../lib/latency-window.js';
-import { createLogger, teeLogger, type Logger } from '../lib/logger.js';
+import { createLogger, teeLogger, withModule, type Logger } from '../lib/logger.js';
 import { noMetrics, PrometheusMetrics, type NodeMetrics } from '../metrics/prometheus.js';
 import { SELF_LOG_REPOSITORY, SelfLogs } from '../selflogs/self-logs.js';
 import { VERSION } from '../lib/version.js';
@@ -78,6 +78,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
   // The node's own lines go to `humio` too (buffered from here on, ingested once the node serves).
   const selfLogs = config.self_logs.enabled ? new SelfLogs({ stderr: baseLogger, bufferLines: config.self_logs.buffer_lines, nodeId: config.node.id, onDropped: (n) => metrics.selfLogDropped(n) }) : null;
   const logger = selfLogs === null ? baseLogger : teeLogger(baseLogger, config.self_logs.level, selfLogs.push);
+  /** The logger of one part of the node (its lines carry module=<name>). */
+  const log = (module: string): Logger => withModule(logger, module);
   let fatal: Error | null = null;
   const onFatal = (err: Error): void => {
     if (fatal !== null) return;
@@ -100,7 +102,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
   try {
     const box = await SecretBox.openOrCreate(dataDir);
     const uuid = await nodeUuid(dataDir);
-    const store = await GlobalStore.open(new EmbeddedGlobalLog(join(dataDir, 'global')), { snapshotEvery: config.state.snapshot_every_events, logger });
+    const store = await GlobalStore.open(new EmbeddedGlobalLog(join(dataDir, 'global')), { snapshotEvery: config.state.snapshot_every_events, logger: log('global') });
     cleanups.push(() => store.close());
 
     const users = new UserService(store, clock);
@@ -145,9 +147,9 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     cleanups.push(() => runtime.stop());
 
     // Digest queue, segments, digest. Replay happens here, before the node takes requests.
-    const queue = await EmbeddedDigestQueue.open({ dir: join(dataDir, 'queue'), partitions: store.state.partitions.length || config.digest.partitions, logger, onFatal });
+    const queue = await EmbeddedDigestQueue.open({ dir: join(dataDir, 'queue'), partitions: store.state.partitions.length || config.digest.partitions, logger: log('queue'), onFatal });
     cleanups.push(() => queue.close());
-    const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), logger, clock.now());
+    const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), log('segments'), clock.now());
     const threads = config.digest.worker_threads;
     const workers = new WorkerPool({ ...(threads === 0 ? {} : { threads }), backgroundNice: config.digest.block_build_nice });
     cleanups.push(() => workers.close());
@@ -157,7 +159,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       catalog,
       encoder: workers,
       clock,
-      logger,
+      logger: log('digest'),
       settings: {
         segmentsDir: join(dataDir, 'segments'),
         blockTargetBytes: config.digest.block_target_bytes,
@@ -191,7 +193,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       clock,
       latency,
       () => cluster.notAlive(),
-      logger,
+      log('health'),
       () => (store.writeFailure === null ? null : `global state cannot be written: ${store.writeFailure.message}`),
     );
     await health.start();
@@ -225,7 +227,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         cacheBytes: config.files.cache_bytes,
       },
       clock,
-      logger,
+      log('files'),
     );
     // Contents left behind by a crash between writing a file and recording it.
     await blobs.sweep((h) => store.state.files.referenced(h));
@@ -292,7 +294,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       cluster,
       users,
       repositories,
-      graphql: createGraphqlEndpoint({ maxDepth: config.graphql.max_depth, maxFields: config.graphql.max_complexity, logger }),
+      graphql: createGraphqlEndpoint({ maxDepth: config.graphql.max_depth, maxFields: config.graphql.max_complexity, logger: log('graphql') }),
       graphqlServices,
       version: VERSION,
       maxJsonDepth: config.http.max_json_depth,
@@ -345,7 +347,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         maxIngestBodyBytes: config.http.max_body_bytes,
         // The file plus the multipart framing around it.
         maxUploadBodyBytes: config.files.max_file_bytes + MULTIPART_OVERHEAD_BYTES,
-        logger,
+        logger: log('http'),
         ...(prom === null ? {} : { onReply: (route: string, method: string, status: number, seconds: number) => prom.httpRequest(route, method, status, seconds) }),
       },
       router,
@@ -395,7 +397,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           maxMessageBytes: alertCfg.max_message_bytes,
         }),
         clock,
-        logger,
+        logger: log('alerts'),
         baseUrl: url,
         // The lowest-numbered live node that runs alerts, so a cluster evaluates each alert once.
         isRunner: () => isAlertRunner(selfId, cluster.nodes(), store.state.alerting),

@@ -59,6 +59,20 @@ t.test('the web UI, end to end', { timeout: 600_000 }, async (t) => {
   t.match(decodeURIComponent(page.url()), /repo=web&q=method=GET/, 'the URL holds the repository and query');
   await shot('search');
 
+  // Completion: function names after a pipe, field names of the result.
+  await page.click('[data-testid=query-editor] .cm-content');
+  await page.keyboard.press('End');
+  await page.keyboard.type(' | grou');
+  await page.waitForSelector('.cm-tooltip-autocomplete >> text=groupBy');
+  await page.keyboard.press('Escape');
+  await page.keyboard.type('pBy(sta');
+  await page.waitForSelector('.cm-tooltip-autocomplete >> text=status');
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('method=GET');
+  await page.keyboard.press('Escape');
+  t.equal(await page.locator('[data-testid=query-editor] .cm-content').textContent(), 'method=GET', 'completion offered; the query is as it was');
+
   // Expand an event; filter on a field value from the sidebar.
   await page.locator('[data-testid=event] .line').first().click();
   await page.waitForSelector('[data-testid=event] .detail >> text=method');
@@ -66,9 +80,10 @@ t.test('the web UI, end to end', { timeout: 600_000 }, async (t) => {
   await shot('search-expanded');
   await page.locator('[data-testid=top-value]', { hasText: '500' }).click();
   await page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent?.includes('Done') === true && decodeURIComponent(location.hash).includes('status="500"'));
-  await page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent?.includes('matching') === true);
+  // "N matching" once the histogram's job is done ("N+ matching" while it counts).
+  await page.waitForFunction(() => /\d matching/.test(document.querySelector('[data-testid=status]')?.textContent ?? ''));
   const filtered = await page.locator('[data-testid=status]').textContent();
-  t.match(filtered, / 100 matching/, 'click-to-filter narrowed the search');
+  t.match(filtered, / 100 matching/, `click-to-filter narrowed the search (${decodeURIComponent(page.url())})`);
 
   // Zoom: drag across the histogram; the range becomes absolute.
   const over = page.locator('[data-testid=histogram] .u-over');

@@ -74,6 +74,8 @@ interface Hist {
   counts: number[];
   spanMs: number;
   total: number;
+  /** The histogram's job finished (until then `total` is a partial count). */
+  done: boolean;
 }
 
 export function SearchPage({ route, repo }: { route: Route; repo: string }) {
@@ -171,7 +173,7 @@ export function SearchPage({ route, repo }: { route: Route; repo: string }) {
             const rows = p.events;
             const starts = rows.map((r) => Number(r._bucket));
             const counts = rows.map((r) => Number(r._count ?? 0));
-            setHist({ starts, counts, spanMs: span, total: counts.reduce((a, b) => a + b, 0) });
+            setHist({ starts, counts, spanMs: span, total: counts.reduce((a, b) => a + b, 0), done: p.done });
           },
           () => {},
         );
@@ -238,7 +240,7 @@ export function SearchPage({ route, repo }: { route: Route; repo: string }) {
         <div className="bar" style={{ width: `${running || (progress !== null && !progress.done) ? pct : 0}%` }} />
       </div>
       <div className="status" data-testid="status">
-        {error !== null ? null : progress === null ? 'Ready' : `${progress.done ? (state.live ? 'Live' : 'Done') : `Searching… ${pct}%`} · ${compact(progress.processedEvents)} events scanned · ${progress.timeMillis} ms${hist !== null ? ` · ${hist.total.toLocaleString('en-US')} matching` : ''}`}
+        {error !== null ? null : progress === null ? 'Ready' : `${progress.done ? (state.live ? 'Live' : 'Done') : `Searching… ${pct}%`} · ${compact(progress.processedEvents)} events scanned · ${progress.timeMillis} ms${hist !== null ? ` · ${hist.total.toLocaleString('en-US')}${hist.done || state.live ? '' : '+'} matching` : ''}`}
         {results?.warnings.map((w) => (
           <span key={w} className="warning">
             {' '}
