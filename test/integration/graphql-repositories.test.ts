@@ -64,20 +64,18 @@ t.test('invalid and duplicate repository names', async (t) => {
   await expectError(t, gql(node.url, admin, CREATE, { n: 'web-logs' }), /already exists/, 'E_CONFLICT', 'duplicate name');
   await expectError(t, gql(node.url, admin, CREATE, { n: 'ok-name', d: 'd'.repeat(4097) }), /description/, 'E_VALIDATION', 'description too long');
   const all = await gql(node.url, admin, '{ repositories { name } }');
-  // humio: the system repository of the node's own logs (self_logs.enabled, the default).
-  t.same(all.data.repositories, [{ name: 'humio' }, { name: 'plain.repo_1-x' }, { name: 'web-logs' }], 'nothing was created by the failed calls');
+  t.same(all.data.repositories, [{ name: 'plain.repo_1-x' }, { name: 'web-logs' }], 'nothing was created by the failed calls');
 });
 
 t.test('repository, repositories, searchDomain, searchDomains', async (t) => {
   const one = await gql(node.url, admin, '{ repository(name: "web-logs") { name description } }');
   t.same(one.data, { repository: { name: 'web-logs', description: 'Access logs of the web tier' } });
   const list = await gql(node.url, admin, '{ repositories { name } }');
-  t.same(list.data.repositories, [{ name: 'humio' }, { name: 'plain.repo_1-x' }, { name: 'web-logs' }]);
+  t.same(list.data.repositories, [{ name: 'plain.repo_1-x' }, { name: 'web-logs' }]);
   const sd = await gql(node.url, admin, '{ searchDomain(name: "web-logs") { __typename name ... on Repository { type } } }');
   t.same(sd.data.searchDomain, { __typename: 'Repository', name: 'web-logs', type: 'DEFAULT' });
   const sds = await gql(node.url, admin, '{ searchDomains { __typename name automaticSearch } }');
   t.same(sds.data.searchDomains, [
-    { __typename: 'Repository', name: 'humio', automaticSearch: true },
     { __typename: 'Repository', name: 'plain.repo_1-x', automaticSearch: true },
     { __typename: 'Repository', name: 'web-logs', automaticSearch: true },
   ]);

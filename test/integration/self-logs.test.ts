@@ -19,7 +19,7 @@ async function waitForRows(base: string, token: string, queryString: string, tim
 }
 
 t.test('the start-up line and a failed login are searchable in humio', async (t) => {
-  const node = await startNode(t);
+  const node = await startNode(t, { selfLogs: true });
   const started = await waitForRows(node.url, node.adminToken, 'message="node started"');
   t.equal(started.length, 1, 'the start-up line');
   t.equal(started[0]!.level, 'INFO');
@@ -40,7 +40,7 @@ t.test('the start-up line and a failed login are searchable in humio', async (t)
 });
 
 t.test('self_logs.enabled = false: no humio repository, nothing ingested', async (t) => {
-  const node = await startNode(t, { config: '[self_logs]\nenabled = false\n' });
+  const node = await startNode(t, { selfLogs: true, config: '[self_logs]\nenabled = false\n' });
   const res = await api(node.url, '/api/v1/repositories/humio/query', { token: node.adminToken, body: '{"queryString":""}', headers: { accept: 'application/json' } });
   t.equal(res.status, 404, 'no humio repository');
 });
