@@ -12,6 +12,11 @@ import { startNode } from '../helpers/node-process.js';
 import { createRepo, ingestStructured, type KnownEvent } from '../helpers/query.js';
 import { openBrowser } from '../helpers/browser.js';
 
+// What the functions run inside the page see (this program is type-checked without the DOM library).
+declare const document: { querySelector(s: string): { textContent: string | null } | null; querySelectorAll(s: string): { length: number } };
+declare const location: { hash: string };
+declare const sessionStorage: { getItem(k: string): string | null };
+
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/ui/', import.meta.url));
 
 function sampleEvents(n: number, now: number): KnownEvent[] {
