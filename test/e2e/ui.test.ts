@@ -59,6 +59,8 @@ t.test('the web UI, end to end', { timeout: 600_000 }, async (t) => {
   await page.click('[data-testid=run]');
   await page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent?.includes('200 matching') === true, undefined, { timeout: 60_000 });
   await page.waitForSelector('[data-testid=histogram] canvas');
+  // The list comes from the other job: wait until it is done too.
+  await page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent?.startsWith('Done') === true && document.querySelectorAll('[data-testid=event]').length > 10, undefined, { timeout: 60_000 });
   t.ok((await page.locator('[data-testid=event]').count()) > 10, 'events listed');
   t.ok((await page.locator('[data-testid=event]').count()) < 120, 'the list is virtualised (only the visible rows are in the page)');
   t.match(decodeURIComponent(page.url()), /repo=web&q=method=GET/, 'the URL holds the repository and query');
@@ -93,12 +95,16 @@ t.test('the web UI, end to end', { timeout: 600_000 }, async (t) => {
   // Zoom: drag across the histogram; the range becomes absolute.
   const over = page.locator('[data-testid=histogram] .u-over');
   const box = (await over.boundingBox())!;
-  await page.mouse.move(box.x + box.width * 0.7, box.y + box.height / 2);
+  // The events are in the last two hours of the 24 shown: drag across most of that stretch.
+  await page.mouse.move(box.x + box.width * 0.93, box.y + box.height / 2);
   await page.mouse.down();
-  await page.mouse.move(box.x + box.width * 0.85, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.move(box.x + box.width * 0.985, box.y + box.height / 2, { steps: 5 });
   await page.mouse.up();
   await page.waitForFunction(() => /start=\d+&end=\d+/.test(location.hash));
   t.match(await page.locator('[data-testid=time-picker]').textContent(), /→/, 'the time picker shows the absolute range');
+  await page.waitForFunction(() => /\d matching/.test(document.querySelector('[data-testid=status]')?.textContent ?? ''));
+  const zoomed = Number(/([\d,]+) matching/.exec((await page.locator('[data-testid=status]').textContent()) ?? '')?.[1]?.replace(/,/g, ''));
+  t.ok(zoomed > 0 && zoomed < 100, `the zoomed range holds part of the events (${zoomed} of 100)`);
   await shot('search-zoomed');
 
   // Query errors are marked in the editor.
