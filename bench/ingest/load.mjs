@@ -63,6 +63,9 @@ export class LoadRun {
     this.firstError = null;
     /** Events acknowledged so far (whole run), for per-second progress. */
     this.progressEvents = 0;
+    /** Latencies (ms) of the acknowledgements since the progress line last took them. */
+    /** @type {number[]} */
+    this.recentLatency = [];
   }
 
   /**
@@ -109,6 +112,7 @@ export class LoadRun {
       this.ackedEvents += b.events;
       this.ackedRawBytes += b.rawBytes;
       this.progressEvents += b.events;
+      this.recentLatency.push(done - from);
       if (inWindow) {
         this.events += b.events;
         this.rawBytes += b.rawBytes;

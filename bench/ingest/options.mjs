@@ -37,6 +37,8 @@ Targets
 
 Output
   --out FILE           append the whole result as one JSON line
+  --report FILE        the HTML report with plots (throughput, latency, CPU, RSS over time)
+                       (default bench/reports/ingest-<date>.html)
   --help               this text
 
 Examples
@@ -64,6 +66,8 @@ Examples
  * @property {string | null} cpuProf
  * @property {boolean} keepData
  * @property {string | null} nodeConfig TOML appended to the spawned node's config (e.g. [queue] kind = "kafka")
+
+ * @property {string | null} report
  * @property {string | null} out
  */
 
@@ -100,6 +104,7 @@ export function parseOptions(argv) {
         'keep-data': { type: 'boolean', default: false },
         'node-config': { type: 'string' },
         out: { type: 'string' },
+        report: { type: 'string' },
         help: { type: 'boolean', default: false },
       },
     }));
@@ -166,6 +171,7 @@ export function parseOptions(argv) {
     keepData: Boolean(values['keep-data']),
     nodeConfig: values['node-config'] ?? null,
     out: values.out ?? null,
+    report: values.report ?? null,
   };
   return { help: false, options: Object.freeze(options) };
 }

@@ -7,12 +7,14 @@
  * stop. Everything binds 127.0.0.1; every phase is bounded in time; every process and temp dir this
  * run starts is removed at the end, on Ctrl-C and on errors. `--help` lists the options.
  */
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { buildBodyPool } from '../lib/bodies.mjs';
 import { createControlClient, createLoadPool, graphql } from '../lib/http.mjs';
-import { keepTempDir, makeTempDir, removeTempDir, startLogsvcNode, startParseOnly, storedSegmentBytes } from '../lib/processes.mjs';
-import { summarize } from '../lib/stats.mjs';
+import { keepTempDir, makeTempDir, readCpuSeconds, readVmRss, removeTempDir, startLogsvcNode, startParseOnly, storedSegmentBytes } from '../lib/processes.mjs';
+import { percentile, summarize } from '../lib/stats.mjs';
+import { progressLine } from '../lib/plot.mjs';
+import { ingestReport } from './plots.mjs';
 import { LoadRun } from './load.mjs';
 import { HELP, parseOptions } from './options.mjs';
 import { runWithin, startRun } from '../lib/cli.mjs';
@@ -72,12 +74,28 @@ async function drive(p) {
   let tick = 0;
   /** @type {number[]} acknowledged events in each second since the load began, warm-up included */
   const perSecond = [];
+  /** @type {import('./plots.mjs').Second[]} one point a second for the report's plots */
+  const timeline = [];
+  let lastCpu = p.pid === null ? null : await readCpuSeconds(p.pid);
   const ticker = setInterval(() => {
     tick++;
-    perSecond.push(load.progressEvents - lastEvents);
+    const events = load.progressEvents - lastEvents;
+    perSecond.push(events);
+    const lat = Float64Array.from(load.recentLatency.splice(0)).sort();
+    const point = { t: tick, events, p50: lat.length === 0 ? null : percentile(lat, 50), p99: lat.length === 0 ? null : percentile(lat, 99), cpuCores: /** @type {number | null} */ (null), rssBytes: /** @type {number | null} */ (null) };
+    timeline.push(point);
     const phase = tick <= o.warmup ? 'warm-up' : 'measure';
-    progress(`${label} ${String(tick).padStart(3)} s ${phase.padEnd(7)} ${(load.progressEvents - lastEvents).toLocaleString('en-US').padStart(10)} events/s  in flight ${load.inFlight}  errors ${load.allErrors}`);
+    progress(progressLine({ label, elapsedSec: tick, phase, rate: events, unit: 'events/s', p99Ms: point.p99, extra: `in flight ${load.inFlight}  errors ${load.allErrors}` }));
     lastEvents = load.progressEvents;
+    // The server's CPU and RSS for this second (only for a process on this machine).
+    if (p.pid !== null) {
+      const pid = p.pid;
+      void Promise.all([readCpuSeconds(pid), readVmRss(pid)]).then(([cpu, rss]) => {
+        if (cpu !== null && lastCpu !== null) point.cpuCores = cpu - lastCpu;
+        lastCpu = cpu;
+        point.rssBytes = rss;
+      });
+    }
   }, 1000);
   try {
     const running = load.run();
@@ -104,6 +122,7 @@ async function drive(p) {
       requests: load.requests,
       eventsPerSec: load.events / secs,
       perSecondEvents: perSecond,
+      timeline,
       windowSecondMin: steady.length === 0 ? Number.NaN : Math.min(...steady),
       windowSecondMax: steady.length === 0 ? Number.NaN : Math.max(...steady),
       requestsPerSec: load.requests / secs,
@@ -243,6 +262,10 @@ async function main(o) {
   }
   const sum = summary(results, o);
   log(sum.text);
+  const reportFile = o.report ?? `bench/reports/ingest-${date.replace(/[:.]/g, '-')}.html`;
+  await mkdir(dirname(resolve(reportFile)), { recursive: true });
+  await writeFile(reportFile, ingestReport({ date, command, machine: mach, results, summaryText: sum.text }));
+  log(`report with plots: ${reportFile}`);
   if (o.out !== null) {
     const recorded = { ...o, token: o.token === null ? null : '<redacted>', adminToken: o.adminToken === null ? null : '<redacted>' };
     await appendFile(o.out, `${JSON.stringify({ date, command, machine: mach, options: recorded, results, targets: sum.checks })}\n`);

@@ -16,6 +16,8 @@
  * Everything a query's answer can be checked against is counted on the way: events, raw bytes,
  * events per status code, the rare events' timestamps.
  */
+import { percentile } from '../lib/stats.mjs';
+import { progressLine } from '../lib/plot.mjs';
 import { createDataset } from '../lib/datasets.mjs';
 import { createLoadPool, postBody } from '../lib/http.mjs';
 import { RARE_TOKEN } from './options.mjs';
@@ -134,6 +136,7 @@ export class CorpusGenerator {
  * @property {string | null} firstError
  * @property {number} generatorCpuCores this process, over the ingest
  * @property {number | null} nodeCpuCores the node, over the ingest (null without its pid)
+ * @property {{ t: number, events: number, rawMB: number, p99: number | null, cpuCores: number | null, rssBytes: number | null }[]} timeline one point per progress interval
  */
 
 /**
@@ -145,6 +148,7 @@ export class CorpusGenerator {
  * @param {number} o.connections
  * @param {number} o.endMs
  * @param {() => Promise<number | null>} o.nodeCpu CPU seconds of the node so far
+ * @param {() => Promise<number | null>} [o.nodeRss] RSS bytes of the node now
  * @param {(line: string) => void} o.progress
  * @returns {Promise<IngestResult>}
  */
@@ -168,15 +172,28 @@ export async function ingestCorpus(o) {
   const t0 = performance.now();
   let lastT = t0;
   let lastEvents = 0;
+  let lastRaw = 0;
+  let lastCpu = nodeCpu0;
+  /** @type {number[]} acknowledgement latencies (ms) since the last progress line */
+  const recent = [];
+  /** @type {IngestResult['timeline']} */
+  const timeline = [];
   const ticker = setInterval(() => {
     const now = performance.now();
-    o.progress(
-      `[ingest] ${((now - t0) / 1000).toFixed(0).padStart(4)} s  ${(ackedRaw / 1e6).toFixed(0).padStart(6)} / ${(target / 1e6).toFixed(0)} MB raw (${((100 * ackedRaw) / target).toFixed(1)} %)  ` +
-        `${Math.round(((ackedEvents - lastEvents) * 1000) / (now - lastT)).toLocaleString('en-US')} events/s  retries ${retriedBackpressure + retriedTransport}`,
-    );
+    const secs = (now - lastT) / 1000;
+    const lat = Float64Array.from(recent.splice(0)).sort();
+    const point = { t: (now - t0) / 1000, events: (ackedEvents - lastEvents) / secs, rawMB: (ackedRaw - lastRaw) / 1e6 / secs, p99: lat.length === 0 ? null : percentile(lat, 99), cpuCores: /** @type {number | null} */ (null), rssBytes: /** @type {number | null} */ (null) };
+    timeline.push(point);
+    o.progress(progressLine({ label: '[ingest]', elapsedSec: point.t, rate: point.events, unit: 'events/s', p99Ms: point.p99, extra: `${(ackedRaw / 1e6).toFixed(0)} / ${(target / 1e6).toFixed(0)} MB raw (${((100 * ackedRaw) / target).toFixed(1)} %)  retries ${retriedBackpressure + retriedTransport}` }));
+    void Promise.all([o.nodeCpu(), o.nodeRss?.() ?? null]).then(([cpu, rss]) => {
+      if (cpu !== null && lastCpu !== null) point.cpuCores = (cpu - lastCpu) / secs;
+      lastCpu = cpu;
+      point.rssBytes = rss;
+    });
     lastT = now;
     lastEvents = ackedEvents;
-  }, 5000);
+    lastRaw = ackedRaw;
+  }, 2000);
 
   const connection = async () => {
     for (;;) {
@@ -186,6 +203,7 @@ export async function ingestCorpus(o) {
       for (let attempt = 1; ; attempt++) {
         let status = 0;
         let text = '';
+        const sent = performance.now();
         try {
           const r = await postBody(pool, INGEST_PATH, headers, body.json);
           status = r.status;
@@ -196,6 +214,7 @@ export async function ingestCorpus(o) {
         if (status >= 200 && status < 300) {
           ackedEvents += body.events;
           ackedRaw += body.rawBytes;
+          recent.push(performance.now() - sent);
           bodyBytes += body.json.length;
           requests++;
           break;
@@ -248,5 +267,6 @@ export async function ingestCorpus(o) {
     firstError,
     generatorCpuCores: (cpu.user + cpu.system) / 1e6 / seconds,
     nodeCpuCores: nodeCpu0 === null || nodeCpu1 === null ? null : (nodeCpu1 - nodeCpu0) / seconds,
+    timeline,
   };
 }

@@ -44,6 +44,7 @@ Run
   --digest-timeout S   longest wait for the node to write everything to segments (default 600)
   --budget-minutes M   the whole run's time budget      (default 15 + corpus-mb / 100, in minutes)
   --out FILE           append the whole result as one JSON line
+  --report FILE        the HTML report with plots (default bench/reports/query-<date>.html)
   --help               this text
 
 Examples
@@ -73,6 +74,7 @@ Examples
  * @property {number} digestTimeoutS
  * @property {number} budgetMinutes
  * @property {string | null} out
+ * @property {string | null} report
  */
 
 /**
@@ -109,6 +111,7 @@ export function parseOptions(argv) {
         'digest-timeout': { type: 'string', default: '600' },
         'budget-minutes': { type: 'string' },
         out: { type: 'string' },
+        report: { type: 'string' },
         help: { type: 'boolean', default: false },
       },
     }));
@@ -173,6 +176,7 @@ export function parseOptions(argv) {
     digestTimeoutS,
     budgetMinutes,
     out: values.out ?? null,
+    report: values.report ?? null,
   };
   return { help: false, options: Object.freeze(options) };
 }

@@ -8,8 +8,9 @@
  * binds 127.0.0.1; every process and temp dir this run starts is removed at the end, on Ctrl-C, on
  * errors and at the run's time budget. `--help` lists the options.
  */
-import { appendFile, mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { queryReport } from './plots.mjs';
 import { describeBuild, distBuild } from '../lib/build.mjs';
 import { createControlClient, graphql } from '../lib/http.mjs';
 import { keepTempDir, makeTempDir, readCpuSeconds, readVmRss, removeTempDir, startLogsvcNode, storedSegmentBytes } from '../lib/processes.mjs';
@@ -95,7 +96,7 @@ async function main(o) {
     const spanMs = Math.round(o.hours * 3600_000);
     const generator = new CorpusGenerator({ seed: o.seed, targetRawBytes: Math.round(o.corpusMb * 1e6), startMs: endMs - spanMs, spanMs, rare: o.rare, batch: o.batch });
     const nodeCpu = async () => (pid === null ? null : readCpuSeconds(pid));
-    const ingest = await ingestCorpus({ url, token: ingestToken, generator, connections: o.connections, endMs, nodeCpu, progress });
+    const ingest = await ingestCorpus({ url, token: ingestToken, generator, connections: o.connections, endMs, nodeCpu, nodeRss: async () => (pid === null ? null : readVmRss(pid)), progress });
     const digest = { ...(await waitDigested(control, adminToken, o.digestTimeoutS * 1000)), rssBytes: pid === null ? null : await readVmRss(pid) };
     log(ingestBlock(ingest, digest));
 
@@ -131,6 +132,10 @@ async function main(o) {
     const rebuilt = o.url === null && buildAtEnd.builtAt !== build.builtAt;
     const sum = summary({ corpus: ingest.corpus, queries, limits, possibleDuplicates: ingest.retriedTransport > 0, rebuilt: rebuilt ? describeBuild(buildAtEnd) : null });
     log(sum.text);
+    const reportFile = o.report ?? `bench/reports/query-${date.replace(/[:.]/g, '-')}.html`;
+    await mkdir(dirname(resolve(reportFile)), { recursive: true });
+    await writeFile(reportFile, queryReport({ date, command, machine: mach, ingest, queries, limits, summaryText: sum.text }));
+    log(`report with plots: ${reportFile}`);
     if (server !== null && /\b(error|ERROR|fatal)\b/.test(server.stderr)) {
       log(`node stderr (tail) mentions errors:\n${server.stderr.slice(-3000)}\n`);
     }

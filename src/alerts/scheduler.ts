@@ -52,6 +52,8 @@ export interface SchedulerDeps {
   /** Whether this node is the one that runs alerts now. */
   isRunner: () => boolean;
   settings: SchedulerSettings;
+  /** Counts evaluations and failed actions (the node's Prometheus metrics). */
+  metrics?: { alertEvaluated(outcome: 'ok' | 'error'): void; actionFailed(kind: string): void };
 }
 
 /** Longest lastError kept (several failing actions' messages joined). */
@@ -170,6 +172,10 @@ export class AlertScheduler {
     let triggered: Triggered | null;
     try {
       triggered = await this.evaluate(id);
+      this.d.metrics?.alertEvaluated('ok');
+    } catch (err) {
+      this.d.metrics?.alertEvaluated('error');
+      throw err;
     } finally {
       this.evaluating--;
     }
@@ -334,6 +340,7 @@ export class AlertScheduler {
       return null;
     }
     this.d.logger.warn('alert action failed', { ...fields, code: out.error.code, error: out.error.message });
+    this.d.metrics?.actionFailed(def.kind);
     return `action "${def.name}" (${def.kind}) failed after ${out.attempts} attempt${out.attempts === 1 ? '' : 's'}: ${out.error.message}`;
   }
 

@@ -93,6 +93,10 @@ export interface NodeConfig {
     properties: Record<string, string | number | boolean>;
   };
   cluster: { listen: string; peers: string[]; heartbeat_interval_ms: number; failure_timeout_ms: number; segment_replication_factor: number };
+
+  metrics: { enabled: boolean; open_on_loopback: boolean; token: string };
+  ui: { enabled: boolean };
+  self_logs: { enabled: boolean; level: 'debug' | 'info' | 'warn' | 'error'; retention_days: number; buffer_lines: number };
 }
 
 /** A validator returns the accepted value, or a string describing what is wrong. */
@@ -329,6 +333,15 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'cluster.heartbeat_interval_ms', default: 1000, doc: 'how often a node sends heartbeats to the others', check: integer(50, 60_000) },
   { path: 'cluster.failure_timeout_ms', default: 5000, doc: 'a node not heard from for this long is taken as dead and its partitions are taken over', check: integer(200, 600_000) },
   { path: 'cluster.segment_replication_factor', default: 1, doc: 'nodes that should hold a copy of each segment (segment replication is not built yet: one copy is kept whatever this says)', check: integer(1, 16) },
+
+  { path: 'metrics.enabled', default: true, doc: 'serve Prometheus metrics (text exposition format) at GET /metrics', check: boolean() },
+  { path: 'metrics.open_on_loopback', default: true, doc: 'a scrape from a loopback address needs no token; from elsewhere it needs metrics.token or a root API token', check: boolean() },
+  { path: 'metrics.token', default: '', doc: 'bearer token a scraper may send for /metrics (at least 16 characters); empty means only root API tokens (and loopback, if open)', check: text(/^\S{16,512}$/, '16 to 512 characters without spaces') },
+  { path: 'ui.enabled', default: true, doc: 'serve the web UI at / (assets built into dist/ui by npm run build)', check: boolean() },
+  { path: 'self_logs.enabled', default: true, doc: "ingest this node's own log lines into the system repository humio (created on first start)", check: boolean() },
+  { path: 'self_logs.level', default: 'info', doc: 'lowest level of the lines ingested into humio (the stderr log keeps node.log_level)', check: oneOf('debug', 'info', 'warn', 'error') },
+  { path: 'self_logs.retention_days', default: 30, doc: 'retention of the humio repository in days (recorded; applied once retention is built)', check: integer(1, 3650) },
+  { path: 'self_logs.buffer_lines', default: 10_000, doc: 'log lines waiting to be ingested into humio at most; further lines are dropped and counted (logsvc_self_log_dropped_total)', check: integer(100, 1_000_000) },
 ];
 
 /**

@@ -251,6 +251,16 @@ export class Digest {
     return n;
   }
 
+  /** Per owned partition: its queue end offset and the bytes not yet in durable segments. */
+  partitionLag(): { partition: number; lagBytes: number; endOffset: number }[] {
+    const out = [];
+    for (const [p, d] of this.digesters) {
+      const endOffset = this.opts.queue.endOffset(p);
+      out.push({ partition: p, endOffset, lagBytes: endOffset - d.checkpoint() });
+    }
+    return out;
+  }
+
   /** Bytes sealed and waiting for the encoder or the disk. */
   pendingBytes(): number {
     let n = 0;

@@ -12,12 +12,14 @@ import { fileRoutes } from './routes/files.js';
 import { alertRoutes } from './routes/alerts.js';
 import { alertNotifierRoutes } from './routes/alert-notifiers.js';
 import { preBodyAuth } from './pre-auth.js';
-
 import { doorRoutes } from './routes/doors.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { uiApiRoutes, uiRoutes } from './routes/ui.js';
 
 export function buildRouter(s: HttpServices): Router {
   const router = new Router();
   const routes = [...statusRoutes(s), ...clusterRoutes(s), ...graphqlRoutes(s), ...userRoutes(s), ...ingestRoutes(s), ...queryRoutes(s), ...fileRoutes(s), ...alertRoutes(s), ...alertNotifierRoutes(s), ...doorRoutes(s), ...(s.explorer ? explorerRoutes() : [])];
+  routes.push(...metricsRoutes(s), ...uiApiRoutes(s), ...(s.ui ? uiRoutes() : []));
   for (const r of routes) router.add(r);
   // Every route with a body, whichever module adds it: credentials before the body (issue 24).
   router.beforeBody = preBodyAuth(s);

@@ -14,6 +14,7 @@ import type { QueryJobRegistry, QueryService } from '../query/index.js';
 import type { FileService } from '../files/index.js';
 import type { ParserService } from '../parsers/index.js';
 import type { ActionService, AlertService } from '../alerts/index.js';
+import type { PrometheusEndpoint } from './routes/metrics.js';
 
 export interface HttpServices {
   auth: Authenticator;
@@ -48,6 +49,10 @@ export interface HttpServices {
   actions: ActionService;
   /** Root-only operational metrics (GET /api/v1/metrics). */
   metrics: (reset: boolean) => Record<string, unknown>;
+  /** GET /metrics (Prometheus); null when metrics.enabled is false. */
+  prometheus: PrometheusEndpoint | null;
+  /** Serve the web UI at / (ui.enabled). */
+  ui: boolean;
 }
 
 /** The API principal (user or local admin) behind a request; 401/403 otherwise. */

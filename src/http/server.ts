@@ -27,6 +27,8 @@ export interface HttpServerOptions {
    */
   maxInflightBodyBytes: number;
   logger: Logger;
+  /** Called once per answered request: the route pattern (or "(unmatched)"), method, status and seconds to the reply. */
+  onReply?: (route: string, method: string, status: number, seconds: number) => void;
 }
 
 export interface HttpServer {
@@ -46,6 +48,8 @@ interface Pending {
   aborted: boolean;
   /** Set by a streamed reply: the client left mid-stream. */
   onAbort?: () => void;
+  /** Reports the reply's status to the metrics (set when the server has an onReply). */
+  observe?: (status: number) => void;
 }
 
 let inFlight = 0;
@@ -58,6 +62,7 @@ function write(res: HttpResponse, pending: Pending, reply: Reply, closeConnectio
   }
   pending.aborted = true; // a response may be written once
   inFlight--;
+  pending.observe?.(reply.status);
   res.cork(() => {
     res.writeStatus(statusLine(reply.status));
     if (reply.headers !== undefined) for (const [k, v] of Object.entries(reply.headers)) res.writeHeader(k, v);
@@ -95,6 +100,7 @@ function stream(res: HttpResponse, pending: Pending, reply: Reply, produce: (out
     ended = true;
     for (const l of listeners) l();
   };
+  pending.observe?.(reply.status);
   res.cork(() => {
     res.writeStatus(statusLine(reply.status));
     if (reply.headers !== undefined) for (const [k, v] of Object.entries(reply.headers)) res.writeHeader(k, v);
@@ -102,8 +108,24 @@ function stream(res: HttpResponse, pending: Pending, reply: Reply, produce: (out
   produce(out);
 }
 
-function errorReply(err: unknown, logger: Logger, req: { method: string; path: string }): Reply {
+/** Refused credentials are logged (the node's own logs show failed logins), at most this many a second. */
+const AUTH_LOG_PER_SECOND = 20;
+let authLogSecond = 0;
+let authLogged = 0;
+
+function logAuthFailure(logger: Logger, err: LogsvcError, req: { method: string; path: string; remoteAddress?: string }): void {
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== authLogSecond) {
+    authLogSecond = second;
+    authLogged = 0;
+  }
+  if (++authLogged > AUTH_LOG_PER_SECOND) return;
+  logger.warn('authentication failed', { module: 'http', method: req.method, path: req.path.slice(0, 200), remote: req.remoteAddress ?? '', code: err.code, reason: err.message });
+}
+
+function errorReply(err: unknown, logger: Logger, req: { method: string; path: string; remoteAddress?: string }): Reply {
   if (isLogsvcError(err)) {
+    if (err.code === 'E_AUTH_INVALID') logAuthFailure(logger, err, req);
     const headers: Record<string, string> = {};
     if (err.httpStatus === 401) headers['www-authenticate'] = 'Bearer';
     if (err.httpStatus === 503) headers['retry-after'] = '5';
@@ -151,7 +173,13 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
     });
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const rawPath = req.getUrl();
-    const info: RequestInfo = { method, path: rawPath, query: new URLSearchParams(req.getQuery() ?? ''), headers: new Map(), params: {} };
+    const info: RequestInfo = { method, path: rawPath, query: new URLSearchParams(req.getQuery() ?? ''), headers: new Map(), params: {}, remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() };
+    let pattern = '(unmatched)';
+    const onReply = opts.onReply;
+    if (onReply !== undefined) {
+      const t0 = performance.now();
+      pending.observe = (status) => onReply(pattern, method, status, (performance.now() - t0) / 1000);
+    }
     const headers = info.headers as Map<string, string>;
     req.forEach((k, v) => {
       const prev = headers.get(k);
@@ -178,6 +206,7 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
     }
     const { route, params } = match;
     info.params = params;
+    pattern = route.pattern;
     try {
       info.path = decodeURIComponent(rawPath);
     } catch {

@@ -9,6 +9,8 @@ export interface RequestInfo {
   /** Lower-case header names. */
   headers: ReadonlyMap<string, string>;
   params: Readonly<Record<string, string>>;
+  /** The peer's IP address as text (set by the server; absent in requests built by tests). */
+  remoteAddress?: string;
 }
 
 export interface Reply {

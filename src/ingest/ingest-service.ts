@@ -28,6 +28,8 @@ export interface IngestServiceDeps {
   /** Partitions that currently have a live digest host. */
   livePartitions: () => readonly number[];
   random?: () => number;
+  /** Called once a record is durable: its repository, event count and bytes (the node's metrics). */
+  onCommitted?: (repositoryId: string, events: number, bytes: number) => void;
 }
 
 export class IngestService {
@@ -80,6 +82,11 @@ export class IngestService {
     if (live.length === 0) throw new LogsvcError('E_UNAVAILABLE', 'no digest partition has a live host; ingest cannot be accepted');
     const partition = live[Math.floor(this.random() * live.length)]!;
     await this.deps.queue.append(partition, payload, summary);
+    if (this.deps.onCommitted !== undefined) {
+      let events = 0;
+      for (const g of summary.groups) events += g.n;
+      this.deps.onCommitted(repositoryId, events, payload.byteLength);
+    }
   }
 
   /** Encodes and commits already-normalized groups (small requests, tests). */

@@ -38,3 +38,45 @@ export function createLogger(level: LogLevel = 'info', write: (line: string) => 
 }
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** One log call, as handed to a tap (the node's own logs ingested into `humio`). */
+export interface LogEntry {
+  time: number;
+  level: LogLevel;
+  message: string;
+  fields: Record<string, unknown> | undefined;
+}
+
+/**
+ * A logger that writes to `base` and hands every call at `tapLevel` or above to `tap`. The tap must
+ * not throw and must not block (it only queues); a throwing tap is ignored, never the log line.
+ */
+export function teeLogger(base: Logger, tapLevel: LogLevel, tap: (e: LogEntry) => void): Logger {
+  const min = ORDER[tapLevel];
+  const emit = (level: LogLevel, message: string, fields?: Record<string, unknown>): void => {
+    base[level](message, fields);
+    if (ORDER[level] < min) return;
+    try {
+      tap({ time: Date.now(), level, message, fields });
+    } catch {
+      // The tap's problem is its own: logging goes on.
+    }
+  };
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+  };
+}
+
+/** `logger` with `module` added to every line's fields (the module a line came from). */
+export function withModule(logger: Logger, module: string): Logger {
+  const add = (f?: Record<string, unknown>): Record<string, unknown> => ({ module, ...f });
+  return {
+    debug: (m, f) => logger.debug(m, add(f)),
+    info: (m, f) => logger.info(m, add(f)),
+    warn: (m, f) => logger.warn(m, add(f)),
+    error: (m, f) => logger.error(m, add(f)),
+  };
+}

@@ -10,7 +10,9 @@ import { effectiveExternalUrl, type NodeConfig } from '../config/index.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { LogsvcError } from '../lib/errors.js';
 import { LatencyWindow } from '../lib/latency-window.js';
-import { createLogger, type Logger } from '../lib/logger.js';
+import { createLogger, teeLogger, withModule, type Logger } from '../lib/logger.js';
+import { noMetrics, PrometheusMetrics, type NodeMetrics } from '../metrics/prometheus.js';
+import { SELF_LOG_REPOSITORY, SelfLogs } from '../selflogs/self-logs.js';
 import { VERSION } from '../lib/version.js';
 import { RuntimeMonitor } from '../lib/runtime-metrics.js';
 import { atomicWriteFile, DataDirLock, ensureDir, ensureReserve, isNoSpaceError, releaseReserve } from '../storage/index.js';
@@ -107,7 +109,14 @@ export interface StartOptions {
 }
 
 export async function startNode(config: NodeConfig, opts: StartOptions = {}): Promise<RunningNode> {
-  const logger = opts.logger ?? createLogger(config.node.log_level);
+  // Prometheus counters once built below (metrics.enabled); until then, and without, nowhere.
+  let metrics: NodeMetrics = noMetrics;
+  const baseLogger = opts.logger ?? createLogger(config.node.log_level);
+  // The node's own lines go to `humio` too (buffered from here on, ingested once the node serves).
+  const selfLogs = config.self_logs.enabled ? new SelfLogs({ stderr: baseLogger, bufferLines: config.self_logs.buffer_lines, nodeId: config.node.id, onDropped: (n) => metrics.selfLogDropped(n) }) : null;
+  const logger = selfLogs === null ? baseLogger : teeLogger(baseLogger, config.self_logs.level, selfLogs.push);
+  /** The logger of one part of the node (its lines carry module=<name>). */
+  const log = (module: string): Logger => withModule(logger, module);
   let fatal: Error | null = null;
   const onFatal = (err: Error): void => {
     if (fatal !== null) return;
@@ -149,9 +158,9 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
             timeoutMs: config.kafka.request_timeout_ms * 3,
             logger,
           }),
-          { snapshotEvery: config.state.snapshot_every_events, logger, proposer: uuid },
+          { snapshotEvery: config.state.snapshot_every_events, logger: log('global'), proposer: uuid },
         )
-      : await GlobalStore.open(new EmbeddedGlobalLog(join(dataDir, 'global')), { snapshotEvery: config.state.snapshot_every_events, logger });
+      : await GlobalStore.open(new EmbeddedGlobalLog(join(dataDir, 'global')), { snapshotEvery: config.state.snapshot_every_events, logger: log('global') });
     cleanups.push(stopStep('global store', () => store.close()));
     const clusterId = clustered ? await clusterIdOf(store, clock) : null;
 
@@ -170,15 +179,38 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       () => adminDigest,
     );
 
+    // Prometheus: levels are read from their owners at scrape time (the closures run only then).
+    const prom = config.metrics.enabled
+      ? new PrometheusMetrics({
+          partitionLag: () => digest.partitionLag(),
+          queueBytes: () => queue.sizeBytes(),
+          segments: () => {
+            const all = catalog.all();
+            let bytes = 0;
+            let open = 0;
+            for (const s of all) {
+              bytes += s.bytes;
+              if (!s.closed) open++;
+            }
+            return { count: all.length, bytes, open };
+          },
+          pools: () => workers.stats(),
+          repositoryName: (id) => store.state.repositories.get(id)?.name,
+          runningQueries: () => queries.runningCount,
+          queryJobs: () => queryJobs.size,
+        })
+      : null;
+    metrics = prom ?? noMetrics;
+
     const latency = new LatencyWindow(clock);
     const runtime = new RuntimeMonitor();
     cleanups.push(stopStep('runtime monitor', () => runtime.stop()));
 
     // Digest queue, segments, digest. Replay happens here, before the node takes requests.
     // queue.kind: files in the data dir, or the [kafka] cluster's ingest topic (created if missing).
-    const { queue, healthCheck: queueHealth } = await openDigestQueue({ config, dataDir, partitions: store.state.partitions.length || config.digest.partitions, logger, onFatal });
+    const { queue, healthCheck: queueHealth } = await openDigestQueue({ config, dataDir, partitions: store.state.partitions.length || config.digest.partitions, logger: log('queue'), onFatal });
     cleanups.push(stopStep('digest queue', () => queue.close()));
-    const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), logger, clock.now());
+    const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), log('segments'), clock.now());
     let ownership: DigestOwnership | null = null;
     const threads = config.digest.worker_threads;
     const workers = new WorkerPool({ ...(threads === 0 ? {} : { threads }), backgroundNice: config.digest.block_build_nice });
@@ -189,7 +221,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       catalog,
       encoder: workers,
       clock,
-      logger,
+      logger: log('digest'),
       settings: {
         segmentsDir: join(dataDir, 'segments'),
         blockTargetBytes: config.digest.block_target_bytes,
@@ -199,7 +231,10 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       },
       openBlockBudgetBytes: config.digest.open_block_budget_bytes,
       sealUndigestedAboveBytes: Math.floor(config.ingest.max_undigested_bytes / 2),
-      onLatency: (ms) => latency.record(ms),
+      onLatency: (ms) => {
+        latency.record(ms);
+        metrics.digestLatency(ms);
+      },
       onFatal,
       ...(clustered ? { cluster: { onProgress: (p: number, cp: number) => ownership?.noteCheckpoint(p, cp) } } : {}),
     });
@@ -221,7 +256,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       clock,
       latency,
       () => cluster.notAlive(),
-      logger,
+      log('health'),
       () => (store.writeFailure === null ? null : `global state cannot be written: ${store.writeFailure.message}`),
     );
     if (queueHealth !== null) health.addCheck(queueHealth);
@@ -243,6 +278,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       livePartitions: clustered
         ? () => store.state.partitions.flatMap((hosts, p) => (hosts.some((h) => liveness.isAlive(h)) ? [p] : []))
         : () => owned().filter((p) => digest.owns(p)),
+      onCommitted: (repo, events, bytes) => metrics.ingested(repo, events, bytes),
     });
 
     const blobs = new BlobStore(join(dataDir, 'files'));
@@ -259,7 +295,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         cacheBytes: config.files.cache_bytes,
       },
       clock,
-      logger,
+      log('files'),
     );
     // Contents left behind by a crash between writing a file and recording it.
     await blobs.sweep((h) => store.state.files.referenced(h));
@@ -300,6 +336,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         },
       },
       now: () => clock.now(),
+      onFinished: (run) =>
+        metrics.queryFinished(run.spec.ctx.live ? 'live' : 'search', run.error !== null ? 'error' : run.cancelled ? 'cancelled' : 'ok', ((run.finishedAt ?? Date.now()) - run.startedAt) / 1000, run.processedBytes, run.processedEvents),
     });
     const queryJobs = new QueryJobRegistry({
       service: queries,
@@ -342,7 +380,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       cluster,
       users,
       repositories,
-      graphql: createGraphqlEndpoint({ maxDepth: config.graphql.max_depth, maxFields: config.graphql.max_complexity, logger }),
+      graphql: createGraphqlEndpoint({ maxDepth: config.graphql.max_depth, maxFields: config.graphql.max_complexity, logger: log('graphql') }),
       graphqlServices,
       version: VERSION,
       maxJsonDepth: config.http.max_json_depth,
@@ -370,6 +408,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         segments: catalog.all().length,
         eventLatency: latency.summary(),
       }),
+      prometheus: prom === null ? null : { render: () => prom.render(), openOnLoopback: config.metrics.open_on_loopback, token: config.metrics.token },
+      ui: config.ui.enabled,
     });
     // The partition layout exists once this node is registered; then replay, then serve.
     if (clustered) await cluster.autoLayout(config.digest.partitions, selfId);
@@ -401,7 +441,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         maxInflightBodyBytes: config.http.max_inflight_body_bytes,
         // The file plus the multipart framing around it.
         maxUploadBodyBytes: config.files.max_file_bytes + MULTIPART_OVERHEAD_BYTES,
-        logger,
+        logger: log('http'),
+        ...(prom === null ? {} : { onReply: (route: string, method: string, status: number, seconds: number) => prom.httpRequest(route, method, status, seconds) }),
       },
       router,
     );
@@ -511,10 +552,11 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           maxMessageBytes: alertCfg.max_message_bytes,
         }),
         clock,
-        logger,
+        logger: log('alerts'),
         baseUrl: url,
         // The lowest-numbered live node that runs alerts, so a cluster evaluates each alert once.
         isRunner: () => isAlertRunner(selfId, cluster.nodes(), store.state.alerting),
+        metrics,
         settings: {
           intervalMs: alertCfg.evaluate_interval_ms,
           maxConcurrent: alertCfg.max_concurrent_evaluations,
@@ -532,6 +574,23 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         }),
       );
     }
+
+    if (selfLogs !== null) {
+      // The system repository for the node's own logs; another node may have made it first.
+      if (store.state.repositoryByName(SELF_LOG_REPOSITORY) === undefined) {
+        await repositories.create({ kind: 'local-admin', isRoot: true }, SELF_LOG_REPOSITORY, "this cluster's own logs").catch((err: unknown) => {
+          if (!(err instanceof LogsvcError && err.code === 'E_CONFLICT')) throw err;
+        });
+      }
+      selfLogs.start({
+        repositoryId: () => store.state.repositoryByName(SELF_LOG_REPOSITORY)?.id,
+        admit: () => ingest.admit(),
+        ingest: (repo, groups, at) => ingest.ingest(repo, groups, at),
+      });
+      // Runs before the digest and the queue stop (cleanups run in reverse), so the last lines land.
+      cleanups.push(stopStep('self logs', () => selfLogs.stop()));
+    }
+    logger.info('node started', { module: 'node', nodeId: selfId, url, version: VERSION, dataDir });
 
     if (startedFull > 0 && queue instanceof EmbeddedDigestQueue) queue.space.close(new Error('started on a full disk'), startedFull);
     // Laid after the start, off its path (4 MiB written and synced).

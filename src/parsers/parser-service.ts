@@ -156,6 +156,43 @@ export class ParserService {
     return customView(this.store.state.parsers.byName(repo.id, input.name)!);
   }
 
+  /**
+   * Runs `script` over the test cases without saving anything (the UI's parser editor, as you
+   * type): per case, the output events (fields, tags as "#name") and the failure createParserV2
+   * would report, or a compile error for the script. Same bounds as a save.
+   */
+  tryScript(p: Principal, repositoryName: string, name: string, script: string, cases: ParserTestCase[]): { compileError: string | null; results: { outputs: Record<string, string>[]; failure: string | null }[] } {
+    requireUser(p, 'testing a parser');
+    visibleRepository(this.store.state, p, repositoryName);
+    if (script.length > MAX_SCRIPT_CHARS) throw new LogsvcError('E_VALIDATION', `script: longer than ${MAX_SCRIPT_CHARS} characters`);
+    checkTestCases(cases);
+    let parser: CustomParser;
+    try {
+      parser = new CustomParser({ id: 'try', name, script, fieldsToTag: [], fieldsToBeRemovedBeforeParsing: [], savedAt: this.clock.now() });
+    } catch (err) {
+      if (err instanceof LogsvcError) return { compileError: err.message, results: [] };
+      throw err;
+    }
+    const budget = new ParserBudget({ maxRequestMs: this.limits.maxRequestMs });
+    const results = cases.map((c, i) => {
+      const out = parser.parse({ rawstring: c.rawString, input: {}, tags: {}, after: {}, timestamp: null, timezone: null }, this.clock.now(), this.ingestLimits, budget);
+      const outputs = out.map((o) => {
+        const row: Record<string, string> = { '@timestamp': String(o.event.timestamp), '@rawstring': o.event.rawstring };
+        for (const [k, v] of Object.entries(o.tags)) row[`#${k}`] = v;
+        return Object.assign(row, o.event.fields);
+      });
+      let failure: string | null = null;
+      try {
+        this.runTests(parser, [c]);
+      } catch (err) {
+        if (!(err instanceof LogsvcError)) throw err;
+        failure = err.message.replace(/^test case 1 /, `test case ${i + 1} `);
+      }
+      return { outputs, failure };
+    });
+    return { compileError: null, results };
+  }
+
   /** Runs every test case; the first failing one refuses the save, named by its number and input. */
   private runTests(parser: CustomParser, cases: readonly ParserTestCase[]): void {
     const budget = new ParserBudget({ maxRequestMs: this.limits.maxRequestMs });

@@ -91,6 +91,8 @@ export interface QueryServiceOptions {
     estimateBytes: (repoId: string, start: number, end: number) => number;
   };
   now: () => number;
+  /** Called when a run settles (the node's metrics read its time, bytes and outcome). */
+  onFinished?: (run: QueryRun) => void;
 }
 
 export interface Repo {
@@ -152,7 +154,10 @@ export class QueryService {
       release();
       throw err;
     }
-    void run.done.finally(release);
+    void run.done.finally(() => {
+      release();
+      this.opts.onFinished?.(run);
+    });
     return run;
   }
 
@@ -164,6 +169,11 @@ export class QueryService {
   /** Running and waiting queries (for metrics). */
   schedulerStats(): ReturnType<QueryScheduler['stats']> {
     return this.scheduler.stats();
+  }
+
+  /** Runs in progress. */
+  get runningCount(): number {
+    return this.scheduler.stats().running;
   }
 
   compile(spec: QuerySpec): ReturnType<QueryExecutor['compile']> {

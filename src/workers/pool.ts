@@ -107,6 +107,14 @@ export class WorkerPool implements BlockEncoder, TablePacker {
     return unwrapPackResult(r);
   }
 
+  /** Utilisation (0..1 since start), queued tasks and live threads of each pool, for the metrics. */
+  stats(): { pool: string; utilization: number; queued: number; threads: number }[] {
+    return [
+      { pool: 'foreground', utilization: this.foreground.utilization, queued: this.foreground.queueSize, threads: this.foreground.threads.length },
+      { pool: 'background', utilization: this.background.utilization, queued: this.background.queueSize, threads: this.background.threads.length },
+    ];
+  }
+
   async close(): Promise<void> {
     await Promise.all([this.foreground.destroy(), this.background.destroy()]);
   }

@@ -56,6 +56,12 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** Added to the child's environment. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Let the node ingest its own log lines into repository `humio` (self_logs.enabled, on by default
+   * in the product). Off here unless asked, so that tests which list repositories or read every
+   * stored event see only their own data; a config that has a [self_logs] section decides itself.
+   */
+  selfLogs?: boolean;
 }
 
 export async function tempDir(t: Teardown, prefix = 'logsvc-test-'): Promise<string> {
@@ -95,9 +101,11 @@ export async function runCli(args: string[], timeoutMs = 20_000): Promise<{ code
 export async function startNode(t: Teardown, opts: StartOptions = {}): Promise<TestNode> {
   const dataDir = opts.dataDir ?? (await tempDir(t));
   const args = [BIN, 'node', '--port', '0', '--data-dir', dataDir, ...(opts.args ?? [])];
-  if (opts.config !== undefined) {
+  const ownConfigFile = opts.args?.includes('--config') === true;
+  const config = opts.selfLogs === true || ownConfigFile || /^\s*\[self_logs\]/m.test(opts.config ?? '') ? opts.config : `${opts.config ?? ''}\n[self_logs]\nenabled = false\n`;
+  if (config !== undefined) {
     const file = join(dataDir, '..', `${dataDir.split('/').pop()}-config.toml`);
-    await writeFile(file, opts.config);
+    await writeFile(file, config);
     t.teardown(() => rm(file, { force: true }));
     args.push('--config', file);
   }

@@ -122,7 +122,8 @@ t.test('front door limits and errors', async (t) => {
     t.equal(p.status, 404, 'POST to an unknown path: 404');
     t.match(p.text, '/nothing-here');
     const root = await api(node.url, '/');
-    t.equal(root.status, 404, 'the root path is not an endpoint');
+    t.equal(root.status, 200, 'the root path is the web UI');
+    t.match(root.headers.get('content-type'), /^text\/html/);
   });
 
   await t.test('wrong method on a known path: 405 with an allow header', async (t) => {

@@ -27,3 +27,8 @@ export function lookupFunction(name: string): FnDef | undefined {
   return registry.get(name.toLowerCase());
 }
 
+
+/** Every function's canonical name, parameter names and whether it aggregates (editors complete them). */
+export function functionSignatures(): { name: string; params: string[]; aggregate: boolean }[] {
+  return [...registry.values()].map((d) => ({ name: d.name, params: d.params.map((p) => p.name), aggregate: d.agg !== undefined }));
+}

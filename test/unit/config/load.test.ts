@@ -80,6 +80,10 @@ const DEFAULTS = {
   queue: { kind: 'embedded' },
   kafka: { brokers: '', topic_prefix: '', topic_replication_factor: 0, min_insync_replicas: 0, delivery_timeout_ms: 10_000, request_timeout_ms: 5000, properties: Object.create(null) as Record<string, never> },
   cluster: { listen: '', peers: [], heartbeat_interval_ms: 1000, failure_timeout_ms: 5000, segment_replication_factor: 1 },
+
+  metrics: { enabled: true, open_on_loopback: true, token: '' },
+  ui: { enabled: true },
+  self_logs: { enabled: true, level: 'info', retention_days: 30, buffer_lines: 10_000 },
 };
 
 async function tempFile(t: { teardown: (fn: () => unknown) => void }, name: string, content: string): Promise<string> {
@@ -116,7 +120,7 @@ t.test('the option table is well formed', async (t) => {
     'exactly the documented options, in order',
   );
   for (const o of OPTIONS) {
-    t.match(o.path, /^[a-z]+\.[a-z_]+$/, `${o.path}: section.key`);
+    t.match(o.path, /^[a-z][a-z_]*\.[a-z_]+$/, `${o.path}: section.key`);
     t.ok(o.doc.length > 10, `${o.path}: documented`);
     t.strictSame(o.check(o.default), o.default, `${o.path}: the default passes its own check`);
     const [s, k] = o.path.split('.') as [keyof typeof DEFAULTS, string];
