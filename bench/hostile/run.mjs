@@ -33,6 +33,7 @@ const HELP = `Usage: node bench/hostile/run.mjs [options]
   --groups N       small events with distinct keys for the groupBy query (default 200000)
   --query-mb N     query.max_query_memory_bytes in MiB (default: the node's default)
   --total-mb N     query.max_total_query_memory_bytes in MiB (default: the node's default)
+  --only N         run only query N of the mix (0-3)
   --node-flag F    a flag for the node's executable (repeatable), e.g. --node-flag=--heap-growing-percent=100
   --out FILE       append the results as one JSON line
   --help
@@ -52,6 +53,7 @@ function options(argv) {
       'query-mb': { type: 'string' },
       'total-mb': { type: 'string' },
       'node-flag': { type: 'string', multiple: true },
+      only: { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
@@ -66,6 +68,7 @@ function options(argv) {
     queryMb: values['query-mb'] === undefined ? null : num('query-mb', values['query-mb'], 1, 65536, true),
     totalMb: values['total-mb'] === undefined ? null : num('total-mb', values['total-mb'], 1, 1_048_576, true),
     nodeFlags: values['node-flag'] ?? [],
+    only: values.only === undefined ? null : num('only', values.only, 0, 3, true),
     out: values.out ?? null,
   };
   return problems.length > 0 ? { help: false, problems } : { help: false, options: o };
@@ -123,15 +126,20 @@ await runWithin(abort, 30 * 60_000, '30 minutes', async () => {
     progress(`round ${round + 1} of ${o.rounds}: ${o.concurrency} queries at once`);
     await Promise.all(
       Array.from({ length: o.concurrency }, async (_, i) => {
-        const m = mix[i % mix.length];
-        const res = await load.request({
-          path: '/api/v1/repositories/hostile/query',
-          method: 'POST',
-          headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json', accept: 'application/json' },
-          body: JSON.stringify({ queryString: m.q, start: '1d' }),
-        });
-        const text = await res.body.text();
-        const code = res.statusCode === 200 ? '200' : `${res.statusCode} ${(/^[^(;:]*/.exec(text)?.[0] ?? '').slice(0, 60).trim()}`;
+        const m = mix[o.only ?? i % mix.length];
+        let code;
+        try {
+          const res = await load.request({
+            path: '/api/v1/repositories/hostile/query',
+            method: 'POST',
+            headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json', accept: 'application/json' },
+            body: JSON.stringify({ queryString: m.q, start: '1d' }),
+          });
+          const text = await res.body.text();
+          code = res.statusCode === 200 ? '200' : `${res.statusCode} ${(/^[^(;:]*/.exec(text)?.[0] ?? '').slice(0, 60).trim()}`;
+        } catch (err) {
+          code = `no answer (${/** @type {Error} */ (err).message})`;
+        }
         answers[m.name] ??= {};
         answers[m.name][code] = (answers[m.name][code] ?? 0) + 1;
       }),
@@ -140,14 +148,32 @@ await runWithin(abort, 30 * 60_000, '30 minutes', async () => {
   const seconds = (performance.now() - started) / 1000;
   sampling = false;
   await sampler;
-  const status = await load.request({ path: '/api/v1/status', method: 'GET' });
-  await status.body.text();
+  let statusCode = 0;
+  try {
+    const status = await load.request({ path: '/api/v1/status', method: 'GET' });
+    await status.body.text();
+    statusCode = status.statusCode;
+  } catch {
+    statusCode = 0;
+  }
+  const status = { statusCode };
+  let health = '';
+  if (statusCode !== 200) {
+    try {
+      const h = await control.request({ path: '/api/v1/health-json', method: 'GET' });
+      health = (await h.body.text()).slice(0, 1500);
+    } catch (err) {
+      health = String(err);
+    }
+  }
 
   log(`\nnode RSS: ${(baseline / MIB).toFixed(0)} MiB before the queries, peak ${(peak / MIB).toFixed(0)} MiB while ${o.concurrency} ran at once (${o.rounds} rounds, ${seconds.toFixed(1)} s)`);
   if (o.nodeFlags.length > 0) log(`node flags: ${o.nodeFlags.join(' ')}`);
   log(`budgets: per query ${o.queryMb === null ? 'default (256 MiB)' : `${o.queryMb} MiB`}, all queries ${o.totalMb === null ? 'default (1024 MiB)' : `${o.totalMb} MiB`}`);
   for (const [name, codes] of Object.entries(answers)) log(`  ${name}: ${Object.entries(codes).map(([c, n]) => `${n} x ${c}`).join(', ')}`);
+  if (!server.running) log(`node stderr (tail):\n${server.stderr.slice(-2000)}`);
   log(`/api/v1/status afterwards: HTTP ${status.statusCode}; node ${server.running ? 'running' : 'EXITED'}`);
+  if (health !== '') log(`health: ${health}`);
   if (o.out !== null) {
     await appendFile(o.out, `${JSON.stringify({ bench: 'hostile', concurrency: o.concurrency, rounds: o.rounds, groups: o.groups, queryMb: o.queryMb, totalMb: o.totalMb, baselineRss: baseline, peakRss: peak, seconds, answers, statusAfter: status.statusCode })}\n`);
   }

@@ -12,7 +12,7 @@ import { LogsvcError, isLogsvcError } from '../lib/errors.js';
 import type { Position, SegmentInfo } from '../segments/catalog.js';
 import { compileQuery } from './compile.js';
 import { engineLimitError } from './limits.js';
-import { Meter, withMeter, type MemoryBudget, type NodeQueryMemory } from './memory.js';
+import { approxBytes, Meter, withMeter, type MemoryBudget, type NodeQueryMemory } from './memory.js';
 import { runRows } from './pipeline.js';
 import type { CompiledQuery, Ev } from './runtime.js';
 import { splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
@@ -272,7 +272,15 @@ export class QueryExecutor {
         try {
           const r = await this.opts.runner.scan({ spec: run.spec, repoName, units, deadline, ...(memory === undefined ? {} : { memory }) });
           if (failure !== null || run.cancelled) break;
-          withMeter(meter, () => agg.merge(state, r.state));
+          // The partial arrived as a copy: charged while it is merged (what the merge keeps is
+          // charged by the aggregator), given back after.
+          const transit = approxBytes(r.state);
+          meter.charge(transit);
+          try {
+            withMeter(meter, () => agg.merge(state, r.state));
+          } finally {
+            meter.release(transit);
+          }
           run.processedEvents += r.events;
           run.processedBytes += r.bytes;
           matched += r.matched;
@@ -289,7 +297,10 @@ export class QueryExecutor {
     if (tasks.length === 0 && peers.remotes.length === 0) run.workDone = 1;
     for (const w of agg.warnings?.(state) ?? []) warnings.add(w);
     // The stages after the first aggregate run here, over rows.
-    const rows = withMeter(meter, () => runRows(run.query.stages.slice(rest), agg.finish(state), (w) => warnings.add(w)));
+    const finished = withMeter(meter, () => agg.finish(state));
+    // The result rows are new objects next to the state (kept until the query ends).
+    meter.charge(approxBytes(finished));
+    const rows = withMeter(meter, () => runRows(run.query.stages.slice(rest), finished, (w) => warnings.add(w)));
     return { rows, matched, warnings: [...warnings] };
   }
 }
