@@ -4,6 +4,9 @@
  * still serves; indexer acknowledgement ids and the ack endpoint; the health probe.
  */
 import t from 'tap';
+
+// Real nodes and clients on a shared, loaded machine: more than the default per-file timeout.
+t.setTimeout(300_000);
 import { gzipSync } from 'node:zlib';
 import { startNode } from '../helpers/node-process.js';
 import { api } from '../helpers/http.js';

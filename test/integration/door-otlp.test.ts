@@ -5,6 +5,9 @@
  * events read back through the query API.
  */
 import t from 'tap';
+
+// Real nodes and clients on a shared, loaded machine: more than the default per-file timeout.
+t.setTimeout(300_000);
 import { gzipSync } from 'node:zlib';
 import { startNode } from '../helpers/node-process.js';
 import { api } from '../helpers/http.js';

@@ -7,6 +7,9 @@
  * Events are read back through the query API.
  */
 import t from 'tap';
+
+// Real nodes and clients on a shared, loaded machine: more than the default per-file timeout.
+t.setTimeout(300_000);
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

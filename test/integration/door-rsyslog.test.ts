@@ -7,6 +7,9 @@
  * skips this test with a message; in CI (CI=true) it fails it.
  */
 import t from 'tap';
+
+// Real nodes and clients on a shared, loaded machine: more than the default per-file timeout.
+t.setTimeout(300_000);
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
