@@ -180,7 +180,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'query.max_concurrent', default: 16, doc: 'queries running at once on this node; further ones get 429 with Retry-After', check: integer(1, 10_000) },
   { path: 'query.max_query_seconds', default: 300, doc: 'time one query (or one refresh of a live query) may run before it is stopped with an error', check: integer(1, 86400) },
   { path: 'query.max_groups', default: 20_000, doc: 'groups one groupBy/top/timechart may hold (the groupBy limit); further groups are left out with a warning', check: integer(1, 1_000_000) },
-  { path: 'query.max_rows', default: 20_000, doc: 'rows a head/tail/sort/table may return (their limit=max)', check: integer(1, 1_000_000) },
+  { path: 'query.max_rows', default: 200_000, doc: "rows a head/tail/sort/table may return (their limit=max; the product's StateRowLimit)", check: integer(1, 1_000_000) },
   { path: 'query.job_idle_seconds', default: 30, doc: 'a query job not polled for this long is stopped and forgotten', check: integer(1, 86400) },
   { path: 'query.live_job_idle_seconds', default: 3600, doc: 'a live query job not polled for this long is stopped and forgotten', check: integer(1, 7 * 86400) },
   { path: 'query.max_jobs', default: 1000, doc: 'query jobs kept on this node at once (running or waiting to be polled)', check: integer(1, 1_000_000) },

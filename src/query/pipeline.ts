@@ -180,7 +180,16 @@ export class PipelineCompiler implements CompileEnv {
 
   pipeline(p: Pipeline, where: Where): StageInfo[] {
     const out: StageInfo[] = [];
-    for (const s of p.stages) out.push(...this.stage(s, where));
+    let afterAgg = false;
+    for (const s of p.stages) {
+      if (afterAgg && s.kind === 'expr') {
+        const text = freeTextIn(s.expr);
+        if (text !== null) this.fail(text, 'Free-text search is only allowed before the first aggregate function; search a field instead (field=value or field=/regex/)');
+      }
+      const infos = this.stage(s, where);
+      out.push(...infos);
+      if (infos.some((i) => i.stage.kind === 'agg')) afterAgg = true;
+    }
     return fusePredicates(out);
   }
 
@@ -219,8 +228,14 @@ export class PipelineCompiler implements CompileEnv {
         return this.filterStage(s.expr, where);
       case 'assign':
         return [this.assign(s.target, s.value, s.span, where)];
-      case 'fieldOp':
-        return [this.callStage(withArg(s.call, 'field', s.field, s.span, (sp, m) => this.fail(sp, m)), where)];
+      case 'fieldOp': {
+        const call = withArg(s.call, 'field', s.field, s.span, (sp, m) => this.fail(sp, m));
+        if (s.negate === true) {
+          const p = this.filterCall(call, s.span);
+          return [predInfo('filter', (e) => !p(e))];
+        }
+        return [this.callStage(call, where)];
+      }
       case 'case':
         return [this.caseStage(s.branches, s.span)];
       case 'match':
@@ -261,10 +276,11 @@ export class PipelineCompiler implements CompileEnv {
       }
     }
     const v = this.expr(value);
+    // No value (a missing field, a non-number): nothing is assigned and the event goes on
+    // (query-functions.md §2.5).
     return mapInfo(`${target} :=`, (e, emit) => {
       const r = v(e);
-      if (r === undefined) return;
-      e.set(target, r);
+      if (r !== undefined) e.set(target, r);
       emit(e);
     }, false, addField(target));
   }
@@ -317,9 +333,16 @@ export class PipelineCompiler implements CompileEnv {
       let test: ArmTest;
       const p = arm.pattern;
       if (p.k === 'any') test = () => true;
-      else if (p.k === 'str') {
+      else if (p.k === 'param') return this.fail(arm.span, `query parameter ${p.name} was not substituted`);
+      else if (p.k === 'call') {
+        // A filter function guard receives the field (`in(values=[1, 2])`).
+        const pred = this.filterCall(withArg(p.call, 'field', field, arm.span, (sp, m) => this.fail(sp, m)), arm.span);
+        test = (_v, e) => pred(e);
+      } else if (p.k === 'str') {
         const want = p.v;
-        if (!p.quoted && hasWildcard(want)) {
+        // `"*"` and `**` match when the field exists (a bare `*` arm is 'any'); `*` is a wildcard quoted or not.
+        if (/^\*+$/.test(want)) test = (v) => v !== undefined;
+        else if (hasWildcard(want)) {
           const w = compileWildcard(want, { anchored: true, ignoreCase: false });
           test = (v) => v !== undefined && w(v);
         } else test = (v) => v === want;
@@ -346,6 +369,18 @@ export class PipelineCompiler implements CompileEnv {
       }
     }, false);
   }
+}
+
+/** The span of the first free-text term (text or bare regex) of a filter, or null. Iterative. */
+function freeTextIn(f: Filter): Span | null {
+  const todo: Filter[] = [f];
+  while (todo.length > 0) {
+    const x = todo.pop()!;
+    if (x.k === 'text' || x.k === 'regex') return x.span;
+    if (x.k === 'and' || x.k === 'or') todo.push(x.right, x.left);
+    else if (x.k === 'not') todo.push(x.expr);
+  }
+  return null;
 }
 
 function addField(name: string): StageInfo['order'] {

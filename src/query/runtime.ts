@@ -24,6 +24,8 @@ export interface Ev {
 /** A plain event over a Map: rows, live events, test events. */
 export class MapEvent implements Ev {
   readonly fields: Map<string, string>;
+  /** Names the pipeline added (free text does not search them, query-functions.md §2.2). */
+  private created: Set<string> | null = null;
 
   constructor(fields?: Iterable<readonly [string, string]> | Record<string, string>) {
     if (fields === undefined) this.fields = new Map();
@@ -35,6 +37,7 @@ export class MapEvent implements Ev {
     return this.fields.get(name);
   }
   set(name: string, value: string): void {
+    if (!this.fields.has(name)) (this.created ??= new Set()).add(name);
     this.fields.set(name, value);
   }
   remove(name: string): void {
@@ -46,12 +49,19 @@ export class MapEvent implements Ev {
   names(): string[] {
     return [...this.fields.keys()];
   }
+  /** The fields the event came with (what free text searches), not those the pipeline added. */
+  *storedFields(): Iterable<[string, string]> {
+    const created = this.created;
+    for (const [n, v] of this.fields) if (created === null || !created.has(n)) yield [n, v];
+  }
   timestamp(): number {
     const t = this.fields.get('@timestamp');
     return t === undefined ? Number.NaN : Number(t);
   }
   clone(): Ev {
-    return new MapEvent(this.fields);
+    const c = new MapEvent(this.fields);
+    if (this.created !== null) c.created = new Set(this.created);
+    return c;
   }
 }
 
@@ -168,4 +178,5 @@ export interface QueryLimits {
   maxRows: number;
 }
 
-export const DEFAULT_LIMITS: QueryLimits = { maxGroups: 20_000, maxRows: 20_000 };
+/** maxRows: the product's StateRowLimit, 200,000 (query-functions.md §2.16). */
+export const DEFAULT_LIMITS: QueryLimits = { maxGroups: 20_000, maxRows: 200_000 };

@@ -43,7 +43,7 @@ const DEFAULTS = {
     max_concurrent: 16,
     max_query_seconds: 300,
     max_groups: 20000,
-    max_rows: 20000,
+    max_rows: 200000,
     job_idle_seconds: 30,
     live_job_idle_seconds: 3600,
     max_jobs: 1000,
