@@ -208,7 +208,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       taskBytes: config.query.task_bytes,
       maxQueryMs: config.query.max_query_seconds * 1000,
     });
-    const queries = new QueryService({ executor, files, live: digest, limits: queryLimits, maxConcurrent: config.query.max_concurrent, now: () => clock.now() });
+    const dataFiles = { geoip: config.query.geoip_file, asn: config.query.asn_file, ioc: config.query.ioc_file };
+    const queries = new QueryService({ executor, files, live: digest, limits: queryLimits, maxConcurrent: config.query.max_concurrent, now: () => clock.now(), dataFiles });
     const queryJobs = new QueryJobRegistry({
       service: queries,
       now: () => clock.now(),

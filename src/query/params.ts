@@ -17,7 +17,23 @@ export function substituteParams(p: Pipeline, args: Readonly<Record<string, stri
 
   const pipeline = (pl: Pipeline): Pipeline => ({ stages: pl.stages.map(stage), span: pl.span });
 
-  const call = (c: Call): Call => ({ name: c.name, span: c.span, args: c.args.map((a) => ({ name: a.name, span: a.span, value: expr(a.value) })) });
+  const call = (c: Call): Call => {
+    if (c.name.toLowerCase() === 'beta:param') {
+      // beta:param(name, as=x): the parameter's value, as a string, takes the name's place.
+      return {
+        name: c.name,
+        span: c.span,
+        args: c.args.map((a) => {
+          const isName = a.name === null || a.name.toLowerCase() === 'parameter';
+          const v = a.value;
+          const n = v.k === 'str' ? v.v : v.k === 'ident' ? v.name : null;
+          if (!isName || n === null) return { name: a.name, span: a.span, value: expr(a.value) };
+          return { name: a.name, span: a.span, value: { k: 'str', v: lookup(n, null, a.span), span: a.span } };
+        }),
+      };
+    }
+    return { name: c.name, span: c.span, args: c.args.map((a) => ({ name: a.name, span: a.span, value: expr(a.value) })) };
+  };
 
   const arm = (a: MatchArm): MatchArm => {
     const p = a.pattern;

@@ -84,6 +84,8 @@ function predInfo(name: string, pred: Pred): StageInfo {
 export class PipelineCompiler implements CompileEnv {
   readonly extraData: Record<string, string> = {};
   readonly warnings: string[] = [];
+  priorAggregate = false;
+  where: Where = 'top';
 
   constructor(
     readonly text: string,
@@ -151,6 +153,19 @@ export class PipelineCompiler implements CompileEnv {
     return { agg, outputs: order, oneRow };
   }
 
+  subFilter(p: Pipeline): (e: Ev) => boolean {
+    const run = this.subStages(p);
+    return (e) => {
+      const out: Ev[] = [];
+      run(e, out);
+      return out.length > 0;
+    };
+  }
+
+  subStages(p: Pipeline): (e: Ev, out: Ev[]) => void {
+    return this.branchRunner(this.pipeline(p, 'branch')).run;
+  }
+
   expr(e: Expr): ValueFn {
     return compileExpr(e, { fail: (s, m) => this.fail(s, m), call: (c) => this.valueCall(c) });
   }
@@ -181,14 +196,22 @@ export class PipelineCompiler implements CompileEnv {
   pipeline(p: Pipeline, where: Where): StageInfo[] {
     const out: StageInfo[] = [];
     let afterAgg = false;
-    for (const s of p.stages) {
-      if (afterAgg && s.kind === 'expr') {
-        const text = freeTextIn(s.expr);
-        if (text !== null) this.fail(text, 'Free-text search is only allowed before the first aggregate function; search a field instead (field=value or field=/regex/)');
+    const saved = { prior: this.priorAggregate, where: this.where };
+    try {
+      for (const s of p.stages) {
+        if (afterAgg && s.kind === 'expr') {
+          const text = freeTextIn(s.expr);
+          if (text !== null) this.fail(text, 'Free-text search is only allowed before the first aggregate function; search a field instead (field=value or field=/regex/)');
+        }
+        this.priorAggregate = afterAgg;
+        this.where = where;
+        const infos = this.stage(s, where);
+        out.push(...infos);
+        if (infos.some((i) => i.stage.kind === 'agg')) afterAgg = true;
       }
-      const infos = this.stage(s, where);
-      out.push(...infos);
-      if (infos.some((i) => i.stage.kind === 'agg')) afterAgg = true;
+    } finally {
+      this.priorAggregate = saved.prior;
+      this.where = saved.where;
     }
     return fusePredicates(out);
   }
@@ -197,6 +220,10 @@ export class PipelineCompiler implements CompileEnv {
   callStage(call: Call, where: Where): StageInfo {
     const a = this.bind(call);
     const def = a.def;
+    if (def.parserOnly === true && where !== 'parser') return this.fail(call.span, `function ${def.name} can only be used in a parser`);
+    if (def.afterOrdering === true && !this.priorAggregate) {
+      return this.fail(call.span, `function ${def.name} must follow an aggregate function that orders events, such as head(), sort(), groupBy(), bucket() or timeChart()`);
+    }
     if (def.agg !== undefined) {
       const refused = noAggregateHere(where, def.name);
       if (refused !== null) return this.fail(call.span, refused);
@@ -211,7 +238,7 @@ export class PipelineCompiler implements CompileEnv {
     }
     if (def.filter !== undefined) return predInfo(def.name, def.filter(a, this));
     if (def.value !== undefined) {
-      const as = a.string('as') ?? `_${def.name.toLowerCase()}`;
+      const as = a.string('as') ?? def.valueAs ?? `_${def.name.toLowerCase()}`;
       const v = def.value(a, this);
       return mapInfo(def.name, (e, emit) => {
         const r = v(e);

@@ -9,7 +9,7 @@ import { decodeGroupEvents, eventId, groupSection, type RecordSummary } from '..
 import { LogsvcError } from '../lib/errors.js';
 import type { DurableRecord } from '../queue/index.js';
 import type { QueryExecutor, QueryRun } from './executor.js';
-import { MapEvent, type Ev, type QueryContext, type QueryLimits } from './runtime.js';
+import { MapEvent, type Ev, type DataFiles, type QueryContext, type QueryLimits } from './runtime.js';
 import { chainStages } from './pipeline.js';
 import { splitAtAggregate, type QuerySpec } from './scan.js';
 import { resolveRange } from './time.js';
@@ -85,6 +85,8 @@ export interface QueryServiceOptions {
   limits: QueryLimits;
   maxConcurrent: number;
   now: () => number;
+  /** Data files for ipLocation()/asn()/ioc:lookup() (config query.*_file). */
+  dataFiles?: DataFiles;
 }
 
 export interface Repo {
@@ -102,6 +104,7 @@ export class QueryService {
     const now = this.opts.now();
     const { start, end } = resolveRange(req.start, req.end, now, req.isLive);
     const ctx: QueryContext = { start, end, timeZoneOffsetMinutes: req.timeZoneOffsetMinutes, now, live: req.isLive };
+    if (this.opts.dataFiles !== undefined) ctx.dataFiles = this.opts.dataFiles;
     return { text: req.queryString, args: req.arguments, ctx, limits: this.opts.limits };
   }
 

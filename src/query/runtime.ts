@@ -92,6 +92,14 @@ export interface QueryContext {
   clock?: () => number;
   /** Live query: the window moves; aggregates are recomputed per poll. */
   live: boolean;
+  /** Data files some functions read (config query.geoip_file, asn_file, ioc_file); absent: not configured. */
+  dataFiles?: DataFiles;
+}
+
+export interface DataFiles {
+  geoip?: string;
+  asn?: string;
+  ioc?: string;
 }
 
 /** Sink for what a stage emits. */
