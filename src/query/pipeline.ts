@@ -197,8 +197,18 @@ export class PipelineCompiler implements CompileEnv {
     const out: StageInfo[] = [];
     let afterAgg = false;
     const saved = { prior: this.priorAggregate, where: this.where };
+    // Preamble (query-functions.md §2.1): setTimeInterval() at most once and first, then defineTable()s.
+    let preamble: 'open' | 'tables' | 'closed' = where === 'top' ? 'open' : 'closed';
     try {
       for (const s of p.stages) {
+        const pre = s.kind === 'expr' && s.expr.k === 'call' ? s.expr.call.name.toLowerCase() : null;
+        if (pre === 'settimeinterval' || pre === 'definetable') {
+          const name = pre === 'settimeinterval' ? 'setTimeInterval' : 'defineTable';
+          if (preamble === 'closed' || (pre === 'settimeinterval' && preamble !== 'open')) {
+            this.fail(s.span, `${name}() must be in the query's preamble: setTimeInterval() first (at most once), then defineTable(), before any filter or other function`);
+          }
+          preamble = 'tables';
+        } else preamble = 'closed';
         if (afterAgg && s.kind === 'expr') {
           const text = freeTextIn(s.expr);
           if (text !== null) this.fail(text, 'Free-text search is only allowed before the first aggregate function; search a field instead (field=value or field=/regex/)');

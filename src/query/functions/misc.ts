@@ -166,4 +166,17 @@ const betaParam: FnDef = {
   },
 };
 
-export const miscFunctions: FnDef[] = [wildcard, sample, dropEvent, copyEvent, eventFieldCount, eventSize, eventInternals, betaParam];
+/**
+ * beta:repeating(interval): marks a static query to be re-run like a live one, for dashboards. This
+ * node has no repeating queries; as in the product's static searches, it has no effect.
+ */
+const betaRepeating: FnDef = {
+  name: 'beta:repeating',
+  params: [
+    { name: 'interval', type: 'string', unnamed: true },
+    { name: 'as', type: 'string' },
+  ],
+  stage: () => ({ pure: true, run: (e, emit) => emit(e) }),
+};
+
+export const miscFunctions: FnDef[] = [wildcard, sample, dropEvent, copyEvent, eventFieldCount, eventSize, eventInternals, betaParam, betaRepeating];

@@ -19,6 +19,7 @@ import { arrayFunctions } from './array.js';
 import { networkFunctions } from './network.js';
 import { moreParsingFunctions } from './parsing-more.js';
 import { miscFunctions } from './misc.js';
+import { correlationFunctions } from './correlation.js';
 import type { FnDef } from './types.js';
 
 const registry: ReadonlyMap<string, FnDef> = (() => {
@@ -41,6 +42,7 @@ const registry: ReadonlyMap<string, FnDef> = (() => {
     networkFunctions,
     moreParsingFunctions,
     miscFunctions,
+    correlationFunctions,
   ]) {
     for (const def of list) {
       const key = def.name.toLowerCase();
