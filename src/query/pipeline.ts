@@ -14,7 +14,7 @@ import { statsOf } from './functions/aggregates.js';
 import { lookupFunction } from './functions/registry.js';
 import type { AggSpec, CompileEnv, FnDef, StageInfo } from './functions/types.js';
 import { groupsOf } from './regex.js';
-import type { Aggregator, Emit, Ev, MapStage, QueryContext, QueryLimits } from './runtime.js';
+import { wasDropped, type Aggregator, type Emit, type Ev, type MapStage, type QueryContext, type QueryLimits } from './runtime.js';
 import { truthy } from './values.js';
 import { compileWildcard, hasWildcard } from './wildcard.js';
 import type { PackedTable } from '../files/packed.js';
@@ -355,11 +355,13 @@ export class PipelineCompiler implements CompileEnv {
         const out: Ev[] = [];
         // A branch that changes the event gets a copy unless it is the last chance: when it then
         // drops the event, the next branch must see the original.
-        r.run(r.pure || i === n - 1 ? e : e.clone(), out);
+        const input = r.pure || i === n - 1 ? e : e.clone();
+        r.run(input, out);
         if (out.length > 0) {
           for (const o of out) emit(o);
           return;
         }
+        if (wasDropped(input)) return;
       }
     }, false);
   }

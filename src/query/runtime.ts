@@ -65,6 +65,17 @@ export class MapEvent implements Ev {
   }
 }
 
+const dropped = new WeakSet<Ev>();
+
+/** dropEvent(): the event is discarded for good (a case/match branch that drops it still wins). */
+export function markDropped(e: Ev): void {
+  dropped.add(e);
+}
+
+export function wasDropped(e: Ev): boolean {
+  return dropped.has(e);
+}
+
 /** Every field of an event as [name, value] pairs (for output and for crossing threads). */
 export function entriesOf(e: Ev): [string, string][] {
   const out: [string, string][] = [];

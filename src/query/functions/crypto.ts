@@ -280,7 +280,10 @@ const communityId: FnDef = valueDef(
     const seed = a.number('seed', 0);
     if (!Number.isInteger(seed) || seed < 0 || seed > 65535) a.fail('seed', 'communityId: seed must be a whole number from 0 to 65535');
     const get = (n: string): ValueFn => (a.has(n) ? argValue(a, n) : () => undefined);
-    const [sip, dip, proto, sp, dp, it, ic] = ['sourceip', 'destinationip', 'proto', 'sourceport', 'destinationport', 'icmptype', 'icmpcode'].map(get);
+    const [sip, dip, sp, dp, it, ic] = ['sourceip', 'destinationip', 'sourceport', 'destinationport', 'icmptype', 'icmpcode'].map(get);
+    // proto names a field, or is the protocol itself (tcp, udp, 6) when no such field exists.
+    const protoName = a.string('proto')!;
+    const proto = (e: Ev): string | undefined => e.get(protoName) ?? protoName;
     const port = (v: string | undefined): number | undefined => {
       const n = parseNumber(v);
       return n !== undefined && Number.isInteger(n) && n >= 0 && n <= 65535 ? n : undefined;

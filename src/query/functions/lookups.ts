@@ -120,7 +120,22 @@ const match: FnDef = {
     { name: 'nrows', type: 'limit', default: '1' },
     { name: 'glob', type: 'bool', default: 'false' },
   ],
-  stage(a, env) {
+  stage: (a, env) => buildStage(matchSpec(a, env)),
+  // `!match(...)`: events without a matching row (an anti-join); nothing is copied.
+  filter(a, env) {
+    const stage = buildStage({ ...matchSpec(a, env), include: [], strict: true, nrows: 1 });
+    return (e) => {
+      let hit = false;
+      stage.run(e, () => {
+        hit = true;
+      });
+      return hit;
+    };
+  },
+};
+
+function matchSpec(a: BoundArgs, env: CompileEnv): LookupSpec {
+  {
     const table = tableOf(a, env);
     const fileName = JSON.stringify(a.string('file')!);
     const fields = a.list('field')!;
@@ -138,9 +153,9 @@ const match: FnDef = {
     if (mode === 'cidr' && a.bool('ignoreCase', false)) return a.fail('ignoreCase', 'match(): ignoreCase does not apply to mode=cidr');
     const nrows = a.limit('nrows', 1, MAX_NROWS);
     if (nrows < 1) return a.fail('nrows', 'match(): nrows must be at least 1');
-    return buildStage({ table, fields, columns, include: includeOf(a, table, fileName), strict: a.bool('strict', true), mode, ignoreCase: a.bool('ignoreCase', false), nrows });
-  },
-};
+    return { table, fields, columns, include: includeOf(a, table, fileName), strict: a.bool('strict', true), mode, ignoreCase: a.bool('ignoreCase', false), nrows };
+  }
+}
 
 /** The predecessor of match(strict=false) (api-facts §4.2); `on` picks the key of a JSON array file. */
 const lookup: FnDef = {

@@ -4,7 +4,7 @@
  */
 import { parseEventId } from '../../events/event-id.js';
 import { searchedValues } from '../filter.js';
-import type { Ev } from '../runtime.js';
+import { markDropped, type Ev } from '../runtime.js';
 import { compileWildcard } from '../wildcard.js';
 import { murmur3 } from './crypto.js';
 import { valueDef } from './define.js';
@@ -72,10 +72,16 @@ const sample: FnDef = {
   },
 };
 
+/** Discards the event; inside case/match the event is gone, the next branches are not tried. */
 const dropEvent: FnDef = {
   name: 'dropEvent',
   params: [],
-  stage: () => ({ pure: true, run() {} }),
+  stage: () => ({
+    pure: true,
+    run(e) {
+      markDropped(e);
+    },
+  }),
 };
 
 const copyEvent: FnDef = {
@@ -111,7 +117,7 @@ const BUILT_IN = ['@timestamp', '@rawstring', '@timezone', '@ingesttimestamp'];
 /** Fields the event stores: @timestamp, @rawstring, @timezone, @ingesttimestamp and its own fields (tags not counted). */
 const eventFieldCount = valueDef('eventFieldCount', [], '_eventFieldCount', () => (e) => {
   let n = BUILT_IN.filter((b) => e.get(b) !== undefined).length;
-  for (const [name] of stored(e)) if (!name.startsWith('#') && !BUILT_IN.includes(name)) n++;
+  for (const [name] of stored(e)) if (!name.startsWith('#') && !name.startsWith('@')) n++;
   return String(n);
 });
 
@@ -122,7 +128,7 @@ const eventSize = valueDef('eventSize', [], '_eventSize', () => (e) => {
     const v = e.get(b);
     if (v !== undefined) n += Buffer.byteLength(v, 'utf8');
   }
-  for (const [name, v] of stored(e)) if (!name.startsWith('#') && !BUILT_IN.includes(name)) n += Buffer.byteLength(v, 'utf8');
+  for (const [name, v] of stored(e)) if (!name.startsWith('#') && !name.startsWith('@')) n += Buffer.byteLength(v, 'utf8');
   return String(n);
 });
 

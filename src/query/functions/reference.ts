@@ -153,7 +153,7 @@ export const FUNCTION_DOCS: Readonly<Record<string, FunctionDoc>> = {
   selfJoinFilter: { summary: 'Events whose key satisfies every where clause somewhere.', example: 'selfJoinFilter(session, where=[{action=login}, {action=logout}])' },
   series: { summary: 'Values of consecutive events collected into sessions.', example: 'series([action], maxpause=5m)' },
   session: { summary: 'Aggregates per session (gaps longer than maxpause split).', example: 'groupBy(user, function=session(count(), maxpause=15m))' },
-  setField: { summary: 'Sets the field named by one expression to another.', example: 'setField(target="x_" + name, value=val)' },
+  setField: { summary: 'Sets the field named by one expression to another.', example: 'setField(target=name, value=val)' },
   setTimeInterval: { summary: "Preamble: the query's time range.", example: 'setTimeInterval(start=7d) | count()' },
   shannonEntropy: { summary: 'Shannon entropy of the characters of a value.', example: 'shannonEntropy(domain)' },
   slidingTimeWindow: { summary: 'Aggregate over the rows within span before each row.', example: 'sort(@timestamp, order=asc) | slidingTimeWindow(sum(bytes), span=5m)' },
