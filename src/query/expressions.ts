@@ -80,7 +80,12 @@ export function compileExpr(e: Expr, hooks: ExprHooks): ValueFn {
           return n === undefined ? undefined : formatNumber(-n);
         };
       }
-      return (ev) => (truthy(inner(ev)) ? FALSE : TRUE);
+      // `!` negates booleans and numbers (`!0` is true); no value stays no value.
+      return (ev) => {
+        const v = inner(ev);
+        if (v === undefined) return undefined;
+        return truthy(v) ? FALSE : TRUE;
+      };
     }
     case 'binary': {
       const l = compileExpr(e.left, hooks);

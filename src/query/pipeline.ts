@@ -288,6 +288,16 @@ export class PipelineCompiler implements CompileEnv {
 
   private filterStage(f: Filter, where: Where): StageInfo[] {
     if (f.k === 'call') return [this.callStage(f.call, where)];
+    // Function names are reserved words: as free text they must be quoted (query-functions.md §2.1).
+    const todo: Filter[] = [f];
+    while (todo.length > 0) {
+      const x = todo.pop()!;
+      if (x.k === 'text' && !x.quoted && lookupFunction(x.value) !== undefined) {
+        this.fail(x.span, `"${x.value}" is a function name; write "${x.value}" in quotes to search for it as text, or call it as ${x.value}(...)`);
+      }
+      if (x.k === 'and' || x.k === 'or') todo.push(x.left, x.right);
+      else if (x.k === 'not') todo.push(x.expr);
+    }
     const out: StageInfo[] = [];
     for (const c of conjuncts(f)) {
       if (c.k === 'call') {
