@@ -80,6 +80,8 @@ function selectFrom(name: 'selectFromMax' | 'selectFromMin'): FnDef {
         add(st, e) {
           const x = parseNumber(e.get(field));
           if (x === undefined) return;
+          // Only a candidate (better, or a tie broken by content) is copied.
+          if (st.x !== null && x !== st.x && !better(x, st.x)) return;
           const p: [string, string][] = [];
           for (const f of include) {
             const v = e.get(f);
