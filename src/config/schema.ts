@@ -55,6 +55,9 @@ export interface NodeConfig {
     live_job_idle_seconds: number;
     max_jobs: number;
     task_bytes: number;
+    geoip_file: string;
+    asn_file: string;
+    ioc_file: string;
   };
   files: { max_file_bytes: number; max_rows: number; max_files_per_repository: number; max_total_bytes: number; cache_bytes: number };
   parsers: { max_event_ms: number; max_request_ms: number; max_per_repository: number };
@@ -279,6 +282,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'query.live_job_idle_seconds', default: 3600, doc: 'a live query job not polled for this long is stopped and forgotten', check: integer(1, 7 * 86400) },
   { path: 'query.max_jobs', default: 1000, doc: 'query jobs kept on this node at once (running or waiting to be polled)', check: integer(1, 1_000_000) },
   { path: 'query.task_bytes', default: 16 * 1024 * 1024, doc: 'uncompressed block bytes one worker task of a query scans', check: integer(64 * 1024, 1024 * 1024 * 1024) },
+  { path: 'query.geoip_file', default: '', doc: 'CSV file (network,country,city,lat,lon) that ipLocation(), worldMap(ip=) and geohash read; empty: those functions fail naming this setting', check: text() },
+  { path: 'query.asn_file', default: '', doc: 'CSV file (network,asn,org) that asn() reads; empty: asn() fails naming this setting', check: text() },
+  { path: 'query.ioc_file', default: '', doc: 'CSV file (indicator,type,malicious_confidence,labels,published_date,last_updated) that ioc:lookup() reads; empty: ioc:lookup() fails naming this setting', check: text() },
 
   // At most 512 MiB: a larger JSON file cannot be one JavaScript string, and table offsets are 32-bit.
   { path: 'files.max_file_bytes', default: 100 * 1024 * 1024, doc: 'largest lookup file (CSV or JSON) that may be uploaded (413 above it); at most 512 MiB', check: integer(1024, 512 * 1024 * 1024) },

@@ -336,6 +336,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         },
       },
       now: () => clock.now(),
+      dataFiles: { geoip: config.query.geoip_file, asn: config.query.asn_file, ioc: config.query.ioc_file },
       onFinished: (run) =>
         metrics.queryFinished(run.spec.ctx.live ? 'live' : 'search', run.error !== null ? 'error' : run.cancelled ? 'cancelled' : 'ok', ((run.finishedAt ?? Date.now()) - run.startedAt) / 1000, run.processedBytes, run.processedEvents),
     });

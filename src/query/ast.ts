@@ -23,7 +23,7 @@ export type Stage =
   /** `x := expr`; with a call on the right (`x := min(y)`) the call gets `as=x`. */
   | { kind: 'assign'; target: string; value: Expr; span: Span }
   /** `field =~ fn(...)`: the call gets `field=field`. */
-  | { kind: 'fieldOp'; field: string; call: Call; span: Span }
+  | { kind: 'fieldOp'; field: string; call: Call; span: Span; negate?: boolean }
   /** `case { p1 ; p2 ; * | p3 }`: the first branch that emits the event wins. */
   | { kind: 'case'; branches: Pipeline[]; span: Span }
   /** `field match { "v" => p ; /re/ => p ; * => p }`. */
@@ -33,22 +33,29 @@ export type Stage =
 
 export interface MatchArm {
   /** `*` matches anything; a string is an exact (or `*`-wildcard) match; a regex a regex match. */
-  pattern: { k: 'any' } | { k: 'str'; v: string; quoted: boolean } | { k: 'regex'; source: string; flags: string };
+  pattern:
+    | { k: 'any' }
+    | { k: 'str'; v: string; quoted: boolean }
+    | { k: 'regex'; source: string; flags: string }
+    /** `?param` (substituted into a `str` before compiling). */
+    | { k: 'param'; name: string; default: string | null; span: Span }
+    /** A filter function guard, called with `field=` the matched field. */
+    | { k: 'call'; call: Call };
   body: Pipeline;
   span: Span;
 }
 
 /**
- * Filter expressions. Precedence (api-facts §4.1): `not`/`!` binds tightest; `and`, `or` and
- * juxtaposition (an implicit `and`) have equal precedence and group to the right, so
- * `foo and not bar or baz` is `and(foo, or(not(bar), baz))`.
+ * Filter expressions. Precedence (query-functions.md §2.6): `not`/`!` binds tightest, then `or`,
+ * then `and` (juxtaposition is an implicit `and`): `foo or not bar and baz` is
+ * `and(or(foo, not(bar)), baz)`.
  */
 export type Filter =
   | { k: 'and' | 'or'; left: Filter; right: Filter; span: Span }
   | { k: 'not'; expr: Filter; span: Span }
   /** `*` alone: every event. */
   | { k: 'all'; span: Span }
-  /** Free text: a bare word or a quoted string, matched as a substring of @rawstring; `*` in an unquoted word is a wildcard. */
+  /** Free text: a bare word or a quoted string, matched unanchored (case-insensitively) against @rawstring and the stored fields; `*` is a wildcard, quoted or not. */
   | { k: 'text'; value: string; quoted: boolean; span: Span }
   /** Free-text regex `/re/flags` against @rawstring. */
   | { k: 'regex'; source: string; flags: string; span: Span }

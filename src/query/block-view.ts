@@ -175,6 +175,14 @@ export class ColumnEvent implements Ev {
     for (const [n, v] of this.overlay) if (v !== REMOVED && !seen.has(n)) out.push(n);
     return out;
   }
+  /** The row's stored fields (not the overlay): what free text searches (query-functions.md §2.2). */
+  *storedFields(): Iterable<[string, string]> {
+    const view = this.view;
+    for (const name of view.fieldNames()) {
+      const v = view.field(name)?.[this.row];
+      if (v !== null && v !== undefined) yield [name, v];
+    }
+  }
   timestamp(): number {
     if (this.overlay?.has('@timestamp') === true) {
       const v = this.get('@timestamp');

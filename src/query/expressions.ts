@@ -2,8 +2,10 @@
  * Expressions (`x := a * 2 + 1`, `test(a > b)`, `if(...)`) compiled into per-event value functions.
  * Values are untyped strings read in context (api-facts §4.1): arithmetic parses numbers and prints
  * the result as the product does; comparisons are numeric when both sides are numbers, textual
- * when neither is (a number is never ordered against a non-number), and give "true"/"false". A missing field or a non-number in arithmetic gives no value
- * (undefined); an assignment with no value drops the event, as the product's eval does.
+ * `<`, `<=`, `>`, `>=` are numeric only (a non-number is null), `==`/`!=` compare numbers as numbers
+ * and anything else as text; they give "true"/"false". A missing field or a non-number gives no
+ * value (undefined); an assignment with no value assigns nothing and keeps the event
+ * (query-functions.md §2.4, §2.5).
  */
 import type { BinaryOp, Call, Expr, Span } from './ast.js';
 import type { Ev } from './runtime.js';
@@ -78,7 +80,12 @@ export function compileExpr(e: Expr, hooks: ExprHooks): ValueFn {
           return n === undefined ? undefined : formatNumber(-n);
         };
       }
-      return (ev) => (truthy(inner(ev)) ? FALSE : TRUE);
+      // `!` negates booleans and numbers (`!0` is true); no value stays no value.
+      return (ev) => {
+        const v = inner(ev);
+        if (v === undefined) return undefined;
+        return truthy(v) ? FALSE : TRUE;
+      };
     }
     case 'binary': {
       const l = compileExpr(e.left, hooks);
@@ -95,8 +102,8 @@ export function compileExpr(e: Expr, hooks: ExprHooks): ValueFn {
           return (ev) => {
             const a = l(ev);
             const b = r(ev);
-            // Like field filters: a missing side is unequal to anything present.
-            if (a === undefined || b === undefined) return want ? FALSE : TRUE;
+            // A missing side is no value (null): test() drops the event, := assigns nothing.
+            if (a === undefined || b === undefined) return undefined;
             return (compareValues(a, b) === 0) === want ? TRUE : FALSE;
           };
         }
@@ -104,16 +111,13 @@ export function compileExpr(e: Expr, hooks: ExprHooks): ValueFn {
         case '<=':
         case '>':
         case '>=':
+          // Orderings are numeric only; a non-number or a missing side is null (query-functions.md §2.4).
           return (ev) => {
-            const a = l(ev);
-            const b = r(ev);
-            if (a === undefined || b === undefined) return FALSE;
-            const x = parseNumber(a);
-            const y = parseNumber(b);
-            // A number against a non-number is no ordering at all (the product refuses it).
-            if ((x === undefined) !== (y === undefined)) return FALSE;
-            const c = x !== undefined && y !== undefined ? x - y : compareValues(a, b);
-            const ok = op === '<' ? c < 0 : op === '<=' ? c <= 0 : op === '>' ? c > 0 : c >= 0;
+            const x = parseNumber(l(ev));
+            if (x === undefined) return undefined;
+            const y = parseNumber(r(ev));
+            if (y === undefined) return undefined;
+            const ok = op === '<' ? x < y : op === '<=' ? x <= y : op === '>' ? x > y : x >= y;
             return ok ? TRUE : FALSE;
           };
         default:

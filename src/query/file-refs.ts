@@ -10,7 +10,7 @@ import { substituteParams } from './params.js';
 import { parseQuery } from './parser.js';
 
 /** The functions whose first parameter is a lookup file. */
-export const FILE_FUNCTIONS: ReadonlySet<string> = new Set(['match', 'lookup']);
+export const FILE_FUNCTIONS: ReadonlySet<string> = new Set(['match', 'lookup', 'readfile']);
 
 function isCall(v: unknown): v is Call {
   const o = v as Partial<Call>;
@@ -38,10 +38,11 @@ export function fileNamesIn(text: string, args: Readonly<Record<string, string>>
     }
     if (isCall(v) && FILE_FUNCTIONS.has(v.name.toLowerCase())) {
       for (const a of v.args) {
-        if (a.name !== null && a.name.toLowerCase() !== 'file') continue;
+        if (a.name !== null && a.name.toLowerCase() !== 'file' && a.name.toLowerCase() !== 'table') continue;
         const e = a.value;
         if (e.k === 'str') names.add(e.v);
         else if (e.k === 'ident') names.add(e.name);
+        else if (e.k === 'array') for (const it of e.items) if (it.k === 'str') names.add(it.v);
         break;
       }
     }

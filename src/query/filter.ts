@@ -4,9 +4,12 @@
  * extraction is not done here: only a regex standing as a top-level conjunct extracts, and the
  * pipeline compiler builds that stage itself (regexStage).
  *
- * Decisions: free text is a case-insensitive substring search of @rawstring (folded as the bloom
- * folds, casefold.ts); field comparisons are case-sensitive; `*` is a wildcard only in unquoted
- * words, a quoted `*` is a literal star; `like` is an unanchored (substring) wildcard match.
+ * Decisions (query-functions.md §2.2): free text is an unanchored, case-insensitive match (folded
+ * as the bloom folds, casefold.ts) of @rawstring and of every field the event was stored with
+ * (not @id, @timestamp, @ingesttimestamp, @timezone or tags, and not fields the pipeline created);
+ * field comparisons are anchored and case-sensitive; `*` is a wildcard in unquoted and quoted
+ * patterns alike; `like` is an unanchored, case-sensitive wildcard match. A bare `/re/` step
+ * searches @rawstring first, then the stored fields.
  */
 import type { Call, Filter, Span, Value } from './ast.js';
 import { fold } from './casefold.js';
@@ -29,26 +32,53 @@ export function regexFor(source: string, flags: string, span: Span, hooks: Pick<
   return compileRegex(source, flags, (msg) => hooks.fail(span, msg));
 }
 
-/** Free text: a substring (unquoted `*` = any run) of @rawstring, ignoring case. */
-export function textPredicate(value: string, quoted: boolean): Pred {
-  if (!quoted && hasWildcard(value)) {
-    const test = compileWildcard(value, { anchored: false, ignoreCase: true });
-    return (e) => {
-      const raw = e.get(RAW);
-      return raw !== undefined && test(raw);
-    };
+/** Names free text never searches (query-functions.md §2.2). */
+const NOT_SEARCHED = new Set(['@id', '@timestamp', '@ingesttimestamp', '@timezone', RAW]);
+
+/**
+ * The values free text searches besides @rawstring: the fields the event was stored with, as
+ * `storedFields()` gives them when the event knows (a block row, a live event), else every field.
+ */
+export function searchedValues(e: Ev, visit: (v: string) => boolean): boolean {
+  const stored = (e as { storedFields?: () => Iterable<[string, string]> }).storedFields;
+  if (stored !== undefined) {
+    for (const [n, v] of stored.call(e)) {
+      if (NOT_SEARCHED.has(n) || n.charCodeAt(0) === 35 /* # */) continue;
+      if (visit(v)) return true;
+    }
+    return false;
   }
-  const needle = fold(value);
+  for (const n of e.names()) {
+    if (NOT_SEARCHED.has(n) || n.charCodeAt(0) === 35) continue;
+    const v = e.get(n);
+    if (v !== undefined && visit(v)) return true;
+  }
+  return false;
+}
+
+/** Free text: an unanchored match (`*` = any run, quoted or not) of @rawstring or a stored field, ignoring case. */
+export function textPredicate(value: string, _quoted: boolean): Pred {
+  let test: (s: string) => boolean;
+  if (hasWildcard(value)) test = compileWildcard(value, { anchored: false, ignoreCase: true });
+  else {
+    const needle = fold(value);
+    test = (s) => fold(s).includes(needle);
+  }
   return (e) => {
     const raw = e.get(RAW);
-    return raw !== undefined && fold(raw).includes(needle);
+    if (raw !== undefined && test(raw)) return true;
+    return searchedValues(e, test);
   };
 }
 
-/** The test a string value applies under `=` (exact, wildcard, or presence for a bare `*`). */
+/**
+ * The test a string value applies under `=`: presence for `*` (quoted or not), an anchored wildcard,
+ * or exact equality (quoted or not: `status="404"` and `status=404` are the same filter; stored
+ * numbers are canonical text, so this is also the numeric comparison).
+ */
 function equalityTest(v: Extract<Value, { k: 'str' }>): ((s: string) => boolean) | 'present' {
-  if (!v.quoted && v.v === '*') return 'present';
-  if (!v.quoted && hasWildcard(v.v)) return compileWildcard(v.v, { anchored: true, ignoreCase: false });
+  if (/^\*+$/.test(v.v)) return 'present';
+  if (hasWildcard(v.v)) return compileWildcard(v.v, { anchored: true, ignoreCase: false });
   const want = v.v;
   return (s) => s === want;
 }
@@ -85,7 +115,7 @@ export function comparePredicate(f: Extract<Filter, { k: 'compare' }>, hooks: Pi
       };
     }
     case 'like': {
-      const t = v.quoted ? (s: string) => s.includes(v.v) : compileWildcard(v.v, { anchored: false, ignoreCase: false });
+      const t = compileWildcard(v.v, { anchored: false, ignoreCase: false });
       return (e) => {
         const s = e.get(field);
         return s !== undefined && t(s);
@@ -127,9 +157,11 @@ export function compileFilter(f: Filter, hooks: FilterHooks): Pred {
       return textPredicate(f.value, f.quoted);
     case 'regex': {
       const re = regexFor(f.source, f.flags, f.span, hooks).re;
+      const test = (s: string): boolean => re.test(s);
       return (e) => {
         const raw = e.get(RAW);
-        return raw !== undefined && re.test(raw);
+        if (raw !== undefined && re.test(raw)) return true;
+        return searchedValues(e, test);
       };
     }
     case 'compare':
@@ -163,9 +195,29 @@ export function extractingRegex(f: Filter, hooks: Pick<FilterHooks, 'fail'>): { 
   return null;
 }
 
-/** The run() of a stage that keeps events matching `cr` on `field` and sets its named groups. */
+/**
+ * The run() of a stage that keeps events matching `cr` on `field` and sets its named groups. On
+ * @rawstring (a bare `/re/` step) the stored fields are tried after it, and the first that matches
+ * gives the groups.
+ */
 export function regexStage(field: string, cr: CompiledRegex): (e: Ev, emit: Emit) => void {
   const re = cr.re;
+  if (field === RAW) {
+    return (e, emit) => {
+      let m: RegExpExecArray | null = null;
+      const s = e.get(RAW);
+      if (s !== undefined) m = re.exec(s);
+      if (m === null) {
+        searchedValues(e, (v) => {
+          m = re.exec(v);
+          return m !== null;
+        });
+      }
+      if (m === null) return;
+      for (const [name, value] of groupsOf(cr, m)) e.set(name, value);
+      emit(e);
+    };
+  }
   return (e, emit) => {
     const s = e.get(field);
     if (s === undefined) return;

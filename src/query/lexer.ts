@@ -33,8 +33,8 @@ export interface ParamToken {
 
 export type NumberOrWord = { k: 'num'; v: number; text: string; span: Span } | { k: 'word'; text: string; span: Span };
 
-/** The regex flags of `/re/flags` (api-facts §4.1 plus `s`). */
-export const REGEX_FLAGS = 'imdgs';
+/** The regex flags of `/re/flags` (query-functions.md §2.7: i, m, d, g, F; plus `s` as `d`). */
+export const REGEX_FLAGS = 'imdgsF';
 
 /** Character codes the scanners compare against. */
 const C = {
@@ -215,9 +215,10 @@ export class Scanner {
       // `user-agent` is a name; `a - b` and `a-1` subtract.
       if (c === C.Minus) return isAsciiLetter(next) || next === C.Underscore ? 1 : 0;
       if (c === C.LBracket) {
+        // `a[0]`, and `a[]` (a whole array, as array functions name it).
         let j = i + 1;
         while (isDigit(text.charCodeAt(j))) j++;
-        return j > i + 1 && text.charCodeAt(j) === C.RBracket ? j + 1 - i : 0;
+        return text.charCodeAt(j) === C.RBracket ? j + 1 - i : 0;
       }
       return 0;
     }
@@ -350,7 +351,7 @@ export class Scanner {
     while (isAsciiLetter(text.charCodeAt(i))) {
       const f = text.charAt(i);
       if (!REGEX_FLAGS.includes(f)) {
-        this.fail({ start: i, end: i + 1 }, `Unknown regex flag "${f}" (flags are i, m, d, g and s; quote text that contains "/")`);
+        this.fail({ start: i, end: i + 1 }, `Unknown regex flag "${f}" (flags are i, m, d, g and F; quote text that contains "/")`);
       }
       i++;
     }
@@ -362,6 +363,13 @@ export class Scanner {
   scanParam(): ParamToken {
     const text = this.text;
     const start = this.pos;
+    if (text.charCodeAt(start + 1) === C.Quote) {
+      // `?"my param"`: a quoted parameter name.
+      this.pos = start + 1;
+      const q = this.scanString();
+      if (q.value === '') this.fail(q.span, 'Expected a parameter name after "?"');
+      return { name: q.value, default: null, span: { start, end: this.pos } };
+    }
     if (text.charCodeAt(start + 1) !== C.LBrace) {
       let i = start + 1;
       while (isAsciiLetter(text.charCodeAt(i)) || isDigit(text.charCodeAt(i)) || text.charCodeAt(i) === C.Underscore) i++;
@@ -372,8 +380,12 @@ export class Scanner {
     this.pos = start + 2;
     this.skipSpaces();
     const nameStart = this.pos;
-    while (isAsciiLetter(this.code()) || isDigit(this.code()) || this.code() === C.Underscore) this.pos++;
-    const name = text.slice(nameStart, this.pos);
+    let name: string;
+    if (this.code() === C.Quote) name = this.scanString().value;
+    else {
+      while (isAsciiLetter(this.code()) || isDigit(this.code()) || this.code() === C.Underscore) this.pos++;
+      name = text.slice(nameStart, this.pos);
+    }
     if (name === '') this.fail({ start: this.pos, end: this.pos + 1 }, 'Expected a parameter name after "?{"');
     this.skipSpaces();
     let dflt: string | null = null;

@@ -17,9 +17,31 @@ export function substituteParams(p: Pipeline, args: Readonly<Record<string, stri
 
   const pipeline = (pl: Pipeline): Pipeline => ({ stages: pl.stages.map(stage), span: pl.span });
 
-  const call = (c: Call): Call => ({ name: c.name, span: c.span, args: c.args.map((a) => ({ name: a.name, span: a.span, value: expr(a.value) })) });
+  const call = (c: Call): Call => {
+    if (c.name.toLowerCase() === 'beta:param') {
+      // beta:param(name, as=x): the parameter's value, as a string, takes the name's place.
+      return {
+        name: c.name,
+        span: c.span,
+        args: c.args.map((a) => {
+          const isName = a.name === null || a.name.toLowerCase() === 'parameter';
+          const v = a.value;
+          const n = v.k === 'str' ? v.v : v.k === 'ident' ? v.name : null;
+          if (!isName || n === null) return { name: a.name, span: a.span, value: expr(a.value) };
+          return { name: a.name, span: a.span, value: { k: 'str', v: lookup(n, null, a.span), span: a.span } };
+        }),
+      };
+    }
+    return { name: c.name, span: c.span, args: c.args.map((a) => ({ name: a.name, span: a.span, value: expr(a.value) })) };
+  };
 
-  const arm = (a: MatchArm): MatchArm => ({ pattern: a.pattern, body: pipeline(a.body), span: a.span });
+  const arm = (a: MatchArm): MatchArm => {
+    const p = a.pattern;
+    let pattern: MatchArm['pattern'] = p;
+    if (p.k === 'param') pattern = { k: 'str', v: lookup(p.name, p.default, p.span), quoted: true };
+    else if (p.k === 'call') pattern = { k: 'call', call: call(p.call) };
+    return { pattern, body: pipeline(a.body), span: a.span };
+  };
 
   const stage = (s: Stage): Stage => {
     switch (s.kind) {
@@ -28,7 +50,7 @@ export function substituteParams(p: Pipeline, args: Readonly<Record<string, stri
       case 'assign':
         return { kind: 'assign', target: s.target, value: expr(s.value), span: s.span };
       case 'fieldOp':
-        return { kind: 'fieldOp', field: s.field, call: call(s.call), span: s.span };
+        return { ...s, call: call(s.call) };
       case 'case':
         return { kind: 'case', branches: s.branches.map(pipeline), span: s.span };
       case 'match':

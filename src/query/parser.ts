@@ -139,8 +139,21 @@ class Parser {
     const s = this.s;
     s.pos += 2;
     s.skipTrivia();
+    // `f =~ !in(values=[...])` / `f =~ not in(...)`: the call negated as a filter.
+    let negate = false;
+    if (s.peek() === '!' && s.peek(1) !== '=') {
+      negate = true;
+      s.pos++;
+      s.skipTrivia();
+    } else if (s.peekWord().toLowerCase() === 'not') {
+      negate = true;
+      s.scanWord();
+      s.skipTrivia();
+    }
     const call = this.requireCall('after "=~"');
-    return { kind: 'fieldOp', field: field.text, call, span: { start: field.span.start, end: call.span.end } };
+    const stage: Stage = { kind: 'fieldOp', field: field.text, call, span: { start: field.span.start, end: call.span.end } };
+    if (negate) stage.negate = true;
+    return stage;
   }
 
   /** `case { p1 ; p2 ; * | p3 }`, at the `{`. */
@@ -201,9 +214,18 @@ class Parser {
     } else if (c === '/') {
       const r = s.scanRegex();
       pattern = { k: 'regex', source: r.source, flags: r.flags };
+    } else if (c === '?') {
+      const p = s.scanParam();
+      pattern = { k: 'param', name: p.name, default: p.default, span: p.span };
     } else if (s.atWordStart()) {
       const w = s.scanWord();
-      pattern = w.text === '*' ? { k: 'any' } : { k: 'str', v: w.text, quoted: false };
+      s.skipTrivia();
+      if (s.peek() === '(' && isFunctionName(w.text)) {
+        // A filter function guard (`in(values=[1, 2])`) that receives the field.
+        pattern = { k: 'call', call: this.callArgs(w.text, start) };
+      } else {
+        pattern = w.text === '*' || w.text.toLowerCase() === 'true' ? { k: 'any' } : { k: 'str', v: w.text, quoted: false };
+      }
     } else {
       return this.expected(`a match pattern (a string, a regex or *) ${where}`);
     }
@@ -258,8 +280,8 @@ class Parser {
   }
 
   /**
-   * Terms joined by `and`, `or` or juxtaposition, all of one precedence and grouped to the right:
-   * `a and not b or c` is and(a, or(not b, c)).
+   * Terms joined by `and`, `or` or juxtaposition; `or` binds tighter than `and` (foldAndOr):
+   * `a and not b or c` is and(a, or(not b, c)), `a or b c` is and(or(a, b), c).
    */
   private filterSeq(where: string): Filter {
     const s = this.s;
@@ -286,12 +308,7 @@ class Parser {
       terms.push(this.filterTerm('here'));
     }
     this.levels -= ops.length;
-    let right = terms[terms.length - 1] as Filter;
-    for (let i = ops.length - 1; i >= 0; i--) {
-      const left = terms[i] as Filter;
-      right = { k: ops[i] as 'and' | 'or', left, right, span: { start: left.span.start, end: right.span.end } };
-    }
-    return right;
+    return foldAndOr(terms, ops);
   }
 
   private filterTerm(where: string): Filter {
@@ -804,6 +821,33 @@ class Parser {
     const hint = d.found.startsWith(`"'`) ? ' (strings are written in double quotes)' : '';
     return this.s.fail(d.span, `Expected ${what}, found ${d.found}${hint}`);
   }
+}
+
+/**
+ * Terms joined by `and`/`or` (juxtaposition is `and`) into a tree where `or` binds tighter than
+ * `and` (query-functions.md §2.6): `a and not b or c` is and(a, or(not b, c)); `a or b and c` is
+ * and(or(a, b), c). Runs of `or` become right-nested or-nodes; the runs are and-ed, right-nested.
+ * A loop, no recursion.
+ */
+export function foldAndOr(terms: readonly Filter[], ops: readonly ('and' | 'or')[]): Filter {
+  const groups: Filter[] = [];
+  let i = terms.length - 1;
+  while (i >= 0) {
+    let right = terms[i] as Filter;
+    while (i > 0 && ops[i - 1] === 'or') {
+      const left = terms[i - 1] as Filter;
+      right = { k: 'or', left, right, span: { start: left.span.start, end: right.span.end } };
+      i--;
+    }
+    groups.push(right);
+    i--;
+  }
+  let acc = groups[0] as Filter;
+  for (let g = 1; g < groups.length; g++) {
+    const left = groups[g] as Filter;
+    acc = { k: 'and', left, right: acc, span: { start: left.span.start, end: acc.span.end } };
+  }
+  return acc;
 }
 
 function binary(op: BinaryOp, left: Expr, right: Expr): Expr {

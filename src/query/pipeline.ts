@@ -14,7 +14,7 @@ import { statsOf } from './functions/aggregates.js';
 import { lookupFunction } from './functions/registry.js';
 import type { AggSpec, CompileEnv, FnDef, StageInfo } from './functions/types.js';
 import { groupsOf } from './regex.js';
-import type { Aggregator, Emit, Ev, MapStage, QueryContext, QueryLimits } from './runtime.js';
+import { wasDropped, type Aggregator, type Emit, type Ev, type MapStage, type QueryContext, type QueryLimits } from './runtime.js';
 import { truthy } from './values.js';
 import { compileWildcard, hasWildcard } from './wildcard.js';
 import type { PackedTable } from '../files/packed.js';
@@ -84,6 +84,8 @@ function predInfo(name: string, pred: Pred): StageInfo {
 export class PipelineCompiler implements CompileEnv {
   readonly extraData: Record<string, string> = {};
   readonly warnings: string[] = [];
+  priorAggregate = false;
+  where: Where = 'top';
 
   constructor(
     readonly text: string,
@@ -151,6 +153,19 @@ export class PipelineCompiler implements CompileEnv {
     return { agg, outputs: order, oneRow };
   }
 
+  subFilter(p: Pipeline): (e: Ev) => boolean {
+    const run = this.subStages(p);
+    return (e) => {
+      const out: Ev[] = [];
+      run(e, out);
+      return out.length > 0;
+    };
+  }
+
+  subStages(p: Pipeline): (e: Ev, out: Ev[]) => void {
+    return this.branchRunner(this.pipeline(p, 'branch')).run;
+  }
+
   expr(e: Expr): ValueFn {
     return compileExpr(e, { fail: (s, m) => this.fail(s, m), call: (c) => this.valueCall(c) });
   }
@@ -180,7 +195,34 @@ export class PipelineCompiler implements CompileEnv {
 
   pipeline(p: Pipeline, where: Where): StageInfo[] {
     const out: StageInfo[] = [];
-    for (const s of p.stages) out.push(...this.stage(s, where));
+    let afterAgg = false;
+    const saved = { prior: this.priorAggregate, where: this.where };
+    // Preamble (query-functions.md §2.1): setTimeInterval() at most once and first, then defineTable()s.
+    let preamble: 'open' | 'tables' | 'closed' = where === 'top' ? 'open' : 'closed';
+    try {
+      for (const s of p.stages) {
+        const pre = s.kind === 'expr' && s.expr.k === 'call' ? s.expr.call.name.toLowerCase() : null;
+        if (pre === 'settimeinterval' || pre === 'definetable') {
+          const name = pre === 'settimeinterval' ? 'setTimeInterval' : 'defineTable';
+          if (preamble === 'closed' || (pre === 'settimeinterval' && preamble !== 'open')) {
+            this.fail(s.span, `${name}() must be in the query's preamble: setTimeInterval() first (at most once), then defineTable(), before any filter or other function`);
+          }
+          preamble = 'tables';
+        } else preamble = 'closed';
+        if (afterAgg && s.kind === 'expr') {
+          const text = freeTextIn(s.expr);
+          if (text !== null) this.fail(text, 'Free-text search is only allowed before the first aggregate function; search a field instead (field=value or field=/regex/)');
+        }
+        this.priorAggregate = afterAgg;
+        this.where = where;
+        const infos = this.stage(s, where);
+        out.push(...infos);
+        if (infos.some((i) => i.stage.kind === 'agg')) afterAgg = true;
+      }
+    } finally {
+      this.priorAggregate = saved.prior;
+      this.where = saved.where;
+    }
     return fusePredicates(out);
   }
 
@@ -188,6 +230,10 @@ export class PipelineCompiler implements CompileEnv {
   callStage(call: Call, where: Where): StageInfo {
     const a = this.bind(call);
     const def = a.def;
+    if (def.parserOnly === true && where !== 'parser') return this.fail(call.span, `function ${def.name} can only be used in a parser`);
+    if (def.afterOrdering === true && !this.priorAggregate) {
+      return this.fail(call.span, `function ${def.name} must follow an aggregate function that orders events, such as head(), sort(), groupBy(), bucket() or timeChart()`);
+    }
     if (def.agg !== undefined) {
       const refused = noAggregateHere(where, def.name);
       if (refused !== null) return this.fail(call.span, refused);
@@ -202,7 +248,7 @@ export class PipelineCompiler implements CompileEnv {
     }
     if (def.filter !== undefined) return predInfo(def.name, def.filter(a, this));
     if (def.value !== undefined) {
-      const as = a.string('as') ?? `_${def.name.toLowerCase()}`;
+      const as = a.string('as') ?? def.valueAs ?? `_${def.name.toLowerCase()}`;
       const v = def.value(a, this);
       return mapInfo(def.name, (e, emit) => {
         const r = v(e);
@@ -219,8 +265,14 @@ export class PipelineCompiler implements CompileEnv {
         return this.filterStage(s.expr, where);
       case 'assign':
         return [this.assign(s.target, s.value, s.span, where)];
-      case 'fieldOp':
-        return [this.callStage(withArg(s.call, 'field', s.field, s.span, (sp, m) => this.fail(sp, m)), where)];
+      case 'fieldOp': {
+        const call = withArg(s.call, 'field', s.field, s.span, (sp, m) => this.fail(sp, m));
+        if (s.negate === true) {
+          const p = this.filterCall(call, s.span);
+          return [predInfo('filter', (e) => !p(e))];
+        }
+        return [this.callStage(call, where)];
+      }
       case 'case':
         return [this.caseStage(s.branches, s.span)];
       case 'match':
@@ -236,6 +288,16 @@ export class PipelineCompiler implements CompileEnv {
 
   private filterStage(f: Filter, where: Where): StageInfo[] {
     if (f.k === 'call') return [this.callStage(f.call, where)];
+    // Function names are reserved words: as free text they must be quoted (query-functions.md §2.1).
+    const todo: Filter[] = [f];
+    while (todo.length > 0) {
+      const x = todo.pop()!;
+      if (x.k === 'text' && !x.quoted && lookupFunction(x.value) !== undefined) {
+        this.fail(x.span, `"${x.value}" is a function name; write "${x.value}" in quotes to search for it as text, or call it as ${x.value}(...)`);
+      }
+      if (x.k === 'and' || x.k === 'or') todo.push(x.left, x.right);
+      else if (x.k === 'not') todo.push(x.expr);
+    }
     const out: StageInfo[] = [];
     for (const c of conjuncts(f)) {
       if (c.k === 'call') {
@@ -261,10 +323,11 @@ export class PipelineCompiler implements CompileEnv {
       }
     }
     const v = this.expr(value);
+    // No value (a missing field, a non-number): nothing is assigned and the event goes on
+    // (query-functions.md §2.5).
     return mapInfo(`${target} :=`, (e, emit) => {
       const r = v(e);
-      if (r === undefined) return;
-      e.set(target, r);
+      if (r !== undefined) e.set(target, r);
       emit(e);
     }, false, addField(target));
   }
@@ -302,11 +365,13 @@ export class PipelineCompiler implements CompileEnv {
         const out: Ev[] = [];
         // A branch that changes the event gets a copy unless it is the last chance: when it then
         // drops the event, the next branch must see the original.
-        r.run(r.pure || i === n - 1 ? e : e.clone(), out);
+        const input = r.pure || i === n - 1 ? e : e.clone();
+        r.run(input, out);
         if (out.length > 0) {
           for (const o of out) emit(o);
           return;
         }
+        if (wasDropped(input)) return;
       }
     }, false);
   }
@@ -317,9 +382,16 @@ export class PipelineCompiler implements CompileEnv {
       let test: ArmTest;
       const p = arm.pattern;
       if (p.k === 'any') test = () => true;
-      else if (p.k === 'str') {
+      else if (p.k === 'param') return this.fail(arm.span, `query parameter ${p.name} was not substituted`);
+      else if (p.k === 'call') {
+        // A filter function guard receives the field (`in(values=[1, 2])`).
+        const pred = this.filterCall(withArg(p.call, 'field', field, arm.span, (sp, m) => this.fail(sp, m)), arm.span);
+        test = (_v, e) => pred(e);
+      } else if (p.k === 'str') {
         const want = p.v;
-        if (!p.quoted && hasWildcard(want)) {
+        // `"*"` and `**` match when the field exists (a bare `*` arm is 'any'); `*` is a wildcard quoted or not.
+        if (/^\*+$/.test(want)) test = (v) => v !== undefined;
+        else if (hasWildcard(want)) {
           const w = compileWildcard(want, { anchored: true, ignoreCase: false });
           test = (v) => v !== undefined && w(v);
         } else test = (v) => v === want;
@@ -346,6 +418,18 @@ export class PipelineCompiler implements CompileEnv {
       }
     }, false);
   }
+}
+
+/** The span of the first free-text term (text or bare regex) of a filter, or null. Iterative. */
+function freeTextIn(f: Filter): Span | null {
+  const todo: Filter[] = [f];
+  while (todo.length > 0) {
+    const x = todo.pop()!;
+    if (x.k === 'text' || x.k === 'regex') return x.span;
+    if (x.k === 'and' || x.k === 'or') todo.push(x.right, x.left);
+    else if (x.k === 'not') todo.push(x.expr);
+  }
+  return null;
 }
 
 function addField(name: string): StageInfo['order'] {

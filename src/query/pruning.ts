@@ -9,8 +9,9 @@
  * bloom tokens are only those a match must contain as whole bloom tokens, computed exactly as
  * src/segments/bloom.ts computes them: whole lower-cased values for `field=value`, and for free
  * text or wildcard pieces only the alphanumeric runs bounded by non-token characters inside the
- * search text itself (at most 64 characters, as the bloom keeps them). Free text also needs every
- * token run of the search text from the gram filter (src/segments/grams.ts), bounded or not.
+ * search text itself (at most 64 characters, as the bloom keeps them). Free text searches the
+ * stored fields too (query-functions.md §2.2), whose grams the gram filter does not hold, so it
+ * prunes by bloom tokens only; gramWords remains for callers that search @rawstring alone.
  */
 import type { Filter, Stage } from './ast.js';
 import { fold, isTokenUnit } from './casefold.js';
@@ -110,18 +111,19 @@ export function bloomOf(f: Filter): Dnf {
     case 'or':
       return or(bloomOf(f.left), bloomOf(f.right));
     case 'text':
-      // Free text searches @rawstring only, which is what the gram filter holds.
-      if (f.quoted) return single(boundedTokens(f.value, false, false), gramWords([f.value]));
-      return single(wildcardTokens(f.value, false), gramWords(f.value.split('*')));
+      // Free text searches @rawstring and the stored fields. The bloom holds the token runs of both,
+      // so whole token runs of the search text are needed; the gram filter holds @rawstring's
+      // only, so its words cannot rule a block out (a field value may hold them).
+      return single(wildcardTokens(f.value, false));
     case 'compare': {
       if (f.field.startsWith('@') || f.field.startsWith('#') || f.value.k !== 'str') return null;
       const v = f.value;
       if (f.op === '=') {
-        if (!v.quoted && v.v.includes('*')) return single(wildcardTokens(v.v, true));
+        if (v.v.includes('*')) return single(wildcardTokens(v.v, true));
         // The whole value, lower-cased unit by unit (the bloom hashes whole values uncapped).
         return v.v === '' ? null : single([fold(v.v)]);
       }
-      if (f.op === 'like') return single(v.quoted ? boundedTokens(v.v, false, false) : wildcardTokens(v.v, false));
+      if (f.op === 'like') return single(wildcardTokens(v.v, false));
       return null;
     }
     default:

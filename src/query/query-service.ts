@@ -10,7 +10,8 @@ import { decodeGroupEvents, eventId, groupSection, type RecordSummary } from '..
 import { LogsvcError } from '../lib/errors.js';
 import type { DurableRecord } from '../queue/index.js';
 import type { QueryExecutor, QueryRun } from './executor.js';
-import { MapEvent, type Ev, type QueryContext, type QueryLimits } from './runtime.js';
+import { applyInterval, preambleOf, runSubqueries } from './subqueries.js';
+import { MapEvent, type Ev, type DataFiles, type QueryContext, type QueryLimits } from './runtime.js';
 import { chainStages } from './pipeline.js';
 import { splitAtAggregate, type QuerySpec } from './scan.js';
 import { resolveRange } from './time.js';
@@ -93,6 +94,8 @@ export interface QueryServiceOptions {
   now: () => number;
   /** Called when a run settles (the node's metrics read its time, bytes and outcome). */
   onFinished?: (run: QueryRun) => void;
+  /** Data files for ipLocation()/asn()/ioc:lookup() (config query.*_file). */
+  dataFiles?: DataFiles;
 }
 
 export interface Repo {
@@ -119,6 +122,7 @@ export class QueryService {
     const now = this.opts.now();
     const { start, end } = resolveRange(req.start, req.end, now, req.isLive);
     const ctx: QueryContext = { start, end, timeZoneOffsetMinutes: req.timeZoneOffsetMinutes, now, live: req.isLive };
+    if (this.opts.dataFiles !== undefined) ctx.dataFiles = this.opts.dataFiles;
     return { text: req.queryString, args: req.arguments, ctx, limits: this.opts.limits };
   }
 
@@ -128,8 +132,22 @@ export class QueryService {
    */
   async prepare(req: QueryRequest, repo: Repo): Promise<QuerySpec> {
     const spec = this.spec(req);
-    const names = fileNamesIn(req.queryString, req.arguments);
+    // setTimeInterval(), defineTable() and join() (subqueries.ts): the range, and tables run first.
+    const pre = preambleOf(req.queryString, req.arguments);
+    spec.ctx = applyInterval(spec.ctx, pre, req.queryString);
+    const defined = new Set(pre.subqueries.filter((s) => s.kind === 'defineTable').map((s) => s.key));
+    const names = fileNamesIn(req.queryString, req.arguments).filter((n) => !defined.has(n));
     if (names.length > 0 && this.opts.files !== undefined) spec.files = await this.opts.files.tablesFor(repo.id, names);
+    if (pre.subqueries.length > 0) {
+      const tables = await runSubqueries(pre, spec.ctx, req.queryString, req.arguments, spec.limits.maxRows, async (text, ctx) => {
+        const sub: QuerySpec = { ...spec, text, ctx, files: { ...(spec.files ?? {}) } };
+        const run = this.opts.executor.start(sub, repo);
+        await run.done;
+        if (run.error !== null) throw run.error;
+        return { rows: run.outcome!.rows };
+      });
+      spec.files = { ...(spec.files ?? {}), ...tables };
+    }
     return spec;
   }
 

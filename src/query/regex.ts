@@ -9,7 +9,8 @@
  * original names are kept by index.
  *
  * Product flags: `i` ignore case, `m` multi-line `^`/`$` (JS `m`), `d` dot matches newline (JS `s`;
- * `s` is accepted as its synonym), `g` repeat (a semantic for regex()/replace(), exposed as `repeat`).
+ * `s` is accepted as its synonym), `g` repeat (a semantic for regex()/replace(), exposed as `repeat`),
+ * `F` (the product's regex engine v2; accepted, no effect: there is one engine here).
  */
 import v8 from 'node:v8';
 
@@ -33,7 +34,7 @@ export interface CompiledRegex {
 
 export type RegexErrorSink = (message: string) => never;
 
-const PRODUCT_FLAGS = new Set(['i', 'm', 'd', 's', 'g']);
+const PRODUCT_FLAGS = new Set(['i', 'm', 'd', 's', 'g', 'F']);
 const CACHE_MAX = 2000;
 const cache = new Map<string, CompiledRegex>();
 
@@ -196,7 +197,7 @@ export function compileRegex(source: string, flags: string, fail: RegexErrorSink
   let pattern = source;
   const all = new Set<string>();
   for (const f of flags) {
-    if (!PRODUCT_FLAGS.has(f)) fail(`unknown regex flag '${f}' in /${source}/${flags} (supported: i, m, d, g)`);
+    if (!PRODUCT_FLAGS.has(f)) fail(`unknown regex flag '${f}' in /${source}/${flags} (supported: i, m, d, g, F)`);
     all.add(f === 's' ? 'd' : f);
   }
   const inline = /^\(\?([imsd]+)\)/.exec(pattern);

@@ -26,6 +26,8 @@ export interface Ev {
 /** A plain event over a Map: rows, live events, test events. */
 export class MapEvent implements Ev {
   readonly fields: Map<string, string>;
+  /** Names the pipeline added (free text does not search them, query-functions.md §2.2). */
+  private created: Set<string> | null = null;
 
   constructor(fields?: Iterable<readonly [string, string]> | Record<string, string>) {
     if (fields === undefined) this.fields = new Map();
@@ -38,6 +40,7 @@ export class MapEvent implements Ev {
   }
   set(name: string, value: string): void {
     chargeMade(value.length);
+    if (!this.fields.has(name)) (this.created ??= new Set()).add(name);
     this.fields.set(name, value);
   }
   remove(name: string): void {
@@ -49,13 +52,31 @@ export class MapEvent implements Ev {
   names(): string[] {
     return [...this.fields.keys()];
   }
+  /** The fields the event came with (what free text searches), not those the pipeline added. */
+  *storedFields(): Iterable<[string, string]> {
+    const created = this.created;
+    for (const [n, v] of this.fields) if (created === null || !created.has(n)) yield [n, v];
+  }
   timestamp(): number {
     const t = this.fields.get('@timestamp');
     return t === undefined ? Number.NaN : Number(t);
   }
   clone(): Ev {
-    return new MapEvent(this.fields);
+    const c = new MapEvent(this.fields);
+    if (this.created !== null) c.created = new Set(this.created);
+    return c;
   }
+}
+
+const dropped = new WeakSet<Ev>();
+
+/** dropEvent(): the event is discarded for good (a case/match branch that drops it still wins). */
+export function markDropped(e: Ev): void {
+  dropped.add(e);
+}
+
+export function wasDropped(e: Ev): boolean {
+  return dropped.has(e);
 }
 
 /** Every field of an event as [name, value] pairs (for output and for crossing threads). */
@@ -85,6 +106,14 @@ export interface QueryContext {
   clock?: () => number;
   /** Live query: the window moves; aggregates are recomputed per poll. */
   live: boolean;
+  /** Data files some functions read (config query.geoip_file, asn_file, ioc_file); absent: not configured. */
+  dataFiles?: DataFiles;
+}
+
+export interface DataFiles {
+  geoip?: string;
+  asn?: string;
+  ioc?: string;
 }
 
 /** Sink for what a stage emits. */

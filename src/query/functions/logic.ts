@@ -136,10 +136,11 @@ const evalFn: FnDef = {
     });
     return {
       run(e, emit) {
+        // Left to right; an assignment with no value assigns nothing and the event goes on
+        // (query-functions.md §2.5).
         for (const [name, v] of assigns) {
           const r = v(e);
-          if (r === undefined) return;
-          e.set(name, r);
+          if (r !== undefined) e.set(name, r);
         }
         emit(e);
       },

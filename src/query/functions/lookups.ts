@@ -19,7 +19,7 @@ export const MAX_NROWS = 500;
 
 type Mode = 'string' | 'glob' | 'cidr';
 
-interface LookupSpec {
+export interface LookupSpec {
   table: PackedTable;
   /** Event fields whose values are looked up. */
   fields: string[];
@@ -38,7 +38,7 @@ function tableOf(a: BoundArgs, env: CompileEnv): PackedTable {
   if (env.files === null) return a.fail('file', `${a.def.name}() cannot read lookup files here (not available in parsers)`);
   const t = Object.hasOwn(env.files, name) ? env.files[name] : undefined;
   if (t === undefined) {
-    return a.fail('file', `lookup file "${name}" does not exist; upload it to the repository, or name a shared file as /shared/<name>`);
+    return a.fail('file', `lookup file "${name}" does not exist; upload it to the repository, name a shared file as /shared/<name>, or define it with defineTable(name="${name}", ...)`);
   }
   return t;
 }
@@ -60,7 +60,7 @@ function columnIndex(a: BoundArgs, param: string, t: PackedTable, name: string |
   return i;
 }
 
-function buildStage(spec: LookupSpec): { run: (e: Ev, emit: (e: Ev) => void) => void } {
+export function buildStage(spec: LookupSpec): { run: (e: Ev, emit: (e: Ev) => void) => void } {
   const { table, fields, columns, include, strict, mode, ignoreCase, nrows } = spec;
   // Built on the first event, on the thread that scans: compiling on the coordinator costs nothing.
   let views: TableViews | null = null;
@@ -110,7 +110,7 @@ function includeOf(a: BoundArgs, t: PackedTable, fileName: string): number[] {
 const match: FnDef = {
   name: 'match',
   params: [
-    { name: 'file', type: 'string', unnamed: true, required: true },
+    { name: 'file', type: 'string', unnamed: true, required: true, aliases: ['table'] },
     { name: 'field', type: 'fields', required: true },
     { name: 'column', type: 'strings', default: 'field' },
     { name: 'include', type: 'strings', default: 'all columns' },
@@ -120,7 +120,22 @@ const match: FnDef = {
     { name: 'nrows', type: 'limit', default: '1' },
     { name: 'glob', type: 'bool', default: 'false' },
   ],
-  stage(a, env) {
+  stage: (a, env) => buildStage(matchSpec(a, env)),
+  // `!match(...)`: events without a matching row (an anti-join); nothing is copied.
+  filter(a, env) {
+    const stage = buildStage({ ...matchSpec(a, env), include: [], strict: true, nrows: 1 });
+    return (e) => {
+      let hit = false;
+      stage.run(e, () => {
+        hit = true;
+      });
+      return hit;
+    };
+  },
+};
+
+function matchSpec(a: BoundArgs, env: CompileEnv): LookupSpec {
+  {
     const table = tableOf(a, env);
     const fileName = JSON.stringify(a.string('file')!);
     const fields = a.list('field')!;
@@ -138,9 +153,9 @@ const match: FnDef = {
     if (mode === 'cidr' && a.bool('ignoreCase', false)) return a.fail('ignoreCase', 'match(): ignoreCase does not apply to mode=cidr');
     const nrows = a.limit('nrows', 1, MAX_NROWS);
     if (nrows < 1) return a.fail('nrows', 'match(): nrows must be at least 1');
-    return buildStage({ table, fields, columns, include: includeOf(a, table, fileName), strict: a.bool('strict', true), mode, ignoreCase: a.bool('ignoreCase', false), nrows });
-  },
-};
+    return { table, fields, columns, include: includeOf(a, table, fileName), strict: a.bool('strict', true), mode, ignoreCase: a.bool('ignoreCase', false), nrows };
+  }
+}
 
 /** The predecessor of match(strict=false) (api-facts §4.2); `on` picks the key of a JSON array file. */
 const lookup: FnDef = {

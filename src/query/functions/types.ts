@@ -84,12 +84,23 @@ export interface CompileEnv {
   aggCall(call: Call): AggSpec;
   /** Compiles `{ pipeline }` used as an aggregate (function={ ... }). */
   aggPipeline(p: Pipeline, span: Span): AggSpec;
+  /**
+   * Compiles `{ pipeline }` of per-event stages as a test: true when it emits the event (it may
+   * change the event it is given; pass a copy to keep the original).
+   */
+  subFilter(p: Pipeline): (e: Ev) => boolean;
+  /** Compiles `{ pipeline }` of per-event stages into a runner that collects what it emits. */
+  subStages(p: Pipeline): (e: Ev, out: Ev[]) => void;
   /** Compiles an expression into a per-event value. */
   expr(e: Expr): ValueFn;
   /** Compiles an expression into a per-event boolean (test(), if()). */
   cond(e: Expr): (e: Ev) => boolean;
   /** Lookup tables by the name the query uses (match(), lookup()); null where files cannot be read. */
   readonly files: Readonly<Record<string, PackedTable>> | null;
+  /** Whether an aggregate came before the stage being compiled (in this pipeline). */
+  readonly priorAggregate: boolean;
+  /** Where the stage being compiled is (sequence and source functions check it). */
+  readonly where: 'top' | 'branch' | 'sub' | 'parser';
 }
 
 export interface FnDef {
@@ -100,6 +111,12 @@ export interface FnDef {
   freeArgs?: boolean;
   /** The parameter `x := fn(...)` sets; default `as` when the function has it. */
   assignParam?: string;
+  /** For `value` functions used as a stage: the field written without `as=` (default `_<name>`). */
+  valueAs?: string;
+  /** Must follow an aggregate that orders its rows (sequence functions: accumulate, neighbor, ...). */
+  afterOrdering?: boolean;
+  /** Only in parsers (copyEvent). */
+  parserOnly?: boolean;
   /** An aggregate function. */
   agg?(a: BoundArgs, env: CompileEnv): AggSpec;
   /** A per-event stage. */

@@ -17,12 +17,15 @@ const LOG = [
   ev('DELETE /x timeout after 30s', { method: 'DELETE', url: '/x', status: 'abc' }, 5000),
 ];
 
-t.test('free text: case-insensitive substring of @rawstring, wildcards only unquoted', async (t) => {
+t.test('free text: case-insensitive, unanchored, over @rawstring and the stored fields; wildcards quoted or not', async (t) => {
   t.strictSame(kept('login', LOG), ['GET /login 200 user=alice', 'POST /api/Login 500 user=bob']);
   t.strictSame(kept('"LOGIN 5"', LOG), ['POST /api/Login 500 user=bob']);
   t.strictSame(kept('get*html', LOG), ['GET /index.html 404']);
-  t.strictSame(kept('"star*page"', LOG), ['GET /star*page 301 foo bar'], 'quoted star is literal');
-  t.strictSame(kept('"get*html"', LOG), [], 'quoted: no wildcard');
+  t.strictSame(kept('"star*page"', LOG), ['GET /star*page 301 foo bar'], 'quoted star is a wildcard');
+  t.strictSame(kept('"get*html"', LOG), ['GET /index.html 404'], 'quoted: * is a wildcard too');
+  t.strictSame(kept('"get**html"', LOG), ['GET /index.html 404'], 'repeated stars are one');
+  t.strictSame(kept('Alice', LOG), ['GET /login 200 user=alice']);
+  t.strictSame(kept('api/login', LOG), ['POST /api/Login 500 user=bob']);
   t.strictSame(kept('*', LOG).length, 5);
   t.strictSame(kept('', LOG).length, 5, 'empty query is *');
 });
@@ -38,8 +41,10 @@ t.test('field filters: exact, wildcard, regex, presence, empty', async (t) => {
   t.strictSame(kept('method=get', LOG).length, 0, 'field values are case-sensitive');
   t.strictSame(kept('url=*login*', LOG), ['GET /login 200 user=alice']);
   t.strictSame(kept('url=*ogin', LOG), ['GET /login 200 user=alice', 'POST /api/Login 500 user=bob']);
-  t.strictSame(kept('url="/star*page"', LOG), ['GET /star*page 301 foo bar'], 'quoted value: literal star');
-  t.strictSame(kept('url="*login*"', LOG), [], 'quoted value: no wildcard');
+  t.strictSame(kept('url="/star*page"', LOG), ['GET /star*page 301 foo bar'], 'quoted value: the star is a wildcard (matches itself too)');
+  t.strictSame(kept('url=/\\*/', LOG), ['GET /star*page 301 foo bar'], 'a literal star: with a regex');
+  t.strictSame(kept('url="*login*"', LOG), ['GET /login 200 user=alice'], 'quoted value: * is a wildcard too');
+  t.strictSame(kept('url="*"', LOG).length, 5, 'quoted *: present');
   t.strictSame(kept('url=/login$/i', LOG).length, 2);
   t.strictSame(kept('url!=/login$/i', LOG).length, 3);
   t.strictSame(kept('user=*', LOG).length, 3, 'present (empty counts)');
@@ -61,7 +66,7 @@ t.test('numeric comparisons: numbers only, non-numbers and missing fail', async 
   t.strictSame(kept('status > 3e2', LOG).length, 3);
 });
 
-t.test('and / or / not and the precedence examples of api-facts §4.1', async (t) => {
+t.test('and / or / not and the precedence examples of query-functions.md §2.6 (or binds tighter than and)', async (t) => {
   const E = [
     ev('foo', {}, 1),
     ev('bar', {}, 2),
@@ -78,8 +83,8 @@ t.test('and / or / not and the precedence examples of api-facts §4.1', async (t
   const has = (r: string, w: string): boolean => r.split(' ').includes(w);
   // foo and not bar or baz == foo and ((not bar) or baz)
   t.strictSame(kept('foo and not bar or baz', E), raws.filter((r) => has(r, 'foo') && (!has(r, 'bar') || has(r, 'baz'))));
-  // foo or not bar and baz == foo or ((not bar) and baz)
-  t.strictSame(kept('foo or not bar and baz', E), raws.filter((r) => has(r, 'foo') || (!has(r, 'bar') && has(r, 'baz'))));
+  // foo or not bar and baz == (foo or (not bar)) and baz
+  t.strictSame(kept('foo or not bar and baz', E), raws.filter((r) => (has(r, 'foo') || !has(r, 'bar')) && has(r, 'baz')));
   // not foo bar == (not foo) and bar
   t.strictSame(kept('not foo bar', E), raws.filter((r) => !has(r, 'foo') && has(r, 'bar')));
   // foo not statuscode=200 == foo and statuscode!=200

@@ -7,16 +7,19 @@ function by(rows: Fields[], f: string): (string | undefined)[] {
   return [...rows].sort((x, y) => Number(x['@timestamp']) - Number(y['@timestamp'])).map((r) => r[f]);
 }
 
-t.test(':= arithmetic, literals, number printing, dropped when a used field is missing', async (t) => {
+t.test(':= arithmetic, literals, number printing; no value assigns nothing and keeps the event', async (t) => {
   const rows = rowsOf('x := a * 2 + b / 4', E);
-  t.strictSame(by(rows, 'x'), ['13', '3'], 'r3 has no a: dropped');
-  t.strictSame(by(rowsOf('x := a / b', E), 'x'), ['1.5'], 'division by zero gives no value: dropped');
-  t.strictSame(by(rowsOf('x := (a - b) % 4', E), 'x'), ['2', '1.5']);
-  t.strictSame(by(rowsOf('x := -a', E), 'x'), ['-6', '-1.5']);
+  t.strictSame(by(rows, 'x'), ['13', '3', undefined], 'r3 has no a: kept, x not created');
+  t.strictSame(by(rowsOf('x := a / b', E), 'x'), ['1.5', undefined, undefined], 'division by zero gives no value: kept');
+  t.strictSame(by(rowsOf('b := a * 100', E), 'b'), ['600', '150', '2'], 'no value: an existing field keeps its value');
+  t.strictSame(by(rowsOf('eval(x = a * 2, y = nosuch + 1, z = 1)', E), 'z'), ['1', '1', '1'], 'eval: the next assignments still run');
+  t.strictSame(by(rowsOf('x := (a - b) % 4', E), 'x'), ['2', '1.5', undefined]);
+  t.strictSame(by(rowsOf('x := -a', E), 'x'), ['-6', '-1.5', undefined]);
   t.strictSame(by(rowsOf('x := "lit"', E), 'x'), ['lit', 'lit', 'lit']);
   t.strictSame(by(rowsOf('x := 0.1 + 0.2', E), 'x'), ['0.3', '0.3', '0.3']);
   t.strictSame(by(rowsOf('x := s', E), 'x'), ['Hello', 'WORLD', 'x y'], 'a bare name reads the field');
-  t.strictSame(by(rowsOf('x := a > b', E), 'x'), ['true', 'true', 'false'], 'a comparison with a missing side is false, not missing');
+  t.strictSame(by(rowsOf('x := a > b', E), 'x'), ['true', 'true', undefined], 'a comparison with a missing side is null: nothing assigned');
+  t.strictSame(by(rowsOf('x := s > "A"', E), 'x'), [undefined, undefined, undefined], 'orderings on non-numbers are null');
   t.strictSame(by(rowsOf('eval(y = b * 10)', E), 'y'), ['40', '0', '20']);
   t.strictSame(by(rowsOf('a := "2" | c := 4 / lower(a)', E), 'c'), ['2', '2', '2'], 'api-facts: values are untyped');
   t.strictSame(run('groupBy(k) | y := _count * 2', E).query.fieldOrder, ['k', '_count', 'y']);
@@ -59,7 +62,8 @@ t.test('test() and if() inside filters and expressions', async (t) => {
   t.strictSame(by(rowsOf('test(a == 6 or b == 2)', E), '@rawstring'), ['r1', 'r3']);
   t.strictSame(by(rowsOf('test(a < b)', E), '@rawstring'), [], 'r2: 1.5 < 0 false; r3: a missing');
   t.strictSame(by(rowsOf('test(s != "Hello")', E), '@rawstring'), ['r2', 'r3']);
-  t.strictSame(by(rowsOf('test(nosuch != "x")', E), '@rawstring'), ['r1', 'r2', 'r3'], 'missing != value is true, like field filters');
+  t.strictSame(by(rowsOf('test(nosuch != "x")', E), '@rawstring'), [], 'a missing field is null in expressions: test() drops the event');
+  t.strictSame(by(rowsOf('test(s == "x y")', E), '@rawstring'), ['r3']);
   t.strictSame(by(rowsOf('!test(a > 2)', E), '@rawstring'), ['r2', 'r3']);
 });
 

@@ -118,10 +118,12 @@ t.test('field comparisons', async (t) => {
   t.same(filter('a=1 b=2'), and(cmp('a', '=', str('1')), cmp('b', '=', str('2'))));
 });
 
-t.test('logic: not binds tightest, and/or/juxtaposition group to the right', async (t) => {
+t.test('logic: not binds tightest, then or, then and (juxtaposition is and)', async (t) => {
   const [foo, bar, baz] = [text('foo'), text('bar'), text('baz')];
   t.same(filter('foo and not bar or baz'), and(foo, or(not(bar), baz)));
-  t.same(filter('foo or not bar and baz'), or(foo, and(not(bar), baz)));
+  t.same(filter('foo or not bar and baz'), and(or(foo, not(bar)), baz));
+  t.same(filter('a or b c'), and(or(text('a'), text('b')), text('c')), 'juxtaposition is and: looser than or');
+  t.same(filter('a b or c d'), and(text('a'), and(or(text('b'), text('c')), text('d'))));
   t.same(filter('not foo bar'), and(not(foo), bar));
   t.same(filter('foo not statuscode=200'), and(foo, not(cmp('statuscode', '=', str('200')))));
   t.same(filter('foo AND bar Or baz'), and(foo, or(bar, baz)), 'keywords are case-insensitive');
@@ -332,7 +334,7 @@ t.test('errors name what was expected and found, with line, column and a caret b
     ['foo § bar', 'Unexpected character "§" (U+00A7) at line 1, column 5\n```\nfoo § bar\n    ^\n```'],
     ['a\n| groupBy(x y)', 'Expected "," or ")" after an argument of groupBy, found "y" at line 2, column 13\n```\n| groupBy(x y)\n            ^\n```'],
     ['foo )', 'Unexpected ")" without a matching "(" at line 1, column 5\n```\nfoo )\n    ^\n```'],
-    ['/api/v1', 'Unknown regex flag "v" (flags are i, m, d, g and s; quote text that contains "/") at line 1, column 6\n```\n/api/v1\n     ^\n```'],
+    ['/api/v1', 'Unknown regex flag "v" (flags are i, m, d, g and F; quote text that contains "/") at line 1, column 6\n```\n/api/v1\n     ^\n```'],
   ];
   for (const [q, message] of cases) {
     const err = errorOf(q);

@@ -1,0 +1,145 @@
+#!/usr/bin/env node
+/**
+ * Per-event cost of the 40 most-used query functions (query-functions.md §3), each measured side
+ * by side with an existing function of its kind in the same run: the same access-log blocks
+ * (bench/lib/datasets.mjs, encoded and decoded as segments store them, columns read lazily), the
+ * compiled query's stages up to and including its aggregate, rounds alternating between the pair so
+ * a shared machine's noise falls on both. Prints ns/event for each and the ratio new/baseline.
+ *
+ *   node bench/query/functions.mjs [--events 20000] [--rounds 5]
+ *
+ * Needs `npm run build` (it loads dist/). In-process, one thread, no server.
+ */
+import { createDataset } from '../lib/datasets.mjs';
+
+const arg = (name, def) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? def : Number(process.argv[i + 1]);
+};
+const EVENTS = arg('events', 20_000);
+const ROUNDS = arg('rounds', 5);
+
+const dist = new URL('../../dist/', import.meta.url);
+const { compileQuery } = await import(new URL('query/compile.js', dist));
+const { BlockView, ColumnEvent } = await import(new URL('query/block-view.js', dist));
+const { chainStages } = await import(new URL('query/pipeline.js', dist));
+const { appendEvent, emptyColumns, encodeBlockContent } = await import(new URL('segments/block.js', dist));
+
+/** Blocks of 2,000 access-log events with their parsed fields, plus a few array/location fields. */
+function blocks() {
+  const gen = createDataset('accesslog', 7);
+  const out = [];
+  for (let b = 0; b < EVENTS / 2000; b++) {
+    const c = emptyColumns();
+    for (let i = 0; i < 2000; i++) {
+      const e = gen();
+      const f = {};
+      for (const [k, v] of Object.entries(e.attributes)) f[k] = String(v);
+      f['lat'] = String((i % 170) - 85);
+      f['lon'] = String((i % 350) - 175);
+      f['tags[0]'] = f['method'];
+      f['tags[1]'] = f['statuscode'];
+      appendEvent(c, e.timestamp, 'Z', e.rawstring, f, 0, b * 2000 + i, 0);
+    }
+    out.push(encodeBlockContent(c).body);
+  }
+  return out;
+}
+
+/** [name, new query, baseline query (an existing function of the same kind)] */
+const PAIRS = [
+  ['groupBy', 'groupBy(statuscode)', 'count()'],
+  ['count', 'count(userid)', 'count()'],
+  ['rename', 'rename(url, as=u) | count()', 'drop(url) | count()'],
+  ['timeChart', 'timeChart(span=1h)', 'groupBy(statuscode)'],
+  ['format', 'format("%s %s", field=[method, url], as=f) | count()', 'lower(url, as=f) | count()'],
+  ['collect', 'collect(method)', 'count(method, distinct=true)'],
+  ['table', 'table([url, statuscode])', 'tail(200)'],
+  ['sort', 'sort(responsesize, limit=200)', 'tail(200)'],
+  ['top', 'top(url)', 'groupBy(url)'],
+  ['regex', 'regex("HTTP/(?<v>\\\\d)", field=@rawstring) | count()', 'method=GET | count()'],
+  ['drop', 'drop([url, useragent]) | count()', 'select([method]) | count()'],
+  ['select', 'select([method, url]) | count()', 'drop([url]) | count()'],
+  ['formatTime', 'formatTime("%Y-%m-%d %H", as=d) | count()', 'lower(method, as=d) | count()'],
+  ['in', 'in(statuscode, values=["200", "404"]) | count()', 'statuscode=200 | count()'],
+  ['match', 'statuscode match { 200 => x := 1 ; * => x := 2 } | count()', 'case { statuscode=200 | x := 1 ; * | x := 2 } | count()'],
+  ['selectLast', 'groupBy(statuscode, function=selectLast(url))', 'groupBy(statuscode, function=max(responsesize))'],
+  ['ipLocation', 'ipLocation(client) | count()', 'lower(client, as=x) | count()'],
+  ['default', 'default(field=userid, value="-") | count()', 'lower(method, as=m) | count()'],
+  ['sankey', 'sankey(source=method, target=statuscode)', 'groupBy([method, statuscode])'],
+  ['worldMap', 'worldMap(lat=lat, lon=lon)', 'groupBy([lat, lon])'],
+  ['test', 'test(responsesize > 1000) | count()', 'responsesize > 1000 | count()'],
+  ['wildcard', 'wildcard("*login*", field=url) | count()', 'url=*login* | count()'],
+  ['sum', 'sum(responsesize)', 'count()'],
+  ['join', 'join({x}, field=method, include=[kind], mode=left) | count()', 'match(t, field=method, strict=false) | count()'],
+  ['parseTimestamp', 'd := "2024-01-02" | parseTimestamp("yyyy-MM-dd", field=d, timezone=UTC) | count()', 'd := "2024-01-02" | count()'],
+  ['replace', 'replace("\\\\d", with="#", field=url, as=r) | count()', 'lower(url, as=r) | count()'],
+  ['cidr', 'cidr(client, subnet=["10.0.0.0/8"]) | count()', 'in(method, values=[GET]) | count()'],
+  ['ioc:lookup', 'ioc:lookup(client, type=ip_address, confidenceThreshold=low) | count()', 'cidr(client, subnet=["10.0.0.0/8"]) | count()'],
+  ['lower', 'lower(url) | count()', 'upper(url) | count()'],
+  ['parseJson', 'parseJson(useragent) | count()', 'kvParse(useragent) | count()'],
+  ['max', 'max(responsesize)', 'sum(responsesize)'],
+  ['round', 'round(responsetime) | count()', 'x := responsetime * 1 | count()'],
+  ['now', 'now() | count()', 'count()'],
+  ['selectFromMax', 'selectFromMax(responsesize, include=[url])', 'max(responsesize)'],
+  ['split', 'split(tags) | count()', 'count()'],
+  ['min', 'min(responsesize)', 'max(responsesize)'],
+  ['selfJoinFilter', 'selfJoinFilter(url, where=[{method=GET}, {method=POST}]) | count()', 'groupBy(url)'],
+  ['avg', 'avg(responsesize)', 'sum(responsesize)'],
+  ['kvParse', 'kvParse(url) | count()', 'regex("(?<k>\\\\w+)=(?<v>\\\\w+)", field=url, strict=false) | count()'],
+  ['splitString', 'splitString(url, by="/") | count()', 'lower(url) | count()'],
+  ['free text (all fields)', 'zq7xk2vblm | count()', '@rawstring=*zq7xk2vblm* | count()'],
+];
+
+const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+const { tmpdir } = await import('node:os');
+const { join: pathJoin } = await import('node:path');
+const dir = mkdtempSync(pathJoin(tmpdir(), 'bench-fns-'));
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+const geoip = pathJoin(dir, 'geo.csv');
+const ioc = pathJoin(dir, 'ioc.csv');
+const nets = Array.from({ length: 5000 }, (_, i) => `${(i >> 8) + 1}.${i & 255}.0.0/16,C${i % 200},City${i},${(i % 170) - 85},${(i % 350) - 175}`);
+writeFileSync(geoip, `network,country,city,lat,lon\n${nets.join('\n')}\n`);
+writeFileSync(ioc, `indicator,type,malicious_confidence,labels,published_date,last_updated\n${Array.from({ length: 5000 }, (_, i) => `10.${i >> 8}.${i & 255}.1,ip_address,high,x,1,2`).join('\n')}\n`);
+const ctx = { start: 0, end: Date.now() + 86_400_000, timeZoneOffsetMinutes: 0, now: Date.now(), live: false, dataFiles: { geoip, ioc } };
+const { packTable } = await import(new URL('files/packed.js', dist));
+const { joinKey } = await import(new URL('query/subqueries.js', dist));
+const table = packTable('bench', 'csv', { columns: ['method', 'kind'], rows: [['GET', 'read'], ['POST', 'write']], keyColumn: null });
+const files = { t: table, [joinKey(0)]: table };
+
+function runOnce(text, bodies) {
+  const q = compileQuery(text, { ctx, files });
+  const at = q.stages.findIndex((s) => s.kind === 'agg');
+  const agg = q.stages[at].agg;
+  const st = agg.init();
+  const feed = chainStages(q.stages.slice(0, at), (e) => agg.add(st, e));
+  const t0 = process.hrtime.bigint();
+  let n = 0;
+  for (const body of bodies) {
+    const view = BlockView.fromBody(body, { repoName: 'bench', partition: 0, tags: { host: 'h' } });
+    for (let i = 0; i < view.n; i++) feed(new ColumnEvent(view, i));
+    n += view.n;
+  }
+  agg.finish(st);
+  return Number(process.hrtime.bigint() - t0) / n;
+}
+
+const bodies = blocks();
+const rows = [];
+for (const [name, q, base] of PAIRS) {
+  runOnce(q, bodies.slice(0, 1));
+  runOnce(base, bodies.slice(0, 1));
+  const a = [];
+  const b = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    a.push(runOnce(q, bodies));
+    b.push(runOnce(base, bodies));
+  }
+  const med = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+  rows.push([name, q, base, med(a), med(b)]);
+}
+process.stdout.write(`events: ${EVENTS} (access log, blocks of 2,000), rounds: ${ROUNDS}, medians, ns/event\n\n`);
+process.stdout.write('| function | query | ns/event | baseline (same kind) | ns/event | ratio |\n|---|---|---|---|---|---|\n');
+for (const [name, q, base, a, b] of rows) {
+  process.stdout.write(`| ${name} | \`${q.replace(/\|/g, '\\|')}\` | ${a.toFixed(0)} | \`${base.replace(/\|/g, '\\|')}\` | ${b.toFixed(0)} | ${(a / b).toFixed(2)} |\n`);
+}

@@ -1,0 +1,367 @@
+/**
+ * More aggregate functions (query-functions.md §1): selectLast, selectFromMax, selectFromMin,
+ * sankey, counterAsRate, fieldset, fieldstats, linReg, callFunction, percentage, createEvents.
+ * Every state is plain data that merges associatively (partials from worker threads), and ties are
+ * broken by content so the answer does not depend on how events were split across blocks.
+ */
+import type { Aggregator } from '../runtime.js';
+import { formatNumber, parseNumber } from '../values.js';
+import { pairsKey, row } from './common.js';
+import { distinctAdd, distinctCount, distinctInit, distinctMerge, type DistinctState } from './sketches.js';
+import type { AggSpec, FnDef } from './types.js';
+
+function one(agg: Aggregator<any>, outputs: string[] | null): AggSpec {
+  return { agg, outputs, oneRow: true };
+}
+
+/** An event's order for "most recent": its @timestamp, then its @id, then its value. */
+type Stamp = [number, string, string];
+
+function newer(a: Stamp, b: Stamp): boolean {
+  if (a[0] !== b[0]) return a[0] > b[0];
+  if (a[1] !== b[1]) return a[1] > b[1];
+  return a[2] > b[2];
+}
+
+const selectLast: FnDef = {
+  name: 'selectLast',
+  params: [{ name: 'fields', type: 'fields', unnamed: true, required: true }],
+  agg(a) {
+    const fields = a.list('fields')!;
+    const agg: Aggregator<{ v: Record<string, Stamp> }> = {
+      name: 'selectLast',
+      init: () => ({ v: {} }),
+      add(st, e) {
+        const ts = e.timestamp();
+        const id = e.get('@id') ?? '';
+        for (const f of fields) {
+          const x = e.get(f);
+          if (x === undefined) continue;
+          const s: Stamp = [Number.isFinite(ts) ? ts : -Infinity, id, x];
+          const cur = st.v[f];
+          if (cur === undefined || newer(s, cur)) st.v[f] = s;
+        }
+      },
+      merge(into, other) {
+        for (const [f, s] of Object.entries(other.v)) {
+          const cur = into.v[f];
+          if (cur === undefined || newer(s, cur)) into.v[f] = s;
+        }
+      },
+      finish: (st) => [row(fields.flatMap((f): [string, string][] => (st.v[f] === undefined ? [] : [[f, st.v[f]![2]]])))],
+    };
+    return one(agg, fields);
+  },
+};
+
+function selectFrom(name: 'selectFromMax' | 'selectFromMin'): FnDef {
+  const better = name === 'selectFromMax' ? (x: number, y: number) => x > y : (x: number, y: number) => x < y;
+  return {
+    name,
+    params: [
+      { name: 'field', type: 'field', unnamed: true, required: true },
+      { name: 'include', type: 'fields', required: true },
+    ],
+    agg(a) {
+      const field = a.string('field')!;
+      const include = a.list('include')!;
+      type St = { x: number | null; p: [string, string][]; k: string };
+      const pick = (st: St, x: number, p: [string, string][]): void => {
+        const k = pairsKey(p);
+        if (st.x === null || better(x, st.x) || (x === st.x && k < st.k)) {
+          st.x = x;
+          st.p = p;
+          st.k = k;
+        }
+      };
+      const agg: Aggregator<St> = {
+        name,
+        init: () => ({ x: null, p: [], k: '' }),
+        add(st, e) {
+          const x = parseNumber(e.get(field));
+          if (x === undefined) return;
+          // Only a candidate (better, or a tie broken by content) is copied.
+          if (st.x !== null && x !== st.x && !better(x, st.x)) return;
+          const p: [string, string][] = [];
+          for (const f of include) {
+            const v = e.get(f);
+            if (v !== undefined) p.push([f, v]);
+          }
+          pick(st, x, p);
+        },
+        merge(into, other) {
+          if (other.x !== null) pick(into, other.x, other.p);
+        },
+        finish: (st) => [row(st.x === null ? [] : st.p)],
+      };
+      return one(agg, include);
+    },
+  };
+}
+
+/** sankey(source, target, weight=count()): the weight per (source, target) edge. */
+const sankey: FnDef = {
+  name: 'sankey',
+  params: [
+    { name: 'source', type: 'field', required: true },
+    { name: 'target', type: 'field', required: true },
+    { name: 'weight', type: 'aggs', default: 'count(as=_count)' },
+  ],
+  agg(a, env) {
+    const source = a.string('source')!;
+    const target = a.string('target')!;
+    const call = { name: 'groupBy', span: a.call.span, args: [{ name: 'field', value: { k: 'array' as const, items: [{ k: 'ident' as const, name: source, span: a.call.span }, { k: 'ident' as const, name: target, span: a.call.span }], span: a.call.span }, span: a.call.span }] };
+    const w = a.raw('weight');
+    if (w !== undefined) call.args.push({ name: 'function', value: w as never, span: a.span('weight') });
+    return env.aggCall(call);
+  },
+};
+
+/** counterAsRate: (last - first) / seconds between them, over the counter's events. */
+const counterAsRate: FnDef = {
+  name: 'counterAsRate',
+  params: [
+    { name: 'field', type: 'field', unnamed: true, required: true },
+    { name: 'as', type: 'string', default: '_rate' },
+  ],
+  agg(a) {
+    const field = a.string('field')!;
+    const as = a.string('as', '_rate');
+    type End = [number, number] | null;
+    const agg: Aggregator<{ lo: End; hi: End }> = {
+      name: 'counterAsRate',
+      init: () => ({ lo: null, hi: null }),
+      add(st, e) {
+        const x = parseNumber(e.get(field));
+        const t = e.timestamp();
+        if (x === undefined || !Number.isFinite(t)) return;
+        if (st.lo === null || t < st.lo[0] || (t === st.lo[0] && x < st.lo[1])) st.lo = [t, x];
+        if (st.hi === null || t > st.hi[0] || (t === st.hi[0] && x > st.hi[1])) st.hi = [t, x];
+      },
+      merge(into, o) {
+        if (o.lo !== null && (into.lo === null || o.lo[0] < into.lo[0] || (o.lo[0] === into.lo[0] && o.lo[1] < into.lo[1]))) into.lo = o.lo;
+        if (o.hi !== null && (into.hi === null || o.hi[0] > into.hi[0] || (o.hi[0] === into.hi[0] && o.hi[1] > into.hi[1]))) into.hi = o.hi;
+      },
+      finish(st) {
+        if (st.lo === null || st.hi === null || st.hi[0] === st.lo[0]) return [row([])];
+        return [row([[as, formatNumber((st.hi[1] - st.lo[1]) / ((st.hi[0] - st.lo[0]) / 1000))]])];
+      },
+    };
+    return one(agg, [as]);
+  },
+};
+
+const FIELDSET_MAX = 10_000;
+
+const fieldset: FnDef = {
+  name: 'fieldset',
+  params: [],
+  agg() {
+    const agg: Aggregator<{ n: Record<string, true>; over: boolean }> = {
+      name: 'fieldset',
+      init: () => ({ n: {}, over: false }),
+      add(st, e) {
+        for (const n of e.names()) {
+          if (st.n[n] === true) continue;
+          if (Object.keys(st.n).length >= FIELDSET_MAX) st.over = true;
+          else st.n[n] = true;
+        }
+      },
+      merge(into, o) {
+        into.over ||= o.over;
+        for (const n of Object.keys(o.n)) if (Object.keys(into.n).length < FIELDSET_MAX) into.n[n] = true;
+      },
+      finish: (st) => Object.keys(st.n).sort().map((n) => row([['field', n]])),
+      warnings: (st) => (st.over ? [`fieldset: more than ${FIELDSET_MAX} field names; the rest were left out`] : []),
+    };
+    return { agg, outputs: ['field'], oneRow: false };
+  },
+};
+
+const fieldstats: FnDef = {
+  name: 'fieldstats',
+  params: [{ name: 'limit', type: 'limit', default: '200' }],
+  agg(a) {
+    const limit = a.limit('limit', 200, 10_000);
+    if (limit < 1) a.fail('limit', 'fieldstats: limit must be at least 1');
+    type F = { c: number; d: DistinctState };
+    const agg: Aggregator<{ f: Map<string, F>; over: boolean }> = {
+      name: 'fieldstats',
+      init: () => ({ f: new Map(), over: false }),
+      add(st, e) {
+        for (const n of e.names()) {
+          const v = e.get(n);
+          if (v === undefined) continue;
+          let s = st.f.get(n);
+          if (s === undefined) {
+            if (st.f.size >= limit) {
+              st.over = true;
+              continue;
+            }
+            st.f.set(n, (s = { c: 0, d: distinctInit() }));
+          }
+          s.c++;
+          distinctAdd(s.d, v);
+        }
+      },
+      merge(into, o) {
+        into.over ||= o.over;
+        for (const [n, s] of o.f) {
+          const mine = into.f.get(n);
+          if (mine !== undefined) {
+            mine.c += s.c;
+            distinctMerge(mine.d, s.d);
+          } else if (into.f.size < limit) into.f.set(n, s);
+          else into.over = true;
+        }
+      },
+      finish: (st) =>
+        [...st.f.keys()].sort().map((n) => {
+          const s = st.f.get(n)!;
+          return row([
+            ['field', n],
+            ['_count', String(s.c)],
+            ['distinct', String(distinctCount(s.d))],
+          ]);
+        }),
+      warnings: (st) => (st.over ? [`fieldstats: more than ${limit} fields; the rest were left out (the limit parameter)`] : []),
+    };
+    return { agg, outputs: ['field', '_count', 'distinct'], oneRow: false };
+  },
+};
+
+/** linReg: least squares of y on x; _slope, _intercept, _r2 (adjusted when n > 2) and _n. */
+const linReg: FnDef = {
+  name: 'linReg',
+  params: [
+    { name: 'x', type: 'field', required: true },
+    { name: 'y', type: 'field', required: true },
+    { name: 'prefix', type: 'string', default: '_' },
+  ],
+  agg(a) {
+    const xf = a.string('x')!;
+    const yf = a.string('y')!;
+    const p = a.string('prefix', '_');
+    const names = [`${p}slope`, `${p}intercept`, `${p}r2`, `${p}n`];
+    type S = { n: number; sx: number; sy: number; sxx: number; syy: number; sxy: number };
+    const agg: Aggregator<S> = {
+      name: 'linReg',
+      init: () => ({ n: 0, sx: 0, sy: 0, sxx: 0, syy: 0, sxy: 0 }),
+      add(st, e) {
+        const x = parseNumber(e.get(xf));
+        const y = parseNumber(e.get(yf));
+        if (x === undefined || y === undefined) return;
+        st.n++;
+        st.sx += x;
+        st.sy += y;
+        st.sxx += x * x;
+        st.syy += y * y;
+        st.sxy += x * y;
+      },
+      merge(into, o) {
+        into.n += o.n;
+        into.sx += o.sx;
+        into.sy += o.sy;
+        into.sxx += o.sxx;
+        into.syy += o.syy;
+        into.sxy += o.sxy;
+      },
+      finish(st) {
+        const vx = st.n * st.sxx - st.sx * st.sx;
+        const vy = st.n * st.syy - st.sy * st.sy;
+        if (st.n < 2 || Math.abs(vx) < 1e-12 || Math.abs(vy) < 1e-12) return [row([])];
+        const slope = (st.n * st.sxy - st.sx * st.sy) / vx;
+        const intercept = (st.sy - slope * st.sx) / st.n;
+        const r = (st.n * st.sxy - st.sx * st.sy) / Math.sqrt(vx * vy);
+        let r2 = r * r;
+        if (st.n > 2) r2 = 1 - ((1 - r2) * (st.n - 1)) / (st.n - 2);
+        return [
+          row([
+            [names[0]!, formatNumber(slope)],
+            [names[1]!, formatNumber(intercept)],
+            [names[2]!, formatNumber(r2)],
+            [names[3]!, String(st.n)],
+          ]),
+        ];
+      },
+    };
+    return one(agg, names);
+  },
+};
+
+const CALLABLE = ['avg', 'count', 'max', 'min', 'range', 'sum'];
+
+const callFunction: FnDef = {
+  name: 'callFunction',
+  params: [
+    { name: 'function', type: 'string', unnamed: true, required: true },
+    { name: 'field', type: 'field', required: true },
+    { name: 'as', type: 'string', default: '_function' },
+  ],
+  agg(a, env) {
+    const fn = a.string('function')!.toLowerCase();
+    if (!CALLABLE.includes(fn)) a.fail('function', `callFunction: function must be one of ${CALLABLE.join(', ')}, not ${a.string('function')}`);
+    const span = a.call.span;
+    const call = {
+      name: fn,
+      span,
+      args: [
+        { name: 'field', value: { k: 'ident' as const, name: a.string('field')!, span }, span },
+        { name: 'as', value: { k: 'str' as const, v: a.string('as', '_function'), span }, span },
+      ],
+    };
+    return env.aggCall(call);
+  },
+};
+
+/** percentage({filter}): the share (0–100) of events the filter keeps. */
+const percentage: FnDef = {
+  name: 'percentage',
+  params: [
+    { name: 'condition', type: 'expr', unnamed: true, required: true },
+    { name: 'as', type: 'string', default: '_percentage' },
+  ],
+  agg(a, env) {
+    const raw = a.raw('condition')!;
+    if (raw.k !== 'block') return a.fail('condition', 'percentage: condition must be a { filter } subquery');
+    const pred = env.subFilter(raw.pipeline);
+    const as = a.string('as', '_percentage');
+    const agg: Aggregator<{ n: number; m: number }> = {
+      name: 'percentage',
+      init: () => ({ n: 0, m: 0 }),
+      add(st, e) {
+        st.n++;
+        if (pred(e.clone())) st.m++;
+      },
+      merge(into, o) {
+        into.n += o.n;
+        into.m += o.m;
+      },
+      finish: (st) => [row(st.n === 0 ? [] : [[as, formatNumber((st.m / st.n) * 100)]])],
+    };
+    return one(agg, [as]);
+  },
+};
+
+const MAX_CREATED = 10_000;
+
+/** createEvents(["a", "b"]): a source; the incoming events are discarded, one event per string. */
+const createEvents: FnDef = {
+  name: 'createEvents',
+  params: [{ name: 'rawstring', type: 'strings', unnamed: true, required: true }],
+  agg(a, env) {
+    const raws = a.list('rawstring')!;
+    if (raws.length > MAX_CREATED) a.fail('rawstring', `createEvents: at most ${MAX_CREATED} events`);
+    const now = String(env.ctx.now);
+    const agg: Aggregator<number> = {
+      name: 'createEvents',
+      init: () => 0,
+      add() {},
+      merge() {},
+      finish: () => raws.map((r) => row([['@timestamp', now], ['@rawstring', r]])),
+    };
+    return { agg, outputs: null, oneRow: false };
+  },
+};
+
+export const moreAggregateFunctions: FnDef[] = [selectLast, selectFrom('selectFromMax'), selectFrom('selectFromMin'), sankey, counterAsRate, fieldset, fieldstats, linReg, callFunction, percentage, createEvents];

@@ -1,0 +1,271 @@
+/**
+ * Joins and correlation (query-functions.md §1 join-correlation, §2.14): join, defineTable,
+ * readFile, selfJoin, selfJoinFilter and setTimeInterval. The subqueries of join() and
+ * defineTable() ran before the query (subqueries.ts); their rows arrive as packed tables in the
+ * compile's files, a join's under its call position, a defined table under its name (so
+ * match(table=...) and readFile() read it like an uploaded file). selfJoin and selfJoinFilter need
+ * every event of a key before they can tell whether the key qualifies, so they are aggregates that
+ * keep what they need, bounded (keys by `limit`, events by query.max_rows); past a bound the query
+ * fails naming it.
+ */
+import type { PackedTable } from '../../files/packed.js';
+import { cellValue, viewsOf } from '../../files/packed.js';
+import { LogsvcError } from '../../lib/errors.js';
+import type { Expr } from '../ast.js';
+import type { Aggregator, Ev } from '../runtime.js';
+import { joinKey } from '../subqueries.js';
+import type { BoundArgs } from './args.js';
+import { keyOf, keyText } from './aggregates.js';
+import { pairsOf, row } from './common.js';
+import { buildStage } from './lookups.js';
+import { oneOf } from './define.js';
+import type { CompileEnv, FnDef } from './types.js';
+
+function packed(env: CompileEnv, a: BoundArgs, key: string, what: string): PackedTable {
+  const t = env.files !== null && Object.hasOwn(env.files, key) ? env.files[key] : undefined;
+  if (t === undefined) return a.env.fail(a.call.span, `${a.def.name}(): ${what} was not run; ${a.def.name}() works in queries run through the query API (not in parsers or alert validation alone)`);
+  return t;
+}
+
+const join: FnDef = {
+  name: 'join',
+  params: [
+    { name: 'query', type: 'expr', unnamed: true, required: true },
+    { name: 'field', type: 'fields', required: true },
+    { name: 'key', type: 'fields', default: '(field)' },
+    { name: 'include', type: 'strings', default: '(none)' },
+    { name: 'mode', type: 'string', default: 'inner' },
+    { name: 'limit', type: 'limit', default: '100000' },
+    { name: 'max', type: 'number', default: '1' },
+    { name: 'start', type: 'string', default: '(the main query start)' },
+    { name: 'end', type: 'string', default: '(the main query end)' },
+    { name: 'live', type: 'bool' },
+    { name: 'repo', type: 'string' },
+    { name: 'view', type: 'string' },
+  ],
+  stage(a, env) {
+    if (a.raw('query')!.k !== 'block') return a.fail('query', 'join: query must be a { subquery }');
+    const mode = oneOf(a, 'mode', ['inner', 'left'] as const, 'inner');
+    const max = a.number('max', 1);
+    if (!Number.isInteger(max) || max < 1 || max > 500) a.fail('max', 'join: max must be a whole number from 1 to 500');
+    const fields = a.list('field')!;
+    const keys = a.list('key') ?? fields;
+    if (keys.length !== fields.length) a.fail('key', `join: key names ${keys.length} fields but field names ${fields.length}; give one key per field`);
+    const table = packed(env, a, joinKey(a.call.span.start), 'the join subquery');
+    const include = (a.list('include') ?? []).map((c) => table.columns.indexOf(c)).filter((i) => i >= 0);
+    const columns = keys.map((k) => table.columns.indexOf(k));
+    if (columns.some((c) => c < 0) || table.nRows === 0) {
+      // No row has the key: an inner join keeps nothing, a left join every event unchanged.
+      return mode === 'inner' ? { pure: true, run() {} } : { pure: true, run: (e, emit) => emit(e) };
+    }
+    return buildStage({ table, fields, columns, include, strict: mode === 'inner', mode: 'string', ignoreCase: false, nrows: max });
+  },
+};
+
+/** defineTable(): its table was built before the query; in the pipeline it passes events through. */
+const defineTable: FnDef = {
+  name: 'defineTable',
+  params: [
+    { name: 'query', type: 'expr', unnamed: true, required: true },
+    { name: 'name', type: 'string', required: true },
+    { name: 'include', type: 'strings', required: true },
+    { name: 'start', type: 'string', default: '(the main query start)' },
+    { name: 'end', type: 'string', default: '(the main query end)' },
+    { name: 'view', type: 'string' },
+  ],
+  stage(a) {
+    if (a.raw('query')!.k !== 'block') return a.fail('query', 'defineTable: query must be a { subquery }');
+    return { pure: true, run: (e, emit) => emit(e) };
+  },
+};
+
+const setTimeInterval: FnDef = {
+  name: 'setTimeInterval',
+  params: [
+    { name: 'start', type: 'string', unnamed: true, required: true },
+    { name: 'end', type: 'string', default: 'now' },
+    { name: 'timezone', type: 'string' },
+  ],
+  // The range was applied before the query ran (subqueries.ts); here it only passes events through.
+  stage: () => ({ pure: true, run: (e, emit) => emit(e) }),
+};
+
+/** readFile(file or [files]): the rows of lookup files or defined tables as events; the input is discarded. */
+const readFile: FnDef = {
+  name: 'readFile',
+  params: [
+    { name: 'file', type: 'strings', unnamed: true, required: true, aliases: ['table'] },
+    { name: 'include', type: 'strings' },
+    { name: 'limit', type: 'number' },
+  ],
+  agg(a, env) {
+    const names = a.list('file')!;
+    const tables = names.map((n) => {
+      const t = env.files !== null && Object.hasOwn(env.files, n) ? env.files[n] : undefined;
+      if (t === undefined) return a.fail('file', `readFile(): "${n}" is neither a lookup file of the repository nor a table defined with defineTable()`);
+      return t;
+    });
+    const include = a.list('include');
+    const limit = a.number('limit');
+    if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1)) a.fail('limit', 'readFile: limit must be a whole number, 1 or more');
+    const cap = Math.min(limit ?? Infinity, env.limits.maxRows);
+    const agg: Aggregator<number> = {
+      name: 'readFile',
+      init: () => 0,
+      add() {},
+      merge() {},
+      finish() {
+        const out: Ev[] = [];
+        for (const t of tables) {
+          const v = viewsOf(t);
+          for (let r = 0; r < t.nRows && out.length < cap; r++) {
+            const pairs: [string, string][] = [];
+            t.columns.forEach((c, i) => {
+              if (c === '' || (include !== undefined && !include.includes(c))) return;
+              const x = cellValue(v, r, i);
+              if (x !== undefined) pairs.push([c, x]);
+            });
+            out.push(row(pairs));
+          }
+        }
+        return out;
+      },
+    };
+    return { agg, outputs: include ?? null, oneRow: false };
+  },
+};
+
+// --- selfJoin / selfJoinFilter --------------------------------------------------------------------
+
+interface KeyState {
+  /** Key text -> [clause mask, events kept]. */
+  k: Map<string, [number, [string, string][][]]>;
+  events: number;
+}
+
+function whereClauses(a: BoundArgs, env: CompileEnv): ((e: Ev) => boolean)[] {
+  const raw = a.raw('where')!;
+  const items: Expr[] = raw.k === 'array' ? raw.items : [raw];
+  if (items.length === 0 || items.length > 30) a.fail('where', `${a.def.name}: where must list 1 to 30 {filters}`);
+  return items.map((it) => (it.k === 'block' ? env.subFilter(it.pipeline) : a.env.fail(it.span, `${a.def.name}: each where clause must be a { filter }`)));
+}
+
+function keyAggregator(name: string, a: BoundArgs, env: CompileEnv, keepEvents: (mask: number) => boolean, finish: (st: KeyState, full: number) => Ev[]): Aggregator<KeyState> {
+  const fields = a.list('field')!;
+  const clauses = whereClauses(a, env);
+  const full = (1 << clauses.length) - 1;
+  const limit = a.number('limit', 20_000);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000) a.fail('limit', `${name}: limit must be a whole number from 1 to 1000000`);
+  const maxEvents = env.limits.maxRows;
+  const over = (what: string): never => {
+    throw new LogsvcError('E_QUERY', `${name}: ${what}; narrow the query with filters before ${name}() or a shorter time range`);
+  };
+  return {
+    name,
+    init: () => ({ k: new Map(), events: 0 }),
+    add(st, e) {
+      const k = keyOf(e, fields);
+      if (k === undefined) return;
+      let mask = 0;
+      clauses.forEach((c, i) => {
+        if (c(e.clone())) mask |= 1 << i;
+      });
+      const key = keyText(k);
+      let cur = st.k.get(key);
+      if (cur === undefined) {
+        if (st.k.size >= limit) over(`more than ${limit} distinct keys (the limit parameter)`);
+        cur = [0, []];
+        st.k.set(key, cur);
+      }
+      cur[0] |= mask;
+      if (keepEvents(mask)) {
+        if (++st.events > maxEvents) over(`more than ${maxEvents} events to keep (query.max_rows)`);
+        cur[1].push(pairsOf(e));
+      }
+    },
+    merge(into, o) {
+      for (const [key, [mask, evs]] of o.k) {
+        let cur = into.k.get(key);
+        if (cur === undefined) {
+          if (into.k.size >= limit) over(`more than ${limit} distinct keys (the limit parameter)`);
+          cur = [0, []];
+          into.k.set(key, cur);
+        }
+        cur[0] |= mask;
+        into.events += evs.length;
+        if (into.events > maxEvents) over(`more than ${maxEvents} events to keep (query.max_rows)`);
+        for (const x of evs) cur[1].push(x);
+      }
+    },
+    finish: (st) => finish(st, full),
+  };
+}
+
+/** Events newest first, ties by content: the same order however the events were split. */
+function byTime(rows: [string, string][][]): Ev[] {
+  const ts = (p: [string, string][]): number => Number(p.find(([n]) => n === '@timestamp')?.[1] ?? NaN);
+  return rows
+    .map((p) => [ts(p), JSON.stringify(p), p] as const)
+    .sort((x, y) => (y[0] || 0) - (x[0] || 0) || (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0))
+    .map(([, , p]) => row(p));
+}
+
+const WHERE_PARAMS = [
+  { name: 'field', type: 'fields' as const, unnamed: true, required: true },
+  { name: 'where', type: 'expr' as const, required: true },
+  { name: 'prefilter', type: 'bool' as const, default: 'false' },
+];
+
+const selfJoinFilter: FnDef = {
+  name: 'selfJoinFilter',
+  params: [...WHERE_PARAMS, { name: 'limit', type: 'number', default: '20000' }],
+  agg(a, env) {
+    const prefilter = a.bool('prefilter', false);
+    const agg = keyAggregator('selfJoinFilter', a, env, (mask) => !prefilter || mask !== 0, (st, full) => byTime([...st.k.values()].filter(([m]) => m === full).flatMap(([, evs]) => evs)));
+    return { agg, outputs: null, oneRow: false, keepsColumns: true };
+  },
+};
+
+/** selfJoin: one row per qualifying key, with the key fields and the collected fields' distinct values. */
+const selfJoin: FnDef = {
+  name: 'selfJoin',
+  params: [
+    ...WHERE_PARAMS,
+    { name: 'collect', type: 'fields' },
+    { name: 'select', type: 'fields' },
+    { name: 'limit', type: 'number', default: '20000' },
+    { name: 'postfilter', type: 'bool', default: 'false' },
+  ],
+  agg(a, env) {
+    const fields = a.list('field')!;
+    const collect = a.list('collect') ?? [];
+    const select = a.list('select');
+    const prefilter = a.bool('prefilter', false);
+    const postfilter = a.bool('postfilter', false);
+    const keep = collect.length > 0 || select !== undefined || postfilter;
+    const agg = keyAggregator('selfJoin', a, env, (mask) => keep && (!prefilter || mask !== 0), (st, full) => {
+      const out: Ev[] = [];
+      const keys = [...st.k.entries()].filter(([, [m]]) => m === full).sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+      for (const [key, [, evs]] of keys) {
+        if (select !== undefined || postfilter) {
+          for (const ev of byTime(evs)) {
+            if (select === undefined) out.push(ev);
+            else out.push(row(pairsOf(ev).filter(([n]) => select.includes(n) || fields.includes(n))));
+          }
+          continue;
+        }
+        const k: string[] = fields.length === 1 ? [key] : (JSON.parse(key) as string[]);
+        const pairs: [string, string][] = fields.map((f, i) => [f, k[i]!]);
+        for (const c of collect) {
+          const vals = [...new Set(evs.map((p) => p.find(([n]) => n === c)?.[1]).filter((v): v is string => v !== undefined))].sort();
+          if (vals.length > 0) pairs.push([c, vals.join('\n')]);
+        }
+        out.push(row(pairs));
+      }
+      return out;
+    });
+    return { agg, outputs: select === undefined && !postfilter ? [...fields, ...collect] : null, oneRow: false };
+  },
+};
+
+export const correlationFunctions: FnDef[] = [join, defineTable, setTimeInterval, readFile, selfJoin, selfJoinFilter];

@@ -1,0 +1,376 @@
+/**
+ * Network and geo functions (query-functions.md §1): subnet, ipLocation, asn, geohash, worldMap,
+ * ioc:lookup. Location, AS and IOC data cannot ship with logsvc: they are read from CSV files named
+ * by the config (query.geoip_file: network,country,city,lat,lon; query.asn_file: network,asn,org;
+ * query.ioc_file: indicator,type,malicious_confidence,labels,published_date,last_updated). A query
+ * using one without its file fails to compile, naming the setting. A file is read once per thread
+ * (synchronously, at most MAX_DATA_FILE_BYTES) and kept while its size and modification time stay.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { parseTable } from '../../files/parse.js';
+import type { Aggregator, DataFiles, Ev } from '../runtime.js';
+import { parseNumber } from '../values.js';
+import { groupedAggregator, statsOf } from './aggregates.js';
+import type { BoundArgs } from './args.js';
+import { argValue, oneOf, valueDef } from './define.js';
+import { parseIp } from './logic.js';
+import type { CompileEnv, FnDef } from './types.js';
+
+export const MAX_DATA_FILE_BYTES = 512 * 1024 * 1024;
+const MAX_DATA_ROWS = 20_000_000;
+
+// --- range tables ---------------------------------------------------------------------------------
+
+interface RangeTable {
+  /** Per address width: sorted, non-overlapping [first, last, row]. */
+  v4: [bigint, bigint, number][];
+  v6: [bigint, bigint, number][];
+  columns: string[];
+  rows: (string | null)[][];
+}
+
+const tableCache = new Map<string, { stamp: string; table: RangeTable }>();
+
+function loadRanges(path: string, setting: string, fail: (m: string) => never): RangeTable {
+  let stamp: string;
+  try {
+    const st = statSync(path);
+    if (st.size > MAX_DATA_FILE_BYTES) return fail(`${setting} ${path} is ${st.size} bytes, more than ${MAX_DATA_FILE_BYTES}`);
+    stamp = `${st.size}:${st.mtimeMs}`;
+  } catch (err) {
+    return fail(`cannot read ${setting} ${path}: ${(err as Error).message}`);
+  }
+  const hit = tableCache.get(path);
+  if (hit !== undefined && hit.stamp === stamp) return hit.table;
+  let parsed;
+  try {
+    parsed = parseTable(readFileSync(path), 'csv', { maxRows: MAX_DATA_ROWS });
+  } catch (err) {
+    return fail(`cannot read ${setting} ${path}: ${(err as Error).message}`);
+  }
+  const net = parsed.columns.indexOf('network');
+  if (net < 0) return fail(`${setting} ${path} has no "network" column`);
+  const table: RangeTable = { v4: [], v6: [], columns: parsed.columns, rows: parsed.rows };
+  parsed.rows.forEach((r, i) => {
+    const cell = r[net];
+    if (cell === null || cell === undefined) return;
+    const [addr, len] = cell.split('/');
+    const ip = parseIp(addr ?? '');
+    if (ip === null) return;
+    const bits = len === undefined ? ip.bits : Number(len);
+    if (!Number.isInteger(bits) || bits < 0 || bits > ip.bits) return;
+    const host = BigInt(ip.bits - bits);
+    const first = (ip.v >> host) << host;
+    const last = first | ((1n << host) - 1n);
+    (ip.bits === 32 ? table.v4 : table.v6).push([first, last, i]);
+  });
+  // Most specific first among equal starts, so the innermost network wins the search below.
+  for (const list of [table.v4, table.v6]) list.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0));
+  if (tableCache.size >= 8) tableCache.clear();
+  tableCache.set(path, { stamp, table });
+  return table;
+}
+
+/** The row of the most specific network holding `ip`, or undefined. Ranges may nest; overlaps are scanned back from the last start at or below ip. */
+function findRow(t: RangeTable, text: string): (string | null)[] | undefined {
+  const ip = parseIp(text);
+  if (ip === null) return undefined;
+  const list = ip.bits === 32 ? t.v4 : t.v6;
+  let lo = 0;
+  let hi = list.length - 1;
+  let at = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid]![0] <= ip.v) {
+      at = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  for (let i = at, steps = 0; i >= 0 && steps < 64; i--, steps++) {
+    const [first, last, r] = list[i]!;
+    if (first <= ip.v && ip.v <= last) return t.rows[r];
+  }
+  return undefined;
+}
+
+function dataFile(env: CompileEnv, a: BoundArgs, key: keyof DataFiles, setting: string): RangeTable {
+  const path = env.ctx.dataFiles?.[key];
+  if (path === undefined || path === '') {
+    return a.env.fail(a.call.span, `function ${a.def.name} needs ${setting}: no such data file is configured on this node (set ${setting} in the config to a CSV file)`);
+  }
+  return loadRanges(path, setting, (m) => a.env.fail(a.call.span, `function ${a.def.name}: ${m}`));
+}
+
+function cellOf(t: RangeTable, r: (string | null)[], column: string): string | undefined {
+  const i = t.columns.indexOf(column);
+  const v = i < 0 ? null : r[i];
+  return v === null || v === undefined || v === '' ? undefined : v;
+}
+
+// --- functions --------------------------------------------------------------------------------------
+
+const subnet = valueDef(
+  'subnet',
+  [
+    { name: 'field', type: 'field', unnamed: true, required: true },
+    { name: 'bits', type: 'number', required: true },
+  ],
+  '_subnet',
+  (a) => {
+    const v = argValue(a, 'field');
+    const bits = a.number('bits')!;
+    if (!Number.isInteger(bits) || bits < 0 || bits > 32) a.fail('bits', 'subnet: bits must be a whole number from 0 to 32');
+    return (e) => {
+      const ip = parseIp(v(e) ?? '');
+      if (ip === null || ip.bits !== 32) return undefined;
+      const host = BigInt(32 - bits);
+      const n = (ip.v >> host) << host;
+      return `${[24n, 16n, 8n, 0n].map((s) => String((n >> s) & 255n)).join('.')}/${bits}`;
+    };
+  },
+);
+
+/**
+ * ipLocation / asn: `<as>.<column>` for each of `columns` from the data file's row for the
+ * address in `field` (default ip; `as` defaults to the field name).
+ */
+function enrich(name: string, key: keyof DataFiles, setting: string, columns: string[]): FnDef {
+  return {
+    name,
+    params: [
+      { name: 'field', type: 'field', unnamed: true, default: 'ip' },
+      { name: 'as', type: 'string', default: '(the input field)' },
+    ],
+    stage(a, env) {
+      const t = dataFile(env, a, key, setting);
+      const field = a.string('field', 'ip');
+      const prefix = a.string('as', field);
+      return {
+        run(e, emit) {
+          const v = e.get(field);
+          const r = v === undefined ? undefined : findRow(t, v);
+          if (r !== undefined) {
+            for (const c of columns) {
+              const x = cellOf(t, r, c);
+              if (x !== undefined) e.set(`${prefix}.${c}`, x);
+            }
+          }
+          emit(e);
+        },
+      };
+    },
+  };
+}
+
+const ipLocation = enrich('ipLocation', 'geoip', 'query.geoip_file', ['country', 'city', 'lon', 'lat']);
+const asn = enrich('asn', 'asn', 'query.asn_file', ['asn', 'org']);
+
+const BASE32 = '0123456789bcdefghjkmnpqrstuvwxyz';
+
+/** The geohash of (lat, lon) with `precision` characters (1–12). */
+export function geohashOf(lat: number, lon: number, precision: number): string {
+  let latLo = -90;
+  let latHi = 90;
+  let lonLo = -180;
+  let lonHi = 180;
+  let out = '';
+  let bit = 0;
+  let ch = 0;
+  let even = true;
+  while (out.length < precision) {
+    if (even) {
+      const mid = (lonLo + lonHi) / 2;
+      if (lon >= mid) {
+        ch = (ch << 1) | 1;
+        lonLo = mid;
+      } else {
+        ch <<= 1;
+        lonHi = mid;
+      }
+    } else {
+      const mid = (latLo + latHi) / 2;
+      if (lat >= mid) {
+        ch = (ch << 1) | 1;
+        latLo = mid;
+      } else {
+        ch <<= 1;
+        latHi = mid;
+      }
+    }
+    even = !even;
+    if (++bit === 5) {
+      out += BASE32[ch];
+      bit = 0;
+      ch = 0;
+    }
+  }
+  return out;
+}
+
+function precisionOf(a: BoundArgs, def: number): number {
+  const p = a.number('precision', def);
+  if (!Number.isInteger(p) || p < 1 || p > 12) a.fail('precision', `${a.def.name}: precision must be a whole number from 1 to 12`);
+  return p;
+}
+
+const geohash = valueDef(
+  'geohash',
+  [
+    { name: 'lat', type: 'field', default: 'ip.lat' },
+    { name: 'lon', type: 'field', default: 'ip.lon' },
+    { name: 'precision', type: 'number', default: '12' },
+  ],
+  '_geohash',
+  (a) => {
+    const lat = a.string('lat', 'ip.lat');
+    const lon = a.string('lon', 'ip.lon');
+    const p = precisionOf(a, 12);
+    return (e) => {
+      const y = parseNumber(e.get(lat));
+      const x = parseNumber(e.get(lon));
+      if (y === undefined || x === undefined || Math.abs(y) > 90 || Math.abs(x) > 180) return undefined;
+      return geohashOf(y, x, p);
+    };
+  },
+);
+
+/** worldMap: geohash cells (of lat/lon, or of ip= through query.geoip_file) with a magnitude. */
+const worldMap: FnDef = {
+  name: 'worldMap',
+  params: [
+    { name: 'ip', type: 'field' },
+    { name: 'lat', type: 'field' },
+    { name: 'lon', type: 'field' },
+    { name: 'magnitude', type: 'aggs', default: 'count(as=_count)' },
+    { name: 'precision', type: 'number', default: '4' },
+  ],
+  agg(a, env) {
+    const p = precisionOf(a, 4);
+    let locate: (e: Ev) => [number, number] | undefined;
+    const ip = a.string('ip');
+    if (ip !== undefined) {
+      const t = dataFile(env, a, 'geoip', 'query.geoip_file');
+      locate = (e) => {
+        const v = e.get(ip);
+        const r = v === undefined ? undefined : findRow(t, v);
+        if (r === undefined) return undefined;
+        const y = parseNumber(cellOf(t, r, 'lat'));
+        const x = parseNumber(cellOf(t, r, 'lon'));
+        return y === undefined || x === undefined ? undefined : [y, x];
+      };
+    } else {
+      const lat = a.string('lat') ?? a.fail('lat', 'worldMap: give ip=, or lat= and lon=');
+      const lon = a.string('lon') ?? a.fail('lon', 'worldMap: give ip=, or lat= and lon=');
+      locate = (e) => {
+        const y = parseNumber(e.get(lat));
+        const x = parseNumber(e.get(lon));
+        return y === undefined || x === undefined ? undefined : [y, x];
+      };
+    }
+    const specs = a.aggs('magnitude') ?? [env.aggCall({ name: 'count', args: [], span: a.call.span })];
+    const sub = statsOf(specs, a.span('magnitude'), env);
+    const grouped = groupedAggregator('worldMap', ['_geohash'], sub.agg, env.limits.maxGroups, 'query.max_groups');
+    const agg: Aggregator<unknown> = {
+      ...grouped,
+      add(st, e) {
+        const at = locate(e);
+        if (at === undefined || Math.abs(at[0]) > 90 || Math.abs(at[1]) > 180) return;
+        const cell = e.clone();
+        cell.set('_geohash', geohashOf(at[0], at[1], p));
+        grouped.add(st as never, cell);
+      },
+    } as Aggregator<unknown>;
+    return { agg, outputs: sub.outputs === null ? null : ['_geohash', ...sub.outputs], oneRow: false };
+  },
+};
+
+const IOC_TYPES = ['domain', 'ip_address', 'url'] as const;
+const CONFIDENCE = ['unverified', 'low', 'medium', 'high'] as const;
+
+const iocLookup: FnDef = {
+  name: 'ioc:lookup',
+  params: [
+    { name: 'field', type: 'fields', unnamed: true, required: true },
+    { name: 'type', type: 'string', required: true },
+    { name: 'confidenceThreshold', type: 'string', default: 'high' },
+    { name: 'include', type: 'strings' },
+    { name: 'prefix', type: 'string', default: 'ioc' },
+    { name: 'strict', type: 'bool', default: 'false' },
+  ],
+  stage(a, env) {
+    const path = env.ctx.dataFiles?.ioc;
+    if (path === undefined || path === '') {
+      return a.env.fail(a.call.span, 'function ioc:lookup needs query.ioc_file: no IOC data file is configured on this node (set query.ioc_file in the config to a CSV file)');
+    }
+    const fields = a.list('field')!;
+    const type = oneOf(a, 'type', IOC_TYPES, 'ip_address');
+    const threshold = CONFIDENCE.indexOf(oneOf(a, 'confidenceThreshold', CONFIDENCE, 'high'));
+    const prefix = a.string('prefix', 'ioc');
+    const strict = a.bool('strict', false);
+    const index = iocIndex(path, (m) => a.env.fail(a.call.span, `function ioc:lookup: ${m}`));
+    const include = a.list('include') ?? index.columns.filter((c) => c !== 'indicator' && c !== 'type');
+    const fold = type === 'ip_address' ? (s: string) => s : (s: string) => s.toLowerCase();
+    return {
+      run(e, emit) {
+        let n = 0;
+        for (const f of fields) {
+          const v = e.get(f);
+          if (v === undefined) continue;
+          const row = index.byKey.get(`${type}\u0000${fold(v)}`);
+          if (row === undefined) continue;
+          const conf = CONFIDENCE.indexOf((row['malicious_confidence'] ?? 'unverified').toLowerCase() as (typeof CONFIDENCE)[number]);
+          if (conf < threshold) continue;
+          for (const c of include) {
+            const x = row[c];
+            if (x !== undefined) e.set(`${prefix}[${n}].${c}`, x);
+          }
+          n++;
+        }
+        if (n > 0) e.set(`${prefix}.detected`, 'true');
+        if (n > 0 || !strict) emit(e);
+      },
+    };
+  },
+};
+
+const iocCache = new Map<string, { stamp: string; columns: string[]; byKey: Map<string, Record<string, string>> }>();
+
+function iocIndex(path: string, fail: (m: string) => never): { columns: string[]; byKey: Map<string, Record<string, string>> } {
+  let stamp: string;
+  try {
+    const st = statSync(path);
+    if (st.size > MAX_DATA_FILE_BYTES) return fail(`query.ioc_file ${path} is ${st.size} bytes, more than ${MAX_DATA_FILE_BYTES}`);
+    stamp = `${st.size}:${st.mtimeMs}`;
+  } catch (err) {
+    return fail(`cannot read query.ioc_file ${path}: ${(err as Error).message}`);
+  }
+  const hit = iocCache.get(path);
+  if (hit !== undefined && hit.stamp === stamp) return hit;
+  let parsed;
+  try {
+    parsed = parseTable(readFileSync(path), 'csv', { maxRows: MAX_DATA_ROWS });
+  } catch (err) {
+    return fail(`cannot read query.ioc_file ${path}: ${(err as Error).message}`);
+  }
+  const ind = parsed.columns.indexOf('indicator');
+  const typ = parsed.columns.indexOf('type');
+  if (ind < 0 || typ < 0) return fail(`query.ioc_file ${path} needs "indicator" and "type" columns`);
+  const byKey = new Map<string, Record<string, string>>();
+  for (const r of parsed.rows) {
+    const t = r[typ];
+    const i = r[ind];
+    if (t === null || t === undefined || i === null || i === undefined) continue;
+    const rec: Record<string, string> = {};
+    parsed.columns.forEach((c, k) => {
+      const v = r[k];
+      if (v !== null && v !== undefined && v !== '') rec[c] = v;
+    });
+    byKey.set(`${t}\u0000${t === 'ip_address' ? i : i.toLowerCase()}`, rec);
+  }
+  const entry = { stamp, columns: parsed.columns, byKey };
+  if (iocCache.size >= 4) iocCache.clear();
+  iocCache.set(path, entry);
+  return entry;
+}
+
+export const networkFunctions: FnDef[] = [subnet, ipLocation, asn, geohash, worldMap, iocLookup];
