@@ -75,6 +75,13 @@ export interface NodeConfig {
     smtp_password: string;
     smtp_sender: string;
   };
+  retention: {
+    interval_seconds: number;
+    default_time_days: number;
+    default_ingest_gb: number;
+    default_storage_gb: number;
+    disk_watermark_percent: number;
+  };
 }
 
 /** A validator returns the accepted value, or a string describing what is wrong. */
@@ -217,6 +224,11 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'alerts.smtp_username', default: '', doc: 'SMTP user name; empty means no authentication', check: text() },
   { path: 'alerts.smtp_password', default: '', doc: 'SMTP password (used with smtp_username)', check: text() },
   { path: 'alerts.smtp_sender', default: 'logsvc@localhost', doc: 'the From address of alert mails', check: text(/^[^\s@<>]+@[^\s@<>]+$/, 'an email address', true) },
+  { path: 'retention.interval_seconds', default: 60, doc: 'how often the retention sweep runs (it also runs at start): data past a repository\'s retention is deleted within this time', check: integer(1, 86_400) },
+  { path: 'retention.default_time_days', default: 0, doc: 'time retention in days for repositories that set none; 0: none', check: integer(0, 1_000_000) },
+  { path: 'retention.default_ingest_gb', default: 0, doc: 'ingest-size retention in GB for repositories that set none; 0: none', check: integer(0, 1_000_000_000) },
+  { path: 'retention.default_storage_gb', default: 0, doc: 'storage-size retention in GB for repositories that set none; 0: none', check: integer(0, 1_000_000_000) },
+  { path: 'retention.disk_watermark_percent', default: 0, doc: 'when the data dir\'s disk is fuller than this, the oldest segments of any repository are deleted until it is not; 0: off', check: integer(0, 99) },
 ];
 
 /**

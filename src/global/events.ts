@@ -8,6 +8,7 @@
 import type { FileEvent } from './files.js';
 import type { ParserEvent } from './parsers.js';
 import type { AlertingEvent } from './alerting-events.js';
+import type { LifecycleEvent } from './lifecycle-events.js';
 
 export interface UserFields {
   fullName?: string | undefined;
@@ -35,6 +36,7 @@ export type GlobalEvent =
   | { type: 'PartitionLayoutSet'; partitions: number[][] }
   | FileEvent
   | ParserEvent
-  | AlertingEvent;
+  | AlertingEvent
+  | LifecycleEvent;
 
 export type GlobalEventType = GlobalEvent['type'];

@@ -7,3 +7,4 @@ export { FileIndex, SHARED_SCOPE, type StoredFile, type FileEvent } from './file
 export { ParserIndex, type StoredParser, type ParserTestCase, type ParserEvent } from './parsers.js';
 export type { AlertingEvent, AlertDefinition, AlertOwnership, ActionDefinition, ActionKind } from './alerting-events.js';
 export { AlertingState, MAX_THROTTLE_VALUES, type AlertRuntime, type AlertingSnapshot } from './alerting-state.js';
+export { NO_RETENTION, type RetentionSettings, type LifecycleEvent } from './lifecycle-events.js';

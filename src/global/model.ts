@@ -6,6 +6,7 @@ import type { GlobalEvent, UserFields } from './events.js';
 import { FileIndex, type StoredFile } from './files.js';
 import { ParserIndex, type StoredParser } from './parsers.js';
 import { AlertingState, type AlertingSnapshot } from './alerting-state.js';
+import { NO_RETENTION, type RetentionSettings } from './lifecycle-events.js';
 
 export interface User extends UserFields {
   id: string;
@@ -46,6 +47,8 @@ export interface Repository {
   ingestTokens: Map<string, IngestToken>;
   members: Map<string, Membership>;
   datasources: Map<string, Datasource>;
+  retention: RetentionSettings;
+  automaticSearch: boolean;
 }
 
 export interface ClusterNode {
@@ -127,6 +130,8 @@ export class GlobalState {
           ingestTokens: new Map(),
           members: new Map(),
           datasources: new Map(),
+          retention: NO_RETENTION,
+          automaticSearch: true,
         });
         this.repositoriesByName.set(e.name, e.id);
         return;
@@ -211,6 +216,16 @@ export class GlobalState {
       case 'AlertTriggerUndone':
         this.alerting.apply(e);
         return;
+      case 'RepositoryRetentionSet': {
+        const r = this.repositories.get(e.id);
+        if (r !== undefined) r.retention = { ...e.retention };
+        return;
+      }
+      case 'RepositoryAutomaticSearchSet': {
+        const r = this.repositories.get(e.id);
+        if (r !== undefined) r.automaticSearch = e.automaticSearch;
+        return;
+      }
       default: {
         const never: never = e;
         throw new Error(`unknown global event ${JSON.stringify(never)}`);
@@ -231,6 +246,8 @@ export class GlobalState {
         ingestTokens: [...r.ingestTokens.values()],
         members: [...r.members.values()],
         datasources: [...r.datasources.values()],
+        retention: r.retention,
+        automaticSearch: r.automaticSearch,
       })),
       nodes: [...this.nodes.values()],
       partitions: this.partitions,
@@ -257,6 +274,8 @@ export class GlobalState {
         ingestTokens: new Map(r.ingestTokens.map((t) => [t.name, { ...t }])),
         members: new Map(r.members.map((m) => [m.userId, { ...m }])),
         datasources: new Map((r.datasources ?? []).map((d) => [d.id, { ...d }])),
+        retention: { ...(r.retention ?? NO_RETENTION) },
+        automaticSearch: r.automaticSearch ?? true,
       });
       g.repositoriesByName.set(r.name, r.id);
       for (const t of r.ingestTokens) g.ingestTokensByDigest.set(t.digest, { repositoryId: r.id, name: t.name });
@@ -282,6 +301,9 @@ export interface SnapshotData {
     members: Membership[];
     /** Absent in snapshots written before datasources were tracked. */
     datasources?: Datasource[];
+    /** Absent in snapshots written before retention existed. */
+    retention?: RetentionSettings;
+    automaticSearch?: boolean;
   }[];
   nodes: ClusterNode[];
   partitions: number[][];

@@ -7,6 +7,12 @@ import type { FileService } from '../files/index.js';
 import type { ParserService } from '../parsers/index.js';
 import type { ActionService, AlertService } from '../alerts/index.js';
 
+/** Sizes of what this node stores (the segment catalog and the data dir's disk). */
+export interface StorageStats {
+  repositorySizes(repositoryId: string): { compressed: number; uncompressed: number };
+  node(): { segmentBytes: number; diskTotal: number; diskFree: number; wipBytes: number };
+}
+
 export interface GraphqlServices {
   users: UserService;
   repositories: RepositoryService;
@@ -15,6 +21,9 @@ export interface GraphqlServices {
   parsers: ParserService;
   alerts: AlertService;
   actions: ActionService;
+  storage: StorageStats;
+  /** This node's id (the cluster's node list marks its own sizes). */
+  selfId: number;
   version: string;
 }
 

@@ -10,6 +10,8 @@ import type { IngestTokenView } from '../repositories/repository-service.js';
 import { toWire } from '../cluster/index.js';
 import type { GraphqlContext } from './context.js';
 import { alertingFields } from './resolvers-alerting.js';
+import { lifecycleClusterFields, lifecycleNodeFields, lifecycleRepositoryFields } from './resolvers-lifecycle.js';
+import type { RetentionSettings } from '../global/index.js';
 
 type Args = Record<string, unknown>;
 type Resolver = (args: Args, ctx: GraphqlContext) => unknown;
@@ -77,7 +79,7 @@ function repositoryShape(r: Repository, ctx: GraphqlContext) {
     id: r.id,
     name: r.name,
     description: r.description,
-    automaticSearch: true,
+    automaticSearch: r.automaticSearch,
     type: 'DEFAULT',
     createdAt: r.createdAt,
     ingestTokens: () => ctx.services.repositories.ingestTokens(ctx.principal, r).map((tok) => tokenShape(tok, ctx)),
@@ -87,6 +89,7 @@ function repositoryShape(r: Repository, ctx: GraphqlContext) {
         return u === undefined ? [] : [{ user: userShape(u), hasMembershipAdminRights: m.canAdminMembers, hasDeletionRights: m.canDeleteData }];
       }),
     ...alertingFields(r, ctx),
+    ...lifecycleRepositoryFields(r, ctx),
   };
 }
 
@@ -111,6 +114,15 @@ function viewer(ctx: GraphqlContext) {
   const u = ctx.services.users.byId(p.userId);
   if (u === undefined) throw new Error('the authenticated user no longer exists');
   return { ...userShape(u), __typename: 'Account' };
+}
+
+const DAY_MS = 86_400_000;
+const GB = 1e9;
+
+/** createRepository's retention arguments (milliseconds, bytes) as the stored days and gigabytes. */
+function createRetention(a: Args): RetentionSettings {
+  const num = (v: unknown, unit: number): number | null => (typeof v === 'number' ? v / unit : null);
+  return { timeDays: num(a.retentionInMillis, DAY_MS), ingestGb: num(a.retentionInIngestSizeBytes, GB), storageGb: num(a.retentionInStorageSizeBytes, GB) };
 }
 
 export const queryResolvers: Record<string, Resolver> = {
@@ -145,8 +157,10 @@ export const queryResolvers: Record<string, Resolver> = {
           isAvailable: n.isAvailable,
           lastHeartbeat: n.lastHeartbeat ?? n.registeredAt,
           humioVersion: version,
+          ...lifecycleNodeFields(ctx, n.id === ctx.services.selfId),
         })),
       ingestPartitions: () => toWire(cluster.layout()).map((e) => ({ id: e.partition, nodeIds: e.hosts })),
+      ...lifecycleClusterFields(ctx),
     };
   },
 };
@@ -159,11 +173,11 @@ export const mutationResolvers: Record<string, Resolver> = {
   rotateUserApiTokenAndGet: (a, ctx) => ctx.services.users.rotateToken(ctx.principal, (a.input as { id: string }).id),
 
   createRepository: async (a, ctx) => ({
-    repository: repositoryShape(await ctx.services.repositories.create(ctx.principal, a.name as string, (a.description as string | null) ?? ''), ctx),
+    repository: repositoryShape(await ctx.services.repositories.create(ctx.principal, a.name as string, (a.description as string | null) ?? '', createRetention(a)), ctx),
   }),
   deleteSearchDomain: async (a, ctx) => {
     await ctx.services.repositories.delete(ctx.principal, a.name as string);
-    return true;
+    return { result: true };
   },
   updateDescriptionForSearchDomain: async (a, ctx) => {
     await ctx.services.repositories.setDescription(ctx.principal, a.name as string, a.newDescription as string);

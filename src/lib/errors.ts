@@ -30,6 +30,7 @@ export type ErrorCode =
   | 'E_NOT_CONFIGURED'
   | 'E_TARGET_REFUSED'
   | 'E_ACTION_FAILED'
+  | 'E_NOT_BUILT'
   | 'E_INTERNAL';
 
 const STATUS: Record<ErrorCode, number> = {
@@ -58,6 +59,7 @@ const STATUS: Record<ErrorCode, number> = {
   E_NOT_CONFIGURED: 400,
   E_TARGET_REFUSED: 400,
   E_ACTION_FAILED: 502,
+  E_NOT_BUILT: 501,
   E_INTERNAL: 500,
 };
 

@@ -13,7 +13,7 @@ import { LatencyWindow } from '../lib/latency-window.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { VERSION } from '../lib/version.js';
 import { RuntimeMonitor } from '../lib/runtime-metrics.js';
-import { atomicWriteFile, DataDirLock, ensureDir } from '../storage/index.js';
+import { atomicWriteFile, DataDirLock, diskUsage, ensureDir } from '../storage/index.js';
 import { EmbeddedGlobalLog, GlobalStore } from '../global/index.js';
 import { Authenticator, newApiToken, SecretBox, tokenDigest } from '../auth/index.js';
 import { UserService } from '../accounts/user-service.js';
@@ -24,6 +24,8 @@ import { createGraphqlEndpoint } from '../graphql/index.js';
 import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
 import { EmbeddedDigestQueue } from '../queue/index.js';
 import { SegmentCatalog } from '../segments/catalog.js';
+import { SegmentDeletions } from '../segments/deletions.js';
+import { RetentionService } from '../retention/index.js';
 import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
@@ -117,7 +119,10 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     // Digest queue, segments, digest. Replay happens here, before the node takes requests.
     const queue = await EmbeddedDigestQueue.open({ dir: join(dataDir, 'queue'), partitions: store.state.partitions.length || config.digest.partitions, logger, onFatal });
     cleanups.push(() => queue.close());
+    // Deletions a crash interrupted are finished before the catalog reads the segment files.
+    const deletions = await SegmentDeletions.open(join(dataDir, 'segments'));
     const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), logger, clock.now());
+    deletions.applyTo(catalog);
     const threads = config.digest.worker_threads;
     const workers = new WorkerPool({ ...(threads === 0 ? {} : { threads }), backgroundNice: config.digest.block_build_nice });
     cleanups.push(() => workers.close());
@@ -202,6 +207,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         segments: (repoId) => catalog.forRepository(repoId),
         memory: (repoId) => digest.memory(repoId),
         highWater: (partition, ds) => catalog.highWater(partition, ds),
+        pin: (paths) => catalog.pin(paths),
       },
       runner: workers,
       parallelism: workers.size,
@@ -242,7 +248,35 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       { maxRequestMs: config.parsers.max_request_ms, maxPerRepository: config.parsers.max_per_repository },
       ingestLimits,
     );
-    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, version: VERSION };
+    const retentionCfg = config.retention;
+    const orNull = (v: number): number | null => (v === 0 ? null : v);
+    const retention = new RetentionService({
+      state: () => store.state,
+      onApplied: (l) => store.onApplied(l),
+      catalog,
+      deletions,
+      clock,
+      logger,
+      disk: () => diskUsage(dataDir),
+      settings: {
+        intervalMs: retentionCfg.interval_seconds * 1000,
+        nodeDefault: { timeDays: orNull(retentionCfg.default_time_days), ingestGb: orNull(retentionCfg.default_ingest_gb), storageGb: orNull(retentionCfg.default_storage_gb) },
+        diskWatermarkPercent: retentionCfg.disk_watermark_percent,
+      },
+    });
+    const storage = {
+      repositorySizes: (id: string) => retention.repositorySizes(id),
+      node: () => {
+        const disk = health.primaryDisk();
+        return {
+          segmentBytes: catalog.all().reduce((n, s) => n + s.bytes, 0),
+          diskTotal: disk?.totalBytes ?? 0,
+          diskFree: disk?.freeBytes ?? 0,
+          wipBytes: digest.undigestedBytes(),
+        };
+      },
+    };
+    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, storage, selfId: config.node.id, version: VERSION };
     const router = buildRouter({
       auth,
       health,
@@ -283,6 +317,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     await queue.ensurePartitions(store.state.partitions.length);
     await digest.start(owned());
     cleanups.push(() => digest.stop());
+    retention.start();
+    cleanups.push(() => retention.stop());
     store.onApplied((e) => {
       if (e.type !== 'PartitionLayoutSet') return;
       void (async () => {

@@ -25,6 +25,8 @@ export interface EventSources {
   segments(repoId: string): SegmentInfo[];
   memory(repoId: string): { partition: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[];
   highWater(partition: number, ds: string): Position | null;
+  /** Holds segment files for a snapshot (retention defers their unlink); returns the release. */
+  pin?(paths: readonly string[]): () => void;
 }
 
 export interface ExecutorOptions {
@@ -104,8 +106,13 @@ export class QueryExecutor {
   start(spec: QuerySpec, repo: { id: string; name: string }): QueryRun {
     const query = this.compile(spec);
     const units = this.snapshot(query, spec, repo.id);
+    // Pinned in the same synchronous step as the snapshot: a segment deleted by retention meanwhile
+    // stays on disk until this run is done with it.
+    const release = this.opts.sources.pin?.(units.flatMap((u) => (u.kind === 'seg' ? [u.path] : []))) ?? ((): void => undefined);
     const tasks = this.batch(units);
-    return new QueryRun(query, spec, (run) => this.execute(run, repo.name, tasks));
+    const run = new QueryRun(query, spec, (r) => this.execute(r, repo.name, tasks));
+    void run.done.finally(release);
+    return run;
   }
 
   private snapshot(query: CompiledQuery, spec: QuerySpec, repoId: string): ScanUnit[] {
