@@ -9,6 +9,7 @@ import type { FileEvent } from './files.js';
 import type { ParserEvent } from './parsers.js';
 import type { AlertingEvent } from './alerting-events.js';
 import type { LifecycleEvent } from './lifecycle-events.js';
+import type { ViewEvent } from './views.js';
 
 export interface UserFields {
   fullName?: string | undefined;
@@ -37,6 +38,7 @@ export type GlobalEvent =
   | FileEvent
   | ParserEvent
   | AlertingEvent
-  | LifecycleEvent;
+  | LifecycleEvent
+  | ViewEvent;
 
 export type GlobalEventType = GlobalEvent['type'];

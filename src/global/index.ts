@@ -8,3 +8,4 @@ export { ParserIndex, type StoredParser, type ParserTestCase, type ParserEvent }
 export type { AlertingEvent, AlertDefinition, AlertOwnership, ActionDefinition, ActionKind } from './alerting-events.js';
 export { AlertingState, MAX_THROTTLE_VALUES, type AlertRuntime, type AlertingSnapshot } from './alerting-state.js';
 export { NO_RETENTION, type RetentionSettings, type LifecycleEvent } from './lifecycle-events.js';
+export { ViewIndex, type StoredView, type ViewConnection, type ViewEvent, type ViewSnapshot } from './views.js';

@@ -7,6 +7,7 @@ import { FileIndex, type StoredFile } from './files.js';
 import { ParserIndex, type StoredParser } from './parsers.js';
 import { AlertingState, type AlertingSnapshot } from './alerting-state.js';
 import { NO_RETENTION, type RetentionSettings } from './lifecycle-events.js';
+import { ViewIndex, type ViewSnapshot } from './views.js';
 
 export interface User extends UserFields {
   id: string;
@@ -77,6 +78,8 @@ export class GlobalState {
   parsers = new ParserIndex();
   /** Alerts, actions and the alert scheduler's durable runtime state. */
   readonly alerting = new AlertingState();
+  /** Views: search domains over repositories with a filter per connection. */
+  views = new ViewIndex();
 
   userByName(username: string): User | undefined {
     const id = this.usersByName.get(username);
@@ -111,6 +114,7 @@ export class GlobalState {
         this.usersByName.delete(u.username);
         if (u.apiTokenDigest !== null) this.usersByTokenDigest.delete(u.apiTokenDigest);
         for (const r of this.repositories.values()) r.members.delete(e.id);
+        this.views.dropUser(e.id);
         return;
       }
       case 'UserApiTokenSet': {
@@ -149,6 +153,7 @@ export class GlobalState {
         this.files.dropScope(e.id);
         this.parsers.dropRepository(e.id);
         this.alerting.dropRepository(e.id);
+        this.views.dropRepository(e.id);
         return;
       }
       case 'IngestTokenAdded': {
@@ -216,6 +221,12 @@ export class GlobalState {
       case 'AlertTriggerUndone':
         this.alerting.apply(e);
         return;
+      case 'ViewSaved':
+      case 'ViewDeleted':
+      case 'ViewMemberSet':
+      case 'ViewMemberRemoved':
+        this.views.apply(e);
+        return;
       case 'RepositoryRetentionSet': {
         const r = this.repositories.get(e.id);
         if (r !== undefined) r.retention = { ...e.retention };
@@ -254,6 +265,7 @@ export class GlobalState {
       files: this.files.all(),
       parsers: this.parsers.all(),
       alerting: this.alerting.toSnapshot(),
+      views: this.views.toSnapshot(),
     };
   }
 
@@ -285,6 +297,7 @@ export class GlobalState {
     g.files = FileIndex.fromSnapshot(s.files);
     g.parsers = ParserIndex.fromSnapshot(s.parsers);
     if (s.alerting !== undefined) g.alerting.loadSnapshot(s.alerting);
+    g.views = ViewIndex.fromSnapshot(s.views);
     return g;
   }
 }
@@ -313,4 +326,6 @@ export interface SnapshotData {
   parsers?: StoredParser[];
   /** Absent in snapshots written before alerting existed. */
   alerting?: AlertingSnapshot;
+  /** Absent in snapshots written before views existed. */
+  views?: ViewSnapshot[];
 }

@@ -6,6 +6,7 @@ import type { ClusterService } from '../cluster/index.js';
 import type { FileService } from '../files/index.js';
 import type { ParserService } from '../parsers/index.js';
 import type { ActionService, AlertService } from '../alerts/index.js';
+import type { ViewService } from '../views/view-service.js';
 
 /** Sizes of what this node stores (the segment catalog and the data dir's disk). */
 export interface StorageStats {
@@ -22,6 +23,7 @@ export interface GraphqlServices {
   alerts: AlertService;
   actions: ActionService;
   storage: StorageStats;
+  views: ViewService;
   /** This node's id (the cluster's node list marks its own sizes). */
   selfId: number;
   version: string;

@@ -3,7 +3,9 @@
  * repositories, the cluster's size fields, groups and roles (none exist), token rotation, and the
  * declared-but-not-built mutations, which fail with E_NOT_BUILT naming what is missing.
  */
-import type { Repository, RetentionSettings } from '../global/index.js';
+import type { Repository, RetentionSettings, StoredView } from '../global/index.js';
+import type { ConnectionInput } from '../views/view-service.js';
+import { repositoryShape } from './resolvers.js';
 import { LogsvcError } from '../lib/errors.js';
 import { requireUser } from '../auth/index.js';
 import type { GraphqlContext } from './context.js';
@@ -15,11 +17,48 @@ const notBuilt = (what: string): never => {
   throw new LogsvcError('E_NOT_BUILT', `${what} is not built in logsvc (see docs/data-lifecycle.md)`);
 };
 
+/** The newer alert kinds: none can be created yet, so every search domain has none. */
+function triggerFields(domain: string): Record<string, unknown> {
+  const noneWithId = (kind: string) => (a: Args): never => {
+    throw new LogsvcError('E_NOT_FOUND', `${kind} "${String(a.id)}" does not exist in "${domain}"`);
+  };
+  return {
+    filterAlerts: [],
+    filterAlert: noneWithId('filter alert'),
+    aggregateAlerts: [],
+    aggregateAlert: noneWithId('aggregate alert'),
+    scheduledSearches: [],
+    scheduledSearch: noneWithId('scheduled search'),
+  };
+}
+
+/** A view as the product's View type. */
+export function viewShape(v: StoredView, ctx: GraphqlContext) {
+  const none = (kind: string) => (a: Args): never => {
+    throw new LogsvcError('E_NOT_FOUND', `${kind} "${String(a.id)}" does not exist in view "${v.name}" (alerts and actions belong to repositories)`);
+  };
+  return {
+    __typename: 'View',
+    id: v.id,
+    name: v.name,
+    description: v.description,
+    automaticSearch: true,
+    connections: () =>
+      v.connections.flatMap((c) => {
+        const r = ctx.services.views.repository(c.repositoryId);
+        return r === undefined ? [] : [{ repository: repositoryShape(r, ctx), filter: c.filter }];
+      }),
+    files: [],
+    alerts: [],
+    alert: none('alert'),
+    actions: [],
+    action: none('action'),
+    ...triggerFields(v.name),
+  };
+}
+
 /** Repository fields of this part of the schema. */
 export function lifecycleRepositoryFields(r: Repository, ctx: GraphqlContext): Record<string, unknown> {
-  const noneWithId = (kind: string) => (a: Args): never => {
-    throw new LogsvcError('E_NOT_FOUND', `${kind} "${String(a.id)}" does not exist in "${r.name}"`);
-  };
   return {
     timeBasedRetention: r.retention.timeDays,
     ingestSizeBasedRetention: r.retention.ingestGb,
@@ -27,13 +66,7 @@ export function lifecycleRepositoryFields(r: Repository, ctx: GraphqlContext): R
     compressedByteSize: () => ctx.services.storage.repositorySizes(r.id).compressed,
     uncompressedByteSize: () => ctx.services.storage.repositorySizes(r.id).uncompressed,
     s3ArchivingConfiguration: null,
-    // Filter alerts, aggregate alerts and scheduled searches cannot be created yet, so none exist.
-    filterAlerts: [],
-    filterAlert: noneWithId('filter alert'),
-    aggregateAlerts: [],
-    aggregateAlert: noneWithId('aggregate alert'),
-    scheduledSearches: [],
-    scheduledSearch: noneWithId('scheduled search'),
+    ...triggerFields(r.name),
   };
 }
 
@@ -122,8 +155,9 @@ export const lifecycleMutationResolvers: Record<string, Resolver> = {
     throw new LogsvcError('E_NOT_FOUND', `group "${String((a.input as Args).groupId)}" does not exist (groups are not built)`);
   },
   clusterUnregisterNode: () => notBuilt('unregistering a cluster node'),
-  createView: () => notBuilt('views (createView)'),
-  updateView: () => notBuilt('views (updateView)'),
+  createView: async (a, ctx) =>
+    viewShape(await ctx.services.views.create(ctx.principal, a.name as string, (a.description as string | null) ?? '', a.connections as ConnectionInput[] | null), ctx),
+  updateView: async (a, ctx) => viewShape(await ctx.services.views.update(ctx.principal, a.viewName as string, a.connections as ConnectionInput[]), ctx),
   createFilterAlert: () => notBuilt('filter alerts'),
   deleteFilterAlert: (a) => {
     throw new LogsvcError('E_NOT_FOUND', `filter alert "${String((a.input as Args).id)}" does not exist`);

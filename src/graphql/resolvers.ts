@@ -10,7 +10,7 @@ import type { IngestTokenView } from '../repositories/repository-service.js';
 import { toWire } from '../cluster/index.js';
 import type { GraphqlContext } from './context.js';
 import { alertingFields } from './resolvers-alerting.js';
-import { lifecycleClusterFields, lifecycleNodeFields, lifecycleRepositoryFields } from './resolvers-lifecycle.js';
+import { lifecycleClusterFields, lifecycleNodeFields, lifecycleRepositoryFields, viewShape } from './resolvers-lifecycle.js';
 import type { RetentionSettings } from '../global/index.js';
 
 type Args = Record<string, unknown>;
@@ -73,7 +73,7 @@ function tokenShape(t: IngestTokenView, ctx: GraphqlContext) {
   };
 }
 
-function repositoryShape(r: Repository, ctx: GraphqlContext) {
+export function repositoryShape(r: Repository, ctx: GraphqlContext) {
   return {
     __typename: 'Repository',
     id: r.id,
@@ -139,10 +139,14 @@ export const queryResolvers: Record<string, Resolver> = {
     requireUser(ctx.principal, 'listing repositories');
     return ctx.services.repositories.list(ctx.principal).map((r) => repositoryShape(r, ctx));
   },
-  searchDomain: (a, ctx) => repositoryShape(ctx.services.repositories.get(ctx.principal, a.name as string), ctx),
+  searchDomain: (a, ctx) => {
+    const view = ctx.principal.kind === 'ingest' || !ctx.services.views.isView(a.name as string) ? undefined : ctx.services.views.find(ctx.principal, a.name as string);
+    return view === undefined ? repositoryShape(ctx.services.repositories.get(ctx.principal, a.name as string), ctx) : viewShape(view, ctx);
+  },
   searchDomains: (_a, ctx) => {
     requireUser(ctx.principal, 'listing search domains');
-    return ctx.services.repositories.list(ctx.principal).map((r) => repositoryShape(r, ctx));
+    const repos = ctx.services.repositories.list(ctx.principal).map((r) => repositoryShape(r, ctx));
+    return [...repos, ...ctx.services.views.list(ctx.principal).map((v) => viewShape(v, ctx))];
   },
   cluster: (_a, ctx) => {
     requireUser(ctx.principal, 'reading the cluster');
@@ -176,7 +180,8 @@ export const mutationResolvers: Record<string, Resolver> = {
     repository: repositoryShape(await ctx.services.repositories.create(ctx.principal, a.name as string, (a.description as string | null) ?? '', createRetention(a)), ctx),
   }),
   deleteSearchDomain: async (a, ctx) => {
-    await ctx.services.repositories.delete(ctx.principal, a.name as string);
+    if (ctx.services.views.isView(a.name as string)) await ctx.services.views.delete(ctx.principal, a.name as string);
+    else await ctx.services.repositories.delete(ctx.principal, a.name as string);
     return { result: true };
   },
   updateDescriptionForSearchDomain: async (a, ctx) => {
@@ -184,14 +189,16 @@ export const mutationResolvers: Record<string, Resolver> = {
     return { result: true };
   },
   addMember: async (a, ctx) => {
-    await ctx.services.repositories.setMember(ctx.principal, a.searchDomainName as string, a.username as string, {
-      canAdminMembers: a.hasMembershipAdminRights === true,
-      canDeleteData: a.hasDeletionRights === true,
-    });
+    const rights = { canAdminMembers: a.hasMembershipAdminRights === true, canDeleteData: a.hasDeletionRights === true };
+    const name = a.searchDomainName as string;
+    if (ctx.services.views.isView(name)) await ctx.services.views.setMember(ctx.principal, name, a.username as string, rights);
+    else await ctx.services.repositories.setMember(ctx.principal, name, a.username as string, rights);
     return { clientMutationId: null };
   },
   removeMember: async (a, ctx) => {
-    await ctx.services.repositories.removeMember(ctx.principal, a.searchDomainName as string, a.username as string);
+    const name = a.searchDomainName as string;
+    if (ctx.services.views.isView(name)) await ctx.services.views.removeMember(ctx.principal, name, a.username as string);
+    else await ctx.services.repositories.removeMember(ctx.principal, name, a.username as string);
     return { clientMutationId: null };
   },
 

@@ -15,6 +15,8 @@ import type { FileService } from '../files/index.js';
 import type { ParserService } from '../parsers/index.js';
 import type { ActionService, AlertService } from '../alerts/index.js';
 
+import type { ViewService } from '../views/view-service.js';
+
 export interface HttpServices {
   auth: Authenticator;
   health: HealthService;
@@ -36,6 +38,8 @@ export interface HttpServices {
   clock: Clock;
   queries: QueryService;
   queryJobs: QueryJobRegistry;
+  /** Views: queries over a view search its repositories through each connection's filter. */
+  views: ViewService;
   /** Live /query streams served at once. */
   maxLiveStreams: number;
   /** Custom parsers (for ingest: which ones a request may need). */

@@ -26,6 +26,7 @@ import { EmbeddedDigestQueue } from '../queue/index.js';
 import { SegmentCatalog } from '../segments/catalog.js';
 import { SegmentDeletions } from '../segments/deletions.js';
 import { RetentionService } from '../retention/index.js';
+import { ViewService } from '../views/view-service.js';
 import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
@@ -264,6 +265,10 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         diskWatermarkPercent: retentionCfg.disk_watermark_percent,
       },
     });
+    const views = new ViewService(store, clock, (filter) => {
+      const compiled = queries.compile(queries.spec({ queryString: filter, start: undefined, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }));
+      if (compiled.isAggregate) throw new LogsvcError('E_VALIDATION', 'a view filter must only filter events (no aggregate function)');
+    });
     const storage = {
       repositorySizes: (id: string) => retention.repositorySizes(id),
       node: () => {
@@ -276,7 +281,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         };
       },
     };
-    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, storage, selfId: config.node.id, version: VERSION };
+    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, storage, views, selfId: config.node.id, version: VERSION };
     const router = buildRouter({
       auth,
       health,
@@ -298,6 +303,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       clock,
       queries,
       queryJobs,
+      views,
       files,
       maxFileBytes: config.files.max_file_bytes,
       maxLiveStreams: config.query.max_concurrent,

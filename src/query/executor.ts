@@ -15,6 +15,19 @@ import { runRows } from './pipeline.js';
 import type { CompiledQuery, Ev } from './runtime.js';
 import { splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
 
+/** What a query searches: a repository, or a view's repositories (`sources`, each with its filter). */
+export interface SearchTarget {
+  id: string;
+  name: string;
+  sources?: readonly { id: string; name: string; filter: string }[];
+}
+
+interface TaskOf {
+  units: ScanUnit[];
+  repoName: string;
+  prefix: string;
+}
+
 /** Runs scan tasks: the worker pool, or inline (tests). */
 export interface ScanRunner {
   scan(task: ScanTask): Promise<ScanResult>;
@@ -103,14 +116,16 @@ export class QueryExecutor {
    * Starts a query over repository `repoId`. The snapshot of sources is taken before this returns,
    * so a caller that subscribes to live records right after sees each later event exactly once.
    */
-  start(spec: QuerySpec, repo: { id: string; name: string }): QueryRun {
+  start(spec: QuerySpec, repo: SearchTarget): QueryRun {
     const query = this.compile(spec);
-    const units = this.snapshot(query, spec, repo.id);
+    // A repository is one source; a view is one source per connection, each with its filter.
+    const sources = repo.sources ?? [{ id: repo.id, name: repo.name, filter: '' }];
+    const perSource = sources.map((src) => ({ src, units: this.snapshot(query, spec, src.id) }));
     // Pinned in the same synchronous step as the snapshot: a segment deleted by retention meanwhile
     // stays on disk until this run is done with it.
-    const release = this.opts.sources.pin?.(units.flatMap((u) => (u.kind === 'seg' ? [u.path] : []))) ?? ((): void => undefined);
-    const tasks = this.batch(units);
-    const run = new QueryRun(query, spec, (r) => this.execute(r, repo.name, tasks));
+    const release = this.opts.sources.pin?.(perSource.flatMap(({ units }) => units.flatMap((u) => (u.kind === 'seg' ? [u.path] : [])))) ?? ((): void => undefined);
+    const tasks: TaskOf[] = perSource.flatMap(({ src, units }) => this.batch(units).map((u) => ({ units: u, repoName: src.name, prefix: src.filter })));
+    const run = new QueryRun(query, spec, (r) => this.execute(r, tasks));
     void run.done.finally(release);
     return run;
   }
@@ -178,7 +193,7 @@ export class QueryExecutor {
     return tasks;
   }
 
-  private async execute(run: QueryRun, repoName: string, tasks: ScanUnit[][]): Promise<QueryOutcome> {
+  private async execute(run: QueryRun, tasks: TaskOf[]): Promise<QueryOutcome> {
     const { agg, rest } = splitAtAggregate(run.query);
     const state = agg.init();
     const warnings = new Set<string>(run.query.warnings ?? []);
@@ -189,9 +204,9 @@ export class QueryExecutor {
     let failure: unknown = null;
     const worker = async (): Promise<void> => {
       while (next < tasks.length && failure === null && !run.cancelled) {
-        const units = tasks[next++]!;
+        const { units, repoName, prefix } = tasks[next++]!;
         try {
-          const r = await this.opts.runner.scan({ spec: run.spec, repoName, units, deadline });
+          const r = await this.opts.runner.scan({ spec: run.spec, repoName, units, deadline, ...(prefix === '' ? {} : { prefix }) });
           agg.merge(state, r.state);
           run.processedEvents += r.events;
           run.processedBytes += r.bytes;

@@ -8,10 +8,10 @@
 import { decodeGroupEvents, eventId, groupSection, type RecordSummary } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import type { DurableRecord } from '../queue/index.js';
-import type { QueryExecutor, QueryRun } from './executor.js';
+import type { QueryExecutor, QueryRun, SearchTarget } from './executor.js';
 import { MapEvent, type Ev, type QueryContext, type QueryLimits } from './runtime.js';
 import { chainStages } from './pipeline.js';
-import { splitAtAggregate, type QuerySpec } from './scan.js';
+import { prefixStages, splitAtAggregate, type QuerySpec } from './scan.js';
 import { resolveRange } from './time.js';
 import { fileNamesIn } from './file-refs.js';
 import type { PackedTable } from '../files/packed.js';
@@ -87,10 +87,8 @@ export interface QueryServiceOptions {
   now: () => number;
 }
 
-export interface Repo {
-  id: string;
-  name: string;
-}
+/** A repository, or a view (its `sources`: each connected repository with the connection's filter). */
+export type Repo = SearchTarget;
 
 export class QueryService {
   private running = 0;
@@ -140,11 +138,14 @@ export class QueryService {
     if (query.isAggregate) throw new LogsvcError('E_VALIDATION', 'live aggregate queries are not served by /query; start a live query job (POST .../queryjobs) instead');
     const historical = this.run(spec, repo);
     const { maps } = splitAtAggregate(query);
-    const feed = chainStages(maps, onEvent);
+    // Per source repository: its name for #repo and, in a view, the connection's filter first.
+    const feeds = new Map((repo.sources ?? [{ id: repo.id, name: repo.name, filter: '' }]).map((src) => [src.id, { name: src.name, feed: chainStages([...prefixStages(spec, src.filter), ...maps], onEvent) }]));
     const tagsOk = query.pruning.tags ?? ((): boolean => true);
     const range = spec.ctx.end - spec.ctx.start;
     const stop = this.opts.live.onRecord((r, summary) => {
-      if (summary.repo !== repo.id) return;
+      const source = feeds.get(summary.repo);
+      if (source === undefined) return;
+      const feed = source.feed;
       const oldest = this.opts.now() - range;
       let base = 0;
       summary.groups.forEach((g, gi) => {
@@ -160,7 +161,7 @@ export class QueryService {
             ['@id', eventId(r.partition, r.offset, first + i, e.timestamp)],
             ['@timezone', e.timezone],
             ['@ingesttimestamp', String(summary.at)],
-            ['#repo', repo.name],
+            ['#repo', source.name],
             ...Object.entries(g.tags).map(([k, v]) => [`#${k}`, v] as const),
             ...Object.entries(e.fields),
           ]);

@@ -75,6 +75,7 @@ export class RepositoryService {
     return this.store
       .transact((s) => {
         if (s.repositoryByName(name) !== undefined) throw new LogsvcError('E_CONFLICT', `repository "${name}" already exists`);
+        if (s.views.byName(name) !== undefined) throw new LogsvcError('E_CONFLICT', `a view named "${name}" already exists`);
         return {
           events: [
             { type: 'RepositoryCreated', id, name, description, at: this.clock.now() },
