@@ -5,7 +5,7 @@ export { EmbeddedGlobalLog, GLOBAL_LOG_FORMAT_VERSION } from './embedded-log.js'
 export { GlobalStore, type Decision } from './store.js';
 export { FileIndex, SHARED_SCOPE, type StoredFile, type FileEvent } from './files.js';
 export { ParserIndex, type StoredParser, type ParserTestCase, type ParserEvent } from './parsers.js';
-export type { AlertingEvent, AlertDefinition, AlertOwnership, ActionDefinition, ActionKind } from './alerting-events.js';
+export type { AlertingEvent, AlertDefinition, AlertKind, AlertOwnership, ActionDefinition, ActionKind } from './alerting-events.js';
 export { AlertingState, MAX_THROTTLE_VALUES, type AlertRuntime, type AlertingSnapshot } from './alerting-state.js';
 export { NO_RETENTION, type RetentionSettings, type LifecycleEvent } from './lifecycle-events.js';
 export { ViewIndex, type StoredView, type ViewConnection, type ViewEvent, type ViewSnapshot } from './views.js';

@@ -6,8 +6,11 @@
 import type { Repository, RetentionSettings, StoredView } from '../global/index.js';
 import type { ConnectionInput } from '../views/view-service.js';
 import { repositoryShape } from './resolvers.js';
+import { GRAPHQL_FIELDS, type AlertInput, type AlertView, type FieldNames } from '../alerts/index.js';
+import { alertShape } from './resolvers-alerting.js';
 import { LogsvcError } from '../lib/errors.js';
 import { requireUser } from '../auth/index.js';
+import { parseRelative } from '../query/time.js';
 import type { GraphqlContext } from './context.js';
 
 type Args = Record<string, unknown>;
@@ -17,19 +20,63 @@ const notBuilt = (what: string): never => {
   throw new LogsvcError('E_NOT_BUILT', `${what} is not built in logsvc (see docs/data-lifecycle.md)`);
 };
 
-/** The newer alert kinds: none can be created yet, so every search domain has none. */
-function triggerFields(domain: string): Record<string, unknown> {
+/** The product's FilterAlert / AggregateAlert shapes over a stored alert of that kind. */
+function newAlertShape(v: AlertView, ctx: GraphqlContext): Record<string, unknown> {
+  const base = alertShape(v, ctx);
+  const a = v.alert;
+  return {
+    ...base,
+    actions: base.actionsV2,
+    throttleTimeSeconds: a.kind === 'filter' && a.throttleTimeMillis === 0 ? null : Math.round(a.throttleTimeMillis / 1000),
+    lastTriggered: v.lastTriggeredAt,
+    searchIntervalSeconds: Math.round((parseRelative(a.queryStart) ?? 0) / 1000),
+    queryTimestampType: 'EventTimestamp',
+    triggerMode: a.triggerMode ?? 'CompleteMode',
+  };
+}
+
+/** The newer alert kinds on a search domain: filter and aggregate alerts of a repository; no scheduled searches (not built). */
+function triggerFields(domain: string, ctx: GraphqlContext | null): Record<string, unknown> {
   const noneWithId = (kind: string) => (a: Args): never => {
     throw new LogsvcError('E_NOT_FOUND', `${kind} "${String(a.id)}" does not exist in "${domain}"`);
   };
+  const alerts = ctx === null ? null : ctx.services.alerts;
   return {
-    filterAlerts: [],
-    filterAlert: noneWithId('filter alert'),
-    aggregateAlerts: [],
-    aggregateAlert: noneWithId('aggregate alert'),
+    filterAlerts: alerts === null ? [] : () => alerts.list(ctx!.principal, domain, 'filter').map((v) => newAlertShape(v, ctx!)),
+    filterAlert: alerts === null ? noneWithId('filter alert') : (a: Args) => newAlertShape(alerts.get(ctx!.principal, domain, a.id as string, 'filter'), ctx!),
+    aggregateAlerts: alerts === null ? [] : () => alerts.list(ctx!.principal, domain, 'aggregate').map((v) => newAlertShape(v, ctx!)),
+    aggregateAlert: alerts === null ? noneWithId('aggregate alert') : (a: Args) => newAlertShape(alerts.get(ctx!.principal, domain, a.id as string, 'aggregate'), ctx!),
     scheduledSearches: [],
     scheduledSearch: noneWithId('scheduled search'),
   };
+}
+
+/** Field names as the product's filter / aggregate alert inputs spell them (for error messages). */
+const FILTER_FIELDS: FieldNames = { ...GRAPHQL_FIELDS, queryStart: 'queryString', throttleTimeMillis: 'throttleTimeSeconds', actions: 'actionIdsOrNames' };
+const AGGREGATE_FIELDS: FieldNames = { ...FILTER_FIELDS, queryStart: 'searchIntervalSeconds' };
+/** A filter alert searches events with timestamps up to this far back (its ingest-time window picks the new ones). */
+const FILTER_ALERT_SEARCH = '1h';
+
+function newAlertInput(i: Args, queryStart: unknown): AlertInput {
+  const secs = i.throttleTimeSeconds;
+  return {
+    name: i.name,
+    description: i.description,
+    queryString: i.queryString,
+    queryStart,
+    throttleTimeMillis: typeof secs === 'number' ? secs * 1000 : secs === null || secs === undefined ? 0 : secs,
+    throttleField: i.throttleField,
+    silenced: typeof i.enabled === 'boolean' ? !i.enabled : false,
+    actions: i.actionIdsOrNames,
+    labels: i.labels,
+    runAsUserId: i.runAsUserId,
+    ownershipType: i.queryOwnershipType,
+  };
+}
+
+function searchInterval(v: unknown): string {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new LogsvcError('E_VALIDATION', `searchIntervalSeconds: must be a positive whole number of seconds (got ${String(v)})`);
+  return `${v}s`;
 }
 
 /** A view as the product's View type. */
@@ -53,7 +100,7 @@ export function viewShape(v: StoredView, ctx: GraphqlContext) {
     alert: none('alert'),
     actions: [],
     action: none('action'),
-    ...triggerFields(v.name),
+    ...triggerFields(v.name, null),
   };
 }
 
@@ -66,7 +113,7 @@ export function lifecycleRepositoryFields(r: Repository, ctx: GraphqlContext): R
     compressedByteSize: () => ctx.services.storage.repositorySizes(r.id).compressed,
     uncompressedByteSize: () => ctx.services.storage.repositorySizes(r.id).uncompressed,
     s3ArchivingConfiguration: null,
-    ...triggerFields(r.name),
+    ...triggerFields(r.name, ctx),
   };
 }
 
@@ -158,13 +205,26 @@ export const lifecycleMutationResolvers: Record<string, Resolver> = {
   createView: async (a, ctx) =>
     viewShape(await ctx.services.views.create(ctx.principal, a.name as string, (a.description as string | null) ?? '', a.connections as ConnectionInput[] | null), ctx),
   updateView: async (a, ctx) => viewShape(await ctx.services.views.update(ctx.principal, a.viewName as string, a.connections as ConnectionInput[]), ctx),
-  createFilterAlert: () => notBuilt('filter alerts'),
-  deleteFilterAlert: (a) => {
-    throw new LogsvcError('E_NOT_FOUND', `filter alert "${String((a.input as Args).id)}" does not exist`);
+  createFilterAlert: async (a, ctx) => {
+    const i = a.input as Args;
+    return newAlertShape(await ctx.services.alerts.create(ctx.principal, i.viewName as string, newAlertInput(i, FILTER_ALERT_SEARCH), FILTER_FIELDS, { kind: 'filter' }), ctx);
   },
-  createAggregateAlert: () => notBuilt('aggregate alerts'),
-  deleteAggregateAlert: (a) => {
-    throw new LogsvcError('E_NOT_FOUND', `aggregate alert "${String((a.input as Args).id)}" does not exist`);
+  deleteFilterAlert: async (a, ctx) => {
+    const i = a.input as Args;
+    await ctx.services.alerts.delete(ctx.principal, i.viewName as string, i.id as string, 'filter');
+    return true;
+  },
+  createAggregateAlert: async (a, ctx) => {
+    const i = a.input as Args;
+    if (i.queryTimestampType === 'IngestTimestamp') notBuilt('aggregate alerts over ingest timestamps (queryTimestampType IngestTimestamp); use EventTimestamp');
+    const queryStart = searchInterval(i.searchIntervalSeconds);
+    const triggerMode = i.triggerMode === 'ImmediateMode' ? 'ImmediateMode' : 'CompleteMode';
+    return newAlertShape(await ctx.services.alerts.create(ctx.principal, i.viewName as string, newAlertInput(i, queryStart), AGGREGATE_FIELDS, { kind: 'aggregate', triggerMode }), ctx);
+  },
+  deleteAggregateAlert: async (a, ctx) => {
+    const i = a.input as Args;
+    await ctx.services.alerts.delete(ctx.principal, i.viewName as string, i.id as string, 'aggregate');
+    return true;
   },
   createScheduledSearch: () => notBuilt('scheduled searches'),
   createScheduledSearchV2: () => notBuilt('scheduled searches'),
