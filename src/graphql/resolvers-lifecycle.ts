@@ -7,7 +7,7 @@ import type { Repository, RetentionSettings, StoredView } from '../global/index.
 import type { ConnectionInput } from '../views/view-service.js';
 import { repositoryShape } from './resolvers.js';
 import { GRAPHQL_FIELDS, type AlertInput, type AlertView, type FieldNames } from '../alerts/index.js';
-import { alertShape } from './resolvers-alerting.js';
+import { alertInput, alertShape } from './resolvers-alerting.js';
 import { LogsvcError } from '../lib/errors.js';
 import { requireUser } from '../auth/index.js';
 import { parseRelative } from '../query/time.js';
@@ -59,19 +59,8 @@ const FILTER_ALERT_SEARCH = '1h';
 
 function newAlertInput(i: Args, queryStart: unknown): AlertInput {
   const secs = i.throttleTimeSeconds;
-  return {
-    name: i.name,
-    description: i.description,
-    queryString: i.queryString,
-    queryStart,
-    throttleTimeMillis: typeof secs === 'number' ? secs * 1000 : secs === null || secs === undefined ? 0 : secs,
-    throttleField: i.throttleField,
-    silenced: typeof i.enabled === 'boolean' ? !i.enabled : false,
-    actions: i.actionIdsOrNames,
-    labels: i.labels,
-    runAsUserId: i.runAsUserId,
-    ownershipType: i.queryOwnershipType,
-  };
+  const throttleTimeMillis = typeof secs === 'number' ? secs * 1000 : secs === null || secs === undefined ? 0 : secs;
+  return alertInput({ ...i, queryStart, throttleTimeMillis, actions: i.actionIdsOrNames });
 }
 
 function searchInterval(v: unknown): string {
