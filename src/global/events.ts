@@ -10,6 +10,7 @@ import type { ParserEvent } from './parsers.js';
 import type { AlertingEvent } from './alerting-events.js';
 import type { LifecycleEvent } from './lifecycle-events.js';
 import type { ViewEvent } from './views.js';
+import type { SavedQueryEvent } from './saved-queries.js';
 
 export interface UserFields {
   fullName?: string | undefined;
@@ -39,6 +40,7 @@ export type GlobalEvent =
   | ParserEvent
   | AlertingEvent
   | LifecycleEvent
-  | ViewEvent;
+  | ViewEvent
+  | SavedQueryEvent;
 
 export type GlobalEventType = GlobalEvent['type'];

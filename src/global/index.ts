@@ -9,3 +9,4 @@ export type { AlertingEvent, AlertDefinition, AlertKind, AlertOwnership, ActionD
 export { AlertingState, MAX_THROTTLE_VALUES, type AlertRuntime, type AlertingSnapshot } from './alerting-state.js';
 export { NO_RETENTION, type RetentionSettings, type LifecycleEvent } from './lifecycle-events.js';
 export { ViewIndex, type StoredView, type ViewConnection, type ViewEvent, type ViewSnapshot } from './views.js';
+export { SavedQueryIndex, type StoredSavedQuery, type SavedQueryEvent } from './saved-queries.js';

@@ -8,6 +8,7 @@ import { ParserIndex, type StoredParser } from './parsers.js';
 import { AlertingState, type AlertingSnapshot } from './alerting-state.js';
 import { NO_RETENTION, type RetentionSettings } from './lifecycle-events.js';
 import { ViewIndex, type ViewSnapshot } from './views.js';
+import { SavedQueryIndex, type StoredSavedQuery } from './saved-queries.js';
 
 export interface User extends UserFields {
   id: string;
@@ -80,6 +81,8 @@ export class GlobalState {
   readonly alerting = new AlertingState();
   /** Views: search domains over repositories with a filter per connection. */
   views = new ViewIndex();
+  /** Saved searches of repositories and views. */
+  savedQueries = new SavedQueryIndex();
 
   userByName(username: string): User | undefined {
     const id = this.usersByName.get(username);
@@ -154,6 +157,7 @@ export class GlobalState {
         this.parsers.dropRepository(e.id);
         this.alerting.dropRepository(e.id);
         this.views.dropRepository(e.id);
+        this.savedQueries.dropDomain(e.id);
         return;
       }
       case 'IngestTokenAdded': {
@@ -221,8 +225,15 @@ export class GlobalState {
       case 'AlertTriggerUndone':
         this.alerting.apply(e);
         return;
-      case 'ViewSaved':
+      case 'SavedQuerySaved':
+      case 'SavedQueryDeleted':
+        this.savedQueries.apply(e);
+        return;
       case 'ViewDeleted':
+        this.views.apply(e);
+        this.savedQueries.dropDomain(e.id);
+        return;
+      case 'ViewSaved':
       case 'ViewMemberSet':
       case 'ViewMemberRemoved':
         this.views.apply(e);
@@ -266,6 +277,7 @@ export class GlobalState {
       parsers: this.parsers.all(),
       alerting: this.alerting.toSnapshot(),
       views: this.views.toSnapshot(),
+      savedQueries: this.savedQueries.all(),
     };
   }
 
@@ -298,6 +310,7 @@ export class GlobalState {
     g.parsers = ParserIndex.fromSnapshot(s.parsers);
     if (s.alerting !== undefined) g.alerting.loadSnapshot(s.alerting);
     g.views = ViewIndex.fromSnapshot(s.views);
+    g.savedQueries = SavedQueryIndex.fromSnapshot(s.savedQueries);
     return g;
   }
 }
@@ -328,4 +341,6 @@ export interface SnapshotData {
   alerting?: AlertingSnapshot;
   /** Absent in snapshots written before views existed. */
   views?: ViewSnapshot[];
+  /** Absent in snapshots written before saved searches existed. */
+  savedQueries?: StoredSavedQuery[];
 }

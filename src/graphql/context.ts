@@ -7,6 +7,7 @@ import type { FileService } from '../files/index.js';
 import type { ParserService } from '../parsers/index.js';
 import type { ActionService, AlertService } from '../alerts/index.js';
 import type { ViewService } from '../views/view-service.js';
+import type { SavedQueryService } from '../saved-queries/saved-query-service.js';
 
 /** Sizes of what this node stores (the segment catalog and the data dir's disk). */
 export interface StorageStats {
@@ -24,6 +25,7 @@ export interface GraphqlServices {
   actions: ActionService;
   storage: StorageStats;
   views: ViewService;
+  savedQueries: SavedQueryService;
   /** This node's id (the cluster's node list marks its own sizes). */
   selfId: number;
   version: string;

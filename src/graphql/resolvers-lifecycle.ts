@@ -3,7 +3,8 @@
  * repositories, the cluster's size fields, groups and roles (none exist), token rotation, and the
  * declared-but-not-built mutations, which fail with E_NOT_BUILT naming what is missing.
  */
-import type { Repository, RetentionSettings, StoredView } from '../global/index.js';
+import type { Repository, RetentionSettings, StoredSavedQuery, StoredView } from '../global/index.js';
+import type { SavedQueryInput } from '../saved-queries/saved-query-service.js';
 import type { ConnectionInput } from '../views/view-service.js';
 import { repositoryShape } from './resolvers.js';
 import { GRAPHQL_FIELDS, type AlertInput, type AlertView, type FieldNames } from '../alerts/index.js';
@@ -35,8 +36,12 @@ function newAlertShape(v: AlertView, ctx: GraphqlContext): Record<string, unknow
   };
 }
 
-/** The newer alert kinds on a search domain: filter and aggregate alerts of a repository; no scheduled searches (not built). */
-function triggerFields(domain: string, ctx: GraphqlContext | null): Record<string, unknown> {
+function savedQueryShape(q: StoredSavedQuery) {
+  return { id: q.id, name: q.name, displayName: q.name, description: null, query: { queryString: q.queryString, start: q.start, end: q.end, isLive: q.isLive } };
+}
+
+/** The newer alert kinds on a search domain: filter and aggregate alerts of a repository; no scheduled searches (not built). Saved searches of repositories and views. */
+function triggerFields(domain: string, ctx: GraphqlContext | null, savedIn: GraphqlContext = ctx!): Record<string, unknown> {
   const noneWithId = (kind: string) => (a: Args): never => {
     throw new LogsvcError('E_NOT_FOUND', `${kind} "${String(a.id)}" does not exist in "${domain}"`);
   };
@@ -48,6 +53,8 @@ function triggerFields(domain: string, ctx: GraphqlContext | null): Record<strin
     aggregateAlert: alerts === null ? noneWithId('aggregate alert') : (a: Args) => newAlertShape(alerts.get(ctx!.principal, domain, a.id as string, 'aggregate'), ctx!),
     scheduledSearches: [],
     scheduledSearch: noneWithId('scheduled search'),
+    savedQueries: () => savedIn.services.savedQueries.list(savedIn.principal, domain).map(savedQueryShape),
+    savedQuery: (a: Args) => savedQueryShape(savedIn.services.savedQueries.get(savedIn.principal, domain, a.id as string)),
   };
 }
 
@@ -89,7 +96,7 @@ export function viewShape(v: StoredView, ctx: GraphqlContext) {
     alert: none('alert'),
     actions: [],
     action: none('action'),
-    ...triggerFields(v.name, null),
+    ...triggerFields(v.name, null, ctx),
   };
 }
 
@@ -194,6 +201,19 @@ export const lifecycleMutationResolvers: Record<string, Resolver> = {
   createView: async (a, ctx) =>
     viewShape(await ctx.services.views.create(ctx.principal, a.name as string, (a.description as string | null) ?? '', a.connections as ConnectionInput[] | null), ctx),
   updateView: async (a, ctx) => viewShape(await ctx.services.views.update(ctx.principal, a.viewName as string, a.connections as ConnectionInput[]), ctx),
+  createSavedQuery: async (a, ctx) => {
+    const i = a.input as Args & SavedQueryInput;
+    return { savedQuery: savedQueryShape(await ctx.services.savedQueries.create(ctx.principal, i.viewName as string, i)) };
+  },
+  updateSavedQuery: async (a, ctx) => {
+    const i = a.input as Args & SavedQueryInput;
+    return { savedQuery: savedQueryShape(await ctx.services.savedQueries.update(ctx.principal, i.viewName as string, i.id as string, i)) };
+  },
+  deleteSavedQuery: async (a, ctx) => {
+    const i = a.input as Args;
+    await ctx.services.savedQueries.delete(ctx.principal, i.viewName as string, i.id as string);
+    return { result: true };
+  },
   createFilterAlert: async (a, ctx) => {
     const i = a.input as Args;
     return newAlertShape(await ctx.services.alerts.create(ctx.principal, i.viewName as string, newAlertInput(i, FILTER_ALERT_SEARCH), FILTER_FIELDS, { kind: 'filter' }), ctx);

@@ -10,7 +10,9 @@ const TRIGGER_FIELDS = `  filterAlerts: [FilterAlert!]!
   aggregateAlerts: [AggregateAlert!]!
   aggregateAlert(id: String!): AggregateAlert!
   scheduledSearches: [ScheduledSearch!]!
-  scheduledSearch(id: String!): ScheduledSearch!`;
+  scheduledSearch(id: String!): ScheduledSearch!
+  savedQueries: [SavedQuery!]!
+  savedQuery(id: String!): SavedQuery!`;
 
 export const LIFECYCLE_SDL = /* GraphQL */ `
 extend interface SearchDomain {
@@ -59,6 +61,9 @@ extend type Mutation {
   clusterUnregisterNode(nodeID: Int!, force: Boolean!): UnregisterNodeMutation!
   createView(name: String!, description: String, connections: [ViewConnectionInput!]): View!
   updateView(viewName: String!, connections: [ViewConnectionInput!]!): View!
+  createSavedQuery(input: CreateSavedQueryInput!): CreateSavedQueryPayload!
+  updateSavedQuery(input: UpdateSavedQueryInput!): UpdateSavedQueryPayload!
+  deleteSavedQuery(input: DeleteSavedQueryInput!): BooleanResultType!
   createFilterAlert(input: CreateFilterAlert!): FilterAlert!
   deleteFilterAlert(input: DeleteFilterAlert!): Boolean!
   createAggregateAlert(input: CreateAggregateAlert!): AggregateAlert!
@@ -198,6 +203,58 @@ type ViewConnection {
 input ViewConnectionInput {
   repositoryName: String!
   filter: String!
+}
+
+"A saved search; queries of its repository or view call it by name: $name(), or with parameters $name(param=value)."
+type SavedQuery {
+  id: String!
+  name: String!
+  displayName: String!
+  description: String
+  query: HumioQuery!
+}
+
+type HumioQuery {
+  queryString: String!
+  start: String!
+  end: String!
+  isLive: Boolean!
+}
+
+input CreateSavedQueryInput {
+  name: String!
+  viewName: String!
+  queryString: String!
+  start: String
+  end: String
+  isLive: Boolean
+  widgetType: String
+  options: String
+}
+
+input UpdateSavedQueryInput {
+  id: String!
+  name: String
+  viewName: String!
+  queryString: String
+  start: String
+  end: String
+  isLive: Boolean
+  widgetType: String
+  options: String
+}
+
+input DeleteSavedQueryInput {
+  id: String!
+  viewName: String!
+}
+
+type CreateSavedQueryPayload {
+  savedQuery: SavedQuery!
+}
+
+type UpdateSavedQueryPayload {
+  savedQuery: SavedQuery!
 }
 
 enum TriggerMode {

@@ -27,6 +27,8 @@ import { SegmentCatalog } from '../segments/catalog.js';
 import { SegmentDeletions } from '../segments/deletions.js';
 import { RetentionService } from '../retention/index.js';
 import { ViewService } from '../views/view-service.js';
+import { SavedQueryService } from '../saved-queries/saved-query-service.js';
+import { expandSavedCalls } from '../query/saved-calls.js';
 import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
@@ -215,7 +217,23 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       taskBytes: config.query.task_bytes,
       maxQueryMs: config.query.max_query_seconds * 1000,
     });
-    const queries = new QueryService({ executor, files, live: digest, limits: queryLimits, maxConcurrent: config.query.max_concurrent, now: () => clock.now() });
+    // Saved searches are looked up through the service built below (queries only call it at run time).
+    let savedQueries: SavedQueryService | null = null;
+    const queries = new QueryService({
+      executor,
+      files,
+      live: digest,
+      limits: queryLimits,
+      maxConcurrent: config.query.max_concurrent,
+      now: () => clock.now(),
+      savedQueries: (domainId) => savedQueries?.lookup(domainId) ?? (() => undefined),
+    });
+    savedQueries = new SavedQueryService(store, clock, (domainId, text) => {
+      const expanded = expandSavedCalls(text, savedQueries!.lookup(domainId));
+      // Parameters get their values from the calls: compiled here with a stand-in for each.
+      const args = Object.fromEntries([...expanded.matchAll(/\?\{?\s*([A-Za-z0-9_]+)/g)].map((m) => [m[1]!, '0']));
+      queries.compile(queries.spec({ queryString: expanded, start: undefined, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: args }));
+    });
     const queryJobs = new QueryJobRegistry({
       service: queries,
       now: () => clock.now(),
@@ -281,7 +299,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         };
       },
     };
-    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, storage, views, selfId: config.node.id, version: VERSION };
+    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, storage, views, savedQueries, selfId: config.node.id, version: VERSION };
     const router = buildRouter({
       auth,
       health,

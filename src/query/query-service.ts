@@ -14,6 +14,7 @@ import { chainStages } from './pipeline.js';
 import { prefixStages, splitAtAggregate, type QuerySpec } from './scan.js';
 import { resolveRange } from './time.js';
 import { fileNamesIn } from './file-refs.js';
+import { expandSavedCalls, type SavedLookup } from './saved-calls.js';
 import type { PackedTable } from '../files/packed.js';
 
 export interface QueryRequest {
@@ -85,6 +86,8 @@ export interface QueryServiceOptions {
   limits: QueryLimits;
   maxConcurrent: number;
   now: () => number;
+  /** Saved searches of a search domain, for `$name()` calls (without it such a call fails to parse). */
+  savedQueries?: (searchDomainId: string) => SavedLookup;
 }
 
 /** A repository, or a view (its `sources`: each connected repository with the connection's filter). */
@@ -107,7 +110,9 @@ export class QueryService {
    * The spec of `req` with the lookup tables it names loaded (once per content hash; later runs of
    * the same spec, such as live refreshes, keep these tables).
    */
-  async prepare(req: QueryRequest, repo: Repo): Promise<QuerySpec> {
+  async prepare(request: QueryRequest, repo: Repo): Promise<QuerySpec> {
+    const expanded = this.opts.savedQueries === undefined ? request.queryString : expandSavedCalls(request.queryString, this.opts.savedQueries(repo.id));
+    const req = expanded === request.queryString ? request : { ...request, queryString: expanded };
     const spec = this.spec(req);
     const names = fileNamesIn(req.queryString, req.arguments);
     if (names.length > 0 && this.opts.files !== undefined) spec.files = await this.opts.files.tablesFor(repo.id, names);

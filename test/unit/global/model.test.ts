@@ -227,6 +227,7 @@ t.test('toSnapshot is plain data with the documented shape', async (t) => {
     parsers: [],
     alerting: { alerts: [], actions: [], runtime: [] },
     views: [],
+    savedQueries: [],
   });
 });
 
