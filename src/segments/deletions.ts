@@ -34,6 +34,7 @@ export class SegmentDeletions {
   private readonly pending = new Set<string>();
   /** Manifest writes, one after another. */
   private chain: Promise<void> = Promise.resolve();
+  private unlinkChain: Promise<void> = Promise.resolve();
   /** Bytes and count freed since start (for metrics and tests). */
   freedBytes = 0;
   deletedSegments = 0;
@@ -97,7 +98,7 @@ export class SegmentDeletions {
       (s) =>
         new Promise<void>((resolve, reject) => {
           catalog.whenUnpinned(s.path, () => {
-            unlinkIfPresent(s.path).then(() => {
+            this.unlinkOneByOne(s.path).then(() => {
               this.freedBytes += s.bytes;
               this.deletedSegments++;
               this.pending.delete(this.rel(s.path));
@@ -111,6 +112,16 @@ export class SegmentDeletions {
       await this.persist();
     });
     return { unlinked: all };
+  }
+
+  /**
+   * Unlinks one file at a time: hundreds queued at once would fill libuv's thread pool, and the
+   * digest queue's writes and fsyncs (what an ingest acknowledgement waits for) would queue behind them.
+   */
+  private unlinkOneByOne(path: string): Promise<void> {
+    const next = this.unlinkChain.then(() => unlinkIfPresent(path));
+    this.unlinkChain = next.catch(() => undefined);
+    return next;
   }
 
   /** Removes a deleted repository's (now empty) segment directory. */
