@@ -74,6 +74,13 @@ const DEFAULTS = {
     smtp_password: '',
     smtp_sender: 'logsvc@localhost',
   },
+  retention: {
+    interval_seconds: 60,
+    default_time_days: 0,
+    default_ingest_gb: 0,
+    default_storage_gb: 0,
+    disk_watermark_percent: 0,
+  },
 };
 
 async function tempFile(t: { teardown: (fn: () => unknown) => void }, name: string, content: string): Promise<string> {
