@@ -6,7 +6,7 @@
  */
 import { LogsvcError } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
-import type { AlertDefinition, AlertOwnership, AlertRuntime, GlobalState, GlobalStore, Repository } from '../global/index.js';
+import type { AlertDefinition, AlertKind, AlertOwnership, AlertRuntime, GlobalState, GlobalStore, Repository } from '../global/index.js';
 import { isRoot, newId, type Principal } from '../auth/index.js';
 import { memberRepository } from './access.js';
 import { parseRelative } from '../query/time.js';
@@ -45,17 +45,16 @@ export class AlertService {
     return { alert: a, repositoryName, lastTriggeredAt: rt.lastTriggeredAt, lastError: rt.lastError, lastErrorAt: rt.lastErrorAt };
   }
 
-  list(p: Principal, repositoryName: string): AlertView[] {
+  list(p: Principal, repositoryName: string, kind?: AlertKind): AlertView[] {
     const repo = memberRepository(this.store.state, p, repositoryName, 'listing alerts');
-    return this.store.state.alerting
-      .alertsOf(repo.id)
+    return ofKind(this.store.state, repo, kind)
       .sort((a, b) => a.name.localeCompare(b.name))
       .map((a) => this.view(a, repo.name));
   }
 
-  get(p: Principal, repositoryName: string, idOrName: string): AlertView {
+  get(p: Principal, repositoryName: string, idOrName: string, kind?: AlertKind): AlertView {
     const repo = memberRepository(this.store.state, p, repositoryName, 'reading an alert');
-    return this.view(find(this.store.state, repo, idOrName), repo.name);
+    return this.view(find(this.store.state, repo, idOrName, kind), repo.name);
   }
 
   /**
@@ -77,20 +76,20 @@ export class AlertService {
     }
   }
 
-  async create(p: Principal, repositoryName: string, input: AlertInput, names: FieldNames): Promise<AlertView> {
+  async create(p: Principal, repositoryName: string, input: AlertInput, names: FieldNames, kind?: { kind: AlertKind; triggerMode?: AlertDefinition['triggerMode'] }): Promise<AlertView> {
     const id = newId();
     const validateQuery = await this.queryCheck(p, repositoryName, input, 'creating an alert');
     return this.store
       .transact((s) => {
         const repo = memberRepository(s, p, repositoryName, 'creating an alert');
         const checked = checkAlert(input, { names, repositoryName: repo.name, actions: s.alerting.actionsOf(repo.id), validateQuery });
-        const existing = s.alerting.alertsOf(repo.id);
+        const existing = ofKind(s, repo, kind?.kind);
         if (existing.some((a) => a.name === checked.name)) throw new LogsvcError('E_CONFLICT', `${names.name}: an alert named "${checked.name}" already exists in repository "${repo.name}"`);
         if (existing.length >= this.opts.maxPerRepository) {
           throw new LogsvcError('E_CONFLICT', `repository "${repo.name}" already has ${existing.length} alerts, the most allowed (alerts.max_alerts_per_repository)`);
         }
         const ownership = decideOwnership(s, p, input, names) ?? defaultOwnership(p);
-        const alert: AlertDefinition = { id, repositoryId: repo.id, ...checked, ownership, createdAt: this.clock.now() };
+        const alert: AlertDefinition = { id, repositoryId: repo.id, ...checked, ownership, createdAt: this.clock.now(), ...(kind === undefined ? {} : kind) };
         return { events: [{ type: 'AlertSaved', alert }], result: repo.name };
       })
       .then((repoName) => this.view(this.store.state.alerting.alerts.get(id)!, repoName));
@@ -101,9 +100,9 @@ export class AlertService {
     return this.store
       .transact((s) => {
         const repo = memberRepository(s, p, repositoryName, 'updating an alert');
-        const old = find(s, repo, idOrName);
+        const old = find(s, repo, idOrName, undefined);
         const checked = checkAlert(input, { names, repositoryName: repo.name, actions: s.alerting.actionsOf(repo.id), validateQuery });
-        if (s.alerting.alertsOf(repo.id).some((a) => a.name === checked.name && a.id !== old.id)) {
+        if (ofKind(s, repo, undefined).some((a) => a.name === checked.name && a.id !== old.id)) {
           throw new LogsvcError('E_CONFLICT', `${names.name}: an alert named "${checked.name}" already exists in repository "${repo.name}"`);
         }
         // An owner who may no longer run the query is replaced by whoever updates the alert (the
@@ -115,23 +114,31 @@ export class AlertService {
       .then(({ id, repoName }) => this.view(this.store.state.alerting.alerts.get(id)!, repoName));
   }
 
-  delete(p: Principal, repositoryName: string, idOrName: string): Promise<void> {
+  delete(p: Principal, repositoryName: string, idOrName: string, kind?: AlertKind): Promise<void> {
     return this.store.transact((s) => {
       const repo = memberRepository(s, p, repositoryName, 'deleting an alert');
-      const a = find(s, repo, idOrName);
+      const a = find(s, repo, idOrName, kind);
       return { events: [{ type: 'AlertDeleted', id: a.id }], result: undefined };
     });
   }
 }
 
-/** By id; otherwise by name (humioctl deletes by name), when exactly one alert has it. */
-function find(s: GlobalState, repo: Repository, idOrName: string): AlertDefinition {
+/** The repository's alerts of one kind (undefined: legacy alerts). */
+function ofKind(s: GlobalState, repo: Repository, kind: AlertKind | undefined): AlertDefinition[] {
+  return s.alerting.alertsOf(repo.id).filter((a) => a.kind === kind);
+}
+
+const KIND_NAME = { filter: 'filter alert', aggregate: 'aggregate alert' } as const;
+
+/** By id; otherwise by name (humioctl deletes by name), when exactly one alert of the kind has it. */
+function find(s: GlobalState, repo: Repository, idOrName: string, kind: AlertKind | undefined): AlertDefinition {
+  const what = kind === undefined ? 'alert' : KIND_NAME[kind];
   const byId = s.alerting.alerts.get(idOrName);
-  if (byId !== undefined && byId.repositoryId === repo.id) return byId;
-  const named = s.alerting.alertsOf(repo.id).filter((a) => a.name === idOrName);
+  if (byId !== undefined && byId.repositoryId === repo.id && byId.kind === kind) return byId;
+  const named = ofKind(s, repo, kind).filter((a) => a.name === idOrName);
   if (named.length === 1) return named[0]!;
-  if (named.length > 1) throw new LogsvcError('E_CONFLICT', `${named.length} alerts in repository "${repo.name}" are named "${idOrName}"; use the alert's id`);
-  throw new LogsvcError('E_NOT_FOUND', `alert "${idOrName.slice(0, 200)}" does not exist in repository "${repo.name}"`);
+  if (named.length > 1) throw new LogsvcError('E_CONFLICT', `${named.length} ${what}s in repository "${repo.name}" are named "${idOrName}"; use the id`);
+  throw new LogsvcError('E_NOT_FOUND', `${what} "${idOrName.slice(0, 200)}" does not exist in repository "${repo.name}"`);
 }
 
 /** Whether a user-owned alert's owner still exists and may read the repository. */

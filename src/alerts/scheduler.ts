@@ -60,6 +60,8 @@ export interface SchedulerDeps {
 const MAX_ERROR_CHARS = 4000;
 /** Evaluations in a row skipped for want of a query slot before the alert's lastError says so. */
 export const BUSY_SKIPS_BEFORE_ERROR = 3;
+/** How far behind now a filter alert's ingest-time window ends (events on their way to the digest). */
+export const FILTER_LAG_MS = 2000;
 /**
  * Longest a graceful stop waits for deliveries under way (at most the action timeout): the
  * trigger is already recorded, so an aborted delivery is a notification lost for the throttle
@@ -103,6 +105,8 @@ export class AlertScheduler {
   private readonly busySkips = new Map<string, number>();
   /** Alert id -> failed evaluations in a row of its query text, and the monotonic time before which it is not run again. */
   private readonly failures = new Map<string, { query: string; count: number; notBefore: number }>();
+  /** Filter alerts: the ingest time up to which events were evaluated (this node, since it started). */
+  private readonly filterSince = new Map<string, number>();
 
   constructor(private readonly d: SchedulerDeps) {
     this.deliveries = new DeliveryQueue(d.settings.maxConcurrentDeliveries);
@@ -190,15 +194,28 @@ export class AlertScheduler {
     if (alert === undefined || repo === undefined || alert.silenced || alert.actions.length === 0) return null;
     const now = this.d.clock.now();
     const runtime = state.alerting.runtime.get(id);
-    if (heldOff(alert, runtime, now)) return null;
+    if (heldOff(alert, runtime, now)) {
+      // A filter alert's events during its throttle time are held off, not saved for later.
+      if (alert.kind === 'filter') this.filterSince.set(id, now - FILTER_LAG_MS);
+      return null;
+    }
     const ownerProblem = this.ownerProblem(state, alert, repo);
     if (ownerProblem !== null) return this.problem(id, ownerProblem);
 
     const request: QueryRequest = { queryString: alert.queryString, start: alert.queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
+    // A filter alert sees each event once: those ingested since its last clean evaluation (up to
+    // a short lag, so events still on their way to the digest are seen by the next one).
+    // After a restart it starts where the last trigger's window ended (or at the alert's creation).
+    const since = alert.kind === 'filter' ? (this.filterSince.get(id) ?? Math.max(alert.createdAt, (runtime?.lastTriggeredAt ?? -Infinity) - FILTER_LAG_MS)) : 0;
+    // The window never moves back (a new alert's start is later than now minus the lag).
+    const filterWindow = alert.kind === 'filter' ? { since, until: Math.max(since, now - FILTER_LAG_MS) } : null;
     let run: QueryRun;
     try {
       // prepare, not spec: it loads the lookup files the query's match()/lookup() calls name.
-      const target = { id: repo.id, name: repo.name };
+      const target =
+        filterWindow === null
+          ? { id: repo.id, name: repo.name }
+          : { id: repo.id, name: repo.name, sources: [{ id: repo.id, name: repo.name, filter: `@ingesttimestamp > ${filterWindow.since} @ingesttimestamp <= ${filterWindow.until}` }] };
       run = this.d.queries.run(await this.d.queries.prepare(request, target), target);
     } catch (err) {
       // Too many queries right now: the next interval tries again; said only when it lasts.
@@ -236,6 +253,7 @@ export class AlertScheduler {
       // An incomplete result neither triggers nor counts as a clean evaluation.
       return outcome.rows.length === 0 ? null : this.problem(id, `not triggered because the query produced warnings: ${outcome.warnings.join('; ')}`);
     }
+    if (filterWindow !== null) this.filterSince.set(id, filterWindow.until);
     if (outcome.rows.length === 0) return this.cleanEvaluation(id);
 
     let rows = outcome.rows.map(toJsonRow);
@@ -252,7 +270,8 @@ export class AlertScheduler {
     const recorded = await this.d.store.transact((s) => {
       const unchanged = s.alerting.alerts.get(id) === alert;
       const last = s.alerting.runtime.get(id)?.lastTriggeredAt ?? null;
-      const coalesced = alert.throttleTimeMillis === 0 && last !== null && now - last < UNTHROTTLED_RECORD_MS;
+      // A filter alert records every trigger: after a restart its window starts where the last one ended.
+      const coalesced = alert.kind !== 'filter' && alert.throttleTimeMillis === 0 && last !== null && now - last < UNTHROTTLED_RECORD_MS;
       const events = unchanged && !coalesced ? [{ type: 'AlertTriggered' as const, id, at: now, values }] : [];
       return { events, result: { unchanged, previous: last, written: events.length > 0 } };
     });

@@ -13,7 +13,7 @@
 import { deserialize, serialize } from 'node:v8';
 import { LogsvcError } from '../lib/errors.js';
 import type { GlobalStore } from '../global/index.js';
-import type { PeerScans } from '../query/executor.js';
+import type { PeerScans, SearchTarget } from '../query/executor.js';
 import type { QuerySpec, ScanResult } from '../query/scan.js';
 
 export const QUERY_SCAN = 'query.scan';
@@ -26,7 +26,8 @@ export interface PeerRpc {
 }
 
 interface ScanRequest {
-  repo: { id: string; name: string };
+  /** A repository, or a view with its repositories and their filters. */
+  repo: SearchTarget;
   text: string;
   args: Record<string, string>;
   ctx: QuerySpec['ctx'];
@@ -42,7 +43,7 @@ export interface PeerQueriesOptions {
   rpc: PeerRpc;
   store: GlobalStore;
   /** This node's part of a query (QueryExecutor.scanLocal after loading the lookup tables it names). */
-  scanLocal: (spec: QuerySpec, repo: { id: string; name: string }) => Promise<ScanResult>;
+  scanLocal: (spec: QuerySpec, repo: SearchTarget) => Promise<ScanResult>;
   /** The spec a peer sent, with this node's lookup tables loaded for it. */
   withFiles: (spec: QuerySpec, repoId: string) => Promise<QuerySpec>;
   timeoutMs: number;
@@ -53,10 +54,11 @@ export class PeerQueries implements PeerScans {
     opts.rpc.handle(QUERY_SCAN, (body) => this.serve(body));
   }
 
-  plan(spec: QuerySpec, repo: { id: string; name: string }): ReturnType<PeerScans['plan']> {
+  plan(spec: QuerySpec, repo: SearchTarget): ReturnType<PeerScans['plan']> {
     const { selfId, rpc, store } = this.opts;
     const alive = rpc.aliveIds();
-    const request: ScanRequest = { repo: { id: repo.id, name: repo.name }, text: spec.text, args: spec.args, ctx: spec.ctx, limits: spec.limits };
+    const target: SearchTarget = repo.sources === undefined ? { id: repo.id, name: repo.name } : { id: repo.id, name: repo.name, sources: repo.sources.map((s) => ({ ...s })) };
+    const request: ScanRequest = { repo: target, text: spec.text, args: spec.args, ctx: spec.ctx, limits: spec.limits };
     const remotes = [...alive]
       .filter((n) => n !== selfId)
       .map((node) => ({
@@ -66,7 +68,8 @@ export class PeerQueries implements PeerScans {
           return { ...res, state: deserialize(Buffer.from(res.state.buffer, res.state.byteOffset, res.state.byteLength)) as unknown };
         },
       }));
-    const unreachable = store.state.cluster.holdersOf(repo.id, spec.ctx.start, spec.ctx.end).filter((n) => n !== selfId && !alive.has(n));
+    const ids = repo.sources?.map((s) => s.id) ?? [repo.id];
+    const unreachable = [...new Set(ids.flatMap((id) => store.state.cluster.holdersOf(id, spec.ctx.start, spec.ctx.end)))].filter((n) => n !== selfId && !alive.has(n));
     return { remotes, unreachable };
   }
 
@@ -75,10 +78,12 @@ export class PeerQueries implements PeerScans {
     if (b === null || typeof b !== 'object' || typeof b.text !== 'string' || b.repo === undefined || b.ctx === undefined || b.limits === undefined) {
       throw new LogsvcError('E_BAD_REQUEST', 'query.scan: malformed request');
     }
-    const repo = this.opts.store.state.repositories.get(b.repo.id);
-    if (repo === undefined) throw new LogsvcError('E_NOT_FOUND', `query.scan: no repository ${b.repo.id} on this node`);
-    const spec = await this.opts.withFiles({ text: b.text, args: b.args ?? {}, ctx: b.ctx, limits: b.limits }, repo.id);
-    const res = await this.opts.scanLocal(spec, { id: repo.id, name: repo.name });
+    const target = b.repo;
+    for (const id of target.sources?.map((s) => s.id) ?? [target.id]) {
+      if (!this.opts.store.state.repositories.has(id)) throw new LogsvcError('E_NOT_FOUND', `query.scan: no repository ${id} on this node`);
+    }
+    const spec = await this.opts.withFiles({ text: b.text, args: b.args ?? {}, ctx: b.ctx, limits: b.limits }, target.sources?.[0]?.id ?? target.id);
+    const res = await this.opts.scanLocal(spec, target);
     return { ...res, state: serialize(res.state) };
   }
 }

@@ -100,6 +100,13 @@ export interface NodeConfig {
   metrics: { enabled: boolean; open_on_loopback: boolean; token: string };
   ui: { enabled: boolean };
   self_logs: { enabled: boolean; level: 'debug' | 'info' | 'warn' | 'error'; retention_days: number; buffer_lines: number };
+  retention: {
+    interval_seconds: number;
+    default_time_days: number;
+    default_ingest_gb: number;
+    default_storage_gb: number;
+    disk_watermark_percent: number;
+  };
 }
 
 /** A validator returns the accepted value, or a string describing what is wrong. */
@@ -348,6 +355,11 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'self_logs.level', default: 'info', doc: 'lowest level of the lines ingested into humio (the stderr log keeps node.log_level)', check: oneOf('debug', 'info', 'warn', 'error') },
   { path: 'self_logs.retention_days', default: 30, doc: 'retention of the humio repository in days (recorded; applied once retention is built)', check: integer(1, 3650) },
   { path: 'self_logs.buffer_lines', default: 10_000, doc: 'log lines waiting to be ingested into humio at most; further lines are dropped and counted (logsvc_self_log_dropped_total)', check: integer(100, 1_000_000) },
+  { path: 'retention.interval_seconds', default: 60, doc: 'how often the retention sweep runs (it also runs at start): data past a repository\'s retention is deleted within this time', check: integer(1, 86_400) },
+  { path: 'retention.default_time_days', default: 0, doc: 'time retention in days for repositories that set none; 0: none', check: integer(0, 1_000_000) },
+  { path: 'retention.default_ingest_gb', default: 0, doc: 'ingest-size retention in GB for repositories that set none; 0: none', check: integer(0, 1_000_000_000) },
+  { path: 'retention.default_storage_gb', default: 0, doc: 'storage-size retention in GB for repositories that set none; 0: none', check: integer(0, 1_000_000_000) },
+  { path: 'retention.disk_watermark_percent', default: 0, doc: 'when the data dir\'s disk is fuller than this, the oldest segments of any repository are deleted until it is not; 0: off', check: integer(0, 99) },
 ];
 
 /**

@@ -27,7 +27,17 @@ export interface AlertDefinition {
   labels: string[];
   ownership: AlertOwnership;
   createdAt: number;
+  /**
+   * The product's newer alert types (absent: a legacy alert). An aggregate alert runs its query
+   * over the last `queryStart` like a legacy alert; a filter alert triggers on events as they are
+   * ingested, each at most once (docs/data-lifecycle.md).
+   */
+  kind?: AlertKind;
+  /** Aggregate alerts: the product's trigger mode, stored and shown. */
+  triggerMode?: 'CompleteMode' | 'ImmediateMode' | undefined;
 }
+
+export type AlertKind = 'filter' | 'aggregate';
 
 export type ActionKind = 'webhook' | 'slack' | 'email' | 'repository' | 'pagerduty' | 'opsgenie' | 'victorops';
 

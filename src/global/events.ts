@@ -10,6 +10,9 @@ import type { ParserEvent } from './parsers.js';
 import type { AlertingEvent } from './alerting-events.js';
 import type { ClusterEvent } from './cluster-state.js';
 import type { ListenerEvent } from './listeners.js';
+import type { LifecycleEvent } from './lifecycle-events.js';
+import type { ViewEvent } from './views.js';
+import type { SavedQueryEvent } from './saved-queries.js';
 
 export interface UserFields {
   fullName?: string | undefined;
@@ -39,6 +42,9 @@ export type GlobalEvent =
   | ParserEvent
   | AlertingEvent
   | ClusterEvent
-  | ListenerEvent;
+  | ListenerEvent
+  | LifecycleEvent
+  | ViewEvent
+  | SavedQueryEvent;
 
 export type GlobalEventType = GlobalEvent['type'];

@@ -8,6 +8,9 @@ import { ParserIndex, type StoredParser } from './parsers.js';
 import { AlertingState, type AlertingSnapshot } from './alerting-state.js';
 import { ClusterState, type ClusterSnapshot } from './cluster-state.js';
 import { ListenerIndex, type IngestListenerDef } from './listeners.js';
+import { NO_RETENTION, type RetentionSettings } from './lifecycle-events.js';
+import { ViewIndex, type ViewSnapshot } from './views.js';
+import { SavedQueryIndex, type StoredSavedQuery } from './saved-queries.js';
 
 export interface User extends UserFields {
   id: string;
@@ -48,6 +51,8 @@ export interface Repository {
   ingestTokens: Map<string, IngestToken>;
   members: Map<string, Membership>;
   datasources: Map<string, Datasource>;
+  retention: RetentionSettings;
+  automaticSearch: boolean;
 }
 
 export interface ClusterNode {
@@ -86,6 +91,10 @@ export class GlobalState {
   readonly alerting = new AlertingState();
   /** Ingest listeners (syslog over TCP/UDP). */
   listeners = new ListenerIndex();
+  /** Views: search domains over repositories with a filter per connection. */
+  views = new ViewIndex();
+  /** Saved searches of repositories and views. */
+  savedQueries = new SavedQueryIndex();
 
   userByName(username: string): User | undefined {
     const id = this.usersByName.get(username);
@@ -120,6 +129,7 @@ export class GlobalState {
         this.usersByName.delete(u.username);
         if (u.apiTokenDigest !== null) this.usersByTokenDigest.delete(u.apiTokenDigest);
         for (const r of this.repositories.values()) r.members.delete(e.id);
+        this.views.dropUser(e.id);
         return;
       }
       case 'UserApiTokenSet': {
@@ -139,6 +149,8 @@ export class GlobalState {
           ingestTokens: new Map(),
           members: new Map(),
           datasources: new Map(),
+          retention: NO_RETENTION,
+          automaticSearch: true,
         });
         this.repositoriesByName.set(e.name, e.id);
         return;
@@ -157,6 +169,8 @@ export class GlobalState {
         this.parsers.dropRepository(e.id);
         this.alerting.dropRepository(e.id);
         this.listeners.dropRepository(e.id);
+        this.views.dropRepository(e.id);
+        this.savedQueries.dropDomain(e.id);
         return;
       }
       case 'IngestTokenAdded': {
@@ -234,6 +248,29 @@ export class GlobalState {
       case 'IngestListenerDeleted':
         this.listeners.apply(e);
         return;
+      case 'SavedQuerySaved':
+      case 'SavedQueryDeleted':
+        this.savedQueries.apply(e);
+        return;
+      case 'ViewDeleted':
+        this.views.apply(e);
+        this.savedQueries.dropDomain(e.id);
+        return;
+      case 'ViewSaved':
+      case 'ViewMemberSet':
+      case 'ViewMemberRemoved':
+        this.views.apply(e);
+        return;
+      case 'RepositoryRetentionSet': {
+        const r = this.repositories.get(e.id);
+        if (r !== undefined) r.retention = { ...e.retention };
+        return;
+      }
+      case 'RepositoryAutomaticSearchSet': {
+        const r = this.repositories.get(e.id);
+        if (r !== undefined) r.automaticSearch = e.automaticSearch;
+        return;
+      }
       default: {
         const never: never = e;
         throw new Error(`unknown global event ${JSON.stringify(never)}`);
@@ -256,6 +293,8 @@ export class GlobalState {
         ingestTokens: [...r.ingestTokens.values()],
         members: [...r.members.values()],
         datasources: [...r.datasources.values()],
+        retention: r.retention,
+        automaticSearch: r.automaticSearch,
       })),
       nodes: [...this.nodes.values()],
       partitions: this.partitions,
@@ -263,6 +302,8 @@ export class GlobalState {
       parsers: this.parsers.all(),
       alerting: this.alerting.toSnapshot(),
       listeners: this.listeners.all(),
+      views: this.views.toSnapshot(),
+      savedQueries: this.savedQueries.all(),
     };
   }
 
@@ -285,6 +326,8 @@ export class GlobalState {
         ingestTokens: new Map(r.ingestTokens.map((t) => [t.name, { ...t }])),
         members: new Map(r.members.map((m) => [m.userId, { ...m }])),
         datasources: new Map((r.datasources ?? []).map((d) => [d.id, { ...d }])),
+        retention: { ...(r.retention ?? NO_RETENTION) },
+        automaticSearch: r.automaticSearch ?? true,
       });
       g.repositoriesByName.set(r.name, r.id);
       for (const t of r.ingestTokens) g.ingestTokensByDigest.set(t.digest, { repositoryId: r.id, name: t.name });
@@ -295,6 +338,8 @@ export class GlobalState {
     g.parsers = ParserIndex.fromSnapshot(s.parsers);
     if (s.alerting !== undefined) g.alerting.loadSnapshot(s.alerting);
     g.listeners = ListenerIndex.fromSnapshot(s.listeners);
+    g.views = ViewIndex.fromSnapshot(s.views);
+    g.savedQueries = SavedQueryIndex.fromSnapshot(s.savedQueries);
     return g;
   }
 }
@@ -314,6 +359,9 @@ export interface SnapshotData {
     members: Membership[];
     /** Absent in snapshots written before datasources were tracked. */
     datasources?: Datasource[];
+    /** Absent in snapshots written before retention existed. */
+    retention?: RetentionSettings;
+    automaticSearch?: boolean;
   }[];
   nodes: ClusterNode[];
   partitions: number[][];
@@ -325,4 +373,8 @@ export interface SnapshotData {
   alerting?: AlertingSnapshot;
   /** Absent in snapshots written before ingest listeners existed. */
   listeners?: IngestListenerDef[];
+  /** Absent in snapshots written before views existed. */
+  views?: ViewSnapshot[];
+  /** Absent in snapshots written before saved searches existed. */
+  savedQueries?: StoredSavedQuery[];
 }

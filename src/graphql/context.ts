@@ -7,6 +7,14 @@ import type { FileService } from '../files/index.js';
 import type { ParserService } from '../parsers/index.js';
 import type { ActionService, AlertService } from '../alerts/index.js';
 import type { ListenerService } from '../ingest/listeners/listener-service.js';
+import type { ViewService } from '../views/view-service.js';
+import type { SavedQueryService } from '../saved-queries/saved-query-service.js';
+
+/** Sizes of what this node stores (the segment catalog and the data dir's disk). */
+export interface StorageStats {
+  repositorySizes(repositoryId: string): { compressed: number; uncompressed: number };
+  node(): { segmentBytes: number; diskTotal: number; diskFree: number; wipBytes: number };
+}
 
 export interface GraphqlServices {
   users: UserService;
@@ -18,6 +26,11 @@ export interface GraphqlServices {
   actions: ActionService;
   /** Ingest listeners (absent in tests that build GraphQL without them). */
   listeners?: ListenerService;
+  storage: StorageStats;
+  views: ViewService;
+  savedQueries: SavedQueryService;
+  /** This node's id (the cluster's node list marks its own sizes). */
+  selfId: number;
   version: string;
 }
 

@@ -17,14 +17,16 @@ import { ALERTING_SDL } from './schema-alerting.graphql.js';
 import { alertingMutationResolvers } from './resolvers-alerting.js';
 import { LISTENERS_SDL } from './schema-listeners.graphql.js';
 import { listenerMutations, listenerRepositoryFields } from './resolvers-listeners.js';
+import { LIFECYCLE_SDL } from './schema-lifecycle.graphql.js';
+import { lifecycleMutationResolvers, lifecycleQueryResolvers } from './resolvers-lifecycle.js';
 
-export type { GraphqlContext, GraphqlServices } from './context.js';
+export type { GraphqlContext, GraphqlServices, StorageStats } from './context.js';
 
 /** Lexer tokens allowed in one document: bounds parse work before any validation runs. */
 const MAX_TOKENS = 20_000;
 
 export function buildExecutableSchema(): GraphQLSchema {
-  const schema = buildSchema(SDL + FILES_PARSERS_SDL + ALERTING_SDL + LISTENERS_SDL);
+  const schema = buildSchema(SDL + FILES_PARSERS_SDL + ALERTING_SDL + LISTENERS_SDL + LIFECYCLE_SDL);
   const attach = (typeName: string, resolvers: Record<string, (args: Record<string, unknown>, ctx: GraphqlContext) => unknown>): void => {
     const type = schema.getType(typeName) as GraphQLObjectType;
     const fields = type.getFields();
@@ -38,8 +40,8 @@ export function buildExecutableSchema(): GraphQLSchema {
       if (fields[name]!.resolve === undefined) throw new Error(`schema field ${typeName}.${name} has no resolver`);
     }
   };
-  attach('Query', queryResolvers);
-  attach('Mutation', { ...mutationResolvers, ...filesParsersMutations, ...alertingMutationResolvers, ...listenerMutations });
+  attach('Query', { ...queryResolvers, ...lifecycleQueryResolvers });
+  attach('Mutation', { ...mutationResolvers, ...filesParsersMutations, ...alertingMutationResolvers, ...listenerMutations, ...lifecycleMutationResolvers });
   // Fields of object types that need their parent (the repository) as well as arguments.
   const repoFields = (schema.getType('Repository') as GraphQLObjectType).getFields();
   for (const [name, fn] of Object.entries({ ...repositoryFieldResolvers, ...listenerRepositoryFields })) {

@@ -73,7 +73,7 @@ export function alertingFields(r: Repository, ctx: GraphqlContext): Record<strin
   };
 }
 
-function alertInput(i: Args): AlertInput {
+export function alertInput(i: Args): AlertInput {
   return {
     name: i.name,
     description: i.description,

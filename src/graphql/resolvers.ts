@@ -10,6 +10,8 @@ import type { IngestTokenView } from '../repositories/repository-service.js';
 import { toWire } from '../cluster/index.js';
 import type { GraphqlContext } from './context.js';
 import { alertingFields } from './resolvers-alerting.js';
+import { lifecycleClusterFields, lifecycleNodeFields, lifecycleRepositoryFields, viewShape } from './resolvers-lifecycle.js';
+import type { RetentionSettings } from '../global/index.js';
 
 type Args = Record<string, unknown>;
 type Resolver = (args: Args, ctx: GraphqlContext) => unknown;
@@ -77,7 +79,7 @@ export function repositoryShape(r: Repository, ctx: GraphqlContext) {
     id: r.id,
     name: r.name,
     description: r.description,
-    automaticSearch: true,
+    automaticSearch: r.automaticSearch,
     type: 'DEFAULT',
     createdAt: r.createdAt,
     ingestTokens: () => ctx.services.repositories.ingestTokens(ctx.principal, r).map((tok) => tokenShape(tok, ctx)),
@@ -87,6 +89,7 @@ export function repositoryShape(r: Repository, ctx: GraphqlContext) {
         return u === undefined ? [] : [{ user: userShape(u), hasMembershipAdminRights: m.canAdminMembers, hasDeletionRights: m.canDeleteData }];
       }),
     ...alertingFields(r, ctx),
+    ...lifecycleRepositoryFields(r, ctx),
   };
 }
 
@@ -113,6 +116,15 @@ function viewer(ctx: GraphqlContext) {
   return { ...userShape(u), __typename: 'Account' };
 }
 
+const DAY_MS = 86_400_000;
+const GB = 1e9;
+
+/** createRepository's retention arguments (milliseconds, bytes) as the stored days and gigabytes. */
+function createRetention(a: Args): RetentionSettings {
+  const num = (v: unknown, unit: number): number | null => (typeof v === 'number' ? v / unit : null);
+  return { timeDays: num(a.retentionInMillis, DAY_MS), ingestGb: num(a.retentionInIngestSizeBytes, GB), storageGb: num(a.retentionInStorageSizeBytes, GB) };
+}
+
 export const queryResolvers: Record<string, Resolver> = {
   accounts: (_a, ctx) => ctx.services.users.list(ctx.principal).map(userShape),
   users: (a, ctx) => ctx.services.users.list(ctx.principal, (a.search as string | null) ?? undefined).map(userShape),
@@ -127,10 +139,14 @@ export const queryResolvers: Record<string, Resolver> = {
     requireUser(ctx.principal, 'listing repositories');
     return ctx.services.repositories.list(ctx.principal).map((r) => repositoryShape(r, ctx));
   },
-  searchDomain: (a, ctx) => repositoryShape(ctx.services.repositories.get(ctx.principal, a.name as string), ctx),
+  searchDomain: (a, ctx) => {
+    const view = ctx.principal.kind === 'ingest' || !ctx.services.views.isView(a.name as string) ? undefined : ctx.services.views.find(ctx.principal, a.name as string);
+    return view === undefined ? repositoryShape(ctx.services.repositories.get(ctx.principal, a.name as string), ctx) : viewShape(view, ctx);
+  },
   searchDomains: (_a, ctx) => {
     requireUser(ctx.principal, 'listing search domains');
-    return ctx.services.repositories.list(ctx.principal).map((r) => repositoryShape(r, ctx));
+    const repos = ctx.services.repositories.list(ctx.principal).map((r) => repositoryShape(r, ctx));
+    return [...repos, ...ctx.services.views.list(ctx.principal).map((v) => viewShape(v, ctx))];
   },
   cluster: (_a, ctx) => {
     requireUser(ctx.principal, 'reading the cluster');
@@ -145,8 +161,10 @@ export const queryResolvers: Record<string, Resolver> = {
           isAvailable: n.isAvailable,
           lastHeartbeat: n.lastHeartbeat ?? n.registeredAt,
           humioVersion: version,
+          ...lifecycleNodeFields(ctx, n.id === ctx.services.selfId),
         })),
       ingestPartitions: () => toWire(cluster.layout()).map((e) => ({ id: e.partition, nodeIds: e.hosts })),
+      ...lifecycleClusterFields(ctx),
     };
   },
 };
@@ -159,25 +177,28 @@ export const mutationResolvers: Record<string, Resolver> = {
   rotateUserApiTokenAndGet: (a, ctx) => ctx.services.users.rotateToken(ctx.principal, (a.input as { id: string }).id),
 
   createRepository: async (a, ctx) => ({
-    repository: repositoryShape(await ctx.services.repositories.create(ctx.principal, a.name as string, (a.description as string | null) ?? ''), ctx),
+    repository: repositoryShape(await ctx.services.repositories.create(ctx.principal, a.name as string, (a.description as string | null) ?? '', createRetention(a)), ctx),
   }),
   deleteSearchDomain: async (a, ctx) => {
-    await ctx.services.repositories.delete(ctx.principal, a.name as string);
-    return true;
+    if (ctx.services.views.isView(a.name as string)) await ctx.services.views.delete(ctx.principal, a.name as string);
+    else await ctx.services.repositories.delete(ctx.principal, a.name as string);
+    return { result: true };
   },
   updateDescriptionForSearchDomain: async (a, ctx) => {
     await ctx.services.repositories.setDescription(ctx.principal, a.name as string, a.newDescription as string);
     return { result: true };
   },
   addMember: async (a, ctx) => {
-    await ctx.services.repositories.setMember(ctx.principal, a.searchDomainName as string, a.username as string, {
-      canAdminMembers: a.hasMembershipAdminRights === true,
-      canDeleteData: a.hasDeletionRights === true,
-    });
+    const rights = { canAdminMembers: a.hasMembershipAdminRights === true, canDeleteData: a.hasDeletionRights === true };
+    const name = a.searchDomainName as string;
+    if (ctx.services.views.isView(name)) await ctx.services.views.setMember(ctx.principal, name, a.username as string, rights);
+    else await ctx.services.repositories.setMember(ctx.principal, name, a.username as string, rights);
     return { clientMutationId: null };
   },
   removeMember: async (a, ctx) => {
-    await ctx.services.repositories.removeMember(ctx.principal, a.searchDomainName as string, a.username as string);
+    const name = a.searchDomainName as string;
+    if (ctx.services.views.isView(name)) await ctx.services.views.removeMember(ctx.principal, name, a.username as string);
+    else await ctx.services.repositories.removeMember(ctx.principal, name, a.username as string);
     return { clientMutationId: null };
   },
 

@@ -30,8 +30,10 @@ type Mutation {
   "Replaces the API token of user id and returns the new token; root, or the user itself."
   rotateUserApiTokenAndGet(input: RotateUserApiTokenAndGetInput!): String!
 
-  createRepository(name: String!, description: String): CreateRepositoryMutation!
-  deleteSearchDomain(name: String!, deleteMessage: String): Boolean!
+  "Retention arguments in milliseconds and bytes, as the product takes them."
+  createRepository(name: String!, description: String, retentionInMillis: Long, retentionInIngestSizeBytes: Long, retentionInStorageSizeBytes: Long): CreateRepositoryMutation!
+  "Deletes a repository with its data (segments, files, parsers, alerts, tokens)."
+  deleteSearchDomain(name: String!, deleteMessage: String): BooleanResultType!
   updateDescriptionForSearchDomain(name: String!, newDescription: String!): UpdateDescriptionMutation!
   addMember(searchDomainName: String!, username: String!, hasMembershipAdminRights: Boolean, hasDeletionRights: Boolean): AddMemberMutation!
   removeMember(searchDomainName: String!, username: String!): RemoveMemberMutation!

@@ -143,6 +143,12 @@ export class HealthService {
     };
   }
 
+  /** The primary disk's last reading, or null before the first (or after a failed) probe. */
+  primaryDisk(): DiskUsage | null {
+    const p = this.disks.primary;
+    return p !== null && p.ok ? p.usage : null;
+  }
+
   /** Why the primary disk cannot take more data (usage at the DOWN threshold), or null. */
   diskProblem(): string | null {
     const p = this.disks.primary;

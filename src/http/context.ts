@@ -16,6 +16,8 @@ import type { ParserService } from '../parsers/index.js';
 import type { ActionService, AlertService } from '../alerts/index.js';
 import type { PrometheusEndpoint } from './routes/metrics.js';
 
+import type { ViewService } from '../views/view-service.js';
+
 export interface HttpServices {
   auth: Authenticator;
   health: HealthService;
@@ -37,6 +39,8 @@ export interface HttpServices {
   clock: Clock;
   queries: QueryService;
   queryJobs: QueryJobRegistry;
+  /** Views: queries over a view search its repositories through each connection's filter. */
+  views: ViewService;
   /** Live /query streams served at once. */
   maxLiveStreams: number;
   /** Custom parsers (for ingest: which ones a request may need). */

@@ -35,6 +35,7 @@ export type ErrorCode =
   | 'E_ACTION_FAILED'
   | 'E_PROTOCOL'
   | 'E_TIMEOUT'
+  | 'E_NOT_BUILT'
   | 'E_INTERNAL';
 
 const STATUS: Record<ErrorCode, number> = {
@@ -68,6 +69,7 @@ const STATUS: Record<ErrorCode, number> = {
   E_ACTION_FAILED: 502,
   E_PROTOCOL: 502,
   E_TIMEOUT: 504,
+  E_NOT_BUILT: 501,
   E_INTERNAL: 500,
 };
 

@@ -15,7 +15,7 @@ import { noMetrics, PrometheusMetrics, type NodeMetrics } from '../metrics/prome
 import { SELF_LOG_REPOSITORY, SelfLogs } from '../selflogs/self-logs.js';
 import { VERSION } from '../lib/version.js';
 import { RuntimeMonitor } from '../lib/runtime-metrics.js';
-import { atomicWriteFile, DataDirLock, ensureDir, ensureReserve, isNoSpaceError, releaseReserve } from '../storage/index.js';
+import { atomicWriteFile, DataDirLock, diskUsage, ensureDir, ensureReserve, isNoSpaceError, releaseReserve } from '../storage/index.js';
 import { EmbeddedGlobalLog, GlobalStore } from '../global/index.js';
 import { KafkaGlobalLog } from '../global/kafka-log.js';
 import { Authenticator, newApiToken, SecretBox, tokenDigest } from '../auth/index.js';
@@ -33,6 +33,11 @@ import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from
 import { EmbeddedDigestQueue, ingestTopic, kafkaConnection, openDigestQueue } from '../queue/index.js';
 import { KafkaTail } from '../queue/kafka-tail.js';
 import { SegmentCatalog } from '../segments/catalog.js';
+import { SegmentDeletions } from '../segments/deletions.js';
+import { RetentionService } from '../retention/index.js';
+import { ViewService } from '../views/view-service.js';
+import { SavedQueryService } from '../saved-queries/saved-query-service.js';
+import { expandSavedCalls } from '../query/saved-calls.js';
 import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
@@ -210,7 +215,10 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     // queue.kind: files in the data dir, or the [kafka] cluster's ingest topic (created if missing).
     const { queue, healthCheck: queueHealth } = await openDigestQueue({ config, dataDir, partitions: store.state.partitions.length || config.digest.partitions, logger: log('queue'), onFatal });
     cleanups.push(stopStep('digest queue', () => queue.close()));
+    // Deletions a crash interrupted are finished before the catalog reads the segment files.
+    const deletions = await SegmentDeletions.open(join(dataDir, 'segments'));
     const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), log('segments'), clock.now());
+    deletions.applyTo(catalog);
     let ownership: DigestOwnership | null = null;
     const threads = config.digest.worker_threads;
     const workers = new WorkerPool({ ...(threads === 0 ? {} : { threads }), backgroundNice: config.digest.block_build_nice });
@@ -306,6 +314,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         segments: (repoId) => catalog.forRepository(repoId),
         memory: (repoId) => digest.memory(repoId),
         highWater: (partition, ds) => catalog.highWater(partition, ds),
+        pin: (paths) => catalog.pin(paths),
       },
       runner: workers,
       parallelism: workers.size,
@@ -314,6 +323,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       memory: new NodeQueryMemory(config.query.max_query_memory_bytes, config.query.max_total_query_memory_bytes),
     });
     // A cluster's live queries read new records straight from Kafka (every partition, whoever digests it).
+    // Saved searches are looked up through the service built below (queries only call it at run time).
+    let savedQueries: SavedQueryService | null = null;
     const liveTail = clustered
       ? new KafkaTail({ connection: kafka, topic: ingestTopic(config.kafka.topic_prefix), partitions: () => store.state.partitions.length, timeoutMs: config.kafka.request_timeout_ms, logger })
       : null;
@@ -337,8 +348,15 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       },
       now: () => clock.now(),
       dataFiles: { geoip: config.query.geoip_file, asn: config.query.asn_file, ioc: config.query.ioc_file },
+      savedQueries: (domainId) => savedQueries?.lookup(domainId) ?? (() => undefined),
       onFinished: (run) =>
         metrics.queryFinished(run.spec.ctx.live ? 'live' : 'search', run.error !== null ? 'error' : run.cancelled ? 'cancelled' : 'ok', ((run.finishedAt ?? Date.now()) - run.startedAt) / 1000, run.processedBytes, run.processedEvents),
+    });
+    savedQueries = new SavedQueryService(store, clock, (domainId, text) => {
+      const expanded = expandSavedCalls(text, savedQueries!.lookup(domainId));
+      // Parameters get their values from the calls: compiled here with a stand-in for each.
+      const args = Object.fromEntries([...expanded.matchAll(/\?\{?\s*([A-Za-z0-9_]+)/g)].map((m) => [m[1]!, '0']));
+      queries.compile(queries.spec({ queryString: expanded, start: undefined, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: args }));
     });
     const queryJobs = new QueryJobRegistry({
       service: queries,
@@ -374,7 +392,39 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       ingestLimits,
     );
     const listeners = new ListenerService(store, clock, config.listeners.max_listeners);
-    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, listeners, version: VERSION };
+    const retentionCfg = config.retention;
+    const orNull = (v: number): number | null => (v === 0 ? null : v);
+    const retention = new RetentionService({
+      state: () => store.state,
+      onApplied: (l) => store.onApplied(l),
+      catalog,
+      deletions,
+      clock,
+      logger,
+      disk: () => diskUsage(dataDir),
+      settings: {
+        intervalMs: retentionCfg.interval_seconds * 1000,
+        nodeDefault: { timeDays: orNull(retentionCfg.default_time_days), ingestGb: orNull(retentionCfg.default_ingest_gb), storageGb: orNull(retentionCfg.default_storage_gb) },
+        diskWatermarkPercent: retentionCfg.disk_watermark_percent,
+      },
+    });
+    const views = new ViewService(store, clock, (filter) => {
+      const compiled = queries.compile(queries.spec({ queryString: filter, start: undefined, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }));
+      if (compiled.isAggregate) throw new LogsvcError('E_VALIDATION', 'a view filter must only filter events (no aggregate function)');
+    });
+    const storage = {
+      repositorySizes: (id: string) => retention.repositorySizes(id),
+      node: () => {
+        const disk = health.primaryDisk();
+        return {
+          segmentBytes: catalog.all().reduce((n, s) => n + s.bytes, 0),
+          diskTotal: disk?.totalBytes ?? 0,
+          diskFree: disk?.freeBytes ?? 0,
+          wipBytes: digest.undigestedBytes(),
+        };
+      },
+    };
+    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, listeners, storage, views, savedQueries, selfId: config.node.id, version: VERSION };
     const router = buildRouter({
       auth,
       health,
@@ -396,6 +446,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       clock,
       queries,
       queryJobs,
+      views,
       files,
       maxFileBytes: config.files.max_file_bytes,
       maxLiveStreams: config.query.max_concurrent,
@@ -423,6 +474,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       // Before this node answers any query: void what epochs it lost while away wrote past their end.
       await ownership.fenceAll();
     }
+    retention.start();
+    cleanups.push(stopStep('retention', () => retention.stop()));
     store.onApplied((e) => {
       if (e.type !== 'PartitionLayoutSet') return;
       void (async () => {

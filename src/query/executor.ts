@@ -17,6 +17,19 @@ import { runRows } from './pipeline.js';
 import type { CompiledQuery, Ev } from './runtime.js';
 import { splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
 
+/** What a query searches: a repository, or a view's repositories (`sources`, each with its filter). */
+export interface SearchTarget {
+  id: string;
+  name: string;
+  sources?: readonly { id: string; name: string; filter: string }[];
+}
+
+interface TaskOf {
+  units: ScanUnit[];
+  repoName: string;
+  prefix: string;
+}
+
 /** Runs scan tasks: the worker pool, or inline (tests). */
 export interface ScanRunner {
   scan(task: ScanTask): Promise<ScanResult>;
@@ -27,6 +40,8 @@ export interface EventSources {
   segments(repoId: string): SegmentInfo[];
   memory(repoId: string): { partition: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[];
   highWater(partition: number, ds: string): Position | null;
+  /** Holds segment files for a snapshot (retention defers their unlink); returns the release. */
+  pin?(paths: readonly string[]): () => void;
 }
 
 /**
@@ -36,7 +51,7 @@ export interface EventSources {
  * are partial).
  */
 export interface PeerScans {
-  plan(spec: QuerySpec, repo: { id: string; name: string }): { remotes: { node: number; scan: () => Promise<ScanResult> }[]; unreachable: number[] };
+  plan(spec: QuerySpec, repo: SearchTarget): { remotes: { node: number; scan: () => Promise<ScanResult> }[]; unreachable: number[] };
 }
 
 /** The product's warning when data of the query's range sits on nodes that cannot be asked. */
@@ -124,12 +139,24 @@ export class QueryExecutor {
    * Starts a query over repository `repoId`. The snapshot of sources is taken before this returns,
    * so a caller that subscribes to live records right after sees each later event exactly once.
    */
-  start(spec: QuerySpec, repo: { id: string; name: string }): QueryRun {
+  start(spec: QuerySpec, repo: SearchTarget): QueryRun {
     const query = this.compile(spec);
-    const units = this.snapshot(query, spec, repo.id);
-    const tasks = this.batch(units);
+    // A repository is one source; a view is one source per connection, each with its filter.
+    const sources = repo.sources ?? [{ id: repo.id, name: repo.name, filter: '' }];
+    const perSource = sources.map((src) => ({ src, units: this.snapshot(query, spec, src.id) }));
+    // Pinned in the same synchronous step as the snapshot: a segment deleted by retention meanwhile
+    // stays on disk until this run is done with it.
+    const release = this.pin(perSource.flatMap(({ units }) => units));
+    const tasks: TaskOf[] = perSource.flatMap(({ src, units }) => this.batch(units).map((u) => ({ units: u, repoName: src.name, prefix: src.filter })));
+    // A cluster: every other live node's part of the same search.
     const peers = this.opts.peers?.plan(spec, repo) ?? { remotes: [], unreachable: [] };
-    return new QueryRun(query, spec, (run) => this.execute(run, repo.name, tasks, peers));
+    const run = new QueryRun(query, spec, (r) => this.execute(r, tasks, peers));
+    void run.done.finally(release);
+    return run;
+  }
+
+  private pin(units: ScanUnit[]): () => void {
+    return this.opts.sources.pin?.(units.flatMap((u) => (u.kind === 'seg' ? [u.path] : []))) ?? ((): void => undefined);
   }
 
   /** Sets the cluster's peers (wired after the executor exists). */
@@ -138,20 +165,26 @@ export class QueryExecutor {
   }
 
   /**
-   * A cluster peer's part of a query: this node's own events of `repo` (local segments and the
-   * partitions it digests), scanned up to the first aggregate and merged into one partial result.
+   * A cluster peer's part of a query: this node's own events of the target (local segments and the
+   * partitions it digests; a view's repositories each with its filter), scanned up to the first
+   * aggregate and merged into one partial result.
    */
-  async scanLocal(spec: QuerySpec, repo: { id: string; name: string }): Promise<ScanResult> {
+  async scanLocal(spec: QuerySpec, repo: SearchTarget): Promise<ScanResult> {
     const query = this.compile(spec);
-    const tasks = this.batch(this.snapshot(query, spec, repo.id));
+    const sources = repo.sources ?? [{ id: repo.id, name: repo.name, filter: '' }];
+    const perSource = sources.map((src) => ({ src, units: this.snapshot(query, spec, src.id) }));
+    const release = this.pin(perSource.flatMap(({ units }) => units));
+    const tasks: TaskOf[] = perSource.flatMap(({ src, units }) => this.batch(units).map((u) => ({ units: u, repoName: src.name, prefix: src.filter })));
     const { agg } = splitAtAggregate(query);
     const state = agg.init();
     const out: ScanResult = { state, events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
     const deadline = Date.now() + this.opts.maxQueryMs;
+    const memory = this.opts.memory?.budget();
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < tasks.length) {
-        const r = await this.opts.runner.scan({ spec, repoName: repo.name, units: tasks[next++]!, deadline });
+        const { units, repoName, prefix } = tasks[next++]!;
+        const r = await this.opts.runner.scan({ spec, repoName, units, deadline, ...(memory === undefined ? {} : { memory }), ...(prefix === '' ? {} : { prefix }) });
         agg.merge(state, r.state);
         out.events += r.events;
         out.bytes += r.bytes;
@@ -161,7 +194,11 @@ export class QueryExecutor {
         out.warnings.push(...r.warnings);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.opts.parallelism, Math.max(1, tasks.length)) }, worker));
+    try {
+      await Promise.all(Array.from({ length: Math.min(this.opts.parallelism, Math.max(1, tasks.length)) }, worker));
+    } finally {
+      release();
+    }
     return out;
   }
 
@@ -228,19 +265,19 @@ export class QueryExecutor {
     return tasks;
   }
 
-  private async execute(run: QueryRun, repoName: string, tasks: ScanUnit[][], peers: ReturnType<PeerScans['plan']>): Promise<QueryOutcome> {
+  private async execute(run: QueryRun, tasks: TaskOf[], peers: ReturnType<PeerScans['plan']>): Promise<QueryOutcome> {
     const deadline = run.startedAt + this.opts.maxQueryMs;
     const memory = this.opts.memory?.budget();
     // The coordinator's merges, finish and later stages are charged to the query's budget too.
     const meter = new Meter(memory ?? null);
     try {
-      return await this.scanAndMerge(run, repoName, tasks, peers, deadline, memory, meter);
+      return await this.scanAndMerge(run, tasks, peers, deadline, memory, meter);
     } finally {
       meter.releaseAll();
     }
   }
 
-  private async scanAndMerge(run: QueryRun, repoName: string, tasks: ScanUnit[][], peers: ReturnType<PeerScans['plan']>, deadline: number, memory: MemoryBudget | undefined, meter: Meter): Promise<QueryOutcome> {
+  private async scanAndMerge(run: QueryRun, tasks: TaskOf[], peers: ReturnType<PeerScans['plan']>, deadline: number, memory: MemoryBudget | undefined, meter: Meter): Promise<QueryOutcome> {
     const { agg, rest } = splitAtAggregate(run.query);
     const state = agg.init();
     const warnings = new Set<string>(run.query.warnings ?? []);
@@ -268,9 +305,9 @@ export class QueryExecutor {
     let failure: unknown = null;
     const worker = async (): Promise<void> => {
       while (next < tasks.length && failure === null && !run.cancelled) {
-        const units = tasks[next++]!;
+        const { units, repoName, prefix } = tasks[next++]!;
         try {
-          const r = await this.opts.runner.scan({ spec: run.spec, repoName, units, deadline, ...(memory === undefined ? {} : { memory }) });
+          const r = await this.opts.runner.scan({ spec: run.spec, repoName, units, deadline, ...(memory === undefined ? {} : { memory }), ...(prefix === '' ? {} : { prefix }) });
           if (failure !== null || run.cancelled) break;
           // The partial arrived as a copy: charged while it is merged (what the merge keeps is
           // charged by the aggregator), given back after.

@@ -75,7 +75,8 @@ export class QueryJobRegistry {
     const { service } = this.opts;
     const run = service.run(spec, repo);
     const id = `${this.opts.idPrefix}-${randomId(24)}`;
-    this.jobs.set(id, { id, owner, repo, request, files: spec.files, run, last: null, lastPoll: this.opts.now() });
+    // Kept with saved-search calls already put in (spec.text), so live refreshes need no lookup.
+    this.jobs.set(id, { id, owner, repo, request: { ...request, queryString: spec.text }, files: spec.files, run, last: null, lastPoll: this.opts.now() });
     return { id, queryOnView: run.query.text };
   }
 

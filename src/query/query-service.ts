@@ -9,13 +9,14 @@ import { QueryScheduler, type Release, type SchedulerOptions } from './scheduler
 import { decodeGroupEvents, eventId, groupSection, type RecordSummary } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import type { DurableRecord } from '../queue/index.js';
-import type { QueryExecutor, QueryRun } from './executor.js';
+import type { QueryExecutor, QueryRun, SearchTarget } from './executor.js';
 import { applyInterval, preambleOf, runSubqueries } from './subqueries.js';
 import { MapEvent, type Ev, type DataFiles, type QueryContext, type QueryLimits } from './runtime.js';
 import { chainStages } from './pipeline.js';
-import { splitAtAggregate, type QuerySpec } from './scan.js';
+import { prefixStages, splitAtAggregate, type QuerySpec } from './scan.js';
 import { resolveRange } from './time.js';
 import { fileNamesIn } from './file-refs.js';
+import { expandSavedCalls, type SavedLookup } from './saved-calls.js';
 import type { PackedTable } from '../files/packed.js';
 
 export interface QueryRequest {
@@ -96,12 +97,12 @@ export interface QueryServiceOptions {
   onFinished?: (run: QueryRun) => void;
   /** Data files for ipLocation()/asn()/ioc:lookup() (config query.*_file). */
   dataFiles?: DataFiles;
+  /** Saved searches of a search domain, for `$name()` calls (without it such a call fails to parse). */
+  savedQueries?: (searchDomainId: string) => SavedLookup;
 }
 
-export interface Repo {
-  id: string;
-  name: string;
-}
+/** A repository, or a view (its `sources`: each connected repository with the connection's filter). */
+export type Repo = SearchTarget;
 
 export class QueryService {
   private readonly scheduler: QueryScheduler;
@@ -130,7 +131,9 @@ export class QueryService {
    * The spec of `req` with the lookup tables it names loaded (once per content hash; later runs of
    * the same spec, such as live refreshes, keep these tables).
    */
-  async prepare(req: QueryRequest, repo: Repo): Promise<QuerySpec> {
+  async prepare(request: QueryRequest, repo: Repo): Promise<QuerySpec> {
+    const expanded = this.opts.savedQueries === undefined ? request.queryString : expandSavedCalls(request.queryString, this.opts.savedQueries(repo.id));
+    const req = expanded === request.queryString ? request : { ...request, queryString: expanded };
     const spec = this.spec(req);
     // setTimeInterval(), defineTable() and join() (subqueries.ts): the range, and tables run first.
     const pre = preambleOf(req.queryString, req.arguments);
@@ -207,11 +210,14 @@ export class QueryService {
     if (query.isAggregate) throw new LogsvcError('E_VALIDATION', 'live aggregate queries are not served by /query; start a live query job (POST .../queryjobs) instead');
     const historical = this.run(spec, repo);
     const { maps } = splitAtAggregate(query);
-    const feed = chainStages(maps, onEvent);
+    // Per source repository: its name for #repo and, in a view, the connection's filter first.
+    const feeds = new Map((repo.sources ?? [{ id: repo.id, name: repo.name, filter: '' }]).map((src) => [src.id, { name: src.name, feed: chainStages([...prefixStages(spec, src.filter), ...maps], onEvent) }]));
     const tagsOk = query.pruning.tags ?? ((): boolean => true);
     const range = spec.ctx.end - spec.ctx.start;
     const stop = this.opts.live.onRecord((r, summary) => {
-      if (summary.repo !== repo.id) return;
+      const source = feeds.get(summary.repo);
+      if (source === undefined) return;
+      const feed = source.feed;
       const oldest = this.opts.now() - range;
       let base = 0;
       summary.groups.forEach((g, gi) => {
@@ -227,7 +233,7 @@ export class QueryService {
             ['@id', eventId(r.partition, r.offset, first + i, e.timestamp)],
             ['@timezone', e.timezone],
             ['@ingesttimestamp', String(summary.at)],
-            ['#repo', repo.name],
+            ['#repo', source.name],
             ...Object.entries(g.tags).map(([k, v]) => [`#${k}`, v] as const),
             ...Object.entries(e.fields),
           ]);

@@ -60,6 +60,8 @@ export interface QuerySpec {
 export interface ScanTask {
   spec: QuerySpec;
   repoName: string;
+  /** A view connection's filter, run before the query's own stages ("" or absent: none). */
+  prefix?: string;
   units: ScanUnit[];
   /** Epoch ms after which the query has used up its time (query.max_query_seconds). */
   deadline: number;
@@ -141,6 +143,12 @@ function memoryView(u: Extract<ScanUnit, { kind: 'mem' }>, origin: BlockOrigin):
   return BlockView.fromColumns(c, origin);
 }
 
+/** The filter stages of a view connection's filter (compiled and cached like a query). */
+export function prefixStages(spec: QuerySpec, prefix: string | undefined): MapStage[] {
+  if (prefix === undefined || prefix === '' || prefix === '*') return [];
+  return splitAtAggregate(compiledFor({ text: prefix, args: {}, ctx: spec.ctx, limits: spec.limits })).maps;
+}
+
 export function runScanTask(task: ScanTask): ScanResult {
   // What the task makes is charged to the query while it runs; its partial state is handed over
   // (and charged by the coordinator's merge) when it returns.
@@ -154,7 +162,9 @@ export function runScanTask(task: ScanTask): ScanResult {
 
 function scanTask(task: ScanTask, meter: Meter): ScanResult {
   const q = compiledFor(task.spec);
-  const { maps, agg } = splitAtAggregate(q);
+  const split = splitAtAggregate(q);
+  const { agg } = split;
+  const maps = [...prefixStages(task.spec, task.prefix), ...split.maps];
   const state = agg.init();
   const { start, end } = task.spec.ctx;
   const result: ScanResult = { state, events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };

@@ -4,10 +4,11 @@
  */
 import { LogsvcError } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
-import type { GlobalEvent, GlobalStore, IngestToken, Repository } from '../global/index.js';
+import { NO_RETENTION, type GlobalEvent, type GlobalStore, type IngestToken, type Repository, type RetentionSettings } from '../global/index.js';
 import {
   canAdminRepository,
   canSeeRepository,
+  isRoot,
   newId,
   newIngestToken,
   requireRoot,
@@ -25,6 +26,16 @@ const MAX_DESCRIPTION = 4096;
 const MAX_TOKENS_PER_REPO = 1000;
 
 export const DEFAULT_INGEST_TOKEN_NAME = 'default';
+
+/** Retention values: positive and finite, or null (no limit). */
+function checkRetention(r: RetentionSettings): void {
+  const names = { timeDays: 'timeBasedRetention (days)', ingestGb: 'ingestSizeBasedRetention (GB)', storageGb: 'storageSizeBasedRetention (GB)' } as const;
+  for (const k of ['timeDays', 'ingestGb', 'storageGb'] as const) {
+    const v = r[k];
+    if (v === null) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > 1e9) throw new LogsvcError('E_VALIDATION', `${names[k]}: must be a positive number up to 1e9, or null for no limit (got ${String(v)})`);
+  }
+}
 
 export interface IngestTokenView {
   name: string;
@@ -53,18 +64,24 @@ export class RepositoryService {
     return { type: 'IngestTokenAdded', repositoryId, name, digest: tokenDigest(token), sealed: this.box.seal(token), parser, at: this.clock.now() };
   }
 
-  create(p: Principal, name: string, description = ''): Promise<Repository> {
+  create(p: Principal, name: string, description = '', retention: RetentionSettings = NO_RETENTION): Promise<Repository> {
     requireRoot(p, 'creating a repository');
     if (typeof name !== 'string' || !REPO_NAME.test(name)) {
       throw new LogsvcError('E_VALIDATION', 'name: must be 1 to 100 letters, digits, "_", "-" or ".", starting with a letter or digit');
     }
     if (description.length > MAX_DESCRIPTION) throw new LogsvcError('E_VALIDATION', `description: at most ${MAX_DESCRIPTION} characters`);
+    checkRetention(retention);
     const id = newId();
     return this.store
       .transact((s) => {
         if (s.repositoryByName(name) !== undefined) throw new LogsvcError('E_CONFLICT', `repository "${name}" already exists`);
+        if (s.views.byName(name) !== undefined) throw new LogsvcError('E_CONFLICT', `a view named "${name}" already exists`);
         return {
-          events: [{ type: 'RepositoryCreated', id, name, description, at: this.clock.now() }, this.tokenEvent(id, DEFAULT_INGEST_TOKEN_NAME, null)],
+          events: [
+            { type: 'RepositoryCreated', id, name, description, at: this.clock.now() },
+            this.tokenEvent(id, DEFAULT_INGEST_TOKEN_NAME, null),
+            ...(retention.timeDays === null && retention.ingestGb === null && retention.storageGb === null ? [] : [{ type: 'RepositoryRetentionSet' as const, id, retention: { ...retention } }]),
+          ],
           result: id,
         };
       })
@@ -85,6 +102,34 @@ export class RepositoryService {
     return this.store.transact((s) => {
       const r = this.adminOf(s.repositoryByName(name), p, name);
       return { events: [{ type: 'RepositoryDescriptionSet', id: r.id, description }], result: undefined };
+    });
+  }
+
+  /**
+   * Changes the retention limits given in `change` (a key present with null removes that limit;
+   * a key absent leaves it). Root, or a member with deletion rights: lowering retention deletes data.
+   */
+  setRetention(p: Principal, name: string, change: Partial<RetentionSettings>): Promise<Repository> {
+    requireUser(p, 'changing retention');
+    return this.store
+      .transact((s) => {
+        const r = s.repositoryByName(name);
+        if (r === undefined || !canSeeRepository(p, r)) throw new LogsvcError('E_NOT_FOUND', `repository "${name}" does not exist or you have no access to it`);
+        if (!isRoot(p) && (p.kind !== 'user' || r.members.get(p.userId)?.canDeleteData !== true)) {
+          throw new LogsvcError('E_FORBIDDEN', `changing the retention of repository "${name}" requires root or deletion rights on it`);
+        }
+        const retention: RetentionSettings = { ...r.retention };
+        for (const k of ['timeDays', 'ingestGb', 'storageGb'] as const) if (k in change) retention[k] = change[k] ?? null;
+        checkRetention(retention);
+        return { events: [{ type: 'RepositoryRetentionSet', id: r.id, retention }], result: r.id };
+      })
+      .then((rid) => this.store.state.repositories.get(rid)!);
+  }
+
+  setAutomaticSearch(p: Principal, name: string, automaticSearch: boolean): Promise<void> {
+    return this.store.transact((s) => {
+      const r = this.adminOf(s.repositoryByName(name), p, name);
+      return { events: [{ type: 'RepositoryAutomaticSearchSet', id: r.id, automaticSearch }], result: undefined };
     });
   }
 

@@ -46,6 +46,10 @@ export class SegmentCatalog {
   private readonly segments = new Map<string, SegmentInfo>();
   private readonly hwm = new Map<string, Position>();
   private voids: VoidRecord = { segments: {}, fencedEpochs: {} };
+  /** Segment files a running query's snapshot reads: path -> number of snapshots holding it. */
+  private readonly pins = new Map<string, number>();
+  /** Work waiting for a path's last pin to go (a deferred unlink). */
+  private readonly onUnpinned = new Map<string, (() => void)[]>();
 
   constructor(readonly dir: string) {}
 
@@ -140,6 +144,43 @@ export class SegmentCatalog {
 
   get(id: string): SegmentInfo | undefined {
     return this.segments.get(id);
+  }
+
+  /** Takes a segment out of the catalog (its high-water mark stays: replays still skip its events). */
+  remove(id: string): void {
+    this.segments.delete(id);
+  }
+
+  /** Holds `paths` for a query's snapshot; the returned function releases them (once). */
+  pin(paths: readonly string[]): () => void {
+    for (const p of paths) this.pins.set(p, (this.pins.get(p) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const p of paths) {
+        const n = (this.pins.get(p) ?? 1) - 1;
+        if (n > 0) {
+          this.pins.set(p, n);
+          continue;
+        }
+        this.pins.delete(p);
+        const waiting = this.onUnpinned.get(p);
+        this.onUnpinned.delete(p);
+        for (const fn of waiting ?? []) fn();
+      }
+    };
+  }
+
+  /** Runs `fn` now if no snapshot holds `path`, else when the last one releases it. */
+  whenUnpinned(path: string, fn: () => void): void {
+    if (!this.pins.has(path)) {
+      fn();
+      return;
+    }
+    const list = this.onUnpinned.get(path) ?? [];
+    list.push(fn);
+    this.onUnpinned.set(path, list);
   }
 }
 

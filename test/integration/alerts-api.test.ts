@@ -284,7 +284,7 @@ t.test('deleting an action takes it out of the alerts that used it; deleting the
   const gone = await createRepo(url, admin, 'short-lived');
   const h = await createWebhook(url, admin, 'short-lived', 'h', 'https://hooks.example.com/h');
   await createAlert(url, admin, 'short-lived', { ...base, name: 'x', notifiers: [h] });
-  await mustGql(url, admin, 'mutation { deleteSearchDomain(name: "short-lived") }');
+  await mustGql(url, admin, 'mutation { deleteSearchDomain(name: "short-lived") { result } }');
   await createRepo(url, admin, 'short-lived');
   t.strictSame((await restAlert(url, admin, 'short-lived', 'GET')).json(), [], 'a new repository of the same name starts empty');
   const actions = await mustGql(url, admin, '{ searchDomain(name: "short-lived") { actions { id } } }');

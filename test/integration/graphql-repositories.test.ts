@@ -54,7 +54,7 @@ t.test('createRepository', async (t) => {
   const max = 'r'.repeat(100);
   const longest = await gql(node.url, admin, CREATE, { n: max });
   t.equal(longest.errors, undefined, 'a 100-character name is allowed');
-  t.equal((await gql(node.url, admin, 'mutation($n: String!) { deleteSearchDomain(name: $n) }', { n: max })).data.deleteSearchDomain, true);
+  t.equal((await gql(node.url, admin, 'mutation($n: String!) { deleteSearchDomain(name: $n) { result } }', { n: max })).data.deleteSearchDomain.result, true);
 });
 
 t.test('invalid and duplicate repository names', async (t) => {
@@ -206,14 +206,14 @@ t.test('only root creates and deletes repositories', async (t) => {
   const olga = await createUser(node.url, admin, 'olga');
   await gql(node.url, admin, ADD_MEMBER, { r: 'web-logs', u: 'olga', a: true, d: true });
   await expectError(t, gql(node.url, olga.token, CREATE, { n: 'olgas-repo' }), /creating a repository requires a root user/, 'E_FORBIDDEN', 'a normal user creating');
-  await expectError(t, gql(node.url, olga.token, 'mutation { deleteSearchDomain(name: "web-logs") }'), /deleting a repository requires a root user/, 'E_FORBIDDEN', 'a member with every right deleting');
+  await expectError(t, gql(node.url, olga.token, 'mutation { deleteSearchDomain(name: "web-logs") { result } }'), /deleting a repository requires a root user/, 'E_FORBIDDEN', 'a member with every right deleting');
   t.equal((await gql(node.url, admin, '{ repository(name: "web-logs") { name } }')).data.repository.name, 'web-logs', 'still there');
 
   const rootUser = await createUser(node.url, admin, 'root-pat', true);
   const created = await gql(node.url, rootUser.token, CREATE, { n: 'pats-repo' });
   t.equal(created.errors, undefined, 'a root user can create');
-  const deleted = await gql(node.url, rootUser.token, 'mutation { deleteSearchDomain(name: "pats-repo", deleteMessage: "bye") }');
-  t.same(deleted.data, { deleteSearchDomain: true }, 'a root user can delete');
+  const deleted = await gql(node.url, rootUser.token, 'mutation { deleteSearchDomain(name: "pats-repo", deleteMessage: "bye") { result } }');
+  t.same(deleted.data, { deleteSearchDomain: { result: true } }, 'a root user can delete');
 });
 
 t.test('deleteSearchDomain', async (t) => {
@@ -223,14 +223,14 @@ t.test('deleteSearchDomain', async (t) => {
   t.equal((await tokensOf(admin, 'short-lived'))?.length, 2);
   t.equal((await api(node.url, '/api/v1/health-json', { token: defaultToken })).status, 403, 'before: a live ingest token is refused as an API token (403)');
 
-  const del = await gql(node.url, admin, 'mutation { deleteSearchDomain(name: "short-lived") }');
+  const del = await gql(node.url, admin, 'mutation { deleteSearchDomain(name: "short-lived") { result } }');
   t.equal(del.status, 200);
-  t.same(del.data, { deleteSearchDomain: true });
+  t.same(del.data, { deleteSearchDomain: { result: true } });
 
   await expectError(t, gql(node.url, admin, TOKENS, { n: 'short-lived' }), /does not exist/, 'E_NOT_FOUND', 'its tokens can no longer be listed');
   t.notOk((await gql(node.url, admin, '{ repositories { name } }')).data.repositories.some((r: { name: string }) => r.name === 'short-lived'), 'no longer listed');
   for (const tok of [defaultToken, extra]) t.equal((await api(node.url, '/api/v1/health-json', { token: tok })).status, 401, 'after: the ingest token is unknown');
-  await expectError(t, gql(node.url, admin, 'mutation { deleteSearchDomain(name: "short-lived") }'), /does not exist/, 'E_NOT_FOUND', 'deleting it again');
+  await expectError(t, gql(node.url, admin, 'mutation { deleteSearchDomain(name: "short-lived") { result } }'), /does not exist/, 'E_NOT_FOUND', 'deleting it again');
 
   // Re-creating the name gives a fresh repository with a fresh default token.
   const again = await gql(node.url, admin, CREATE, { n: 'short-lived' });

@@ -78,7 +78,7 @@ async function populate(node: TestNode): Promise<{ alice: { id: string; token: s
   await mutate(node, CREATE_REPO, { n: 'web-logs', d: 'front-end access logs' });
   await mutate(node, CREATE_REPO, { n: 'app.logs', d: '' });
   await mutate(node, CREATE_REPO, { n: 'gone' });
-  await mutate(node, 'mutation { deleteSearchDomain(name: "gone") }');
+  await mutate(node, 'mutation { deleteSearchDomain(name: "gone") { result } }');
   await mutate(node, 'mutation { updateDescriptionForSearchDomain(name: "app.logs", newDescription: "application logs") { result } }');
 
   const ingest: Record<string, string> = {};

@@ -71,6 +71,11 @@ export function queryRoutes(s: HttpServices): Route[] {
     const principal = apiPrincipal(s, req);
     const name = req.params.repo!;
     const repo = s.store.state.repositoryByName(name);
+    if (repo === undefined) {
+      // A view: its members search its repositories through the connections' filters.
+      const view = principal.kind === 'ingest' ? undefined : s.views.find(principal, name);
+      if (view !== undefined) return { principal, repo: s.views.target(view) };
+    }
     if (repo === undefined || !canSeeRepository(principal, repo)) throw new LogsvcError('E_NOT_FOUND', `repository "${name}" does not exist or you have no access to it`);
     return { principal, repo: { id: repo.id, name: repo.name } };
   };

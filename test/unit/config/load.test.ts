@@ -87,6 +87,13 @@ const DEFAULTS = {
   metrics: { enabled: true, open_on_loopback: true, token: '' },
   ui: { enabled: true },
   self_logs: { enabled: true, level: 'info', retention_days: 30, buffer_lines: 10_000 },
+  retention: {
+    interval_seconds: 60,
+    default_time_days: 0,
+    default_ingest_gb: 0,
+    default_storage_gb: 0,
+    disk_watermark_percent: 0,
+  },
 };
 
 async function tempFile(t: { teardown: (fn: () => unknown) => void }, name: string, content: string): Promise<string> {

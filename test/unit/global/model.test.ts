@@ -218,6 +218,8 @@ t.test('toSnapshot is plain data with the documented shape', async (t) => {
         ingestTokens: Object.values(EXPECTED_FINAL.repositories.r1.ingestTokens),
         members: Object.values(EXPECTED_FINAL.repositories.r1.members),
         datasources: Object.values(EXPECTED_FINAL.repositories.r1.datasources),
+        retention: { timeDays: null, ingestGb: null, storageGb: null },
+        automaticSearch: true,
       },
     ],
     nodes: Object.values(EXPECTED_FINAL.nodes),
@@ -228,6 +230,8 @@ t.test('toSnapshot is plain data with the documented shape', async (t) => {
     alerting: { alerts: [], actions: [], runtime: [] },
     // Ingest listeners (their events: the test below).
     listeners: [],
+    views: [],
+    savedQueries: [],
   });
 });
 
@@ -245,6 +249,27 @@ t.test('ingest listeners: saved, replaced, snapshotted, dropped with their repos
   t.equal(copy.listeners.all().length, 0);
   s.apply({ type: 'RepositoryDeleted', id: 'r1' }, 203);
   t.equal(s.listeners.all().length, 0, 'dropped with the repository');
+});
+
+t.test('retention, automatic searching and views apply and survive a snapshot', async (t) => {
+  const s = applyAll(ALL_EVENTS);
+  let seq = 1000;
+  s.apply({ type: 'RepositoryRetentionSet', id: 'r1', retention: { timeDays: 7, ingestGb: null, storageGb: 2.5 } }, ++seq);
+  s.apply({ type: 'RepositoryAutomaticSearchSet', id: 'r1', automaticSearch: false }, ++seq);
+  s.apply({ type: 'ViewSaved', id: 'v1', name: 'ops', description: 'd', connections: [{ repositoryId: 'r1', filter: 'status=500' }], at: 5 }, ++seq);
+  s.apply({ type: 'ViewMemberSet', viewId: 'v1', userId: 'u1', canAdminMembers: true, canDeleteData: false }, ++seq);
+  const copy = GlobalState.fromSnapshot(s.toSnapshot());
+  for (const g of [s, copy]) {
+    t.strictSame(g.repositories.get('r1')!.retention, { timeDays: 7, ingestGb: null, storageGb: 2.5 });
+    t.equal(g.repositories.get('r1')!.automaticSearch, false);
+    t.strictSame(g.views.byName('ops')!.connections, [{ repositoryId: 'r1', filter: 'status=500' }]);
+    t.ok(g.views.byName('ops')!.members.get('u1')?.canAdminMembers);
+  }
+  copy.apply({ type: 'RepositoryDeleted', id: 'r1' }, ++seq);
+  t.strictSame(copy.views.byName('ops')!.connections, [], 'a deleted repository leaves the view');
+  copy.apply({ type: 'ViewDeleted', id: 'v1' }, ++seq);
+  t.equal(copy.views.byName('ops'), undefined);
+  t.ok(s.views.byName('ops'), 'the source is unchanged');
 });
 
 t.test('a state rebuilt from a snapshot is independent of the source', async (t) => {

@@ -1,0 +1,243 @@
+/**
+ * Resolvers of the data-lifecycle schema (schema-lifecycle.graphql.ts): retention and sizes of
+ * repositories, the cluster's size fields, groups and roles (none exist), token rotation, and the
+ * declared-but-not-built mutations, which fail with E_NOT_BUILT naming what is missing.
+ */
+import type { Repository, RetentionSettings, StoredSavedQuery, StoredView } from '../global/index.js';
+import type { SavedQueryInput } from '../saved-queries/saved-query-service.js';
+import type { ConnectionInput } from '../views/view-service.js';
+import { repositoryShape } from './resolvers.js';
+import { GRAPHQL_FIELDS, type AlertInput, type AlertView, type FieldNames } from '../alerts/index.js';
+import { alertInput, alertShape } from './resolvers-alerting.js';
+import { LogsvcError } from '../lib/errors.js';
+import { requireUser } from '../auth/index.js';
+import { parseRelative } from '../query/time.js';
+import type { GraphqlContext } from './context.js';
+
+type Args = Record<string, unknown>;
+type Resolver = (args: Args, ctx: GraphqlContext) => unknown;
+
+const notBuilt = (what: string): never => {
+  throw new LogsvcError('E_NOT_BUILT', `${what} is not built in logsvc (see docs/data-lifecycle.md)`);
+};
+
+/** The product's FilterAlert / AggregateAlert shapes over a stored alert of that kind. */
+function newAlertShape(v: AlertView, ctx: GraphqlContext): Record<string, unknown> {
+  const base = alertShape(v, ctx);
+  const a = v.alert;
+  return {
+    ...base,
+    actions: base.actionsV2,
+    throttleTimeSeconds: a.kind === 'filter' && a.throttleTimeMillis === 0 ? null : Math.round(a.throttleTimeMillis / 1000),
+    lastTriggered: v.lastTriggeredAt,
+    searchIntervalSeconds: Math.round((parseRelative(a.queryStart) ?? 0) / 1000),
+    queryTimestampType: 'EventTimestamp',
+    triggerMode: a.triggerMode ?? 'CompleteMode',
+  };
+}
+
+function savedQueryShape(q: StoredSavedQuery) {
+  return { id: q.id, name: q.name, displayName: q.name, description: null, query: { queryString: q.queryString, start: q.start, end: q.end, isLive: q.isLive } };
+}
+
+/** The newer alert kinds on a search domain: filter and aggregate alerts of a repository; no scheduled searches (not built). Saved searches of repositories and views. */
+function triggerFields(domain: string, ctx: GraphqlContext | null, savedIn: GraphqlContext = ctx!): Record<string, unknown> {
+  const noneWithId = (kind: string) => (a: Args): never => {
+    throw new LogsvcError('E_NOT_FOUND', `${kind} "${String(a.id)}" does not exist in "${domain}"`);
+  };
+  const alerts = ctx === null ? null : ctx.services.alerts;
+  return {
+    filterAlerts: alerts === null ? [] : () => alerts.list(ctx!.principal, domain, 'filter').map((v) => newAlertShape(v, ctx!)),
+    filterAlert: alerts === null ? noneWithId('filter alert') : (a: Args) => newAlertShape(alerts.get(ctx!.principal, domain, a.id as string, 'filter'), ctx!),
+    aggregateAlerts: alerts === null ? [] : () => alerts.list(ctx!.principal, domain, 'aggregate').map((v) => newAlertShape(v, ctx!)),
+    aggregateAlert: alerts === null ? noneWithId('aggregate alert') : (a: Args) => newAlertShape(alerts.get(ctx!.principal, domain, a.id as string, 'aggregate'), ctx!),
+    scheduledSearches: [],
+    scheduledSearch: noneWithId('scheduled search'),
+    savedQueries: () => savedIn.services.savedQueries.list(savedIn.principal, domain).map(savedQueryShape),
+    savedQuery: (a: Args) => savedQueryShape(savedIn.services.savedQueries.get(savedIn.principal, domain, a.id as string)),
+  };
+}
+
+/** Field names as the product's filter / aggregate alert inputs spell them (for error messages). */
+const FILTER_FIELDS: FieldNames = { ...GRAPHQL_FIELDS, queryStart: 'queryString', throttleTimeMillis: 'throttleTimeSeconds', actions: 'actionIdsOrNames' };
+const AGGREGATE_FIELDS: FieldNames = { ...FILTER_FIELDS, queryStart: 'searchIntervalSeconds' };
+/** A filter alert searches events with timestamps up to this far back (its ingest-time window picks the new ones). */
+const FILTER_ALERT_SEARCH = '1h';
+
+function newAlertInput(i: Args, queryStart: unknown): AlertInput {
+  const secs = i.throttleTimeSeconds;
+  const throttleTimeMillis = typeof secs === 'number' ? secs * 1000 : secs === null || secs === undefined ? 0 : secs;
+  return alertInput({ ...i, queryStart, throttleTimeMillis, actions: i.actionIdsOrNames });
+}
+
+function searchInterval(v: unknown): string {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new LogsvcError('E_VALIDATION', `searchIntervalSeconds: must be a positive whole number of seconds (got ${String(v)})`);
+  return `${v}s`;
+}
+
+/** A view as the product's View type. */
+export function viewShape(v: StoredView, ctx: GraphqlContext) {
+  const none = (kind: string) => (a: Args): never => {
+    throw new LogsvcError('E_NOT_FOUND', `${kind} "${String(a.id)}" does not exist in view "${v.name}" (alerts and actions belong to repositories)`);
+  };
+  return {
+    __typename: 'View',
+    id: v.id,
+    name: v.name,
+    description: v.description,
+    automaticSearch: true,
+    connections: () =>
+      v.connections.flatMap((c) => {
+        const r = ctx.services.views.repository(c.repositoryId);
+        return r === undefined ? [] : [{ repository: repositoryShape(r, ctx), filter: c.filter }];
+      }),
+    files: [],
+    alerts: [],
+    alert: none('alert'),
+    actions: [],
+    action: none('action'),
+    ...triggerFields(v.name, null, ctx),
+  };
+}
+
+/** Repository fields of this part of the schema. */
+export function lifecycleRepositoryFields(r: Repository, ctx: GraphqlContext): Record<string, unknown> {
+  return {
+    timeBasedRetention: r.retention.timeDays,
+    ingestSizeBasedRetention: r.retention.ingestGb,
+    storageSizeBasedRetention: r.retention.storageGb,
+    compressedByteSize: () => ctx.services.storage.repositorySizes(r.id).compressed,
+    uncompressedByteSize: () => ctx.services.storage.repositorySizes(r.id).uncompressed,
+    s3ArchivingConfiguration: null,
+    ...triggerFields(r.name, ctx),
+  };
+}
+
+/** The cluster's and its nodes' size fields, from this node's segments and disk. */
+export function lifecycleClusterFields(ctx: GraphqlContext): Record<string, unknown> {
+  const stats = ctx.services.storage.node();
+  return {
+    // Each segment has one copy (replication is not built), so every byte is "properly" replicated at factor 1.
+    clusterInfoAgeSeconds: 0,
+    underReplicatedSegmentSize: 0,
+    overReplicatedSegmentSize: 0,
+    missingSegmentSize: 0,
+    properlyReplicatedSegmentSize: stats.segmentBytes,
+    targetUnderReplicatedSegmentSize: 0,
+    targetOverReplicatedSegmentSize: 0,
+    targetMissingSegmentSize: 0,
+    targetProperlyReplicatedSegmentSize: stats.segmentBytes,
+  };
+}
+
+export function lifecycleNodeFields(ctx: GraphqlContext, self: boolean): Record<string, unknown> {
+  const stats = self ? ctx.services.storage.node() : { segmentBytes: 0, diskTotal: 0, diskFree: 0, wipBytes: 0 };
+  return {
+    clusterInfoAgeSeconds: 0,
+    inboundSegmentSize: 0,
+    outboundSegmentSize: 0,
+    canBeSafelyUnregistered: false,
+    currentSize: stats.segmentBytes,
+    primarySize: stats.segmentBytes,
+    secondarySize: 0,
+    totalSizeOfPrimary: stats.diskTotal,
+    totalSizeOfSecondary: 0,
+    freeOnPrimary: stats.diskFree,
+    freeOnSecondary: 0,
+    wipSize: stats.wipBytes,
+    targetSize: stats.segmentBytes,
+    solitarySegmentSize: stats.segmentBytes,
+    zone: null,
+  };
+}
+
+export const lifecycleQueryResolvers: Record<string, Resolver> = {
+  groupsPage: (a, ctx) => {
+    requireUser(ctx.principal, 'listing groups');
+    // Groups are not built: the page is truthfully empty.
+    return { pageInfo: { number: (a.pageNumber as number) ?? 1, totalNumberOfRows: 0, total: 0 }, page: [] };
+  },
+  roles: (_a, ctx) => {
+    requireUser(ctx.principal, 'listing roles');
+    return [];
+  },
+  role: (a, ctx) => {
+    requireUser(ctx.principal, 'reading a role');
+    throw new LogsvcError('E_NOT_FOUND', `role "${String(a.roleId)}" does not exist (roles are not built; permissions are repository memberships)`);
+  },
+};
+
+function retentionChange(a: Args): Partial<RetentionSettings> {
+  const change: Partial<RetentionSettings> = {};
+  // graphql-js leaves an argument out of `a` when the client did not send it; null means "remove".
+  if ('timeBasedRetention' in a) change.timeDays = a.timeBasedRetention as number | null;
+  if ('ingestSizeBasedRetention' in a) change.ingestGb = a.ingestSizeBasedRetention as number | null;
+  if ('storageSizeBasedRetention' in a) change.storageGb = a.storageSizeBasedRetention as number | null;
+  return change;
+}
+
+export const lifecycleMutationResolvers: Record<string, Resolver> = {
+  updateRetention: async (a, ctx) => {
+    const r = await ctx.services.repositories.setRetention(ctx.principal, a.repositoryName as string, retentionChange(a));
+    return { repository: { __typename: 'Repository', id: r.id, name: r.name, description: r.description, automaticSearch: r.automaticSearch } };
+  },
+  setAutomaticSearching: async (a, ctx) => {
+    await ctx.services.repositories.setAutomaticSearch(ctx.principal, a.name as string, a.automaticSearch as boolean);
+    return { automaticSearch: a.automaticSearch };
+  },
+  s3EnableArchiving: () => notBuilt('S3 archiving'),
+  s3DisableArchiving: () => notBuilt('S3 archiving'),
+  s3ConfigureArchiving: () => notBuilt('S3 archiving'),
+  rotateToken: (a, ctx) => ctx.services.users.rotateToken(ctx.principal, (a.input as { id: string }).id),
+  addUsersToGroup: (a, ctx) => {
+    requireUser(ctx.principal, 'adding users to a group');
+    throw new LogsvcError('E_NOT_FOUND', `group "${String((a.input as Args).groupId)}" does not exist (groups are not built; add users to repositories with addMember)`);
+  },
+  removeUsersFromGroup: (a, ctx) => {
+    requireUser(ctx.principal, 'removing users from a group');
+    throw new LogsvcError('E_NOT_FOUND', `group "${String((a.input as Args).groupId)}" does not exist (groups are not built)`);
+  },
+  clusterUnregisterNode: () => notBuilt('unregistering a cluster node'),
+  createView: async (a, ctx) =>
+    viewShape(await ctx.services.views.create(ctx.principal, a.name as string, (a.description as string | null) ?? '', a.connections as ConnectionInput[] | null), ctx),
+  updateView: async (a, ctx) => viewShape(await ctx.services.views.update(ctx.principal, a.viewName as string, a.connections as ConnectionInput[]), ctx),
+  createSavedQuery: async (a, ctx) => {
+    const i = a.input as Args & SavedQueryInput;
+    return { savedQuery: savedQueryShape(await ctx.services.savedQueries.create(ctx.principal, i.viewName as string, i)) };
+  },
+  updateSavedQuery: async (a, ctx) => {
+    const i = a.input as Args & SavedQueryInput;
+    return { savedQuery: savedQueryShape(await ctx.services.savedQueries.update(ctx.principal, i.viewName as string, i.id as string, i)) };
+  },
+  deleteSavedQuery: async (a, ctx) => {
+    const i = a.input as Args;
+    await ctx.services.savedQueries.delete(ctx.principal, i.viewName as string, i.id as string);
+    return { result: true };
+  },
+  createFilterAlert: async (a, ctx) => {
+    const i = a.input as Args;
+    return newAlertShape(await ctx.services.alerts.create(ctx.principal, i.viewName as string, newAlertInput(i, FILTER_ALERT_SEARCH), FILTER_FIELDS, { kind: 'filter' }), ctx);
+  },
+  deleteFilterAlert: async (a, ctx) => {
+    const i = a.input as Args;
+    await ctx.services.alerts.delete(ctx.principal, i.viewName as string, i.id as string, 'filter');
+    return true;
+  },
+  createAggregateAlert: async (a, ctx) => {
+    const i = a.input as Args;
+    if (i.queryTimestampType === 'IngestTimestamp') notBuilt('aggregate alerts over ingest timestamps (queryTimestampType IngestTimestamp); use EventTimestamp');
+    const queryStart = searchInterval(i.searchIntervalSeconds);
+    const triggerMode = i.triggerMode === 'ImmediateMode' ? 'ImmediateMode' : 'CompleteMode';
+    return newAlertShape(await ctx.services.alerts.create(ctx.principal, i.viewName as string, newAlertInput(i, queryStart), AGGREGATE_FIELDS, { kind: 'aggregate', triggerMode }), ctx);
+  },
+  deleteAggregateAlert: async (a, ctx) => {
+    const i = a.input as Args;
+    await ctx.services.alerts.delete(ctx.principal, i.viewName as string, i.id as string, 'aggregate');
+    return true;
+  },
+  createScheduledSearch: () => notBuilt('scheduled searches'),
+  createScheduledSearchV2: () => notBuilt('scheduled searches'),
+  deleteScheduledSearch: (a) => {
+    throw new LogsvcError('E_NOT_FOUND', `scheduled search "${String((a.input as Args).id)}" does not exist`);
+  },
+};

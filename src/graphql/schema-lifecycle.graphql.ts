@@ -1,0 +1,412 @@
+/**
+ * The data-lifecycle part of the GraphQL schema: retention and sizes of repositories, the cluster's
+ * size fields, views, groups and roles, token rotation, and the newer alert kinds (filter alerts,
+ * aggregate alerts, scheduled searches), with the product's names (what humioctl sends; see
+ * docs/data-lifecycle.md for what is built behind each).
+ */
+/** The newer alert kinds on every search domain (the interface and each type that implements it). */
+const TRIGGER_FIELDS = `  filterAlerts: [FilterAlert!]!
+  filterAlert(id: String!): FilterAlert!
+  aggregateAlerts: [AggregateAlert!]!
+  aggregateAlert(id: String!): AggregateAlert!
+  scheduledSearches: [ScheduledSearch!]!
+  scheduledSearch(id: String!): ScheduledSearch!
+  savedQueries: [SavedQuery!]!
+  savedQuery(id: String!): SavedQuery!`;
+
+export const LIFECYCLE_SDL = /* GraphQL */ `
+extend interface SearchDomain {
+${TRIGGER_FIELDS}
+}
+
+extend type Repository {
+  "Days; null: no time limit."
+  timeBasedRetention: Float
+  "Gigabytes of ingested (uncompressed) data kept at most; null: no limit."
+  ingestSizeBasedRetention: Float
+  "Gigabytes of stored (compressed) data kept at most; null: no limit."
+  storageSizeBasedRetention: Float
+  "Bytes of this repository's segment files on this node."
+  compressedByteSize: Long!
+  "Bytes of this repository's events in its segments before compression."
+  uncompressedByteSize: Long!
+  "Archiving to S3 is not built: always null."
+  s3ArchivingConfiguration: S3Configuration
+${TRIGGER_FIELDS}
+}
+
+extend type Query {
+  groupsPage(search: String, pageNumber: Int!, pageSize: Int!): GroupPage!
+  roles: [Role!]!
+  role(roleId: String!): Role!
+}
+
+extend type Mutation {
+  "Changes the given limits; an argument passed as null removes that limit, one left out keeps it."
+  updateRetention(repositoryName: String!, timeBasedRetention: Float, ingestSizeBasedRetention: Float, storageSizeBasedRetention: Float): UpdateRetentionMutation!
+  setAutomaticSearching(name: String!, automaticSearch: Boolean!): setAutomaticSearching!
+  "Not built: fails saying so."
+  s3EnableArchiving(repositoryName: String!): BooleanResultType!
+  "Not built: fails saying so."
+  s3DisableArchiving(repositoryName: String!): BooleanResultType!
+  "Not built: fails saying so."
+  s3ConfigureArchiving(repositoryName: String!, bucket: String!, region: String!, format: S3ArchivingFormat!, tagOrderInName: [String!], startFromDateTime: DateTime, roleArn: String): BooleanResultType!
+  "Replaces an API token and returns the new one. Each user has one API token, whose id is the user's id."
+  rotateToken(input: RotateTokenInputData!): String!
+  "Groups are not built: no group exists, so this fails naming the group."
+  addUsersToGroup(input: AddUsersToGroupInput!): AddUsersToGroupMutation!
+  "Groups are not built: no group exists, so this fails naming the group."
+  removeUsersFromGroup(input: RemoveUsersFromGroupInput!): RemoveUsersFromGroupMutation!
+  "Not built (a node leaves the cluster with the cluster issue): fails saying so."
+  clusterUnregisterNode(nodeID: Int!, force: Boolean!): UnregisterNodeMutation!
+  createView(name: String!, description: String, connections: [ViewConnectionInput!]): View!
+  updateView(viewName: String!, connections: [ViewConnectionInput!]!): View!
+  createSavedQuery(input: CreateSavedQueryInput!): CreateSavedQueryPayload!
+  updateSavedQuery(input: UpdateSavedQueryInput!): UpdateSavedQueryPayload!
+  deleteSavedQuery(input: DeleteSavedQueryInput!): BooleanResultType!
+  createFilterAlert(input: CreateFilterAlert!): FilterAlert!
+  deleteFilterAlert(input: DeleteFilterAlert!): Boolean!
+  createAggregateAlert(input: CreateAggregateAlert!): AggregateAlert!
+  deleteAggregateAlert(input: DeleteAggregateAlert!): Boolean!
+  createScheduledSearch(input: CreateScheduledSearch!): ScheduledSearch!
+  createScheduledSearchV2(input: CreateScheduledSearchV2!): ScheduledSearch!
+  deleteScheduledSearch(input: DeleteScheduledSearch!): Boolean!
+}
+
+extend type ClusterNode {
+  "Age of the answering node's view of this node (0: it is this node's own, current view)."
+  clusterInfoAgeSeconds: Float!
+  inboundSegmentSize: Float!
+  outboundSegmentSize: Float!
+  canBeSafelyUnregistered: Boolean!
+  currentSize: Float!
+  primarySize: Float!
+  secondarySize: Float!
+  totalSizeOfPrimary: Float!
+  totalSizeOfSecondary: Float!
+  freeOnPrimary: Float!
+  freeOnSecondary: Float!
+  wipSize: Float!
+  targetSize: Float!
+  solitarySegmentSize: Float!
+  zone: String
+}
+
+extend type Cluster {
+  clusterInfoAgeSeconds: Float!
+  underReplicatedSegmentSize: Float!
+  overReplicatedSegmentSize: Float!
+  missingSegmentSize: Float!
+  properlyReplicatedSegmentSize: Float!
+  targetUnderReplicatedSegmentSize: Float!
+  targetOverReplicatedSegmentSize: Float!
+  targetMissingSegmentSize: Float!
+  targetProperlyReplicatedSegmentSize: Float!
+}
+
+type UnregisterNodeMutation {
+  cluster: Cluster!
+}
+
+type UpdateRetentionMutation {
+  repository: SearchDomain!
+}
+
+type setAutomaticSearching {
+  automaticSearch: Boolean!
+}
+
+enum S3ArchivingFormat {
+  RAW
+  NDJSON
+}
+
+type S3Configuration {
+  bucket: String!
+  region: String!
+  startFrom: DateTime
+  disabled: Boolean
+  format: S3ArchivingFormat
+  tagOrderInName: [String!]!
+  roleArn: String
+}
+
+input RotateTokenInputData {
+  id: String!
+}
+
+type PageType {
+  number: Int!
+  totalNumberOfRows: Int!
+  total: Int!
+}
+
+type Group {
+  id: String!
+  displayName: String!
+  userCount: Int!
+  users: [User!]!
+}
+
+type GroupPage {
+  pageInfo: PageType!
+  page: [Group!]!
+}
+
+input AddUsersToGroupInput {
+  users: [String!]!
+  groupId: String!
+}
+
+input RemoveUsersFromGroupInput {
+  users: [String!]!
+  groupId: String!
+}
+
+type AddUsersToGroupMutation {
+  group: Group!
+}
+
+type RemoveUsersFromGroupMutation {
+  group: Group!
+}
+
+type Role {
+  id: String!
+  displayName: String!
+  color: String
+  description: String
+  viewPermissions: [String!]!
+  systemPermissions: [String!]!
+  organizationPermissions: [String!]!
+}
+
+type View implements SearchDomain {
+  id: String!
+  name: String!
+  description: String
+  automaticSearch: Boolean!
+  connections: [ViewConnection!]!
+  files: [File!]!
+  alerts: [Alert!]!
+  alert(id: String!): Alert!
+  actions(actionIds: [String!]): [Action!]!
+  action(id: String!): Action!
+${TRIGGER_FIELDS}
+}
+
+type ViewConnection {
+  repository: Repository!
+  filter: String!
+}
+
+input ViewConnectionInput {
+  repositoryName: String!
+  filter: String!
+}
+
+"A saved search; queries of its repository or view call it by name: $name(), or with parameters $name(param=value)."
+type SavedQuery {
+  id: String!
+  name: String!
+  displayName: String!
+  description: String
+  query: HumioQuery!
+}
+
+type HumioQuery {
+  queryString: String!
+  start: String!
+  end: String!
+  isLive: Boolean!
+}
+
+input CreateSavedQueryInput {
+  name: String!
+  viewName: String!
+  queryString: String!
+  start: String
+  end: String
+  isLive: Boolean
+  widgetType: String
+  options: String
+}
+
+input UpdateSavedQueryInput {
+  id: String!
+  name: String
+  viewName: String!
+  queryString: String
+  start: String
+  end: String
+  isLive: Boolean
+  widgetType: String
+  options: String
+}
+
+input DeleteSavedQueryInput {
+  id: String!
+  viewName: String!
+}
+
+type CreateSavedQueryPayload {
+  savedQuery: SavedQuery!
+}
+
+type UpdateSavedQueryPayload {
+  savedQuery: SavedQuery!
+}
+
+enum TriggerMode {
+  CompleteMode
+  ImmediateMode
+}
+
+enum QueryTimestampType {
+  EventTimestamp
+  IngestTimestamp
+}
+
+type FilterAlert {
+  id: String!
+  name: String!
+  description: String
+  queryString: String!
+  actions: [Action!]!
+  labels: [String!]!
+  enabled: Boolean!
+  throttleTimeSeconds: Long
+  throttleField: String
+  lastTriggered: Long
+  lastError: String
+  lastWarnings: [String!]!
+  queryOwnership: QueryOwnership!
+}
+
+type AggregateAlert {
+  id: String!
+  name: String!
+  description: String
+  queryString: String!
+  actions: [Action!]!
+  labels: [String!]!
+  enabled: Boolean!
+  throttleTimeSeconds: Long!
+  throttleField: String
+  searchIntervalSeconds: Long!
+  queryTimestampType: QueryTimestampType!
+  triggerMode: TriggerMode!
+  lastTriggered: Long
+  lastError: String
+  lastWarnings: [String!]!
+  queryOwnership: QueryOwnership!
+}
+
+type ScheduledSearch {
+  id: String!
+  name: String!
+  description: String
+  queryString: String!
+  start: String!
+  end: String!
+  searchIntervalSeconds: Long!
+  searchIntervalOffsetSeconds: Long
+  maxWaitTimeSeconds: Long
+  timeZone: String!
+  schedule: String!
+  backfillLimit: Int!
+  backfillLimitV2: Int
+  queryTimestampType: QueryTimestampType!
+  enabled: Boolean!
+  actions: [String!]!
+  actionsV2: [Action!]!
+  lastExecuted: Long
+  lastTriggered: Long
+  lastError: String
+  lastWarnings: [String!]!
+  labels: [String!]!
+  queryOwnership: QueryOwnership!
+}
+
+input CreateFilterAlert {
+  viewName: RepoOrViewName!
+  name: String!
+  description: String
+  queryString: String!
+  actionIdsOrNames: [String!]!
+  labels: [String!]
+  enabled: Boolean
+  throttleTimeSeconds: Long
+  throttleField: String
+  runAsUserId: String
+  queryOwnershipType: QueryOwnershipType!
+}
+
+input DeleteFilterAlert {
+  viewName: RepoOrViewName!
+  id: String!
+}
+
+input CreateAggregateAlert {
+  viewName: RepoOrViewName!
+  name: String!
+  description: String
+  queryString: String!
+  actionIdsOrNames: [String!]!
+  labels: [String!]
+  enabled: Boolean
+  throttleTimeSeconds: Long!
+  throttleField: String
+  searchIntervalSeconds: Long!
+  queryTimestampType: QueryTimestampType!
+  triggerMode: TriggerMode
+  runAsUserId: String
+  queryOwnershipType: QueryOwnershipType!
+}
+
+input DeleteAggregateAlert {
+  viewName: RepoOrViewName!
+  id: String!
+}
+
+input CreateScheduledSearch {
+  viewName: String!
+  name: String!
+  description: String
+  queryString: String!
+  queryStart: String!
+  queryEnd: String!
+  schedule: String!
+  timeZone: String!
+  backfillLimit: Int!
+  enabled: Boolean
+  actions: [String!]!
+  labels: [String!]
+  runAsUserId: String
+  queryOwnershipType: QueryOwnershipType
+}
+
+input CreateScheduledSearchV2 {
+  viewName: String!
+  name: String!
+  description: String
+  queryString: String!
+  searchIntervalSeconds: Long!
+  searchIntervalOffsetSeconds: Long
+  maxWaitTimeSeconds: Long
+  schedule: String!
+  timeZone: String!
+  backfillLimit: Int
+  enabled: Boolean
+  actionIdsOrNames: [String!]!
+  labels: [String!]
+  runAsUserId: String
+  queryOwnershipType: QueryOwnershipType!
+  queryTimestampType: QueryTimestampType!
+}
+
+input DeleteScheduledSearch {
+  viewName: String!
+  id: String!
+}
+`;

@@ -1,0 +1,167 @@
+/**
+ * RetentionService: the background sweep that deletes segments past their repository's retention
+ * (policy.ts), past the node's disk watermark (oldest first, any repository), and every segment of
+ * a repository that no longer exists. It runs at start, every `intervalMs`, and right after a
+ * repository is deleted or its retention changed; sweeps never overlap. The deletion itself is
+ * SegmentDeletions' (crash-safe, deferred while a query reads the file). It also answers the size
+ * questions of the API (compressedByteSize and friends) from the catalog.
+ */
+import type { GlobalEvent, GlobalState, RetentionSettings } from '../global/index.js';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { SegmentCatalog, SegmentInfo } from '../segments/catalog.js';
+import type { SegmentDeletions } from '../segments/deletions.js';
+import type { DiskUsage } from '../storage/index.js';
+import { effectiveRetention, oldestToFree, pastRetention, type SegmentStat } from './policy.js';
+
+export interface RetentionSettingsOfNode {
+  intervalMs: number;
+  nodeDefault: RetentionSettings;
+  /** 0: off. */
+  diskWatermarkPercent: number;
+}
+
+export interface RetentionDeps {
+  state: () => GlobalState;
+  onApplied: (listener: (e: GlobalEvent) => void) => () => void;
+  catalog: SegmentCatalog;
+  deletions: SegmentDeletions;
+  clock: Clock;
+  logger: Logger;
+  /** The data dir's disk (only read when the watermark is on). */
+  disk: () => Promise<DiskUsage>;
+  settings: RetentionSettingsOfNode;
+}
+
+export interface SweepReport {
+  deletedSegments: number;
+  deletedBytes: number;
+}
+
+function stat(s: SegmentInfo): SegmentStat {
+  let maxTs = -Infinity;
+  let uncompressed = 0;
+  for (const b of s.blocks) {
+    if (b.maxTs > maxTs) maxTs = b.maxTs;
+    uncompressed += b.uncompressedLength;
+  }
+  return { id: s.meta.id, maxTs, bytes: s.bytes, uncompressed, closed: s.closed };
+}
+
+export class RetentionService {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<SweepReport> | null = null;
+  private again = false;
+  private stopped = false;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(private readonly deps: RetentionDeps) {}
+
+  start(): void {
+    this.unsubscribe = this.deps.onApplied((e) => {
+      if (e.type === 'RepositoryDeleted' || e.type === 'RepositoryRetentionSet') this.kick();
+    });
+    this.kick();
+    this.timer = setInterval(() => this.kick(), this.deps.settings.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Starts a sweep now (or right after the one running). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running !== null) {
+      this.again = true;
+      return;
+    }
+    void this.sweep().catch((err: unknown) => this.deps.logger.error('retention sweep failed', { error: (err as Error).message }));
+  }
+
+  /** One sweep; resolves when its deletions are decided (files of segments a query holds go later). */
+  sweep(): Promise<SweepReport> {
+    if (this.running !== null) return this.running;
+    const run = this.sweepOnce().finally(() => {
+      this.running = null;
+      if (this.again && !this.stopped) {
+        this.again = false;
+        this.kick();
+      }
+    });
+    this.running = run;
+    return run;
+  }
+
+  private async sweepOnce(): Promise<SweepReport> {
+    const { catalog, deletions, clock, logger, settings } = this.deps;
+    const state = this.deps.state();
+    const now = clock.now();
+    const byRepo = new Map<string, SegmentInfo[]>();
+    for (const s of catalog.all()) {
+      const list = byRepo.get(s.meta.repo) ?? [];
+      list.push(s);
+      byRepo.set(s.meta.repo, list);
+    }
+    const doomed: SegmentInfo[] = [];
+    const goneRepos: string[] = [];
+    for (const [repoId, segs] of byRepo) {
+      const repo = state.repositories.get(repoId);
+      if (repo === undefined) {
+        // A deleted repository: all of its data goes (open segments once the digest closes them).
+        doomed.push(...segs.filter((s) => s.closed));
+        if (segs.every((s) => s.closed)) goneRepos.push(repoId);
+        continue;
+      }
+      const ids = new Set(pastRetention(segs.map(stat), effectiveRetention(repo.retention, settings.nodeDefault), now));
+      for (const s of segs) if (ids.has(s.meta.id)) doomed.push(s);
+    }
+    if (settings.diskWatermarkPercent > 0) {
+      const disk = await this.deps.disk();
+      if (disk.usedPercent > settings.diskWatermarkPercent) {
+        const already = new Set(doomed.map((s) => s.meta.id));
+        const freeing = doomed.reduce((n, s) => n + s.bytes, 0);
+        const target = disk.totalBytes * (1 - settings.diskWatermarkPercent / 100);
+        const need = target - disk.freeBytes - freeing;
+        if (need > 0) {
+          const rest = catalog.all().filter((s) => !already.has(s.meta.id));
+          const ids = new Set(oldestToFree(rest.map(stat), need));
+          doomed.push(...rest.filter((s) => ids.has(s.meta.id)));
+          logger.warn('disk past the retention watermark: deleting the oldest segments', { usedPercent: Number(disk.usedPercent.toFixed(1)), watermark: settings.diskWatermarkPercent, segments: ids.size });
+        }
+      }
+    }
+    const report: SweepReport = { deletedSegments: doomed.length, deletedBytes: doomed.reduce((n, s) => n + s.bytes, 0) };
+    if (doomed.length > 0) {
+      const { unlinked } = await deletions.delete(catalog, doomed);
+      logger.info('retention deleted segments', { segments: report.deletedSegments, bytes: report.deletedBytes });
+      if (goneRepos.length > 0) {
+        void unlinked
+          .then(async () => {
+            for (const r of goneRepos) if (catalog.forRepository(r).length === 0 && !this.deps.state().repositories.has(r)) await deletions.removeRepositoryDir(r);
+          })
+          .catch((err: unknown) => logger.error('removing a deleted repository\'s segments failed', { error: (err as Error).message }));
+      } else {
+        void unlinked.catch((err: unknown) => logger.error('unlinking deleted segments failed', { error: (err as Error).message }));
+      }
+    } else {
+      for (const r of goneRepos) await deletions.removeRepositoryDir(r);
+    }
+    return report;
+  }
+
+  /** Bytes of a repository's segments on this node: stored, and before compression. */
+  repositorySizes(repositoryId: string): { compressed: number; uncompressed: number } {
+    let compressed = 0;
+    let uncompressed = 0;
+    for (const s of this.deps.catalog.forRepository(repositoryId)) {
+      compressed += s.bytes;
+      for (const b of s.blocks) uncompressed += b.uncompressedLength;
+    }
+    return { compressed, uncompressed };
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.unsubscribe?.();
+    await this.running?.catch(() => undefined);
+  }
+}
