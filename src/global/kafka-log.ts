@@ -121,6 +121,11 @@ export class KafkaGlobalLog implements SharedGlobalLog {
     });
   }
 
+  async end(): Promise<number> {
+    if (this.reader === null) throw new LogsvcError('E_INTERNAL', 'global log: end before open');
+    return (await this.reader.watermarks(this.topic, 0, this.opts.timeoutMs)).high;
+  }
+
   async propose(p: GlobalProposal): Promise<void> {
     if (this.producer === null) throw new LogsvcError('E_INTERNAL', 'global log: propose before open');
     await this.producer.send(this.topic, 0, pack(p));

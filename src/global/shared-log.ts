@@ -38,6 +38,8 @@ export interface SharedGlobalLog {
    * was called has been delivered (the node has caught up).
    */
   follow(position: number, onProposal: (p: GlobalProposal, position: number) => void): Promise<void>;
+  /** The log position after its last proposal now (a node that applied up to it has seen every one). */
+  end(): Promise<number>;
   /** Resolves once the proposal is durable in the log (it will be delivered to every node). */
   propose(p: GlobalProposal): Promise<void>;
   /** Stores a snapshot of the state after every proposal before `position`. */
@@ -62,6 +64,7 @@ export class MemorySharedLog {
         this.pump();
         return new Promise((resolve) => setImmediate(resolve));
       },
+      end: () => Promise.resolve(this.records.length),
       propose: (p) => {
         this.records.push(structuredClone(p));
         setImmediate(() => this.pump());

@@ -179,7 +179,36 @@ export class GlobalStore {
     return run;
   }
 
+  /**
+   * A cluster: waits until this node has applied every change any node had completed when called
+   * (requests that read or change global state call it first: what was done on another node is
+   * seen here). A single node has nothing to wait for.
+   */
+  async sync(): Promise<void> {
+    if (this.shared !== null) await this.catchUp(this.shared);
+  }
+
+  /**
+   * Waits until this node has applied every proposal the log held when called: a decision made after
+   * it sees every change any node had completed (a mutation on one node, then one on another that
+   * depends on it, works).
+   */
+  private async catchUp(shared: SharedMode): Promise<void> {
+    let end: number;
+    try {
+      end = await shared.log.end();
+    } catch (err) {
+      throw new LogsvcError('E_UNAVAILABLE', `global state cannot be read: ${(err as Error).message}`);
+    }
+    const deadline = Date.now() + PROPOSAL_WAIT_MS;
+    while (shared.position < end) {
+      if (Date.now() > deadline) throw new LogsvcError('E_UNAVAILABLE', 'global state: this node is behind the global-events topic; try again');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
   private async transactShared<T>(shared: SharedMode, decide: (state: GlobalState) => Decision<T>): Promise<T> {
+    await this.catchUp(shared);
     for (let round = 0; round < MAX_PROPOSAL_ROUNDS; round++) {
       const base = this.current.decisions;
       const { events, result } = decide(this.current);

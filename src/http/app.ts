@@ -1,5 +1,6 @@
 /** Every route the node serves, assembled from the route modules. */
 import { Router } from './router.js';
+import type { Route } from './types.js';
 import type { HttpServices } from './context.js';
 import { statusRoutes } from './routes/status.js';
 import { clusterRoutes } from './routes/cluster.js';
@@ -18,7 +19,19 @@ import { uiApiRoutes, uiRoutes } from './routes/ui.js';
 
 export function buildRouter(s: HttpServices): Router {
   const router = new Router();
-  const routes = [...statusRoutes(s), ...clusterRoutes(s), ...graphqlRoutes(s), ...userRoutes(s), ...ingestRoutes(s), ...queryRoutes(s), ...fileRoutes(s), ...alertRoutes(s), ...alertNotifierRoutes(s), ...doorRoutes(s), ...(s.explorer ? explorerRoutes() : [])];
+  // A cluster: management and query requests first see every change other nodes completed (one
+  // watermark look-up); ingest does not wait for it.
+  const synced = (rs: Route[]): Route[] =>
+    !s.store.isShared
+      ? rs
+      : rs.map((r) => ({
+          ...r,
+          handle: async (req, body) => {
+            await s.store.sync();
+            return r.handle(req, body);
+          },
+        }));
+  const routes = [...statusRoutes(s), ...synced([...clusterRoutes(s), ...graphqlRoutes(s), ...userRoutes(s)]), ...ingestRoutes(s), ...synced([...queryRoutes(s), ...fileRoutes(s), ...alertRoutes(s), ...alertNotifierRoutes(s)]), ...doorRoutes(s), ...(s.explorer ? explorerRoutes() : [])];
   routes.push(...metricsRoutes(s), ...uiApiRoutes(s), ...(s.ui ? uiRoutes() : []));
   for (const r of routes) router.add(r);
   // Every route with a body, whichever module adds it: credentials before the body (issue 24).

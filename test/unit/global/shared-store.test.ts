@@ -92,3 +92,18 @@ t.test('a restart resumes from the snapshot and replays only what came after', a
   t.equal(again.state.seq, 5);
   t.same(delivered, [3, 4], 'only the proposals after the snapshot are replayed');
 });
+
+t.test('a change on one node is seen by the next decision on another, at once', async (t) => {
+  const log = new MemorySharedLog();
+  const a = await open(log, 'a');
+  const b = await open(log, 'b');
+  const dir = await tempDir(t);
+  const box = await SecretBox.openOrCreate(dir);
+  const root = { kind: 'local-admin' as const, isRoot: true as const };
+  await new RepositoryService(a, box, systemClock).create(root, 'fresh');
+  // No wait: b decides on a state that includes a's completed create.
+  const token = await new RepositoryService(b, box, systemClock).addIngestToken(root, 'fresh', 'second');
+  t.equal(token.name, 'second');
+  await b.sync();
+  t.ok(b.state.repositoryByName('fresh'), 'sync() catches up too');
+});
