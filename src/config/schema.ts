@@ -353,7 +353,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'ui.enabled', default: true, doc: 'serve the web UI at / (assets built into dist/ui by npm run build)', check: boolean() },
   { path: 'self_logs.enabled', default: true, doc: "ingest this node's own log lines into the system repository humio (created on first start)", check: boolean() },
   { path: 'self_logs.level', default: 'info', doc: 'lowest level of the lines ingested into humio (the stderr log keeps node.log_level)', check: oneOf('debug', 'info', 'warn', 'error') },
-  { path: 'self_logs.retention_days', default: 30, doc: 'retention of the humio repository in days (recorded; applied once retention is built)', check: integer(1, 3650) },
+  { path: 'self_logs.retention_days', default: 30, doc: 'time retention of the humio repository in days, set when it is created (the retention sweep applies it)', check: integer(1, 3650) },
   { path: 'self_logs.buffer_lines', default: 10_000, doc: 'log lines waiting to be ingested into humio at most; further lines are dropped and counted (logsvc_self_log_dropped_total)', check: integer(100, 1_000_000) },
   { path: 'retention.interval_seconds', default: 60, doc: 'how often the retention sweep runs (it also runs at start): data past a repository\'s retention is deleted within this time', check: integer(1, 86_400) },
   { path: 'retention.default_time_days', default: 0, doc: 'time retention in days for repositories that set none; 0: none', check: integer(0, 1_000_000) },

@@ -632,7 +632,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     if (selfLogs !== null) {
       // The system repository for the node's own logs; another node may have made it first.
       if (store.state.repositoryByName(SELF_LOG_REPOSITORY) === undefined) {
-        await repositories.create({ kind: 'local-admin', isRoot: true }, SELF_LOG_REPOSITORY, "this cluster's own logs").catch((err: unknown) => {
+        await repositories.create({ kind: 'local-admin', isRoot: true }, SELF_LOG_REPOSITORY, "this cluster's own logs", { timeDays: config.self_logs.retention_days, ingestGb: null, storageGb: null }).catch((err: unknown) => {
           if (!(err instanceof LogsvcError && err.code === 'E_CONFLICT')) throw err;
         });
       }
