@@ -72,6 +72,16 @@ export function validateLayout(input: unknown, current: readonly number[][], kno
   const missing: number[] = [];
   for (let i = 0; i < count && missing.length < 10; i++) if (!byId.has(i)) missing.push(i);
   if (missing.length > 0) problems.push(`partition numbers must run from 0 to ${count - 1} without gaps; missing ${missing.join(', ')}`);
+  // A partition's only host may not be dropped in one step: list it with the new host first (the
+  // partition is handed over), then remove it.
+  const soleDropped = new Map<number, number[]>();
+  current.forEach((hosts, p) => {
+    const next = byId.get(p);
+    if (hosts.length === 1 && next !== undefined && !next.includes(hosts[0]!)) soleDropped.set(hosts[0]!, [...(soleDropped.get(hosts[0]!) ?? []), p]);
+  });
+  for (const [node, ps] of soleDropped) {
+    problems.push(`node ${node} is the only host of partition${ps.length > 1 ? 's' : ''} ${ps.slice(0, 20).join(', ')}${ps.length > 20 ? ', ...' : ''} and cannot be removed from ${ps.length > 1 ? 'them' : 'it'} in one change; list another node first, then remove it once the partition is handed over`);
+  }
   if (problems.length > 0) throw new LogsvcError('E_LAYOUT_INVALID', `invalid partition layout: ${problems.join('; ')}`);
   return Array.from({ length: count }, (_, i) => byId.get(i)!);
 }

@@ -39,3 +39,11 @@ t.test('node list, not-alive count and owners follow membership', async (t) => {
   t.strictSame(cluster.ownedPartitions(2, handover), [0, 1], 'the current owner keeps a partition while handing it over');
   t.strictSame(cluster.ownedPartitions(1, handover), [2]);
 });
+
+t.test('a partition\'s only host cannot be dropped in one layout change; the refusal names the partitions', async (t) => {
+  const { validateLayout } = await import('../../../src/cluster/partition-layout.js');
+  const current = [[1], [1], [2, 1]];
+  const known = new Set([1, 2]);
+  t.throws(() => validateLayout([{ partition: 0, hosts: [2] }, { partition: 1, hosts: [2] }, { partition: 2, hosts: [2] }], current, known), /node 1 is the only host of partitions 0, 1/);
+  t.same(validateLayout([{ partition: 0, hosts: [2, 1] }, { partition: 1, hosts: [1] }, { partition: 2, hosts: [2] }], current, known), [[2, 1], [1], [2]], 'listing another node first is allowed, and a node that is not the only host may go');
+});
