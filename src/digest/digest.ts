@@ -81,7 +81,13 @@ export class Digest {
 
   private startTimer(): void {
     this.timer = setInterval(() => {
-      this.ticking ??= this.tick().finally(() => (this.ticking = null));
+      this.ticking ??= this.tick()
+        .catch((err: unknown) => {
+          // A checkpoint that could not be written (a full disk) is written at a later tick; the
+          // queue keeps the records until then, so nothing is lost, only replay time.
+          this.opts.logger.warn('digest: periodic work failed; retrying next second', { error: (err as Error).message });
+        })
+        .finally(() => (this.ticking = null));
     }, 1000);
     this.timer.unref();
   }

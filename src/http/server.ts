@@ -66,6 +66,9 @@ function write(res: HttpResponse, pending: Pending, reply: Reply, closeConnectio
   res.cork(() => {
     res.writeStatus(statusLine(reply.status));
     if (reply.headers !== undefined) for (const [k, v] of Object.entries(reply.headers)) res.writeHeader(k, v);
+    // Said, not only done: a client that is not told may send its next request on this connection
+    // as it closes ("other side closed").
+    if (closeConnection) res.writeHeader('connection', 'close');
     // A HEAD response carries the GET response's headers but never its body. (uWS's endWithoutBody
     // leaves the connection unusable in this version, so an empty end() it is: Content-Length 0.)
     res.end(head ? '' : (reply.body ?? ''), closeConnection);
