@@ -22,11 +22,11 @@ import type { GlobalEvent, GlobalStore, MarkEntry } from '../global/index.js';
 import type { Digest } from '../digest/index.js';
 import type { SegmentCatalog } from '../segments/catalog.js';
 import type { Liveness } from './cluster-service.js';
+import { firstLiveHost } from './ownership.js';
 
-/** The first host of `hosts` that is alive (this node is alive to itself), or null. */
+/** The ownership rule (ownership.ts) as this node sees liveness: it is always alive to itself. */
 export function desiredOwner(hosts: readonly number[], selfId: number, liveness: Liveness): number | null {
-  for (const h of hosts) if (h === selfId || liveness.isAlive(h)) return h;
-  return null;
+  return firstLiveHost(hosts, new Set(hosts.filter((h) => h === selfId || liveness.isAlive(h))));
 }
 
 export interface DigestOwnershipOptions {

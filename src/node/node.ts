@@ -22,7 +22,7 @@ import { Authenticator, newApiToken, SecretBox, tokenDigest } from '../auth/inde
 import { UserService } from '../accounts/user-service.js';
 import { RepositoryService } from '../repositories/repository-service.js';
 import { ClusterService, SelfLiveness, type Liveness } from '../cluster/index.js';
-import { Membership } from '../cluster/protocol/membership.js';
+import { Membership, parseAddr } from '../cluster/protocol/membership.js';
 import { DigestOwnership } from '../cluster/digest-ownership.js';
 import { PeerQueries } from '../cluster/peer-queries.js';
 import { servePeerFiles } from '../cluster/peer-files.js';
@@ -96,11 +96,6 @@ async function clusterIdOf(store: GlobalStore, clock: Clock): Promise<string> {
   const id = store.state.cluster.clusterId;
   if (id === null) throw new LogsvcError('E_UNAVAILABLE', 'the cluster id did not come back from global-events within 30 s');
   return id;
-}
-
-function splitHostPort(addr: string): [string, number] {
-  const i = addr.lastIndexOf(':');
-  return [addr.slice(0, i).replace(/^\[|\]$/g, ''), Number(addr.slice(i + 1))];
 }
 
 export interface StartOptions {
@@ -515,13 +510,14 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const url = effectiveExternalUrl(config, http.port);
     await cluster.registerSelf({ id: selfId, uuid, name: config.node.name === '' ? `node-${selfId}` : config.node.name, uri: url });
     if (clustered && ownership !== null && clusterId !== null) {
-      const [host, port] = splitHostPort(config.cluster.listen);
+      const listen = parseAddr(config.cluster.listen);
+      if (listen === null) throw new LogsvcError('E_CONFIG_INVALID', `cluster.listen: "${config.cluster.listen}" is not a host:port`);
       const membership = new Membership({
         selfId,
         selfUuid: uuid,
         clusterId,
         uri: url,
-        listen: { host, port },
+        listen,
         peers: config.cluster.peers,
         heartbeatIntervalMs: config.cluster.heartbeat_interval_ms,
         failureTimeoutMs: config.cluster.failure_timeout_ms,
