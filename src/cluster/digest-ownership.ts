@@ -40,6 +40,15 @@ export interface DigestOwnershipOptions {
   /** How often ownership is re-evaluated without a trigger. */
   intervalMs: number;
   /**
+   * Segment replication (replication.ts): progress is reported only past segments held by enough
+   * nodes, and a handover first waits (bounded) for the last segments to be copied.
+   */
+  replication?: {
+    replicatedMarks(partition: number, epoch: number): MarkEntry[];
+    replicatedCheckpoint(partition: number, epoch: number, checkpoint: number): number;
+    settle(partition: number, epoch: number, timeoutMs: number): Promise<boolean>;
+  };
+  /**
    * No takeover until this long after start (the failure timeout): a node that just started has
    * not heard the others yet and would otherwise take every partition from live owners.
    */
@@ -66,6 +75,11 @@ export class DigestOwnership {
   private startedAt = 0;
 
   constructor(private readonly opts: DigestOwnershipOptions) {}
+
+  /** Segment replication, once the cluster protocol runs (before `start`). */
+  useReplication(r: NonNullable<DigestOwnershipOptions['replication']>): void {
+    this.opts.replication = r;
+  }
 
   start(): void {
     this.startedAt = this.opts.clock.monotonic();
@@ -122,7 +136,7 @@ export class DigestOwnership {
             await store.publish([{ type: 'PartitionEpochStarted', partition: p, node: desired, epoch: ep.epoch + 1, at: this.opts.clock.now() }]);
             continue;
           }
-          await digest.ownFrom(p, ep.checkpoint, [...ep.marks]);
+          await digest.ownFrom(p, ep.checkpoint, [...ep.marks], ep.epoch);
           this.owned.set(p, ep.epoch);
         } else if (desired !== null && desired !== selfId) {
           await this.handOver(p, mine, desired);
@@ -150,41 +164,58 @@ export class DigestOwnership {
     for (let p = 0; p < this.opts.store.state.partitions.length; p++) await this.fenceEnded(p);
   }
 
-  /** Voids what an ended epoch of this node left past its marks, once per ended epoch. */
+  /**
+   * Voids what ended epochs left past their marks: blocks that carry their epoch (own or copied
+   * from another node) by that epoch's end; older blocks of this node by its last ended epoch.
+   */
   private async fenceEnded(p: number): Promise<void> {
+    const ends = this.opts.store.state.cluster.epochEnds.get(p);
+    if (ends !== undefined) {
+      const n = await this.opts.catalog.voidEpochs(p, ends);
+      if (n > 0) this.opts.logger.info('digest blocks voided: the next owner went on from an earlier point', { partition: p, blocks: n });
+    }
     const ended = this.opts.store.state.cluster.ended.get(p)?.get(this.opts.selfId);
     if (ended === undefined || ended.epoch <= this.opts.catalog.fencedEpoch(p)) return;
     const n = await this.opts.catalog.voidAfter(p, ended.marks, ended.epoch);
     if (n > 0) this.opts.logger.info('digest blocks voided: another node went on from an earlier point', { partition: p, epoch: ended.epoch, blocks: n });
   }
 
-  private async handOver(p: number, epoch: number, to: number): Promise<void> {
+  private async handOver(p: number, epoch: number, to: number, settleMs = 5000): Promise<void> {
     const started = this.opts.clock.monotonic();
-    const checkpoint = await this.opts.digest.release(p, 'handover');
+    const released = await this.opts.digest.release(p, 'handover');
     this.owned.delete(p);
     this.reported.delete(p);
+    // The successor goes on from what enough nodes hold: wait a little for the last copies.
+    if (settleMs > 0) await this.opts.replication?.settle(p, epoch, settleMs);
+    const checkpoint = this.checkpointOf(p, epoch, released ?? 0);
     const events: GlobalEvent[] = [
-      { type: 'PartitionProgress', partition: p, node: this.opts.selfId, epoch, checkpoint: checkpoint ?? 0, marks: this.marks(p) },
+      { type: 'PartitionProgress', partition: p, node: this.opts.selfId, epoch, checkpoint, marks: this.marks(p, epoch) },
       { type: 'PartitionEpochStarted', partition: p, node: to, epoch: epoch + 1, at: this.opts.clock.now() },
     ];
     await this.opts.store.publish(events);
     this.opts.logger.info('digest partition handed over', { partition: p, to, checkpoint, ms: this.opts.clock.monotonic() - started });
   }
 
-  private marks(p: number): MarkEntry[] {
+  private marks(p: number, epoch: number): MarkEntry[] {
+    if (this.opts.replication !== undefined) return this.opts.replication.replicatedMarks(p, epoch);
     return this.opts.catalog.marksOf(p).map(([ds, pos]) => [ds, pos.offset, pos.index]);
+  }
+
+  private checkpointOf(p: number, epoch: number, checkpoint: number): number {
+    return this.opts.replication?.replicatedCheckpoint(p, epoch, checkpoint) ?? checkpoint;
   }
 
   /** Reports progress (checkpoint and changed marks) of every partition digested here. */
   private report(): void {
     const events: GlobalEvent[] = [];
     for (const [p, epoch] of this.owned) {
-      const checkpoint = this.checkpoints.get(p);
-      if (checkpoint === undefined) continue;
+      const digested = this.checkpoints.get(p);
+      if (digested === undefined) continue;
+      const checkpoint = this.checkpointOf(p, epoch, digested);
       let last = this.reported.get(p);
       if (last === undefined) this.reported.set(p, (last = { checkpoint: -1, marks: new Map() }));
       const changed: MarkEntry[] = [];
-      for (const [ds, pos, index] of this.marks(p)) {
+      for (const [ds, pos, index] of this.marks(p, epoch)) {
         const key = `${pos}:${index}`;
         if (last.marks.get(ds) !== key) {
           changed.push([ds, pos, index]);
@@ -240,14 +271,17 @@ export class DigestOwnership {
     this.unsubscribe?.();
     await this.chain;
     const { store, selfId, liveness } = this.opts;
+    // Waiting for the last copies shares one bound across every partition.
+    const deadline = Date.now() + 5000;
     for (const [p, epoch] of [...this.owned]) {
       const next = (store.state.partitions[p] ?? []).find((h) => h !== selfId && liveness.isAlive(h));
       try {
-        if (next !== undefined) await this.handOver(p, epoch, next);
+        if (next !== undefined) await this.handOver(p, epoch, next, Math.max(0, deadline - Date.now()));
         else {
-          const checkpoint = await this.opts.digest.release(p, 'handover');
+          const released = await this.opts.digest.release(p, 'handover');
           this.owned.delete(p);
-          await store.publish([{ type: 'PartitionProgress', partition: p, node: selfId, epoch, checkpoint: checkpoint ?? 0, marks: this.marks(p) }]);
+          if (deadline > Date.now()) await this.opts.replication?.settle(p, epoch, deadline - Date.now());
+          await store.publish([{ type: 'PartitionProgress', partition: p, node: selfId, epoch, checkpoint: this.checkpointOf(p, epoch, released ?? 0), marks: this.marks(p, epoch) }]);
         }
       } catch (err) {
         this.opts.logger.warn('digest partition not handed over at stop', { partition: p, error: (err as Error).message });

@@ -15,6 +15,9 @@ import { LogsvcError } from '../lib/errors.js';
 import type { GlobalStore } from '../global/index.js';
 import type { PeerScans, SearchTarget } from '../query/executor.js';
 import type { QuerySpec, ScanResult } from '../query/scan.js';
+import { MISSING_SEGMENTS_WARNING } from '../query/executor.js';
+import { holdersOf } from '../global/segment-holdings.js';
+import { chooseHolder, entirelyVoid, type Placement } from './placement.js';
 
 export const QUERY_SCAN = 'query.scan';
 
@@ -32,6 +35,8 @@ interface ScanRequest {
   args: Record<string, string>;
   ctx: QuerySpec['ctx'];
   limits: QuerySpec['limits'];
+  /** Absent from nodes older than segment replication: then every node reads all it holds. */
+  placement?: Placement;
 }
 
 interface WireScanResult extends Omit<ScanResult, 'state'> {
@@ -43,7 +48,9 @@ export interface PeerQueriesOptions {
   rpc: PeerRpc;
   store: GlobalStore;
   /** This node's part of a query (QueryExecutor.scanLocal after loading the lookup tables it names). */
-  scanLocal: (spec: QuerySpec, repo: SearchTarget) => Promise<ScanResult>;
+  scanLocal: (spec: QuerySpec, repo: SearchTarget, placement?: Placement) => Promise<ScanResult>;
+  /** Whether this node's catalog has a segment (a holder that lost its copy says the answer is partial). */
+  hasSegment: (id: string) => boolean;
   /** The spec a peer sent, with this node's lookup tables loaded for it. */
   withFiles: (spec: QuerySpec, repoId: string) => Promise<QuerySpec>;
   timeoutMs: number;
@@ -57,8 +64,10 @@ export class PeerQueries implements PeerScans {
   plan(spec: QuerySpec, repo: SearchTarget): ReturnType<PeerScans['plan']> {
     const { selfId, rpc, store } = this.opts;
     const alive = rpc.aliveIds();
+    alive.add(selfId);
+    const placement: Placement = { seq: store.state.seq, coordinator: selfId, live: [...alive].sort((a, b) => a - b) };
     const target: SearchTarget = repo.sources === undefined ? { id: repo.id, name: repo.name } : { id: repo.id, name: repo.name, sources: repo.sources.map((s) => ({ ...s })) };
-    const request: ScanRequest = { repo: target, text: spec.text, args: spec.args, ctx: spec.ctx, limits: spec.limits };
+    const request: ScanRequest = { repo: target, text: spec.text, args: spec.args, ctx: spec.ctx, limits: spec.limits, placement };
     const remotes = [...alive]
       .filter((n) => n !== selfId)
       .map((node) => ({
@@ -69,8 +78,44 @@ export class PeerQueries implements PeerScans {
         },
       }));
     const ids = repo.sources?.map((s) => s.id) ?? [repo.id];
-    const unreachable = [...new Set(ids.flatMap((id) => store.state.cluster.holdersOf(id, spec.ctx.start, spec.ctx.end)))].filter((n) => n !== selfId && !alive.has(n));
-    return { remotes, unreachable };
+    return { remotes, unreachable: this.unreachable(ids, spec.ctx, placement), placement };
+  }
+
+  /**
+   * Nodes whose part of the answer cannot be had: holders of a listed segment in the range none of
+   * whose holders is live, and dead digest owners of data in the range (what they had in memory and
+   * in segments not listed yet is theirs alone until another node has taken the partition over).
+   */
+  private unreachable(repoIds: readonly string[], ctx: QuerySpec['ctx'], p: Placement): number[] {
+    const cluster = this.opts.store.state.cluster;
+    const out = new Set<number>();
+    for (const id of repoIds) {
+      for (const entry of cluster.segments.ofRepository(id)) {
+        const s = entry.segment;
+        if (s.maxTs < ctx.start || s.minTs > ctx.end) continue;
+        const holders = holdersOf(entry, p.seq);
+        if (holders.length === 0 || chooseHolder(s.id, holders, p) !== null) continue;
+        if (entirelyVoid(s, cluster.endOf(s.partition, s.epoch))) continue;
+        for (const h of holders) out.add(h);
+      }
+      const holding = new Set(cluster.holdersOf(id, ctx.start, ctx.end));
+      for (const ep of cluster.epochs.values()) if (!p.live.includes(ep.node) && holding.has(ep.node)) out.add(ep.node);
+    }
+    return [...out];
+  }
+
+  /** Listed segments this node was to read for a query but does not have (lost since). */
+  private lost(repoIds: readonly string[], ctx: QuerySpec['ctx'], p: Placement): number {
+    const cluster = this.opts.store.state.cluster;
+    let n = 0;
+    for (const id of repoIds) {
+      for (const entry of cluster.segments.ofRepository(id)) {
+        const s = entry.segment;
+        if (s.maxTs < ctx.start || s.minTs > ctx.end || this.opts.hasSegment(s.id)) continue;
+        if (chooseHolder(s.id, holdersOf(entry, p.seq), p) === this.opts.selfId && !entirelyVoid(s, cluster.endOf(s.partition, s.epoch))) n++;
+      }
+    }
+    return n;
   }
 
   private async serve(body: unknown): Promise<WireScanResult> {
@@ -82,8 +127,15 @@ export class PeerQueries implements PeerScans {
     for (const id of target.sources?.map((s) => s.id) ?? [target.id]) {
       if (!this.opts.store.state.repositories.has(id)) throw new LogsvcError('E_NOT_FOUND', `query.scan: no repository ${id} on this node`);
     }
+    const placement = b.placement;
+    // Every node chooses the segments it reads as of the coordinator's sequence number.
+    if (placement !== undefined && !(await this.opts.store.waitForSeq(placement.seq, 5000))) {
+      throw new LogsvcError('E_UNAVAILABLE', `query.scan: node ${this.opts.selfId} has not caught up with global state (seq ${placement.seq})`);
+    }
     const spec = await this.opts.withFiles({ text: b.text, args: b.args ?? {}, ctx: b.ctx, limits: b.limits }, target.sources?.[0]?.id ?? target.id);
-    const res = await this.opts.scanLocal(spec, target);
+    const res = await this.opts.scanLocal(spec, target, placement);
+    const ids = target.sources?.map((s) => s.id) ?? [target.id];
+    if (placement !== undefined && this.lost(ids, b.ctx, placement) > 0) res.warnings.push(MISSING_SEGMENTS_WARNING);
     return { ...res, state: serialize(res.state) };
   }
 }

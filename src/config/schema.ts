@@ -95,7 +95,18 @@ export interface NodeConfig {
     request_timeout_ms: number;
     properties: Record<string, string | number | boolean>;
   };
-  cluster: { listen: string; peers: string[]; heartbeat_interval_ms: number; failure_timeout_ms: number; segment_replication_factor: number };
+  cluster: {
+    listen: string;
+    peers: string[];
+    heartbeat_interval_ms: number;
+    failure_timeout_ms: number;
+    segment_replication_factor: number;
+    replication_bytes_per_second: number;
+    replication_parallel_transfers: number;
+    rereplicate_after_seconds: number;
+    scrub_bytes_per_second: number;
+    scrub_interval_seconds: number;
+  };
 
   metrics: { enabled: boolean; open_on_loopback: boolean; token: string };
   ui: { enabled: boolean };
@@ -345,7 +356,12 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'cluster.peers', default: [], doc: 'cluster protocol addresses (host:port) of other nodes to join through', check: hostPortList(1000) },
   { path: 'cluster.heartbeat_interval_ms', default: 1000, doc: 'how often a node sends heartbeats to the others', check: integer(50, 60_000) },
   { path: 'cluster.failure_timeout_ms', default: 5000, doc: 'a node not heard from for this long is taken as dead and its partitions are taken over', check: integer(200, 600_000) },
-  { path: 'cluster.segment_replication_factor', default: 1, doc: 'nodes that should hold a copy of each segment (segment replication is not built yet: one copy is kept whatever this says)', check: integer(1, 16) },
+  { path: 'cluster.segment_replication_factor', default: 2, doc: 'nodes that hold a copy of each segment (at most the number of nodes in the cluster); a digest checkpoint passes a segment only once this many hold it, or every live node when fewer are up', check: integer(1, 16) },
+  { path: 'cluster.replication_bytes_per_second', default: 100 * 1024 * 1024, doc: 'bytes per second all segment copies into this node may take together; 0 means unbounded', check: integer(0, 2 ** 40) },
+  { path: 'cluster.replication_parallel_transfers', default: 2, doc: 'segment copies into this node at once', check: integer(1, 64) },
+  { path: 'cluster.rereplicate_after_seconds', default: 300, doc: 'a node dead this long no longer counts as a holder: its segments are copied to other nodes to keep the replication factor', check: integer(0, 30 * 86400) },
+  { path: 'cluster.scrub_bytes_per_second', default: 8 * 1024 * 1024, doc: 'rate at which held segments are re-read to check their checksums (a damaged copy is replaced from a healthy holder); 0 turns scrubbing off', check: integer(0, 2 ** 40) },
+  { path: 'cluster.scrub_interval_seconds', default: 86400, doc: 'pause between two full scrub passes (the first starts when the node starts)', check: integer(1, 365 * 86400) },
 
   { path: 'metrics.enabled', default: true, doc: 'serve Prometheus metrics (text exposition format) at GET /metrics', check: boolean() },
   { path: 'metrics.open_on_loopback', default: true, doc: 'a scrape from a loopback address needs no token; from elsewhere it needs metrics.token or a root API token', check: boolean() },

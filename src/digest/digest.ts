@@ -36,7 +36,7 @@ export interface DigestOptions {
    * `ownFrom`), checkpoints are reported through `onProgress` instead of the local checkpoints file,
    * and local appends (`onDurable`) are not digested here (the owner reads them from the queue).
    */
-  cluster?: { onProgress: (partition: number, checkpoint: number) => void };
+  cluster?: { onProgress: (partition: number, checkpoint: number) => void; selfId?: number };
 }
 
 /** Ways a node gives a partition up: to a successor (everything written first), or deposed. */
@@ -96,12 +96,13 @@ export class Digest {
    * Cluster mode: starts digesting `partition` from queue offset `from`, leaving out what `marks`
    * (per datasource, the last position already in some node's durable segments) says is done.
    */
-  ownFrom(partition: number, from: number, marks: readonly [string, Position][]): Promise<void> {
+  ownFrom(partition: number, from: number, marks: readonly [string, Position][], epoch?: number): Promise<void> {
     const run = this.owning.then(() => {
       const queue = this.opts.queue;
       if (this.digesters.has(partition)) return;
       for (const [ds, p] of marks) this.opts.catalog.noteDurable(partition, ds, p);
-      const d = this.newDigester(partition, from);
+      const selfId = this.opts.cluster?.selfId;
+      const d = this.newDigester(partition, from, selfId === undefined || epoch === undefined ? undefined : { writer: selfId, epoch });
       this.digesters.set(partition, d);
       this.followers.set(
         partition,
@@ -152,8 +153,9 @@ export class Digest {
     return [...this.digesters.keys()];
   }
 
-  private newDigester(p: number, from: number): PartitionDigester {
+  private newDigester(p: number, from: number, origin?: { writer: number; epoch: number }): PartitionDigester {
     return new PartitionDigester(p, from, {
+      ...(origin === undefined ? {} : { origin }),
       catalog: this.opts.catalog,
       encoder: this.opts.encoder,
       clock: this.opts.clock,

@@ -72,6 +72,8 @@ export interface DigesterDeps {
   onLatency: (ms: number) => void;
   /** A block could not be made durable: the node must stop. */
   onFatal: (err: Error) => void;
+  /** A cluster: recorded in each segment's header (the writer and its digest epoch). */
+  origin?: { writer: number; epoch: number };
 }
 
 export class PartitionDigester {
@@ -211,6 +213,7 @@ export class PartitionDigester {
         tags: block.tags,
         partition: this.partition,
         createdAt: clock.now(),
+        ...(this.deps.origin ?? {}),
       });
       seg = { writer, openedAt: clock.monotonic(), closing: false };
       this.segments.set(block.ds, seg);
@@ -231,8 +234,11 @@ export class PartitionDigester {
   tick(): void {
     const now = this.deps.clock.monotonic();
     for (const b of [...this.blocks.values()]) if (now - b.openedAt >= this.deps.settings.flushBlockMs) this.seal(b);
+    // A cluster closes segments at the flush interval too: only closed segments are copied to
+    // other nodes, and the queue's copy of their events is kept until they are (replication.ts).
+    const maxOpen = this.deps.origin === undefined ? this.deps.settings.maxSegmentOpenMs : Math.min(this.deps.settings.maxSegmentOpenMs, this.deps.settings.flushBlockMs);
     for (const [ds, seg] of this.segments) {
-      if (!seg.closing && now - seg.openedAt >= this.deps.settings.maxSegmentOpenMs) {
+      if (!seg.closing && now - seg.openedAt >= maxOpen) {
         seg.closing = true;
         this.enqueue(async () => {
           try {

@@ -13,6 +13,8 @@
  * settle the same everywhere.
  */
 
+import { SegmentHoldings, type SegmentEvent, type SegmentHoldingsSnapshot } from './segment-holdings.js';
+
 /** A queue position: record offset and event index in it. */
 export interface MarkPosition {
   offset: number;
@@ -26,7 +28,8 @@ export type ClusterEvent =
   | { type: 'ClusterCreated'; clusterId: string; at: number }
   | { type: 'PartitionEpochStarted'; partition: number; node: number; epoch: number; at: number }
   | { type: 'PartitionProgress'; partition: number; node: number; epoch: number; checkpoint: number; marks: MarkEntry[] }
-  | { type: 'RepositoryHeld'; node: number; repositoryId: string; minTime: number; maxTime: number };
+  | { type: 'RepositoryHeld'; node: number; repositoryId: string; minTime: number; maxTime: number }
+  | SegmentEvent;
 
 export interface PartitionEpoch {
   epoch: number;
@@ -53,6 +56,9 @@ export interface ClusterSnapshot {
   partitions: { partition: number; epoch: number; node: number; since: number; checkpoint: number; marks: MarkEntry[] }[];
   ended: { partition: number; node: number; epoch: number; marks: MarkEntry[] }[];
   holdings: { node: number; repositoryId: string; minTime: number; maxTime: number }[];
+  /** Absent in snapshots written before segment replication. */
+  epochEnds?: { partition: number; epoch: number; marks: MarkEntry[] }[];
+  segments?: SegmentHoldingsSnapshot;
 }
 
 const after = (a: MarkPosition, b: MarkPosition): boolean => a.offset > b.offset || (a.offset === b.offset && a.index > b.index);
@@ -64,8 +70,16 @@ export class ClusterState {
   readonly ended = new Map<number, Map<number, EndedEpoch>>();
   /** node -> repository id -> time range of the segments it holds. */
   readonly holdings = new Map<number, Map<string, Holding>>();
+  /**
+   * partition -> epoch -> the partition's marks when that epoch ended: every block written in the
+   * epoch past them is void on every node that holds it (replicas too), since the next owner went
+   * on from them.
+   */
+  readonly epochEnds = new Map<number, Map<number, Map<string, MarkPosition>>>();
+  /** Which nodes hold which segment files (replication). */
+  readonly segments = new SegmentHoldings();
 
-  apply(e: ClusterEvent): void {
+  apply(e: ClusterEvent, seq = 0): void {
     switch (e.type) {
       case 'ClusterCreated':
         this.clusterId ??= e.clusterId;
@@ -79,6 +93,9 @@ export class ClusterState {
           let byNode = this.ended.get(e.partition);
           if (byNode === undefined) this.ended.set(e.partition, (byNode = new Map()));
           byNode.set(cur.node, { epoch: cur.epoch, marks: new Map(marks) });
+          let ends = this.epochEnds.get(e.partition);
+          if (ends === undefined) this.epochEnds.set(e.partition, (ends = new Map()));
+          ends.set(cur.epoch, new Map(marks));
         }
         this.epochs.set(e.partition, { epoch: e.epoch, node: e.node, since: e.at, checkpoint: cur?.checkpoint ?? 0, marks });
         return;
@@ -106,6 +123,10 @@ export class ClusterState {
         }
         return;
       }
+      case 'SegmentStored':
+      case 'SegmentDropped':
+        this.segments.apply(e, seq);
+        return;
       default: {
         const never: never = e;
         throw new Error(`unknown cluster event ${JSON.stringify(never)}`);
@@ -135,6 +156,8 @@ export class ClusterState {
       partitions: [...this.epochs].map(([partition, e]) => ({ partition, epoch: e.epoch, node: e.node, since: e.since, checkpoint: e.checkpoint, marks: marks(e.marks) })),
       ended: [...this.ended].flatMap(([partition, byNode]) => [...byNode].map(([node, x]) => ({ partition, node, epoch: x.epoch, marks: marks(x.marks) }))),
       holdings: [...this.holdings].flatMap(([node, byRepo]) => [...byRepo].map(([repositoryId, h]) => ({ node, repositoryId, ...h }))),
+      epochEnds: [...this.epochEnds].flatMap(([partition, byEpoch]) => [...byEpoch].map(([epoch, m]) => ({ partition, epoch, marks: marks(m) }))),
+      segments: this.segments.toSnapshot(),
     };
   }
 
@@ -152,5 +175,16 @@ export class ClusterState {
       if (byRepo === undefined) this.holdings.set(h.node, (byRepo = new Map()));
       byRepo.set(h.repositoryId, { minTime: h.minTime, maxTime: h.maxTime });
     }
+    for (const x of s.epochEnds ?? []) {
+      let ends = this.epochEnds.get(x.partition);
+      if (ends === undefined) this.epochEnds.set(x.partition, (ends = new Map()));
+      ends.set(x.epoch, marks(x.marks));
+    }
+    this.segments.loadSnapshot(s.segments);
+  }
+
+  /** The marks `partition`'s epoch `epoch` ended with, or undefined while it runs (or is unknown). */
+  endOf(partition: number, epoch: number): ReadonlyMap<string, MarkPosition> | undefined {
+    return this.epochEnds.get(partition)?.get(epoch);
   }
 }

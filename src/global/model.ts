@@ -242,7 +242,9 @@ export class GlobalState {
       case 'PartitionEpochStarted':
       case 'PartitionProgress':
       case 'RepositoryHeld':
-        this.cluster.apply(e);
+      case 'SegmentStored':
+      case 'SegmentDropped':
+        this.cluster.apply(e, seq);
         return;
       case 'IngestListenerSaved':
       case 'IngestListenerDeleted':

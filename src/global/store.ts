@@ -189,6 +189,19 @@ export class GlobalStore {
   }
 
   /**
+   * Waits (at most `timeoutMs`) until this node has applied global events up to sequence number
+   * `seq` (a cluster query fixes one: every node answers as of it); whether it got there.
+   */
+  async waitForSeq(seq: number, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.current.seq < seq) {
+      if (Date.now() >= deadline) return false;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    return true;
+  }
+
+  /**
    * Waits until this node has applied every proposal the log held when called: a decision made after
    * it sees every change any node had completed (a mutation on one node, then one on another that
    * depends on it, works).

@@ -57,6 +57,8 @@ export interface HttpServices {
   prometheus: PrometheusEndpoint | null;
   /** Serve the web UI at / (ui.enabled). */
   ui: boolean;
+  /** A cluster's segment replication: counts, lag, transfers, per-node holdings (null on a single node). */
+  replication?: () => unknown;
 }
 
 /** The API principal (user or local admin) behind a request; 401/403 otherwise. */

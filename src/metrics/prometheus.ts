@@ -29,6 +29,8 @@ export interface MetricSources {
   repositoryName(id: string): string | undefined;
   runningQueries(): number;
   queryJobs(): number;
+  /** A cluster's segment replication (null on a single node). */
+  replication?(): { bytesReceived: number; bytesSent: number; active: number; queued: number; underReplicated: number; lagMs: number } | null;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -110,6 +112,36 @@ export class PrometheusMetrics implements NodeMetrics {
     } });
     new Gauge({ name: 'logsvc_queries_running', help: 'query runs in progress', registers, collect() { this.set(src.runningQueries()); } });
     new Gauge({ name: 'logsvc_query_jobs', help: 'query jobs held (running or waiting to be polled)', registers, collect() { this.set(src.queryJobs()); } });
+    if (src.replication !== undefined) this.replicationMetrics(src.replication.bind(src), registers);
+  }
+
+  private replicationMetrics(read: NonNullable<MetricSources['replication']>, registers: Registry[]): void {
+    // Totals kept by the replicator, turned into counters by the difference since the last scrape.
+    const seen = { bytesReceived: 0, bytesSent: 0 };
+    const total = (name: string, help: string, key: 'bytesReceived' | 'bytesSent'): void => {
+      new Counter({ name, help, registers, collect() {
+        const r = read();
+        if (r === null) return;
+        if (r[key] > seen[key]) this.inc(r[key] - seen[key]);
+        seen[key] = r[key];
+      } });
+    };
+    total('logsvc_replication_received_bytes_total', 'segment bytes copied into this node from its peers', 'bytesReceived');
+    total('logsvc_replication_sent_bytes_total', 'segment bytes this node sent to peers copying them', 'bytesSent');
+    new Gauge({ name: 'logsvc_replication_transfers', help: 'segment copies into this node, by state', labelNames: ['state'], registers, collect() {
+      const r = read();
+      if (r === null) return;
+      this.set({ state: 'active' }, r.active);
+      this.set({ state: 'queued' }, r.queued);
+    } });
+    new Gauge({ name: 'logsvc_replication_under_replicated_segments', help: 'segments held by fewer nodes than the replication factor', registers, collect() {
+      const r = read();
+      if (r !== null) this.set(r.underReplicated);
+    } });
+    new Gauge({ name: 'logsvc_replication_lag_seconds', help: 'age of the oldest segment this node wrote that is not yet held by enough nodes', registers, collect() {
+      const r = read();
+      if (r !== null) this.set(r.lagMs / 1000);
+    } });
   }
 
   httpRequest(route: string, method: string, status: number, seconds: number): void {

@@ -26,6 +26,9 @@ import { Membership, parseAddr } from '../cluster/protocol/membership.js';
 import { DigestOwnership } from '../cluster/digest-ownership.js';
 import { PeerQueries } from '../cluster/peer-queries.js';
 import { servePeerFiles } from '../cluster/peer-files.js';
+import { SegmentReplicator } from '../cluster/replication.js';
+import { readsHere } from '../cluster/placement.js';
+import { replicationCheck } from '../cluster/replication-health.js';
 import { fileNamesIn } from '../query/file-refs.js';
 import { HealthService } from '../health/index.js';
 import { createGraphqlEndpoint } from '../graphql/index.js';
@@ -198,6 +201,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           repositoryName: (id) => store.state.repositories.get(id)?.name,
           runningQueries: () => queries.runningCount,
           queryJobs: () => queryJobs.size,
+          replication: () => replication?.stats() ?? null,
         })
       : null;
     metrics = prom ?? noMetrics;
@@ -215,6 +219,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), log('segments'), clock.now());
     deletions.applyTo(catalog);
     let ownership: DigestOwnership | null = null;
+    /** A cluster's segment replication, once the cluster protocol runs. */
+    let replication: SegmentReplicator | null = null;
     const threads = config.digest.worker_threads;
     const workers = new WorkerPool({ ...(threads === 0 ? {} : { threads }), backgroundNice: config.digest.block_build_nice });
     cleanups.push(stopStep('worker pools', () => workers.close()));
@@ -239,7 +245,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         metrics.digestLatency(ms);
       },
       onFatal,
-      ...(clustered ? { cluster: { onProgress: (p: number, cp: number) => ownership?.noteCheckpoint(p, cp) } } : {}),
+      ...(clustered ? { cluster: { onProgress: (p: number, cp: number) => ownership?.noteCheckpoint(p, cp), selfId: config.node.id } } : {}),
     });
     const selfId = config.node.id;
     const owned = (): number[] => cluster.ownedPartitions(selfId);
@@ -306,7 +312,13 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const queryLimits = { maxGroups: config.query.max_groups, maxRows: config.query.max_rows };
     const executor = new QueryExecutor({
       sources: {
-        segments: (repoId) => catalog.forRepository(repoId),
+        // A cluster query: only the segments this node reads for it (each segment by one holder).
+        segments: (repoId, placement) => {
+          const all = catalog.forRepository(repoId);
+          if (placement === undefined) return all;
+          const listed = store.state.cluster.segments.segments;
+          return all.filter((seg) => readsHere(config.node.id, seg.meta, listed.get(seg.meta.id), placement));
+        },
         memory: (repoId) => digest.memory(repoId),
         highWater: (partition, ds) => catalog.highWater(partition, ds),
         pin: (paths) => catalog.pin(paths),
@@ -457,6 +469,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       }),
       prometheus: prom === null ? null : { render: () => prom.render(), openOnLoopback: config.metrics.open_on_loopback, token: config.metrics.token },
       ui: config.ui.enabled,
+      replication: () => (replication === null ? null : { ...replication.stats(), nodes: replication.perNode() }),
     });
     // The partition layout exists once this node is registered; then replay, then serve.
     if (clustered) await cluster.autoLayout(config.digest.partitions, selfId);
@@ -532,7 +545,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           selfId,
           rpc: membership,
           store,
-          scanLocal: (spec, repo) => executor.scanLocal(spec, repo),
+          scanLocal: (spec, repo, placement) => executor.scanLocal(spec, repo, placement),
+          hasSegment: (id) => catalog.get(id) !== undefined,
           withFiles: async (spec, repoId) => {
             const names = fileNamesIn(spec.text, spec.args);
             return names.length === 0 ? spec : { ...spec, files: await files.tablesFor(repoId, names) };
@@ -541,10 +555,35 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         }),
       );
       files.setRemoteBlobs(servePeerFiles(membership, selfId, (h) => files.localBlob(h), config.files.max_file_bytes, config.query.max_query_seconds * 1000));
+      const replicator = new SegmentReplicator({
+        selfId,
+        store,
+        catalog,
+        rpc: membership,
+        segmentsDir: join(dataDir, 'segments'),
+        clock,
+        logger: log('replication'),
+        factor: config.cluster.segment_replication_factor,
+        bytesPerSecond: config.cluster.replication_bytes_per_second,
+        parallel: config.cluster.replication_parallel_transfers,
+        graceMs: config.cluster.rereplicate_after_seconds * 1000,
+        scrubBytesPerSecond: config.cluster.scrub_bytes_per_second,
+        scrubIntervalMs: config.cluster.scrub_interval_seconds * 1000,
+        intervalMs: 1000,
+        transferTimeoutMs: Math.max(30_000, config.cluster.failure_timeout_ms * 2),
+        wanted: (s) => store.state.repositories.has(s.repo),
+      });
+      own.useReplication(replicator);
+      replication = replicator;
+      health.addCheck(() => replicationCheck(replicator.stats()));
       await membership.start();
       cleanups.push(stopStep('cluster membership', () => membership.stop()));
       liveness.current = membership;
+      membership.on('up', () => replicator.trigger());
+      membership.on('down', () => replicator.trigger());
       await cluster.autoLayout(config.digest.partitions, selfId);
+      replicator.start();
+      cleanups.push(stopStep('segment replication', () => replicator.stop()));
       own.start();
       // Runs first at stop: hands the partitions to the next live hosts before the digest stops.
       cleanups.push(stopStep('digest handover', () => own.stop(), 10_000));

@@ -16,6 +16,7 @@ import { approxBytes, Meter, withMeter, type MemoryBudget, type NodeQueryMemory 
 import { runRows } from './pipeline.js';
 import type { CompiledQuery, Ev } from './runtime.js';
 import { splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
+import type { Placement } from '../cluster/placement.js';
 
 /** What a query searches: a repository, or a view's repositories (`sources`, each with its filter). */
 export interface SearchTarget {
@@ -37,7 +38,8 @@ export interface ScanRunner {
 
 /** Where a repository's events are (the segment catalog and the digest). */
 export interface EventSources {
-  segments(repoId: string): SegmentInfo[];
+  /** A cluster query passes its placement: only the segments this node reads for it (placement.ts). */
+  segments(repoId: string, placement?: Placement): SegmentInfo[];
   memory(repoId: string): { partition: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[];
   highWater(partition: number, ds: string): Position | null;
   /** Holds segment files for a snapshot (retention defers their unlink); returns the release. */
@@ -51,7 +53,7 @@ export interface EventSources {
  * are partial).
  */
 export interface PeerScans {
-  plan(spec: QuerySpec, repo: SearchTarget): { remotes: { node: number; scan: () => Promise<ScanResult> }[]; unreachable: number[] };
+  plan(spec: QuerySpec, repo: SearchTarget): { remotes: { node: number; scan: () => Promise<ScanResult> }[]; unreachable: number[]; placement?: Placement };
 }
 
 /** The product's warning when data of the query's range sits on nodes that cannot be asked. */
@@ -143,13 +145,13 @@ export class QueryExecutor {
     const query = this.compile(spec);
     // A repository is one source; a view is one source per connection, each with its filter.
     const sources = repo.sources ?? [{ id: repo.id, name: repo.name, filter: '' }];
-    const perSource = sources.map((src) => ({ src, units: this.snapshot(query, spec, src.id) }));
+    // A cluster: every other live node's part of the same search, and which segments each reads.
+    const peers = this.opts.peers?.plan(spec, repo) ?? { remotes: [], unreachable: [] };
+    const perSource = sources.map((src) => ({ src, units: this.snapshot(query, spec, src.id, peers.placement) }));
     // Pinned in the same synchronous step as the snapshot: a segment deleted by retention meanwhile
     // stays on disk until this run is done with it.
     const release = this.pin(perSource.flatMap(({ units }) => units));
     const tasks: TaskOf[] = perSource.flatMap(({ src, units }) => this.batch(units).map((u) => ({ units: u, repoName: src.name, prefix: src.filter })));
-    // A cluster: every other live node's part of the same search.
-    const peers = this.opts.peers?.plan(spec, repo) ?? { remotes: [], unreachable: [] };
     const run = new QueryRun(query, spec, (r) => this.execute(r, tasks, peers));
     void run.done.finally(release);
     return run;
@@ -169,10 +171,10 @@ export class QueryExecutor {
    * partitions it digests; a view's repositories each with its filter), scanned up to the first
    * aggregate and merged into one partial result.
    */
-  async scanLocal(spec: QuerySpec, repo: SearchTarget): Promise<ScanResult> {
+  async scanLocal(spec: QuerySpec, repo: SearchTarget, placement?: Placement): Promise<ScanResult> {
     const query = this.compile(spec);
     const sources = repo.sources ?? [{ id: repo.id, name: repo.name, filter: '' }];
-    const perSource = sources.map((src) => ({ src, units: this.snapshot(query, spec, src.id) }));
+    const perSource = sources.map((src) => ({ src, units: this.snapshot(query, spec, src.id, placement) }));
     const release = this.pin(perSource.flatMap(({ units }) => units));
     const tasks: TaskOf[] = perSource.flatMap(({ src, units }) => this.batch(units).map((u) => ({ units: u, repoName: src.name, prefix: src.filter })));
     const { agg } = splitAtAggregate(query);
@@ -202,11 +204,11 @@ export class QueryExecutor {
     return out;
   }
 
-  private snapshot(query: CompiledQuery, spec: QuerySpec, repoId: string): ScanUnit[] {
+  private snapshot(query: CompiledQuery, spec: QuerySpec, repoId: string, placement?: Placement): ScanUnit[] {
     const { start, end } = spec.ctx;
     const tagsOk = query.pruning.tags ?? ((): boolean => true);
     const units: { unit: ScanUnit; newest: number }[] = [];
-    for (const seg of this.opts.sources.segments(repoId)) {
+    for (const seg of this.opts.sources.segments(repoId, placement)) {
       if (!tagsOk(seg.meta.tags)) continue;
       // Copied: an open segment's block list keeps growing.
       const blocks: BlockRef[] = [];

@@ -40,6 +40,8 @@ interface VoidRecord {
   segments: Record<string, number>;
   /** Partition -> the last ended epoch of this node whose blocks were voided. */
   fencedEpochs: Record<string, number>;
+  /** Partition -> the highest ended digest epoch applied by `voidEpochs` (absent before replication). */
+  endsApplied?: Record<string, number>;
 }
 
 export class SegmentCatalog {
@@ -114,24 +116,77 @@ export class SegmentCatalog {
   async voidAfter(partition: number, marks: ReadonlyMap<string, Position>, epoch: number): Promise<number> {
     let voided = 0;
     for (const info of this.segments.values()) {
-      if (info.meta.partition !== partition) continue;
-      const mark = marks.get(info.meta.ds);
-      const keep = info.blocks.findIndex((b) => mark === undefined || positionAfter({ offset: b.lastOffset, index: b.lastIndex }, mark));
-      if (keep === -1) continue;
-      voided += info.blocks.length - keep;
-      this.voids.segments[info.meta.id] = keep;
-      this.segments.set(info.meta.id, { ...info, blocks: info.blocks.slice(0, keep) });
+      // Segments that carry their epoch are voided by that epoch's end (voidEpochs), whoever wrote them.
+      if (info.meta.partition !== partition || info.meta.epoch !== undefined) continue;
+      voided += this.trim(info, marks);
     }
     this.voids.fencedEpochs[String(partition)] = Math.max(this.fencedEpoch(partition), epoch);
+    await this.saveVoids();
+    this.recomputeMarks(partition);
+    return voided;
+  }
+
+  /**
+   * Segments that carry their digest epoch (a cluster's, own or replicas): every block of an ended
+   * epoch past the marks it ended with is void (the next owner went on from them), here as on every
+   * other holder. `ends` gives an epoch's end marks, undefined while it runs. Call only while this
+   * node does not digest the partition; cheap when no epoch ended since the last call.
+   */
+  async voidEpochs(partition: number, ends: ReadonlyMap<number, ReadonlyMap<string, Position>>): Promise<number> {
+    let last = 0;
+    for (const e of ends.keys()) last = Math.max(last, e);
+    const applied = this.voids.endsApplied?.[String(partition)] ?? 0;
+    if (last <= applied) return 0;
+    let voided = 0;
+    for (const info of this.segments.values()) {
+      if (info.meta.partition !== partition || info.meta.epoch === undefined) continue;
+      const end = ends.get(info.meta.epoch);
+      if (end !== undefined) voided += this.trim(info, end);
+    }
+    (this.voids.endsApplied ??= {})[String(partition)] = last;
+    await this.saveVoids();
+    this.recomputeMarks(partition);
+    return voided;
+  }
+
+  /**
+   * Adds a segment copied from another node: the blocks its epoch's end (if it ended) makes void are
+   * left out before anything of it counts as durable here, and recorded so a restart does the same.
+   */
+  async putReplica(info: SegmentInfo, end: ReadonlyMap<string, Position> | undefined): Promise<void> {
+    if (end !== undefined && this.trimBlocks(info.meta.id, info.blocks, end.get(info.meta.ds)) < info.blocks.length) await this.saveVoids();
+    this.put(info);
+  }
+
+  /** Index of the first block past `mark` (all void when there is none), recorded; the blocks kept. */
+  private trimBlocks(id: string, blocks: readonly BlockEntry[], mark: Position | undefined): number {
+    const keep = blocks.findIndex((b) => mark === undefined || positionAfter({ offset: b.lastOffset, index: b.lastIndex }, mark));
+    if (keep === -1) return blocks.length;
+    const prior = this.voids.segments[id];
+    this.voids.segments[id] = prior === undefined ? keep : Math.min(prior, keep);
+    return keep;
+  }
+
+  /** Voids the blocks of a catalogued segment past its datasource's mark; returns how many. */
+  private trim(info: SegmentInfo, marks: ReadonlyMap<string, Position>): number {
+    const keep = this.trimBlocks(info.meta.id, info.blocks, marks.get(info.meta.ds));
+    if (keep >= info.blocks.length) return 0;
+    this.segments.set(info.meta.id, { ...info, blocks: info.blocks.slice(0, keep) });
+    return info.blocks.length - keep;
+  }
+
+  private async saveVoids(): Promise<void> {
     await ensureDir(this.dir);
     await atomicWriteFile(join(this.dir, VOID_FILE), `${JSON.stringify(this.voids)}\n`);
-    // The marks of this partition are what the remaining local blocks say, nothing more.
+  }
+
+  /** The marks of a partition are what its remaining local blocks say, nothing more. */
+  private recomputeMarks(partition: number): void {
     for (const k of [...this.hwm.keys()]) if (k.startsWith(`${partition}/`)) this.hwm.delete(k);
     for (const info of this.segments.values()) {
       if (info.meta.partition !== partition) continue;
       for (const b of info.blocks) this.noteDurable(partition, info.meta.ds, { offset: b.lastOffset, index: b.lastIndex });
     }
-    return voided;
   }
 
   all(): SegmentInfo[] {

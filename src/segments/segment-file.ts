@@ -31,6 +31,9 @@ export interface SegmentMeta {
   tags: Record<string, string>;
   partition: number;
   createdAt: number;
+  /** A cluster: the node that wrote it and the digest epoch it was written in (absent on a lone node). */
+  writer?: number;
+  epoch?: number;
 }
 
 export interface BlockEntry extends BlockMeta {

@@ -27,6 +27,19 @@ export function clusterRoutes(s: HttpServices): Route[] {
       },
     },
     {
+      // Segment replication (logsvc's own): factor, under-replicated segments, lag, transfers,
+      // and per node the segments and bytes it holds. 404 on a single node.
+      method: 'GET',
+      pattern: '/api/v1/clusterconfig/segments',
+      body: 'none',
+      handle: (req) => {
+        requireRoot(apiPrincipal(s, req), 'reading segment replication');
+        const r = s.replication?.() ?? null;
+        if (r === null) return json(404, { error: 'not a cluster: segments are not replicated on a single node' });
+        return json(200, r);
+      },
+    },
+    {
       method: 'GET',
       pattern: path,
       body: 'none',
