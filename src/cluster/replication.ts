@@ -30,7 +30,7 @@ import { crc32c, fsyncDir } from '../storage/index.js';
 import { desiredHolders, entirelyVoid, sufficientlyHeld } from './placement.js';
 
 export const SEGMENT_READ = 'segment.read';
-const CHUNK_BYTES = 1024 * 1024;
+const CHUNK_BYTES = 256 * 1024;
 const INCOMING = '.incoming';
 /** A copy that failed is tried again after this long (doubling up to a minute). */
 const RETRY_MS = 1000;
@@ -324,6 +324,7 @@ export class SegmentReplicator {
       await unlink(part);
       from = 0;
     }
+    if (from > 0 && from < s.bytes) logger.info('replication: resuming an interrupted segment copy', { segment: s.id, from: source, at: from, bytes: s.bytes });
     if (from < s.bytes) {
       const fh = await open(part, 'a');
       try {
@@ -531,13 +532,15 @@ export class SegmentReplicator {
   }
 
   /** Segment counts and bytes per node, from global state. */
-  perNode(): { node: number; segments: number; bytes: number }[] {
-    const by = new Map<number, { segments: number; bytes: number }>();
+  perNode(): { node: number; segments: number; bytes: number; events: number }[] {
+    const by = new Map<number, { segments: number; bytes: number; events: number }>();
     for (const entry of this.opts.store.state.cluster.segments.segments.values()) {
+      if (this.voided(entry.segment)) continue;
       for (const n of holdersOf(entry)) {
-        const x = by.get(n) ?? { segments: 0, bytes: 0 };
+        const x = by.get(n) ?? { segments: 0, bytes: 0, events: 0 };
         x.segments++;
         x.bytes += entry.segment.bytes;
+        x.events += entry.segment.events;
         by.set(n, x);
       }
     }

@@ -15,7 +15,8 @@ import { countOf, createRepo, ingestStructured, openNdjsonStream, queryJson, run
 t.setTimeout(400_000);
 
 t.test('a three-node cluster behaves as one service', async (t) => {
-  const c = await startCluster(t, { nodes: 3, partitions: 6 });
+  // One copy of each segment: a node that is down takes its data with it (the warning is the point here).
+  const c = await startCluster(t, { nodes: 3, partitions: 6, clusterExtra: 'segment_replication_factor = 1' });
   const [n1, n2, n3] = [c.node(1), c.node(2), c.node(3)];
   await waitForAlive([n1, n2, n3], [1, 2, 3]);
 

@@ -30,6 +30,8 @@ export interface ClusterOptions {
   failureMs?: number;
   /** Extra TOML appended to every node's config. */
   extra?: string;
+  /** Extra keys of every node's [cluster] section (e.g. "segment_replication_factor = 1"). */
+  clusterExtra?: string;
 }
 
 export function clusterConfig(id: number, brokers: string, prefix: string, port: number, peers: number[], o: ClusterOptions): string {
@@ -47,6 +49,7 @@ listen = "127.0.0.1:${port}"
 peers = [${peers.map((p) => `"127.0.0.1:${p}"`).join(', ')}]
 heartbeat_interval_ms = ${o.heartbeatMs ?? 200}
 failure_timeout_ms = ${o.failureMs ?? 2000}
+${o.clusterExtra ?? ''}
 [digest]
 partitions = ${o.partitions ?? 6}
 flush_block_seconds = 1

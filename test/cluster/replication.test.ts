@@ -1,0 +1,235 @@
+/**
+ * Segment replication on a real broker with three real nodes, factor 2, over HTTP only:
+ * - a known ledger is ingested and every segment gets held by two nodes;
+ * - kill -9 of any one node: asked on the others, the full answer with no warning;
+ * - kill -9 of a second: the warning, and the count is what the last node holds;
+ * - both restarted: everything held by two nodes again, warning gone, the ledger exactly once;
+ * - a bit flipped in a copy on disk: found by the scrubber, not served, replaced from a healthy holder;
+ * - kill -9 of a receiver mid-copy: the partial file is never listed or served, the copy completes
+ *   after the restart (resumed, not started over).
+ */
+import t from 'tap';
+import { open, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startCluster, waitForAlive, type TestCluster } from '../helpers/cluster.js';
+import { api } from '../helpers/http.js';
+import { createRepo, runJob, sleep } from '../helpers/query.js';
+import type { TestNode } from '../helpers/node-process.js';
+
+t.setTimeout(600_000);
+
+interface Replication {
+  factor: number;
+  segments: number;
+  underReplicated: number;
+  pendingOwn: number;
+  active: number;
+  queued: number;
+  corrupt: number;
+  bytesReceived: number;
+  nodes: { node: number; segments: number; bytes: number; events: number }[];
+}
+
+async function replication(n: TestNode): Promise<Replication> {
+  const res = await api(n.url, '/api/v1/clusterconfig/segments', { token: n.adminToken });
+  if (res.status !== 200) throw new Error(`segments: ${res.status} ${res.text}`);
+  return res.json<Replication>();
+}
+
+/** Waits until `n` sees every segment held by the factor and nothing of its own waiting. */
+async function waitReplicated(n: TestNode, timeoutMs = 90_000, minSegments = 1): Promise<Replication> {
+  const deadline = Date.now() + timeoutMs;
+  let r: Replication | null = null;
+  for (;;) {
+    r = await replication(n).catch(() => null);
+    if (r !== null && r.segments >= minSegments && r.underReplicated === 0 && r.pendingOwn === 0 && r.active === 0 && r.queued === 0) return r;
+    if (Date.now() > deadline) throw new Error(`not fully replicated within ${timeoutMs} ms: ${JSON.stringify(r)}`);
+    await sleep(300);
+  }
+}
+
+/** Waits until every node sees every segment held by the factor, and `events` held over all nodes. */
+async function waitAllReplicated(nodes: TestNode[], events: number, timeoutMs = 90_000): Promise<Replication> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const rs = await Promise.all(nodes.map((n) => waitReplicated(n, timeoutMs)));
+    const held = rs[0]!.nodes.reduce((a, x) => a + x.events, 0);
+    if (held === events) return rs[0]!;
+    if (Date.now() > deadline) return rs[0]!;
+    await sleep(300);
+  }
+}
+
+/** Waits until every digest partition has a live owner (a takeover after a kill has happened). */
+async function waitOwnedBy(n: TestNode, live: number[], timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api(n.url, '/api/v1/clusterconfig/digest', { token: n.adminToken });
+    const parts = res.json<{ owner: number | null }[]>();
+    if (parts.every((p) => p.owner !== null && live.includes(p.owner))) return;
+    if (Date.now() > deadline) throw new Error(`partitions not owned by ${JSON.stringify(live)}: ${res.text}`);
+    await sleep(200);
+  }
+}
+
+async function ingestLedger(n: TestNode, token: string, from: number, count: number, pad = 0): Promise<void> {
+  for (let i = from; i < from + count; i += 500) {
+    const ids = Array.from({ length: Math.min(500, from + count - i) }, (_, k) => i + k);
+    const body = JSON.stringify([{ tags: { src: 'ledger' }, events: ids.map((id) => ({ timestamp: Date.now(), attributes: { uid: `e${id}` }, rawstring: `event e${id} ${pad > 0 ? randomText(pad) : ''}` })) }]);
+    const res = await api(n.url, '/api/v1/ingest/humio-structured', { token, body });
+    if (res.status !== 200) throw new Error(`ingest: ${res.status} ${res.text}`);
+  }
+}
+
+function randomText(n: number): string {
+  let s = '';
+  while (s.length < n) s += Math.random().toString(36).slice(2);
+  return s.slice(0, n);
+}
+
+/** count() and distinct uids, with the warnings, asked on `n`. */
+async function ledger(n: TestNode): Promise<{ count: number; distinct: number; warnings: string[] }> {
+  const job = await runJob(n.url, 'ledger', n.adminToken, { queryString: 'count(as=c)', start: '1d' });
+  const job2 = await runJob(n.url, 'ledger', n.adminToken, { queryString: 'count(uid, distinct=true, as=d)', start: '1d' });
+  const warnings = [...((job.final.metaData?.warnings as string[] | undefined) ?? []), ...((job2.final.metaData?.warnings as string[] | undefined) ?? [])];
+  return { count: Number(job.final.events[0]?.c ?? 0), distinct: Number(job2.final.events[0]?.d ?? 0), warnings };
+}
+
+const alive = (c: TestCluster): TestNode[] => c.nodes.filter((h) => h.node.proc.exitCode === null && h.node.proc.signalCode === null).map((h) => h.node);
+
+t.test('three nodes, factor 2: losing one node loses no answer; copies come back', async (t) => {
+  const c = await startCluster(t, {
+    nodes: 3,
+    partitions: 6,
+    clusterExtra: 'segment_replication_factor = 2\nscrub_bytes_per_second = 4194304\nscrub_interval_seconds = 2',
+  });
+  const [n1, n2, n3] = [c.node(1), c.node(2), c.node(3)];
+  await waitForAlive([n1, n2, n3], [1, 2, 3]);
+  const repo = await createRepo(n1.url, n1.adminToken, 'ledger');
+  const N = 6000;
+  await ingestLedger(n1, repo.ingestToken, 0, N / 2);
+  await ingestLedger(n2, repo.ingestToken, N / 2, N / 2);
+  // Open segments close at the flush interval (1 s here), then get listed and copied.
+  const r = await waitAllReplicated([n1, n2, n3], 2 * N);
+  t.equal(r.factor, 2, 'factor 2');
+  for (const x of r.nodes) t.ok(x.segments > 0, `node ${x.node} holds ${x.segments} segments (${x.bytes} bytes)`);
+  const held = r.nodes.reduce((a, x) => a + x.events, 0);
+  t.equal(held, 2 * N, 'the segments hold every event twice over the nodes');
+
+  for (const victim of [1, 2, 3]) {
+    await c.node(victim).kill();
+    const others = [1, 2, 3].filter((x) => x !== victim);
+    await waitForAlive(others.map((x) => c.node(x)), others);
+    await waitOwnedBy(c.node(others[0]!), others);
+    for (const x of others) {
+      const got = await ledger(c.node(x));
+      t.same(got, { count: N, distinct: N, warnings: [] }, `node ${victim} killed: asked on node ${x}, the whole ledger, no warning`);
+    }
+    await c.restart(victim);
+    await waitForAlive(alive(c), [1, 2, 3]);
+    await waitAllReplicated(alive(c), 2 * N);
+  }
+
+  // Two down: the last node answers with what it holds, and says the answer is partial.
+  await sleep(2500); // the owners' last progress reports are out
+  const before = await waitAllReplicated(alive(c), 2 * N);
+  const onThree = before.nodes.find((x) => x.node === 3)!.events;
+  await c.node(1).kill();
+  await c.node(2).kill();
+  await waitForAlive([c.node(3)], [3]);
+  await waitOwnedBy(c.node(3), [3]);
+  const partial = await ledger(c.node(3));
+  t.ok(partial.warnings.some((w) => /Segment files missing, partial results/.test(w)), 'two of three down: the answer says it is partial');
+  t.equal(partial.count, onThree, `and counts what node 3 holds (${onThree} of ${N})`);
+  t.ok(partial.count < N, 'which is not everything');
+  await Promise.all([c.restart(1), c.restart(2)]);
+  await waitForAlive(alive(c), [1, 2, 3]);
+  await waitReplicated(c.node(1));
+  for (const x of [1, 2, 3]) t.same(await ledger(c.node(x)), { count: N, distinct: N, warnings: [] }, `all back: node ${x} answers in full, no warning`);
+
+  // A damaged copy: a bit flipped in a segment file of a stopped node. The scrubber finds it at the
+  // next start, sets it aside and copies it again from a healthy holder.
+  const victim = c.nodes.find((h) => h.id === 3)!;
+  const files = await segmentFiles(join(victim.dataDir, 'segments'));
+  t.ok(files.length > 0, `node 3 holds ${files.length} segment files`);
+  await victim.node.stop();
+  const target = files[0]!;
+  const size = (await stat(target)).size;
+  const fh = await open(target, 'r+');
+  const at = Math.floor(size / 2);
+  const b = Buffer.alloc(1);
+  await fh.read(b, 0, 1, at);
+  b[0] = b[0]! ^ 0x10;
+  await fh.write(b, 0, 1, at);
+  await fh.close();
+  const n3b = await c.restart(3);
+  await waitForAlive(alive(c), [1, 2, 3]);
+  const deadline = Date.now() + 60_000;
+  let corrupt = 0;
+  while (Date.now() < deadline && corrupt === 0) {
+    corrupt = (await replication(n3b)).corrupt;
+    await sleep(300);
+  }
+  t.ok(corrupt >= 1, 'the damaged copy is found by its checksum');
+  await waitReplicated(n3b);
+  const again = await segmentFiles(join(victim.dataDir, 'segments'));
+  t.ok(again.includes(target), 'and copied again from a healthy holder');
+  t.ok((await readdir(join(victim.dataDir, 'segments'), { recursive: true })).some((f) => String(f).endsWith('.corrupt')), 'the damaged file is set aside');
+  for (const x of [1, 2, 3]) t.same(await ledger(c.node(x)), { count: N, distinct: N, warnings: [] }, `node ${x}: the ledger exactly once after the repair`);
+  t.notOk(/fatal/i.test(c.nodes.map((h) => h.node.stderr()).join('')), 'no node failed');
+});
+
+t.test('kill -9 of a receiver mid-copy: the partial file is never served; the copy resumes after restart', async (t) => {
+  const c = await startCluster(t, {
+    nodes: 2,
+    // One partition: node 1 digests and writes every segment, node 2 only copies them.
+    partitions: 1,
+    // Slow copies (256 KiB/s) and larger segments, so a copy is under way long enough to be cut.
+    clusterExtra: 'segment_replication_factor = 2\nreplication_bytes_per_second = 262144',
+    extra: '',
+  });
+  const [n1, n2] = [c.node(1), c.node(2)];
+  await waitForAlive([n1, n2], [1, 2]);
+  const repo = await createRepo(n1.url, n1.adminToken, 'ledger');
+  await waitReplicated(n1, 60_000, 0);
+  const N = 8000;
+  await ingestLedger(n1, repo.ingestToken, 0, N, 400);
+  // Wait for a partial copy on the copying node, then kill it.
+  const writer = (await api(n1.url, '/api/v1/clusterconfig/digest', { token: n1.adminToken })).json<{ owner: number }[]>()[0]!.owner;
+  const copier = c.nodes.find((h) => h.id !== writer)!;
+  const deadline = Date.now() + 60_000;
+  let receiver: number | null = null;
+  let partBytes = 0;
+  while (Date.now() < deadline && receiver === null) {
+    for (const p of await partFiles(join(copier.dataDir, 'segments'))) {
+      const s = (await stat(p).catch(() => null))?.size ?? 0;
+      if (s > 0) {
+        receiver = copier.id;
+        partBytes = s;
+      }
+    }
+    await sleep(50);
+  }
+  t.ok(receiver !== null, `a copy is under way on node ${receiver} (${partBytes} bytes so far)`);
+  await c.node(receiver!).kill();
+  const survivor = receiver === 1 ? n2 : n1;
+  await waitForAlive([survivor], [survivor === n1 ? 1 : 2]);
+  t.same((await ledger(survivor)).count, N, 'the surviving holder answers in full');
+  const back = await c.restart(receiver!);
+  await waitForAlive(alive(c), [1, 2]);
+  const r = await waitReplicated(back, 180_000);
+  t.equal(r.underReplicated, 0, 'after the restart every segment is held by both nodes');
+  t.same(await partFiles(join(c.nodes.find((h) => h.id === receiver)!.dataDir, 'segments')), [], 'no partial file is left');
+  for (const n of alive(c)) t.same(await ledger(n), { count: N, distinct: N, warnings: [] }, 'the ledger exactly once');
+  t.match(back.stderr(), /resum/i, 'the interrupted copy resumed from where it stopped');
+});
+
+async function segmentFiles(dir: string): Promise<string[]> {
+  const all = await readdir(dir, { recursive: true });
+  return all.map(String).filter((f) => f.endsWith('.seg') && !f.includes('.incoming')).map((f) => join(dir, f)).sort();
+}
+
+async function partFiles(dir: string): Promise<string[]> {
+  const all = await readdir(join(dir, '.incoming')).catch(() => [] as string[]);
+  return all.filter((f) => f.endsWith('.part')).map((f) => join(dir, '.incoming', f));
+}
