@@ -161,3 +161,39 @@ t.test('voidAfter: blocks of a lost epoch past its marks leave queries and marks
   t.strictSame(again.highWater(3, 'dsA'), { offset: 500, index: 2 });
   t.equal(again.fencedEpoch(3), 7);
 });
+
+t.test('voidEpochs: blocks carrying an ended epoch past its end marks are void (own and copied alike), legacy ones are left to voidAfter', async (t) => {
+  const dir = await tempDir(t);
+  // Partition 3, dsA: epoch 2 wrote s1 (three blocks), epoch 3 wrote s2; s0 carries no epoch.
+  await writeSegment(join(dir, 'sandbox', 'dsA'), segMeta('s1', { epoch: 2, writer: 1 }), [makeEvents(9, 0), makeEvents(9, 300, 9), makeEvents(9, 600, 18)], true);
+  await writeSegment(join(dir, 'sandbox', 'dsA'), segMeta('s2', { epoch: 3, writer: 2 }), [makeEvents(9, 900, 27)], true);
+  await writeSegment(join(dir, 'sandbox', 'dsA'), segMeta('s0'), [makeEvents(3, 1200)], true);
+  const cat = await SegmentCatalog.load(dir, silentLogger, 0);
+  const ends = new Map([[2, new Map([['dsA', { offset: 500, index: 2 }]])]]);
+  t.equal(await cat.voidEpochs(3, ends), 1, 'the last block of epoch 2 is void');
+  t.equal(cat.get('s1')?.blocks.length, 2);
+  t.equal(cat.get('s2')?.blocks.length, 1, 'a running epoch is untouched');
+  t.equal(cat.get('s0')?.blocks.length, 1, 'a segment without an epoch is untouched');
+  t.equal(await cat.voidEpochs(3, ends), 0, 'nothing new: nothing done');
+  // voidAfter (this node's own last epoch, legacy segments only) leaves epoch-carrying segments alone.
+  await cat.voidAfter(3, new Map(), 9);
+  t.equal(cat.get('s0')?.blocks.length, 0, 'the legacy segment is voided by voidAfter');
+  t.equal(cat.get('s2')?.blocks.length, 1, 'an epoch-carrying one is not');
+  const again = await SegmentCatalog.load(dir, silentLogger, 0);
+  t.equal(again.get('s1')?.blocks.length, 2, 'void after a restart too');
+  t.strictSame(again.highWater(3, 'dsA'), cat.highWater(3, 'dsA'), 'the same marks after a restart');
+});
+
+t.test('putReplica: a copy of an ended epoch counts only up to its end marks, also after a restart', async (t) => {
+  const dir = await tempDir(t);
+  const src = await tempDir(t);
+  await writeSegment(join(src, 'sandbox', 'dsA'), segMeta('r1', { epoch: 4, writer: 2 }), [makeEvents(9, 0), makeEvents(9, 300, 9)], true);
+  const loaded = await SegmentCatalog.load(src, silentLogger, 0);
+  const info = loaded.get('r1')!;
+  const cat = await SegmentCatalog.load(dir, silentLogger, 0);
+  await cat.putReplica(info, new Map([['dsA', { offset: 200, index: 8 }]]));
+  t.equal(cat.get('r1')?.blocks.length, 1, 'the block past the end marks is void');
+  t.strictSame(cat.highWater(3, 'dsA'), { offset: 200, index: 2 }, 'and is not durable here');
+  await cat.putReplica({ ...info, meta: { ...info.meta, id: 'r2' } }, undefined);
+  t.equal(cat.get('r2')?.blocks.length, 2, 'a copy of a running epoch counts whole');
+});
