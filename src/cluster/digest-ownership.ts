@@ -180,12 +180,14 @@ export class DigestOwnership {
     if (n > 0) this.opts.logger.info('digest blocks voided: another node went on from an earlier point', { partition: p, epoch: ended.epoch, blocks: n });
   }
 
-  private async handOver(p: number, epoch: number, to: number, settleMs = 5000): Promise<void> {
+  private async handOver(p: number, epoch: number, to: number, settleMs = 0): Promise<void> {
     const started = this.opts.clock.monotonic();
     const released = await this.opts.digest.release(p, 'handover');
     this.owned.delete(p);
     this.reported.delete(p);
-    // The successor goes on from what enough nodes hold: wait a little for the last copies.
+    // The successor goes on from what enough nodes hold; it re-reads the rest from the queue. A
+    // stopping node waits a little for the last copies (less to re-read); a handover between live
+    // nodes does not (nobody digests the partition meanwhile, so waiting delays every new event).
     if (settleMs > 0) await this.opts.replication?.settle(p, epoch, settleMs);
     const checkpoint = this.checkpointOf(p, epoch, released ?? 0);
     const events: GlobalEvent[] = [
@@ -271,8 +273,8 @@ export class DigestOwnership {
     this.unsubscribe?.();
     await this.chain;
     const { store, selfId, liveness } = this.opts;
-    // Waiting for the last copies shares one bound across every partition.
-    const deadline = Date.now() + 5000;
+    // Waiting for the last copies shares one short bound across every partition.
+    const deadline = Date.now() + 1500;
     for (const [p, epoch] of [...this.owned]) {
       const next = (store.state.partitions[p] ?? []).find((h) => h !== selfId && liveness.isAlive(h));
       try {

@@ -101,6 +101,9 @@ export class PeerQueries implements PeerScans {
       const holding = new Set(cluster.holdersOf(id, ctx.start, ctx.end));
       for (const ep of cluster.epochs.values()) if (!p.live.includes(ep.node) && holding.has(ep.node)) out.add(ep.node);
     }
+    // A partition being taken over or handed over: its new owner has not started digesting yet, so
+    // its newest events are searchable nowhere for a moment.
+    if (ctx.end >= Date.now() - 3_600_000) for (const ep of cluster.epochs.values()) if (!ep.reported) out.add(ep.node);
     return [...out];
   }
 

@@ -38,6 +38,11 @@ export interface PartitionEpoch {
   /** Lowest queue offset whose events are not all in durable segments, as last reported. */
   checkpoint: number;
   marks: Map<string, MarkPosition>;
+  /**
+   * Its owner has reported progress in it (so it digests the partition). Until then the events of
+   * the partition past the marks are searchable nowhere: a query says its answer may be partial.
+   */
+  reported: boolean;
 }
 
 export interface EndedEpoch {
@@ -53,7 +58,7 @@ export interface Holding {
 
 export interface ClusterSnapshot {
   clusterId: string | null;
-  partitions: { partition: number; epoch: number; node: number; since: number; checkpoint: number; marks: MarkEntry[] }[];
+  partitions: { partition: number; epoch: number; node: number; since: number; checkpoint: number; marks: MarkEntry[]; reported?: boolean }[];
   ended: { partition: number; node: number; epoch: number; marks: MarkEntry[] }[];
   holdings: { node: number; repositoryId: string; minTime: number; maxTime: number }[];
   /** Absent in snapshots written before segment replication. */
@@ -97,13 +102,14 @@ export class ClusterState {
           if (ends === undefined) this.epochEnds.set(e.partition, (ends = new Map()));
           ends.set(cur.epoch, new Map(marks));
         }
-        this.epochs.set(e.partition, { epoch: e.epoch, node: e.node, since: e.at, checkpoint: cur?.checkpoint ?? 0, marks });
+        this.epochs.set(e.partition, { epoch: e.epoch, node: e.node, since: e.at, checkpoint: cur?.checkpoint ?? 0, marks, reported: false });
         return;
       }
       case 'PartitionProgress': {
         const cur = this.epochs.get(e.partition);
         // Only the current owner, in its current epoch, moves a partition on.
         if (cur === undefined || cur.epoch !== e.epoch || cur.node !== e.node) return;
+        cur.reported = true;
         cur.checkpoint = Math.max(cur.checkpoint, e.checkpoint);
         for (const [ds, offset, index] of e.marks) {
           const p = { offset, index };
@@ -153,7 +159,7 @@ export class ClusterState {
     const marks = (m: Map<string, MarkPosition>): MarkEntry[] => [...m].map(([ds, p]) => [ds, p.offset, p.index]);
     return {
       clusterId: this.clusterId,
-      partitions: [...this.epochs].map(([partition, e]) => ({ partition, epoch: e.epoch, node: e.node, since: e.since, checkpoint: e.checkpoint, marks: marks(e.marks) })),
+      partitions: [...this.epochs].map(([partition, e]) => ({ partition, epoch: e.epoch, node: e.node, since: e.since, checkpoint: e.checkpoint, marks: marks(e.marks), reported: e.reported })),
       ended: [...this.ended].flatMap(([partition, byNode]) => [...byNode].map(([node, x]) => ({ partition, node, epoch: x.epoch, marks: marks(x.marks) }))),
       holdings: [...this.holdings].flatMap(([node, byRepo]) => [...byRepo].map(([repositoryId, h]) => ({ node, repositoryId, ...h }))),
       epochEnds: [...this.epochEnds].flatMap(([partition, byEpoch]) => [...byEpoch].map(([epoch, m]) => ({ partition, epoch, marks: marks(m) }))),
@@ -164,7 +170,7 @@ export class ClusterState {
   loadSnapshot(s: ClusterSnapshot): void {
     const marks = (m: MarkEntry[]): Map<string, MarkPosition> => new Map(m.map(([ds, offset, index]) => [ds, { offset, index }]));
     this.clusterId = s.clusterId;
-    for (const p of s.partitions) this.epochs.set(p.partition, { epoch: p.epoch, node: p.node, since: p.since, checkpoint: p.checkpoint, marks: marks(p.marks) });
+    for (const p of s.partitions) this.epochs.set(p.partition, { epoch: p.epoch, node: p.node, since: p.since, checkpoint: p.checkpoint, marks: marks(p.marks), reported: p.reported ?? true });
     for (const x of s.ended) {
       let byNode = this.ended.get(x.partition);
       if (byNode === undefined) this.ended.set(x.partition, (byNode = new Map()));
