@@ -38,6 +38,9 @@
 // name or with a name of more than 4,096 UTF-16 units skipped, numbers as JavaScript's
 // String(number), booleans as "true"/"false".
 //
+// A second entry point, parseDoor, reads Splunk HEC event bodies and Elasticsearch bulk bodies
+// into the same sections (see DoorParser below and native/README.md).
+//
 // Entry point: parse(body, maxEvents, maxEventBytes, maxFields, maxDepth) giving
 // [{tagsStart, tagsEnd, n, b, section}] per item (tagsEnd 0 when the item has no tags; no section
 // when it has no events) or null.
