@@ -98,12 +98,13 @@ class Writer {
   }
 }
 
-function hecEvent(w: Writer, objectEvent: boolean): string {
+/** One HEC event; `sourcetype` is the body's for object events (string events need "none"). */
+function hecEvent(w: Writer, objectEvent: boolean, sourcetype = '"none"'): string {
   const m: [string, string][] = [['event', objectEvent ? w.object(1) : w.str(w.pick(WORDS))]];
   if (w.r() < 0.8) m.push(['time', w.pick(HEC_TIMES)]);
   if (w.r() < 0.6) m.push(['host', w.r() < 0.9 ? w.str(w.pick(['web-01', 'grüße', ''])) : 'null']);
   if (w.r() < 0.5) m.push(['source', w.str(w.pick(['/var/log/a', 'x"y']))]);
-  m.push(['sourcetype', objectEvent && w.r() < 0.1 ? 'null' : '"none"']);
+  if (!objectEvent || sourcetype !== 'absent') m.push(['sourcetype', objectEvent ? sourcetype : '"none"']);
   if (w.r() < 0.3) m.push(['index', w.pick(['"repo1"', '""', 'null'])]);
   if (w.r() < 0.1) m.push(['timezone', 'null']);
   if (w.r() < 0.2) m.push(['other', w.value(1)]);
@@ -150,9 +151,11 @@ if (nativeStructuredUnavailable !== null) {
     for (let k = 0; k < N; k++) {
       const w = new Writer(r);
       const objectEvents = r() < 0.3;
-      const parser = r() < 0.15 ? 'none' : null;
+      // Object events are not parsed: any token parser or sourcetype goes (one per body).
+      const parser = w.pick(objectEvents ? [null, 'none', 'kv'] : [null, null, null, 'none']);
+      const sourcetype = w.pick(['"none"', '"app"', 'null', 'absent']);
       const n = 1 + Math.floor(r() * 6);
-      const body = Buffer.from(Array.from({ length: n }, () => hecEvent(w, objectEvents)).join(w.pick(['', '\n', ' ', '\r\n\t'])));
+      const body = Buffer.from(Array.from({ length: n }, () => hecEvent(w, objectEvents, sourcetype)).join(w.pick(['', '\n', ' ', '\r\n\t'])));
       const nat = natively(HEC_P, body, parser);
       if (nat === null) continue;
       taken++;
