@@ -126,6 +126,27 @@ export function elasticBulkRoutes(s: HttpServices): Route[] {
       add('GET', `${base}/${kind}/:name`, fixed({}));
       for (const m of ['PUT', 'POST']) add(m, `${base}/${kind}/:name`, fixed({ acknowledged: true }), 'api');
     }
+    // Logstash asks whether ILM is there (GET _ilm/policy), then whether its rollover alias exists
+    // (HEAD /<alias>) and creates the first index behind it when not (PUT /<alias-{now/d}-000001>):
+    // every index "exists", and creating one is acknowledged (events land in the token's repository).
+    add('GET', `${base}/_ilm/policy`, fixed({}));
+    add(
+      'GET',
+      `${base}/:index`,
+      guard((req) => {
+        ingestTarget(s, req);
+        return esReply(req, 200, { [req.params.index!]: { aliases: {}, mappings: {}, settings: {} } });
+      }),
+    );
+    add(
+      'PUT',
+      `${base}/:index`,
+      guard((req) => {
+        ingestTarget(s, req);
+        return esReply(req, 200, { acknowledged: true, shards_acknowledged: true, index: req.params.index! });
+      }),
+      'api',
+    );
     for (const m of ['POST', 'PUT']) {
       add(m, `${base}/_bulk`, bulk, 'ingest');
       add(m, `${base}/:index/_bulk`, bulk, 'ingest');
