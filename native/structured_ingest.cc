@@ -38,6 +38,9 @@
 // name or with a name of more than 4,096 UTF-16 units skipped, numbers as JavaScript's
 // String(number), booleans as "true"/"false".
 //
+// A second entry point, parseDoor, reads Splunk HEC event bodies and Elasticsearch bulk bodies
+// into the same sections (see DoorParser below and native/README.md).
+//
 // Entry point: parse(body, maxEvents, maxEventBytes, maxFields, maxDepth) giving
 // [{tagsStart, tagsEnd, n, b, section}] per item (tagsEnd 0 when the item has no tags; no section
 // when it has no events) or null.
@@ -424,6 +427,36 @@ void appendJsNumber(double v, std::string& out) {
   }
 }
 
+// `text` (valid UTF-8, no lone surrogates) as JSON.stringify writes a string: quote, backslash and
+// control characters escaped (\b \f \n \r \t, else \u00xx in lower case), the rest as it is.
+void appendJsonString(std::string& out, const char* text, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  out.push_back('"');
+  size_t from = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t c = static_cast<uint8_t>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text + from, i - from);
+    from = i + 1;
+    out.push_back('\\');
+    switch (c) {
+      case '"': out.push_back('"'); break;
+      case '\\': out.push_back('\\'); break;
+      case '\b': out.push_back('b'); break;
+      case '\f': out.push_back('f'); break;
+      case '\n': out.push_back('n'); break;
+      case '\r': out.push_back('r'); break;
+      case '\t': out.push_back('t'); break;
+      default:
+        out.append("u00");
+        out.push_back(hex[c >> 4]);
+        out.push_back(hex[c & 15]);
+    }
+  }
+  out.append(text + from, n - from);
+  out.push_back('"');
+}
+
 class Parser {
  public:
   // `data` is the parser's own copy of the body: strings are decoded in place (a decoded string is
@@ -455,7 +488,7 @@ class Parser {
     if (arena.size() >= kInArena) decline();
   }
 
- private:
+ protected:
   uint8_t* base_;
   uint8_t* p_;
   uint8_t* end_;
@@ -471,6 +504,15 @@ class Parser {
   std::string zoneText_;
   Span zoneZ_;  // "Z", the zone of a numeric timestamp
   std::vector<uint32_t> touched_;
+  // While set, the values walked are also written here as JSON.stringify writes them (a HEC
+  // object event's raw string).
+  std::string* json_ = nullptr;
+  // While set, string values at the names a bulk document's @host and @source come from are noted
+  // (see DoorParser::note).
+  bool watch_ = false;
+  virtual void note(Span) {}
+  // While set, a raw newline inside a value declines (a bulk line's object must be one line).
+  bool oneLine_ = false;
 
   uint8_t peek() const {
     if (p_ == end_) decline();
@@ -481,7 +523,10 @@ class Parser {
     return *p_++;
   }
   void ws() {
-    while (p_ < end_ && isSpace(*p_)) p_++;
+    while (p_ < end_ && isSpace(*p_)) {
+      if (*p_ == '\n' && oneLine_) decline();
+      p_++;
+    }
   }
   void expect(uint8_t c) {
     if (take() != c) decline();
@@ -759,11 +804,7 @@ class Parser {
   }
 
   void parseEvent(Item& item) {
-    if (++events_ > lim_.maxEvents) decline();
-    event_ = item.n;
-    fields_ = 0;
-    eventNameBytes_ = 0;
-    touched_.clear();
+    beginEvent(item);
     bool sawTs = false, sawZone = false, sawAttrs = false, sawRaw = false;
     bool isoTs = false, zoneGiven = false;
     double ts = 0;
@@ -816,6 +857,19 @@ class Parser {
     if (!sawTs || !sawRaw) decline();
     // A time zone other than null counts with a numeric timestamp (structured.ts): not taken here.
     if (zoneGiven && !isoTs) decline();
+    finishEvent(item, ts, raw, zone);
+  }
+
+  void beginEvent(Item& item) {
+    if (++events_ > lim_.maxEvents) decline();
+    event_ = item.n;
+    fields_ = 0;
+    eventNameBytes_ = 0;
+    touched_.clear();
+  }
+
+  // The event's time, raw string and zone, once its fields are set; the bounds buildEvent applies.
+  void finishEvent(Item& item, double ts, Span raw, Span zone) {
     if (std::fabs(ts) > kMaxTimestamp) decline();
     // The event size bound, as buildEvent measures it: UTF-16 units first, bytes when they could matter.
     uint64_t chars = raw.units;
@@ -838,15 +892,23 @@ class Parser {
       case '[': walkArray(item, level + 1); return;
       case '"': {
         Span s = string();
-        if (!name_.empty()) put(item, s);
+        if (json_ != nullptr) appendJsonString(*json_, text(s), s.bytes);
+        if (!name_.empty()) {
+          if (watch_) note(s);
+          put(item, s);
+        }
         return;
       }
       case 't': putLiteral(item, "true"); return;
       case 'f': putLiteral(item, "false"); return;
-      case 'n': literal("null"); return;
+      case 'n':
+        literal("null");
+        if (json_ != nullptr) json_->append("null");
+        return;
       default: {
         Span s;
         number(&s);
+        if (json_ != nullptr) json_->append(text(s), s.bytes);
         if (!name_.empty()) put(item, s);
         return;
       }
@@ -859,25 +921,44 @@ class Parser {
     s.off = static_cast<uint32_t>(p_ - base_);
     literal(word);
     s.bytes = s.units = static_cast<uint32_t>(p_ - base_) - s.off;
+    if (json_ != nullptr) json_->append(word);
     if (!name_.empty()) put(item, s);
   }
 
   void walkObject(Item& item, size_t level) {
     if (keys_.size() <= level) keys_.resize(level + 1);
     keys_[level].clear();
+    if (json_ != nullptr) json_->push_back('{');
+    bool first = true;
     object([&] { return key(); }, [&](Str key) {
       if (isArrayIndex(key) || !keys_[level].add(key) || needsEscape(key)) decline();
+      if (watch_ && key.find('.') != Str::npos && watchedPrefix(name_.empty() ? key : Str(name_))) decline();
+      if (json_ != nullptr) {
+        if (!first) json_->push_back(',');
+        first = false;
+        json_->push_back('"');
+        json_->append(key);  // needs no escapes (checked above)
+        json_->append("\":");
+      }
       size_t saved = name_.size();
       if (saved != 0) name_.push_back('.');
       name_.append(key);
       walkValue(item, level);
       name_.resize(saved);
     });
+    if (json_ != nullptr) json_->push_back('}');
+  }
+
+  // Names under which a bulk document's @host or @source may be found (DoorParser::note).
+  static bool watchedPrefix(Str name) {
+    return name.substr(0, 4) == "host" || name.substr(0, 4) == "beat" || name.substr(0, 3) == "log";
   }
 
   void walkArray(Item& item, size_t level) {
     char index[24];
+    if (json_ != nullptr) json_->push_back('[');
     array([&](uint64_t i) {
+      if (json_ != nullptr && i > 0) json_->push_back(',');
       size_t saved = name_.size();
       name_.push_back('[');
       auto r = std::to_chars(index, index + sizeof index, i);
@@ -886,6 +967,7 @@ class Parser {
       walkValue(item, level);
       name_.resize(saved);
     });
+    if (json_ != nullptr) json_->push_back(']');
   }
 
   // Sets field name_ of the current event (a repeated name keeps its place and takes the new value).
@@ -919,6 +1001,401 @@ class Parser {
     eventNameBytes_ += col.name.size();
     col.vals.push_back(Entry{event_, v});
     touched_.push_back(j);
+  }
+};
+
+// ---- The shippers' doors (src/ingest/doors/): HEC event bodies and Elasticsearch bulk bodies, for
+// the common case where no parser runs on the message (the token's parser, or the event's
+// sourcetype / the document's type, is "none"; a HEC object event is never parsed). Everything
+// else is declined, and src/ingest/doors/ takes the request and reports every error. All events go
+// into one item: a request whose events would have different tag sets (HEC sourcetypes of object
+// events) is declined too.
+
+struct DoorOptions {
+  double at;                 // the ingest time, for events without one
+  bool hec;                  // else bulk
+  bool tokenParserSet;       // the ingest token names a parser
+  std::string tokenParser;   // its name
+  std::string repository;    // HEC: the name an event's `index` may give
+  std::string idPrefix;      // bulk: generated document ids (elastic-bulk.ts IdSource)
+  std::string defaultIndex;  // bulk: `_index` of items naming none, as JSON
+};
+
+// The names a bulk document's @host and @source come from (elastic-bulk.ts addDocument).
+enum Watched { kHostName, kBeatHostname, kHost, kLogFilePath, kSource, kType, kWatched };
+
+class DoorParser : public Parser {
+ public:
+  DoorParser(uint8_t* data, size_t length, Limits limits, const DoorOptions& o) : Parser(data, length, limits), o_(o) {
+    items.emplace_back();
+    items.back().tagsEnd = 0;
+  }
+
+  std::string type;        // the #type tag of every event
+  std::string itemsJson;   // bulk: the response's "items" array
+
+  void parseHec() {
+    Item& item = items[0];
+    ws();
+    if (p_ == end_) decline();  // no data
+    while (p_ < end_) {
+      if (*p_ != '{') decline();
+      hecEvent(item);
+      ws();
+    }
+  }
+
+  void parseBulk() {
+    Item& item = items[0];
+    itemsJson.push_back('[');
+    double objects = 0;
+    ws();
+    while (p_ < end_) {
+      // Action and document: two objects, each on one line (elastic-bulk.ts entriesFast).
+      objects += 2;
+      if (objects > 2 * lim_.maxEvents + 2 || static_cast<double>(item.n) >= lim_.maxEvents) decline();
+      if (*p_ != '{') decline();
+      oneLine_ = true;
+      bulkAction(item.n);
+      oneLine_ = false;
+      ws();
+      if (p_ == end_ || *p_ != '{') decline();
+      oneLine_ = true;
+      bulkDocument(item);
+      oneLine_ = false;
+      ws();
+    }
+    if (item.n == 0) decline();
+    itemsJson.push_back(']');
+  }
+
+ private:
+  const DoorOptions& o_;
+  KeySet top_;
+  KeySet inner_;
+  std::string json_text_;
+  Span watched_[kWatched];
+  bool seen_[kWatched];
+  uint64_t ids_ = 0;
+
+  static bool isText(Str a, const char* b) { return a == Str(b); }
+  Str view(Span s) const { return Str(text(s), s.bytes); }
+
+  // A string literal's span (or decline when the value is no string).
+  Span stringValue() {
+    if (peek() != '"') decline();
+    return string();
+  }
+
+  // A span of literal text kept in the arena.
+  Span arenaSpan(Str t) {
+    Span s;
+    s.off = static_cast<uint32_t>(arena.size()) | kInArena;
+    s.bytes = static_cast<uint32_t>(t.size());
+    arena.append(t.data(), t.size());
+    s.units = utf16Length(t);
+    if (arena.size() >= kInArena) decline();
+    return s;
+  }
+
+  void setType(Str t) {
+    if (items[0].n == 0) type.assign(t.data(), t.size());
+    else if (Str(type) != t) decline();
+  }
+
+  // Sets field `name` to `v` (put's rules: a repeat keeps its place and takes the new value).
+  void putNamed(Item& item, Str name, Span v) {
+    name_.assign(name.data(), name.size());
+    put(item, v);
+    name_.clear();
+  }
+
+  bool hasField(Item& item, const char* name) {
+    auto it = item.index.find(name);
+    if (it == item.index.end()) return false;
+    const Column& c = item.cols[it->second];
+    return !c.vals.empty() && c.vals.back().event == event_;
+  }
+
+  // hec.ts secondsToMillis: epoch seconds (a number, or a string of `-?digits[.digits]`) to
+  // Math.round(s * 1000).
+  static double secondsToMillis(double s) {
+    if (!std::isfinite(s) || std::fabs(s) > 8.64e12) decline();
+    double x = s * 1000;
+    double r = std::floor(x);
+    if (x - r >= 0.5) r += 1;
+    if (r == 0 && (x < 0 || std::signbit(x))) r = -0.0;  // Math.round(-0.4) is -0
+    return r;
+  }
+
+  double secondsText(Str t) {
+    size_t i = 0;
+    if (i < t.size() && t[i] == '-') i++;
+    size_t d = i;
+    while (i < t.size() && isDigit(static_cast<uint8_t>(t[i]))) i++;
+    if (i == d) decline();
+    if (i < t.size() && t[i] == '.') {
+      size_t f = ++i;
+      while (i < t.size() && isDigit(static_cast<uint8_t>(t[i]))) i++;
+      if (i == f) decline();
+    }
+    if (i != t.size()) decline();
+    double v;
+    auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (r.ec != std::errc() || r.ptr != t.data() + t.size()) decline();
+    return v;
+  }
+
+  // One HEC event object (hec.ts hecEvent). Its members are read in the body's order, the
+  // `event` object and `fields` only passed over; then the fields are set in the order
+  // JavaScript sets them: the event's members, @host, @source, `fields`.
+  void hecEvent(Item& item) {
+    beginEvent(item);
+    top_.clear();
+    uint8_t* eventAt = nullptr;
+    uint8_t* fieldsAt = nullptr;
+    bool eventString = false;
+    Span raw, host, source;
+    bool hasHost = false, hasSource = false, hasSourcetype = false;
+    Str sourcetype;
+    double ts = o_.at;
+    object([&] { return key(); }, [&](Str key) {
+      if (!top_.add(key)) decline();
+      uint8_t c = peek();
+      if (isText(key, "event")) {
+        if (c == '"') {
+          raw = string();
+          eventString = true;
+        } else if (c == '{') {
+          eventAt = p_;
+          skipValue();
+        } else {
+          decline();  // null (HEC's "blank"), numbers, arrays: JavaScript's
+        }
+      } else if (isText(key, "fields")) {
+        if (c == '{') {
+          fieldsAt = p_;
+          skipValue();
+        } else {
+          literal("null");
+        }
+      } else if (isText(key, "time")) {
+        if (c == 'n') {
+          literal("null");
+        } else if (c == '"') {
+          Str t = view(string());
+          if (!t.empty()) {
+            ts = secondsToMillis(secondsText(t));
+          }
+        } else {
+          ts = secondsToMillis(number(nullptr));
+        }
+      } else if (isText(key, "timezone")) {
+        literal("null");
+      } else if (isText(key, "index")) {
+        if (c == 'n') {
+          literal("null");
+        } else {
+          Str idx = view(stringValue());
+          if (!idx.empty() && idx != Str(o_.repository)) decline();
+        }
+      } else if (isText(key, "sourcetype") || isText(key, "host") || isText(key, "source")) {
+        if (c == 'n') {
+          literal("null");
+          return;
+        }
+        Span s = stringValue();
+        if (key[0] == 'h') {
+          host = s;
+          hasHost = true;
+        } else if (key.size() == 6) {
+          source = s;
+          hasSource = true;
+        } else {
+          sourcetype = view(s);
+          hasSourcetype = true;
+        }
+      } else {
+        skipValue();
+      }
+    });
+    if (eventAt == nullptr && !eventString) decline();
+    // The parser the message would go through: none may run here.
+    Str typeName = o_.tokenParserSet ? Str(o_.tokenParser) : hasSourcetype ? sourcetype : Str("none");
+    if (eventString && (o_.tokenParserSet ? Str(o_.tokenParser) : hasSourcetype ? sourcetype : Str("kv")) != "none") decline();
+    setType(typeName);
+    uint8_t* after = p_;
+    if (eventAt != nullptr) {
+      p_ = eventAt;
+      json_text_.clear();
+      json_ = &json_text_;
+      name_.clear();
+      walkObject(item, 0);
+      json_ = nullptr;
+      raw = arenaSpan(json_text_);
+    }
+    if (hasHost) putNamed(item, "@host", host);
+    if (hasSource) putNamed(item, "@source", source);
+    if (fieldsAt != nullptr) {
+      p_ = fieldsAt;
+      hecFields(item);
+    }
+    p_ = after;
+    finishEvent(item, ts, raw, zoneZ_);
+  }
+
+  // HEC `fields`: strings, numbers and booleans by name; tags (#name), arrays and objects are left
+  // to JavaScript, and so are names it would treat otherwise (see needsEscape, isArrayIndex).
+  void hecFields(Item& item) {
+    inner_.clear();
+    object([&] { return key(); }, [&](Str key) {
+      if (!inner_.add(key) || isArrayIndex(key) || needsEscape(key) || key == "__proto__" || key.size() > kMaxNameChars) decline();
+      if (!key.empty() && key[0] == '#') decline();
+      uint8_t c = peek();
+      if (c == '{' || c == '[') decline();
+      if (c == 'n') {
+        literal("null");
+        return;
+      }
+      Span s;
+      if (c == '"') {
+        s = string();
+      } else if (c == 't' || c == 'f') {
+        s.off = static_cast<uint32_t>(p_ - base_);
+        literal(c == 't' ? "true" : "false");
+        s.bytes = s.units = static_cast<uint32_t>(p_ - base_) - s.off;
+      } else {
+        number(&s);
+      }
+      if (!key.empty()) putNamed(item, key, s);
+    });
+  }
+
+  void note(Span s) override {
+    const std::string& n = name_;
+    int w = -1;
+    if (n == "host.name") w = kHostName;
+    else if (n == "beat.hostname") w = kBeatHostname;
+    else if (n == "host") w = kHost;
+    else if (n == "log.file.path") w = kLogFilePath;
+    else if (n == "source") w = kSource;
+    else if (n == "type") w = kType;
+    if (w < 0) return;
+    if (seen_[w]) decline();
+    seen_[w] = true;
+    watched_[w] = s;
+  }
+
+  // `{"index"|"create": {...}}`: the item's line of the response (elastic-bulk.ts BulkItem, and
+  // the route's itemJson).
+  void bulkAction(uint32_t seq) {
+    bool seen = false;
+    bool create = false;
+    bool hasIndex = false, hasId = false;
+    Span index, id;
+    object([&] { return key(); }, [&](Str name) {
+      if (seen) decline();
+      seen = true;
+      if (name == "create") create = true;
+      else if (name != "index") decline();
+      if (peek() != '{') {
+        skipValue();
+        return;
+      }
+      bool sawIndex = false, sawId = false;
+      object([&] { return key(); }, [&](Str k) {
+        if (k == "_index" || k == "_id") {
+          bool& saw = k == "_index" ? sawIndex : sawId;
+          if (saw) decline();
+          saw = true;
+          if (peek() == '"') {
+            if (k == "_index") {
+              index = string();
+              hasIndex = true;
+            } else {
+              id = string();
+              hasId = true;
+            }
+            return;
+          }
+        }
+        skipValue();
+      });
+    });
+    if (!seen) decline();
+    if (seq > 0) itemsJson.push_back(',');
+    itemsJson.append(create ? "{\"create\":{\"_index\":" : "{\"index\":{\"_index\":");
+    if (hasIndex) appendJsonString(itemsJson, text(index), index.bytes);
+    else itemsJson.append(o_.defaultIndex);
+    itemsJson.append(",\"_id\":");
+    if (hasId) {
+      appendJsonString(itemsJson, text(id), id.bytes);
+    } else {
+      char digits[16];
+      uint64_t v = ids_++;
+      int k = 0;
+      do {
+        digits[k++] = "0123456789abcdefghijklmnopqrstuvwxyz"[v % 36];
+        v /= 36;
+      } while (v > 0);
+      itemsJson.push_back('"');
+      itemsJson.append(o_.idPrefix);
+      for (int pad = k; pad < 8; pad++) itemsJson.push_back('0');
+      while (k > 0) itemsJson.push_back(digits[--k]);
+      itemsJson.push_back('"');
+    }
+    itemsJson.append(",\"_version\":1,\"result\":\"created\",\"_shards\":{\"total\":1,\"successful\":1,\"failed\":0},\"_seq_no\":");
+    itemsJson.append(std::to_string(seq));
+    itemsJson.append(",\"_primary_term\":1,\"status\":201}}");
+  }
+
+  // One bulk document (elastic-bulk.ts addDocument): its members flattened in order, leaving out
+  // @timestamp and the string message; then @host and @source from the Beats names.
+  void bulkDocument(Item& item) {
+    beginEvent(item);
+    top_.clear();
+    for (bool& s : seen_) s = false;
+    bool hasMessage = false;
+    Span raw;
+    double ts = o_.at;
+    Span zone = zoneZ_;
+    watch_ = true;
+    object([&] { return key(); }, [&](Str key) {
+      if (!top_.add(key) || isArrayIndex(key) || needsEscape(key)) decline();
+      if (key.find('.') != Str::npos && watchedPrefix(key)) decline();
+      if (key == "@timestamp") {
+        uint8_t c = peek();
+        if (c == 'n') {
+          literal("null");
+        } else if (c == '"') {
+          Span t = string();
+          if (!isoTimestamp(view(t), ts, zoneText_)) decline();
+          zone = arenaSpan(zoneText_);
+        } else {
+          ts = std::trunc(number(nullptr));
+        }
+      } else if (key == "message") {
+        raw = stringValue();  // any other message: JavaScript keeps the document's line
+        hasMessage = true;
+      } else if (key.empty() || key == "@tags") {
+        if (!key.empty()) decline();
+        skipValue();
+      } else {
+        name_.assign(key.data(), key.size());
+        walkValue(item, 0);
+        name_.clear();
+      }
+    });
+    watch_ = false;
+    if (!hasMessage) decline();
+    bool typeNone = seen_[kType] && view(watched_[kType]) == "none";
+    if (o_.tokenParserSet ? o_.tokenParser != "none" : !typeNone) decline();
+    setType("none");
+    int host = seen_[kHostName] ? kHostName : seen_[kBeatHostname] ? kBeatHostname : seen_[kHost] ? kHost : -1;
+    if (host >= 0 && !hasField(item, "@host")) putNamed(item, "@host", watched_[host]);
+    int source = seen_[kLogFilePath] ? kLogFilePath : seen_[kSource] ? kSource : -1;
+    if (source >= 0 && !hasField(item, "@source")) putNamed(item, "@source", watched_[source]);
+    finishEvent(item, ts, raw, zone);
   }
 };
 
@@ -1056,10 +1533,80 @@ napi_value Parse(napi_env env, napi_callback_info info) {
   }
 }
 
+
+bool getString(napi_env env, napi_value v, std::string& out) {
+  size_t n;
+  if (napi_get_value_string_utf8(env, v, nullptr, 0, &n) != napi_ok) return false;
+  out.resize(n + 1);
+  if (napi_get_value_string_utf8(env, v, out.data(), n + 1, &n) != napi_ok) return false;
+  out.resize(n);
+  return true;
+}
+
+// parseDoor(body, hec, maxEvents, maxEventBytes, maxFields, maxDepth, at, tokenParser | null,
+// repository, idPrefix, defaultIndexJson): {type, n, b, section, itemsJson} or null (declined).
+napi_value ParseDoor(napi_env env, napi_callback_info info) {
+  size_t argc = 11;
+  napi_value argv[11];
+  napi_value null;
+  CHECK(napi_get_null(env, &null));
+  CHECK(napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr));
+  bool typed = false;
+  napi_typedarray_type type;
+  size_t length;
+  void* data;
+  if (argc < 11 || napi_is_typedarray(env, argv[0], &typed) != napi_ok || !typed ||
+      napi_get_typedarray_info(env, argv[0], &type, &length, &data, nullptr, nullptr) != napi_ok || type != napi_uint8_array) {
+    napi_throw_type_error(env, nullptr, "parseDoor(body: Uint8Array, hec, maxEvents, maxEventBytes, maxFields, maxDepth, at, tokenParser, repository, idPrefix, defaultIndexJson)");
+    return nullptr;
+  }
+  DoorOptions o;
+  double lim[4];
+  bool ok = napi_get_value_bool(env, argv[1], &o.hec) == napi_ok;
+  for (int i = 0; i < 4; i++) ok = ok && napi_get_value_double(env, argv[i + 2], &lim[i]) == napi_ok && lim[i] >= 0;
+  ok = ok && napi_get_value_double(env, argv[6], &o.at) == napi_ok;
+  napi_valuetype parserType;
+  ok = ok && napi_typeof(env, argv[7], &parserType) == napi_ok;
+  o.tokenParserSet = parserType == napi_string;
+  if (ok && o.tokenParserSet) ok = getString(env, argv[7], o.tokenParser);
+  ok = ok && getString(env, argv[8], o.repository) && getString(env, argv[9], o.idPrefix) && getString(env, argv[10], o.defaultIndex);
+  if (!ok) {
+    napi_throw_type_error(env, nullptr, "parseDoor: bad arguments");
+    return nullptr;
+  }
+  if (length > 0x7fffffffull) return null;
+  std::string body(static_cast<const char*>(data), length);
+  try {
+    DoorParser parser(reinterpret_cast<uint8_t*>(body.data()), body.size(), Limits{lim[0], lim[1], lim[2], lim[3]}, o);
+    if (o.hec) parser.parseHec();
+    else parser.parseBulk();
+    if (parser.arena.size() >= kInArena) decline();
+    const Item& item = parser.items[0];
+    napi_value obj, v;
+    CHECK(napi_create_object(env, &obj));
+    double estimate = 0;
+    napi_value section = encodeSection(env, item, parser, estimate);
+    CHECK(napi_set_named_property(env, obj, "section", section));
+    CHECK(napi_create_string_utf8(env, parser.type.data(), parser.type.size(), &v));
+    CHECK(napi_set_named_property(env, obj, "type", v));
+    if (!o.hec) {
+      CHECK(napi_create_string_utf8(env, parser.itemsJson.data(), parser.itemsJson.size(), &v));
+      CHECK(napi_set_named_property(env, obj, "itemsJson", v));
+    }
+    if (setNumber(env, obj, "n", item.n) == nullptr) return nullptr;
+    if (setNumber(env, obj, "b", estimate) == nullptr) return nullptr;
+    return obj;
+  } catch (...) {
+    return null;
+  }
+}
+
 napi_value Init(napi_env env, napi_value exports) {
   napi_value fn;
   CHECK(napi_create_function(env, "parse", NAPI_AUTO_LENGTH, Parse, nullptr, &fn));
   CHECK(napi_set_named_property(env, exports, "parse", fn));
+  CHECK(napi_create_function(env, "parseDoor", NAPI_AUTO_LENGTH, ParseDoor, nullptr, &fn));
+  CHECK(napi_set_named_property(env, exports, "parseDoor", fn));
   return exports;
 }
 

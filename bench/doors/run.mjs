@@ -33,6 +33,7 @@ const HELP = `node bench/doors/run.mjs [options]
   --gzip              gzip every body (level 6)
   --doors LIST        comma-separated subset of structured,hec,bulk,otlp (default all)
   --out FILE          append the result as one JSON line
+  --cpu-prof DIR      run the node under --cpu-prof, profiles (one per thread) into DIR
 `;
 
 const { values: v } = parseArgs({
@@ -47,6 +48,7 @@ const { values: v } = parseArgs({
     gzip: { type: 'boolean', default: false },
     doors: { type: 'string', default: 'structured,hec,bulk,otlp' },
     out: { type: 'string' },
+    'cpu-prof': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -67,6 +69,7 @@ const o = {
   gzip: v.gzip,
   doors: String(v.doors).split(','),
   out: v.out,
+  cpuProf: v['cpu-prof'],
 };
 for (const d of o.doors) if (!['structured', 'hec', 'bulk', 'otlp'].includes(d)) problems.push(`--doors: unknown door "${d}"`);
 const { abort } = startRun(v.help ? { help: true } : problems.length > 0 ? { help: false, problems } : { help: false, options: o }, HELP);
@@ -126,7 +129,7 @@ const sizes = Object.fromEntries(o.doors.map((d) => [d, Math.round(pool.reduce((
 log(`pool: ${pool.length} bodies of ${o.batch} events; mean body bytes ${JSON.stringify(sizes)}`);
 
 const root = await makeTempDir('logsvc-bench-doors-');
-const { server, adminToken } = await startLogsvcNode({ rootDir: root, config: '[health]\ngrace_period_seconds = 600\n', nodeFlags: [] });
+const { server, adminToken } = await startLogsvcNode({ rootDir: root, config: '[health]\ngrace_period_seconds = 600\n', nodeFlags: o.cpuProf === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', o.cpuProf] });
 const control = createControlClient(server.url);
 const repo = (await graphql(control, adminToken, 'mutation { createRepository(name: "doors") { repository { ingestTokens { token } } } }')).createRepository.repository;
 const token = repo.ingestTokens[0].token;

@@ -13,6 +13,8 @@ import { loadNative } from '../lib/native-module.js';
 import { datasourceId, type EncodedGroup } from '../events/index.js';
 import type { IngestLimits } from './limits.js';
 import { readTags } from './tags.js';
+import type { HecParams } from './doors/hec.js';
+import type { BulkParams } from './doors/elastic-bulk.js';
 
 interface NativeItem {
   /** Byte range of the item's "tags" value in the body; tagsEnd 0 when it has none. */
@@ -24,8 +26,31 @@ interface NativeItem {
   section?: Buffer;
 }
 
+interface NativeDoorGroup {
+  /** The #type tag of every event. */
+  type: string;
+  n: number;
+  b: number;
+  section: Buffer;
+  /** Bulk: the answer's `items` array as JSON (every item stored, status 201). */
+  itemsJson?: string;
+}
+
 interface NativeModule {
   parse(body: Uint8Array, maxEvents: number, maxEventBytes: number, maxFields: number, maxDepth: number): NativeItem[] | null;
+  parseDoor(
+    body: Uint8Array,
+    hec: boolean,
+    maxEvents: number,
+    maxEventBytes: number,
+    maxFields: number,
+    maxDepth: number,
+    at: number,
+    tokenParser: string | null,
+    repository: string,
+    idPrefix: string,
+    defaultIndexJson: string,
+  ): NativeDoorGroup | null;
 }
 
 const loaded = loadNative<NativeModule>('structured_ingest.node');
@@ -61,4 +86,44 @@ export function parseStructuredNatively(body: Buffer, repositoryId: string, limi
     groups.push({ ds, tags, n: it.n, b: it.b, section: it.section! });
   }
   return groups;
+}
+
+/**
+ * A HEC event body or an Elasticsearch bulk body parsed natively, for the common case where no
+ * parser runs on the messages (the token's parser, a HEC event's sourcetype or a bulk document's
+ * type is "none"; HEC object events are never parsed) and every event lands in one datasource.
+ * Null when the module is missing or declines (then src/ingest/doors/ takes the body and reports
+ * every error). Bulk bodies also get the answer's items as JSON; `idPrefix` is the random part of
+ * generated document ids (elastic-bulk.ts newIdPrefix).
+ */
+export function parseDoorNatively(
+  p: HecParams | BulkParams,
+  body: Buffer,
+  repositoryId: string,
+  at: number,
+  limits: IngestLimits,
+  tokenParser: string | null,
+  idPrefix: string,
+): { group: EncodedGroup; itemsJson?: string } | null {
+  const m = loaded.module;
+  if (m === null) return null;
+  const hec = p.door === 'hec';
+  if (hec && p.raw) return null;
+  const r = m.parseDoor(
+    body,
+    hec,
+    limits.maxEventsPerRequest,
+    limits.maxEventBytes,
+    limits.maxFieldsPerEvent,
+    limits.maxJsonDepth,
+    at,
+    tokenParser,
+    hec ? p.repositoryName : '',
+    idPrefix,
+    hec ? '""' : JSON.stringify(p.index ?? 'logsvc'),
+  );
+  if (r === null) return null;
+  const tags = { type: r.type };
+  const group: EncodedGroup = { ds: datasourceId(repositoryId, tags), tags, n: r.n, b: r.b, section: r.section };
+  return r.itemsJson === undefined ? { group } : { group, itemsJson: r.itemsJson };
 }

@@ -19,8 +19,9 @@ import { CustomParsers } from './custom-parsing.js';
 import type { CustomParserDef, ParserTimeLimits } from '../parsers/custom-parser.js';
 import { isParserSet, type ParserSet } from '../parsers/parser-set.js';
 import { fitDatasources, type DatasourceRoom } from './datasource-room.js';
-import { parseStructuredNatively } from './native-structured.js';
+import { parseDoorNatively, parseStructuredNatively } from './native-structured.js';
 import { runDoor, type DoorParams, type DoorReply } from './doors/index.js';
+import { newIdPrefix } from './doors/elastic-bulk.js';
 
 /** 'door': a shipper protocol (HEC, Elasticsearch bulk, OTLP, listener lines), named by `door`. */
 export type IngestKind = 'structured' | 'unstructured' | 'raw' | 'door';
@@ -102,6 +103,26 @@ export function prepareStructuredNatively(body: Buffer, repositoryId: string, at
   return bounded(assembleRecord(repositoryId, at, groups), events);
 }
 
+/**
+ * A HEC event or Elasticsearch bulk body, parsed natively when the native parser takes it
+ * (native-structured.ts parseDoorNatively); `idPrefix` names generated bulk document ids.
+ */
+export function prepareDoorNatively(
+  p: DoorParams,
+  body: Buffer,
+  repositoryId: string,
+  at: number,
+  limits: IngestLimits,
+  tokenParser: string | null,
+  idPrefix = newIdPrefix(),
+): (PreparedRecord & { reply?: DoorReply }) | null {
+  if (p.door !== 'hec' && p.door !== 'elastic-bulk') return null;
+  const out = parseDoorNatively(p, body, repositoryId, at, limits, tokenParser, idPrefix);
+  if (out === null) return null;
+  const prepared = bounded(assembleRecord(repositoryId, at, [out.group]), out.group.n);
+  return out.itemsJson === undefined ? prepared : { ...prepared, reply: { itemsJson: out.itemsJson, errors: false } };
+}
+
 /** Whether the task runs custom parsers (and so must run on a worker thread, never the HTTP thread). */
 export function hasCustomParsers(t: IngestTask): boolean {
   const c = t.customParsers;
@@ -116,6 +137,10 @@ export function runIngestTask(t: IngestTask, native = true): IngestTaskResult {
     const custom = hasCustomParsers(t) ? new CustomParsers(t.customParsers!, t.parserLimits ?? DEFAULT_PARSER_LIMITS, t.limits) : undefined;
     if (native && t.kind === 'structured' && t.parser === null && custom === undefined) {
       const fast = prepareStructuredNatively(body, t.repositoryId, t.at, t.limits);
+      if (fast !== null) return { ok: true, ...fast };
+    }
+    if (native && t.kind === 'door' && custom === undefined) {
+      const fast = prepareDoorNatively(t.door!, body, t.repositoryId, t.at, t.limits, t.parser);
       if (fast !== null) return { ok: true, ...fast };
     }
     let reply: DoorReply | undefined;

@@ -46,6 +46,16 @@ t.test('probes: info, license, templates, cluster health; X-Elastic-Product on e
   t.equal(lic.json().license.status, 'active');
   const tmpl = await api(node.url, `${BASE}/_index_template/filebeat-8`, { method: 'PUT', body: '{}', headers: { authorization: basic } });
   t.same(tmpl.json(), { acknowledged: true });
+  // Logstash's ILM set-up: is ILM there, does the rollover alias exist, create its first index.
+  t.equal((await api(node.url, `${BASE}/_ilm/policy`, { headers: { authorization: basic } })).status, 200, 'GET _ilm/policy');
+  t.equal((await api(node.url, `${BASE}/_ilm/policy/logstash-policy`, { headers: { authorization: basic } })).status, 200);
+  const alias = await api(node.url, `${BASE}/logstash`, { method: 'HEAD', headers: { authorization: basic } });
+  t.equal(alias.status, 200, 'HEAD /<rollover alias>: it exists');
+  t.equal(alias.headers.get('x-elastic-product'), 'Elasticsearch');
+  const created = await api(node.url, `${BASE}/%3Clogstash-%7Bnow%2Fd%7D-000001%3E`, { method: 'PUT', body: '{"aliases":{"logstash":{"is_write_index":true}}}', headers: { authorization: basic, 'content-type': 'application/json' } });
+  t.equal(created.status, 200, created.text);
+  t.match(created.json(), { acknowledged: true, index: '<logstash-{now/d}-000001>' });
+  t.equal((await api(node.url, `${BASE}/logstash`, { method: 'PUT', body: '{}' })).status, 401, 'creating an index needs the token too');
   const cat = await api(node.url, `${BASE}/_cat/health`, { headers: { authorization: basic } });
   t.match(cat.text, /green/);
   const noAuth = await api(node.url, BASE);

@@ -134,6 +134,10 @@ t.test('indexer acknowledgement', async (t) => {
   const acks = await post('/services/collector/ack', JSON.stringify({ acks: [0, 1] }), ch);
   t.equal(acks.status, 200, acks.text);
   t.same(acks.json(), { acks: { '0': true, '1': true } });
+  const ahead = await post('/services/collector/ack', JSON.stringify({ acks: [1, 2, 7] }), ch);
+  t.same(ahead.json(), { acks: { '1': true, '2': false, '7': false } }, 'an id not handed out yet is not acknowledged');
+  const other = await post('/services/collector/ack', JSON.stringify({ acks: [0] }), { 'x-splunk-request-channel': 'never-used-1' });
+  t.same(other.json(), { acks: { '0': false } }, 'nor is an id on a channel that was never used');
   const noChannel = await post('/services/collector/ack', '{"acks":[0]}');
   t.equal(noChannel.status, 400);
   t.equal(noChannel.json().code, 10);

@@ -7,7 +7,6 @@
  * Basic password (or user name), or Bearer. `_bulk` answers only once its events are durable.
  */
 import { isLogsvcError } from '../../lib/errors.js';
-import type { BulkItem } from '../../ingest/doors/elastic-bulk.js';
 import type { HttpServices } from '../context.js';
 import { type Reply, type RequestInfo, type Route } from '../types.js';
 import { ingestBody } from '../../ingest/ingest-request.js';
@@ -57,14 +56,6 @@ function versionFor(major: number | null): string {
   return '8.11.0';
 }
 
-function itemJson(it: BulkItem, seq: number): Record<string, unknown> {
-  const body: Record<string, unknown> =
-    it.error === undefined
-      ? { _index: it.index, _id: it.id, _version: 1, result: 'created', _shards: { total: 1, successful: 1, failed: 0 }, _seq_no: seq, _primary_term: 1, status: it.status }
-      : { _index: it.index, _id: it.id, status: it.status, error: it.error };
-  return { [it.action]: body };
-}
-
 export function elasticBulkRoutes(s: HttpServices): Route[] {
   const guard =
     (fn: (req: RequestInfo, body: Buffer) => Promise<Reply> | Reply) =>
@@ -81,8 +72,9 @@ export function elasticBulkRoutes(s: HttpServices): Route[] {
     const target = ingestTarget(s, req);
     const index = req.params.index;
     const out = await ingestBody(s, target, 'door', body, req.headers.get('content-encoding'), { params: index === undefined ? { door: 'elastic-bulk' } : { door: 'elastic-bulk', index }, anyParser: true });
-    const items = out.reply !== undefined && 'items' in out.reply ? out.reply.items : [];
-    return esReply(req, 200, { took: Date.now() - started, errors: items.some((i) => i.error !== undefined), items: items.map(itemJson) });
+    // The items come as JSON from the parsing thread (elastic-bulk.ts bulkReply): this thread only wraps them.
+    const r = out.reply !== undefined && 'itemsJson' in out.reply ? out.reply : { itemsJson: '[]', errors: false };
+    return { ...esReply(req, 200, null), body: `{"took":${Date.now() - started},"errors":${r.errors},"items":${r.itemsJson}}` };
   });
 
   const info = guard((req) => {
@@ -134,6 +126,27 @@ export function elasticBulkRoutes(s: HttpServices): Route[] {
       add('GET', `${base}/${kind}/:name`, fixed({}));
       for (const m of ['PUT', 'POST']) add(m, `${base}/${kind}/:name`, fixed({ acknowledged: true }), 'api');
     }
+    // Logstash asks whether ILM is there (GET _ilm/policy), then whether its rollover alias exists
+    // (HEAD /<alias>) and creates the first index behind it when not (PUT /<alias-{now/d}-000001>):
+    // every index "exists", and creating one is acknowledged (events land in the token's repository).
+    add('GET', `${base}/_ilm/policy`, fixed({}));
+    add(
+      'GET',
+      `${base}/:index`,
+      guard((req) => {
+        ingestTarget(s, req);
+        return esReply(req, 200, { [req.params.index!]: { aliases: {}, mappings: {}, settings: {} } });
+      }),
+    );
+    add(
+      'PUT',
+      `${base}/:index`,
+      guard((req) => {
+        ingestTarget(s, req);
+        return esReply(req, 200, { acknowledged: true, shards_acknowledged: true, index: req.params.index! });
+      }),
+      'api',
+    );
     for (const m of ['POST', 'PUT']) {
       add(m, `${base}/_bulk`, bulk, 'ingest');
       add(m, `${base}/:index/_bulk`, bulk, 'ingest');

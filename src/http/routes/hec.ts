@@ -59,6 +59,17 @@ class AckChannels {
     if (this.next.size > MAX_CHANNELS) this.next.delete(this.next.keys().next().value!);
     return id;
   }
+
+  /**
+   * Whether `id` was handed out on `channel`: only those are acknowledged (their answers waited
+   * for durability). An id not handed out yet, or on a channel this node does not know (never
+   * used, or forgotten among the oldest), is not: the client keeps it pending and, past its
+   * timeout, sends the events again (a duplicate at worst, never a loss).
+   */
+  acknowledged(channel: string, id: number): boolean {
+    const next = this.next.get(channel);
+    return next !== undefined && id < next;
+  }
 }
 
 function channelOf(req: RequestInfo): string | undefined {
@@ -114,7 +125,7 @@ export function hecRoutes(s: HttpServices): Route[] {
     }
     // Success answers wait for durability, so every id this node handed out is already acknowledged.
     const out: Record<string, boolean> = {};
-    for (const i of ids as number[]) out[String(i)] = true;
+    for (const i of ids as number[]) out[String(i)] = acks.acknowledged(channel, i);
     return json(200, { acks: out });
   });
 

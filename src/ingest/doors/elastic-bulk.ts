@@ -139,10 +139,18 @@ function actionName(action: unknown): string | null {
   return name;
 }
 
-export function normalizeBulk(text: string, p: BulkParams, tokenParser: string | null, limits: IngestLimits, ingestTs: number, custom?: CustomParsers): { groups: EventGroup[]; items: BulkItem[] } {
+export function normalizeBulk(
+  text: string,
+  p: BulkParams,
+  tokenParser: string | null,
+  limits: IngestLimits,
+  ingestTs: number,
+  custom?: CustomParsers,
+  idPrefix = newIdPrefix(),
+): { groups: EventGroup[]; items: BulkItem[] } {
   const sink = new DoorSink(limits, ingestTs, custom);
   const items: BulkItem[] = [];
-  const ids = new IdSource();
+  const ids = new IdSource(idPrefix);
   const entries = entriesFast(text, limits) ?? entriesByLine(text);
   for (const { action, line, doc } of entries) {
     if (items.length >= limits.maxEventsPerRequest) throw new BulkError('illegal_argument_exception', `request carries more than ${limits.maxEventsPerRequest} items (ingest.max_events_per_request); split it`);
@@ -173,9 +181,17 @@ export function normalizeBulk(text: string, p: BulkParams, tokenParser: string |
   return { groups: sink.list(), items };
 }
 
-/** Document ids for items that name none: 20 characters, a random prefix per request and a counter. */
+/** The random part of a request's generated document ids (12 characters). */
+export function newIdPrefix(): string {
+  return randomBytes(9).toString('base64url');
+}
+
+/**
+ * Document ids for items that name none: 20 characters, a random prefix per request and a counter
+ * in base 36 (native/structured_ingest.cc makes the same).
+ */
 class IdSource {
-  private readonly prefix = randomBytes(9).toString('base64url');
+  constructor(private readonly prefix: string) {}
   private n = 0;
   next(): string {
     return this.prefix + (this.n++).toString(36).padStart(8, '0');
@@ -262,4 +278,25 @@ function addDocument(doc: unknown, line: string, tokenParser: string | null, lim
     parse: parser !== null,
   });
   return null;
+}
+
+/** What the `_bulk` answer needs from the parsing thread: its `items` array as JSON, and whether any failed. */
+export interface BulkReply {
+  itemsJson: string;
+  errors: boolean;
+}
+
+/** The items of the `_bulk` answer, each as Elasticsearch writes it (`_seq_no` is the item's place). */
+export function bulkReply(items: readonly BulkItem[]): BulkReply {
+  let json = '[';
+  let errors = false;
+  items.forEach((it, seq) => {
+    const body =
+      it.error === undefined
+        ? { _index: it.index, _id: it.id, _version: 1, result: 'created', _shards: { total: 1, successful: 1, failed: 0 }, _seq_no: seq, _primary_term: 1, status: it.status }
+        : { _index: it.index, _id: it.id, status: it.status, error: it.error };
+    if (it.error !== undefined) errors = true;
+    json += `${seq === 0 ? '' : ','}${JSON.stringify({ [it.action]: body })}`;
+  });
+  return { itemsJson: `${json}]`, errors };
 }

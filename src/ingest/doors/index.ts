@@ -7,12 +7,12 @@ import type { EventGroup } from '../../events/index.js';
 import type { IngestLimits } from '../limits.js';
 import type { CustomParsers } from '../custom-parsing.js';
 import { normalizeHec, type HecParams } from './hec.js';
-import { normalizeBulk, type BulkItem, type BulkParams } from './elastic-bulk.js';
+import { bulkReply, normalizeBulk, type BulkParams, type BulkReply } from './elastic-bulk.js';
 import { normalizeOtlp, type OtlpParams, type OtlpReply } from './otlp.js';
 import { normalizeLines, type LinesParams } from './lines.js';
 
 export type DoorParams = HecParams | BulkParams | OtlpParams | LinesParams;
-export type DoorReply = { items: BulkItem[] } | OtlpReply;
+export type DoorReply = BulkReply | OtlpReply;
 
 export function runDoor(p: DoorParams, body: Buffer, parser: string | null, limits: IngestLimits, ingestTs: number, custom?: CustomParsers): { groups: EventGroup[]; reply?: DoorReply } {
   switch (p.door) {
@@ -20,7 +20,7 @@ export function runDoor(p: DoorParams, body: Buffer, parser: string | null, limi
       return { groups: normalizeHec(body.toString('utf8'), p, parser, limits, ingestTs, custom) };
     case 'elastic-bulk': {
       const { groups, items } = normalizeBulk(body.toString('utf8'), p, parser, limits, ingestTs, custom);
-      return { groups, reply: { items } };
+      return { groups, reply: bulkReply(items) };
     }
     case 'otlp': {
       const { groups, reply } = normalizeOtlp(body, p, parser, limits, ingestTs, custom);

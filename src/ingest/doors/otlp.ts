@@ -112,6 +112,9 @@ function nanosTime(v: unknown, name: string): [number, number] | null {
   }
   const ms = Number(n / 1_000_000n);
   if (ms > 8.64e15) throw new RecordError(`${name} is out of range`);
+  // A JSON number past 2^53 (every current time in nanoseconds) is not exact: what it says below
+  // the millisecond is rounding, not the sender's nanoseconds.
+  if (typeof v === 'number' && !Number.isSafeInteger(v)) return [ms, 0];
   return [ms, Number(n % 1_000_000n)];
 }
 
@@ -151,7 +154,7 @@ function anyValue(v: unknown, depth: number): Plain {
   if (!isObj(v)) return null;
   if (typeof v.stringValue === 'string') return v.stringValue;
   if (typeof v.boolValue === 'boolean') return v.boolValue;
-  if (v.intValue !== undefined) return typeof v.intValue === 'number' ? v.intValue : String(v.intValue);
+  if (v.intValue !== undefined) return intValue(v.intValue);
   if (v.doubleValue !== undefined) return typeof v.doubleValue === 'number' ? v.doubleValue : Number(v.doubleValue);
   if (typeof v.bytesValue === 'string') return v.bytesValue;
   if (isObj(v.arrayValue)) return list(v.arrayValue.values).map((x) => anyValue(x, depth - 1));
@@ -161,6 +164,21 @@ function anyValue(v: unknown, depth: number): Plain {
     return o;
   }
   return null;
+}
+
+/**
+ * An int64: a number where it is exact in one, else its decimal string. OTLP/JSON writes int64 as
+ * a string or a number, and protobuf gives a decimal string: both come out the same (a kvlist body's
+ * @rawstring holds `"n":3` whichever encoding carried it).
+ */
+function intValue(v: unknown): Plain {
+  if (typeof v === 'number') return v;
+  const s = String(v);
+  if (/^-?\d{1,16}$/.test(s)) {
+    const n = Number(s);
+    if (Number.isSafeInteger(n) && String(n) === s) return n;
+  }
+  return s;
 }
 
 function flatten(fields: Record<string, string>, name: string, v: Plain): void {
