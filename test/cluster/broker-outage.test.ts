@@ -65,6 +65,15 @@ t.test('broker outage under load: 503 + Retry-After, no acknowledged event lost,
       await sleep(500);
     }
     t.ok(found >= acked.size, `${found} events found for ${acked.size} acknowledged on ${n.url}`);
+    if (found < acked.size && process.env.DEBUG_OUTAGE) {
+      console.error((await api(n.url, '/api/v1/clusterconfig/segments', { token: n.adminToken })).text);
+      console.error((await api(n.url, '/api/v1/clusterconfig/digest', { token: n.adminToken })).text);
+      const rows0 = await queryJson(n.url, 'outage', { queryString: 'groupBy(uid, function=count(), limit=max)', start: '1h' }, { token: n.adminToken });
+      const have = new Set(rows0.map((r) => String(r.uid)));
+      console.error('missing', [...acked].filter((id) => !have.has(id)).map((id) => Number(id.slice(1))).sort((a, b) => a - b).join(','));
+      console.error(n1.stderr().split('\n').filter((l) => /replication|digest|void|epoch|partition/i.test(l)).slice(-60).join('\n'));
+      console.error(n2.stderr().split('\n').filter((l) => /replication|digest|void|epoch|partition/i.test(l)).slice(-60).join('\n'));
+    }
     const rows = await queryJson(n.url, 'outage', { queryString: 'groupBy(uid, function=count(), limit=max)', start: '1h' }, { token: n.adminToken });
     const counts = new Map(rows.map((r) => [String(r.uid), Number(r._count)]));
     t.same([...acked].filter((id) => !counts.has(id)), [], 'every acknowledged event is there');
