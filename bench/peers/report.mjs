@@ -36,7 +36,7 @@ export function markdown(r) {
   out.push(`| RSS idle after restart with data, MB | ${mb(fp.logsvc.rssAfterRestart)} | ${mb(fp.vl.rssAfterRestart)} | ${ratio(fp.logsvc.rssAfterRestart, fp.vl.rssAfterRestart)} |`);
   out.push(`| RSS after the questions, MB | ${mb(fp.logsvc.rssAfterQueries)} | ${mb(fp.vl.rssAfterQueries)} | ${ratio(fp.logsvc.rssAfterQueries, fp.vl.rssAfterQueries)} |`);
   out.push('');
-  for (const d of r.questions) {
+  for (const d of r.questions.filter((q) => q.results.length > 0)) {
     out.push(`### Questions: ${d.dataset} (${d.events} events)`, '');
     out.push('| question | logsvc ms | VictoriaLogs ms | latency ratio | logsvc CPU ms | VictoriaLogs CPU ms | CPU ratio | answers |');
     out.push('|---|---:|---:|---:|---:|---:|---:|---|');

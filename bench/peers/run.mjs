@@ -29,7 +29,8 @@ import { DEFAULT_VL_BIN, VL_INSERT_PATH, VL_VERSION, ensureBinary, forceFlush, s
 const HELP = `node bench/peers/run.mjs [options]
   --access N          access-log events (default 3000000)
   --json N            JSON events (default 1000000)
-  --quick             300000 access-log and 100000 JSON events, 3 timed runs (a smoke run)
+  --quick             300000 access-log and 100000 JSON events (a smaller run)
+  --skip-questions    ingest, footprint and RSS only
   --batch N           events per request (default 1000)
   --connections N     concurrent requests of the load program (default 4)
   --repeat N          timed runs per question after one warm-up (default 5)
@@ -48,6 +49,7 @@ const { values: v } = parseArgs({
     access: { type: 'string', default: '3000000' },
     json: { type: 'string', default: '1000000' },
     quick: { type: 'boolean', default: false },
+    'skip-questions': { type: 'boolean', default: false },
     batch: { type: 'string', default: '1000' },
     connections: { type: 'string', default: '4' },
     repeat: { type: 'string', default: '5' },
@@ -76,7 +78,8 @@ const o = {
   json: v.quick ? 100_000 : int('json', 1000, 20_000_000),
   batch: int('batch', 1, 100_000),
   connections: int('connections', 1, 64),
-  repeat: v.quick ? 3 : int('repeat', 1, 100),
+  repeat: int('repeat', 1, 100),
+  skipQuestions: v['skip-questions'] === true,
   seed: int('seed', 0, 2 ** 31),
   only: String(v.only).split(',').filter((s) => s !== ''),
   vlBin: String(v['vl-bin']),
@@ -303,7 +306,7 @@ await runWithin(abort, o.budgetMinutes * 60_000, `${o.budgetMinutes} minutes`, a
     const c = corpora[dataset];
     const t = /** @type {{ repo: string, token: string, project: number }} */ (targets[dataset]);
     const range = { start: c.minTimestamp - 60_000, end: c.maxTimestamp + 60_000 };
-    const list = (dataset === 'accesslog' ? ACCESS_QUESTIONS : JSON_QUESTIONS).filter((q) => o.only.length === 0 || o.only.includes(q.id));
+    const list = o.skipQuestions ? [] : (dataset === 'accesslog' ? ACCESS_QUESTIONS : JSON_QUESTIONS).filter((q) => o.only.length === 0 || o.only.includes(q.id));
     const results = [];
     for (const q of list) {
       const askLogsvc = async () => {
