@@ -31,9 +31,11 @@ export function markdown(r) {
   out.push(`| stored bytes (logsvc segments; VictoriaLogs partitions), MB | ${mb(fp.logsvc.storedBytes)} | ${mb(fp.vl.storedBytes)} | ${ratio(fp.logsvc.storedBytes, fp.vl.storedBytes)} |`);
   out.push(`| whole data dir, MB (allocated) | ${mb(fp.logsvc.dirBytes)} | ${mb(fp.vl.dirBytes)} | ${ratio(fp.logsvc.dirBytes, fp.vl.dirBytes)} |`);
   out.push(`| data dir / stored bytes | ${ratio(fp.logsvc.dirBytes, fp.logsvc.storedBytes)} | ${ratio(fp.vl.dirBytes, fp.vl.storedBytes)} | |`);
-  out.push(`| RSS idle empty, MB | ${mb(fp.logsvc.rssEmpty)} | ${mb(fp.vl.rssEmpty)} | ${ratio(fp.logsvc.rssEmpty, fp.vl.rssEmpty)} |`);
+  out.push(`| RSS idle empty (5 s after start), MB | ${mb(fp.logsvc.rssEmpty)} | ${mb(fp.vl.rssEmpty)} | ${ratio(fp.logsvc.rssEmpty, fp.vl.rssEmpty)} |`);
+  if (fp.logsvc.rssEmptyLongIdle !== undefined) out.push(`| RSS idle empty, a further ${r.options.longIdleSeconds} s later, MB | ${mb(fp.logsvc.rssEmptyLongIdle)} | ${mb(fp.vl.rssEmptyLongIdle)} | ${ratio(fp.logsvc.rssEmptyLongIdle, fp.vl.rssEmptyLongIdle)} |`);
   out.push(`| RSS after ingest, MB | ${mb(fp.logsvc.rssAfterIngest)} | ${mb(fp.vl.rssAfterIngest)} | ${ratio(fp.logsvc.rssAfterIngest, fp.vl.rssAfterIngest)} |`);
-  out.push(`| RSS idle after restart with data, MB | ${mb(fp.logsvc.rssAfterRestart)} | ${mb(fp.vl.rssAfterRestart)} | ${ratio(fp.logsvc.rssAfterRestart, fp.vl.rssAfterRestart)} |`);
+  out.push(`| RSS idle after restart with data (5 s), MB | ${mb(fp.logsvc.rssAfterRestart)} | ${mb(fp.vl.rssAfterRestart)} | ${ratio(fp.logsvc.rssAfterRestart, fp.vl.rssAfterRestart)} |`);
+  if (fp.logsvc.rssAfterRestartLongIdle !== undefined) out.push(`| RSS idle after restart with data, a further ${r.options.longIdleSeconds} s later, MB | ${mb(fp.logsvc.rssAfterRestartLongIdle)} | ${mb(fp.vl.rssAfterRestartLongIdle)} | ${ratio(fp.logsvc.rssAfterRestartLongIdle, fp.vl.rssAfterRestartLongIdle)} |`);
   out.push(`| RSS after the questions, MB | ${mb(fp.logsvc.rssAfterQueries)} | ${mb(fp.vl.rssAfterQueries)} | ${ratio(fp.logsvc.rssAfterQueries, fp.vl.rssAfterQueries)} |`);
   out.push('');
   for (const d of r.questions.filter((q) => q.results.length > 0)) {

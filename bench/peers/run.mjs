@@ -31,6 +31,8 @@ const HELP = `node bench/peers/run.mjs [options]
   --json N            JSON events (default 1000000)
   --quick             300000 access-log and 100000 JSON events (a smaller run)
   --skip-questions    ingest, footprint and RSS only
+  --long-idle N       also read idle RSS after N s without requests (default 60; 0: not), as
+                      well as after 5 s: V8 gives memory back only after a while idle
   --batch N           events per request (default 1000)
   --connections N     concurrent requests of the load program (default 4)
   --repeat N          timed runs per question after one warm-up (default 5)
@@ -50,6 +52,7 @@ const { values: v } = parseArgs({
     json: { type: 'string', default: '1000000' },
     quick: { type: 'boolean', default: false },
     'skip-questions': { type: 'boolean', default: false },
+    'long-idle': { type: 'string', default: '60' },
     batch: { type: 'string', default: '1000' },
     connections: { type: 'string', default: '4' },
     repeat: { type: 'string', default: '5' },
@@ -80,6 +83,7 @@ const o = {
   connections: int('connections', 1, 64),
   repeat: int('repeat', 1, 100),
   skipQuestions: v['skip-questions'] === true,
+  longIdleSeconds: int('long-idle', 0, 3600),
   seed: int('seed', 0, 2 ** 31),
   only: String(v.only).split(',').filter((s) => s !== ''),
   vlBin: String(v['vl-bin']),
@@ -231,6 +235,19 @@ await runWithin(abort, o.budgetMinutes * 60_000, `${o.budgetMinutes} minutes`, a
     vl: { rssEmpty: await readVmRss(vl.pid), storedBytes: 0, dirBytes: 0, dirApparentBytes: 0, rssAfterIngest: /** @type {number | null} */ (null), rssAfterRestart: /** @type {number | null} */ (null), rssAfterQueries: /** @type {number | null} */ (null) },
   };
   log(`[idle] RSS empty: logsvc ${((footprint.logsvc.rssEmpty ?? 0) / 1e6).toFixed(1)} MB, VictoriaLogs ${((footprint.vl.rssEmpty ?? 0) / 1e6).toFixed(1)} MB`);
+  await longIdle('rssEmptyLongIdle', node.server.pid, vl.pid);
+
+  /**
+   * RSS of both after `--long-idle` seconds without requests, into footprint[who][key].
+   * @param {'rssEmptyLongIdle' | 'rssAfterRestartLongIdle'} key @param {number} lpid @param {number} vpid
+   */
+  async function longIdle(key, lpid, vpid) {
+    if (o.longIdleSeconds === 0) return;
+    await new Promise((r) => setTimeout(r, o.longIdleSeconds * 1000));
+    /** @type {Record<string, number | null>} */ (footprint.logsvc)[key] = await readVmRss(lpid);
+    /** @type {Record<string, number | null>} */ (footprint.vl)[key] = await readVmRss(vpid);
+    log(`[idle] RSS after ${o.longIdleSeconds} s idle (${key}): logsvc ${((/** @type {any} */ (footprint.logsvc)[key] ?? 0) / 1e6).toFixed(1)} MB, VictoriaLogs ${((/** @type {any} */ (footprint.vl)[key] ?? 0) / 1e6).toFixed(1)} MB`);
+  }
 
   let control = createControlClient(node.server.url);
   /** @type {Record<string, { repo: string, token: string, project: number }>} */
@@ -297,6 +314,7 @@ await runWithin(abort, o.budgetMinutes * 60_000, `${o.budgetMinutes} minutes`, a
   footprint.logsvc.rssAfterRestart = await readVmRss(node.server.pid);
   footprint.vl.rssAfterRestart = await readVmRss(vl.pid);
   log(`[restart] idle RSS with data: logsvc ${((footprint.logsvc.rssAfterRestart ?? 0) / 1e6).toFixed(1)} MB, VictoriaLogs ${((footprint.vl.rssAfterRestart ?? 0) / 1e6).toFixed(1)} MB`);
+  await longIdle('rssAfterRestartLongIdle', node.server.pid, vl.pid);
   control = createControlClient(node.server.url);
   const vlClient = createControlClient(vl.url);
 
