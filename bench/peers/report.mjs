@@ -36,7 +36,7 @@ export function markdown(r) {
   out.push(`| RSS after ingest, MB | ${mb(fp.logsvc.rssAfterIngest)} | ${mb(fp.vl.rssAfterIngest)} | ${ratio(fp.logsvc.rssAfterIngest, fp.vl.rssAfterIngest)} |`);
   out.push(`| RSS idle after restart with data (5 s), MB | ${mb(fp.logsvc.rssAfterRestart)} | ${mb(fp.vl.rssAfterRestart)} | ${ratio(fp.logsvc.rssAfterRestart, fp.vl.rssAfterRestart)} |`);
   if (fp.logsvc.rssAfterRestartLongIdle !== undefined) out.push(`| RSS idle after restart with data, a further ${r.options.longIdleSeconds} s later, MB | ${mb(fp.logsvc.rssAfterRestartLongIdle)} | ${mb(fp.vl.rssAfterRestartLongIdle)} | ${ratio(fp.logsvc.rssAfterRestartLongIdle, fp.vl.rssAfterRestartLongIdle)} |`);
-  out.push(`| RSS after the questions, MB | ${mb(fp.logsvc.rssAfterQueries)} | ${mb(fp.vl.rssAfterQueries)} | ${ratio(fp.logsvc.rssAfterQueries, fp.vl.rssAfterQueries)} |`);
+  if (r.questions.some((/** @type {any} */ q) => q.results.length > 0)) out.push(`| RSS after the questions, MB | ${mb(fp.logsvc.rssAfterQueries)} | ${mb(fp.vl.rssAfterQueries)} | ${ratio(fp.logsvc.rssAfterQueries, fp.vl.rssAfterQueries)} |`);
   out.push('');
   for (const d of r.questions.filter((q) => q.results.length > 0)) {
     out.push(`### Questions: ${d.dataset} (${d.events} events)`, '');
