@@ -6,7 +6,7 @@
  * `maxResponseBytes` of a response are read.
  */
 import { isIP } from 'node:net';
-import { Agent, buildConnector, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher, buildConnector } from 'undici';
 import { isLogsvcError } from '../lib/errors.js';
 import { DeliveryError, permanent, transient } from './errors.js';
 import type { TargetPolicy } from './target-policy.js';
@@ -30,8 +30,10 @@ export interface OutboundResponse {
 /** Characters of a response body quoted in an error message. */
 const QUOTED_BODY_CHARS = 300;
 
-function checkedAgent(policy: TargetPolicy, verifyTls: boolean): Agent {
-  const base = buildConnector({ rejectUnauthorized: verifyTls });
+type Undici = typeof import('undici');
+
+function checkedAgent(undici: Undici, policy: TargetPolicy, verifyTls: boolean): Agent {
+  const base = undici.buildConnector({ rejectUnauthorized: verifyTls });
   const connect: buildConnector.connector = (opts, callback) => {
     policy.resolve(opts.hostname).then(
       (address) => {
@@ -43,19 +45,21 @@ function checkedAgent(policy: TargetPolicy, verifyTls: boolean): Agent {
       (err: unknown) => callback(err as Error, null),
     );
   };
-  return new Agent({ connect, keepAliveTimeout: 4000 });
+  return new undici.Agent({ connect, keepAliveTimeout: 4000 });
 }
 
 export class OutboundHttp {
-  private readonly verifying: Agent;
-  private readonly lenient: Agent;
+  /** undici and the two agents, loaded at the first delivery: most nodes never send one (idle RSS). */
+  private client: Promise<{ undici: Undici; verifying: Agent; lenient: Agent }> | null = null;
 
   constructor(
-    policy: TargetPolicy,
+    private readonly policy: TargetPolicy,
     private readonly maxResponseBytes: number,
-  ) {
-    this.verifying = checkedAgent(policy, true);
-    this.lenient = checkedAgent(policy, false);
+  ) {}
+
+  private agents(): Promise<{ undici: Undici; verifying: Agent; lenient: Agent }> {
+    this.client ??= import('undici').then((undici) => ({ undici, verifying: checkedAgent(undici, this.policy, true), lenient: checkedAgent(undici, this.policy, false) }));
+    return this.client;
   }
 
   /** Sends `req`; resolves with a 2xx answer, throws a DeliveryError for anything else. */
@@ -67,10 +71,11 @@ export class OutboundHttp {
       throw permanent('E_VALIDATION', `"${req.url.slice(0, 200)}" is not a URL`);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw permanent('E_VALIDATION', `"${url.protocol}" URLs are not supported; use http or https`);
-    const dispatcher: Dispatcher = req.ignoreTls === true ? this.lenient : this.verifying;
+    const { undici, verifying, lenient } = await this.agents();
+    const dispatcher: Dispatcher = req.ignoreTls === true ? lenient : verifying;
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(url, { method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.body ?? null, dispatcher, signal });
+      res = await undici.request(url, { method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.body ?? null, dispatcher, signal });
     } catch (err) {
       throw this.failure(err, url, signal);
     }
@@ -132,6 +137,8 @@ export class OutboundHttp {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.verifying.close(), this.lenient.close()]);
+    if (this.client === null) return;
+    const { verifying, lenient } = await this.client;
+    await Promise.all([verifying.close(), lenient.close()]);
   }
 }

@@ -5,7 +5,6 @@
  * With credentials and without implicit TLS, STARTTLS is required (never opportunistic): a server
  * or a man in the middle that does not offer it cannot make the password go out in the clear.
  */
-import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { DeliveryError, permanent, transient } from './errors.js';
 
@@ -46,6 +45,8 @@ export class SmtpMailer implements Mailer {
   }
 
   async send(msg: MailMessage, signal: AbortSignal): Promise<void> {
+    // Loaded at the first mail, not at start: most nodes never send one (idle RSS).
+    const { default: nodemailer } = await import('nodemailer');
     const transport = nodemailer.createTransport(this.options);
     const aborted = new Promise<never>((_, reject) => {
       const onAbort = (): void => reject(transient(`the SMTP server ${this.s.host}:${this.s.port} did not accept the mail in time (alerts.action_timeout_ms)`));

@@ -85,7 +85,7 @@ export interface NodeConfig {
     smtp_password: string;
     smtp_sender: string;
   };
-  queue: { kind: 'embedded' | 'kafka' };
+  queue: { kind: 'embedded' | 'kafka'; file_bytes: number };
   kafka: {
     brokers: string;
     topic_prefix: string;
@@ -343,6 +343,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'alerts.smtp_sender', default: 'logsvc@localhost', doc: 'the From address of alert mails', check: text(/^[^\s@<>]+@[^\s@<>]+$/, 'an email address', true) },
 
   { path: 'queue.kind', default: 'embedded', doc: 'where ingest is queued before digest: "embedded" (files in the data dir, one node) or "kafka" (the [kafka] cluster; needs a [cluster] section)', check: oneOf('embedded', 'kafka') },
+  { path: 'queue.file_bytes', default: 8 * 1024 * 1024, doc: 'embedded queue: a partition starts a new file past this many bytes, and files wholly digested into segments are deleted (smaller files return disk sooner); 8 MiB', check: integer(1024 * 1024, 1024 * 1024 * 1024) },
 
   { path: 'kafka.brokers', default: '', doc: 'Kafka bootstrap brokers as librdkafka takes them, "host:port,host:port"; required with queue.kind = "kafka"', check: brokerList(100) },
   { path: 'kafka.topic_prefix', default: '', doc: 'prefix of every topic logsvc uses (e.g. "prod-" gives prod-service-ingest), so several clusters can share one Kafka', check: text(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-", at most 100') },

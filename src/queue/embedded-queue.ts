@@ -22,6 +22,10 @@ import { FollowSignals } from './follow-by-read.js';
 import { queueFrameHead, frameBytes, MAX_RECORD_BYTES, QUEUE_HEADER_BYTES, QUEUE_MAGIC, QUEUE_FORMAT_VERSION, queueFileHeader, scanQueueFile } from './queue-file.js';
 
 const FILE_SUFFIX = '.dq';
+/** A wholly digested file being appended to is rolled over (and so reclaimed) once it holds this much. */
+const ROLL_DIGESTED_MIN_BYTES = 64 * 1024;
+/** queue.file_bytes' default. */
+export const DEFAULT_QUEUE_FILE_BYTES = 8 * 1024 * 1024;
 const pad = (n: number): string => String(n).padStart(20, '0');
 
 interface QFile {
@@ -60,7 +64,7 @@ export interface EmbeddedQueueOptions {
   dir: string;
   partitions: number;
   logger: Logger;
-  /** A file is rolled over once it holds this many bytes. */
+  /** A file is rolled over once it holds this many bytes (queue.file_bytes). */
   fileBytes?: number;
   onFatal: (err: Error) => void;
 }
@@ -75,7 +79,7 @@ export class EmbeddedDigestQueue implements DigestQueue {
   readonly space: SpaceGate;
 
   private constructor(private readonly opts: EmbeddedQueueOptions) {
-    this.fileBytes = opts.fileBytes ?? 64 * 1024 * 1024;
+    this.fileBytes = opts.fileBytes ?? DEFAULT_QUEUE_FILE_BYTES;
     this.space = new SpaceGate('digest queue', opts.dir, opts.logger);
   }
 
@@ -287,14 +291,42 @@ export class EmbeddedDigestQueue implements DigestQueue {
 
   async truncateBelow(partition: number, offset: number): Promise<void> {
     const p = this.part(partition);
+    // Whole files only. The file being appended to is first rolled over when every record in it
+    // is below `offset` (the partition is wholly digested), so a quiet partition keeps no
+    // digested bytes on disk; a file that is still written keeps what it holds until it rolls
+    // over at fileBytes.
+    await this.rollIfDigested(p, offset);
     let removed = false;
-    // Whole files only, and never the file being appended to.
     while (p.files.length > 1 && p.files[0]!.base + p.files[0]!.size <= offset) {
       const f = p.files.shift()!;
       await unlink(f.path).catch(() => undefined);
       removed = true;
     }
     if (removed) await fsyncDir(p.dir);
+  }
+
+  /**
+   * Starts a new, empty file at the partition's end when the current one holds at least
+   * ROLL_DIGESTED_MIN_BYTES and all of it is below `offset`. Only between writes: appends arriving
+   * meanwhile wait in `pending` (as during a flush) and are written to the new file. The new file is
+   * durable (header, file and directory fsync'ed) before the caller unlinks the old one, and the
+   * old one is wholly below a persisted checkpoint, so a crash at any point leaves a queue that
+   * opens and replays the same records. Rolling is an optimisation: if the new file cannot be
+   * made (a full disk), the current file stays and nothing is lost.
+   */
+  private async rollIfDigested(p: Partition, offset: number): Promise<void> {
+    const cur = p.current;
+    if (cur === undefined || cur.size < ROLL_DIGESTED_MIN_BYTES || cur.base + cur.size > offset) return;
+    if (p.flushing || p.pending.length > 0 || this.failed !== null || this.space.refusal !== null) return;
+    p.flushing = true;
+    try {
+      await this.newFile(p, cur.base + cur.size);
+    } catch (err) {
+      this.opts.logger.warn('digest queue: could not start a new file to reclaim a digested one; it stays until the next try', { partition: p.id, error: (err as Error).message });
+    } finally {
+      p.flushing = false;
+      if (p.pending.length > 0) void this.flush(p);
+    }
   }
 
   sizeBytes(): number {

@@ -27,7 +27,7 @@ export function kafkaConnection(config: NodeConfig): { brokers: string; properti
 
 export async function openDigestQueue(o: OpenQueueOptions): Promise<{ queue: DigestQueue; healthCheck: (() => CheckResult) | null }> {
   if (o.config.queue.kind === 'embedded') {
-    return { queue: await EmbeddedDigestQueue.open({ dir: join(o.dataDir, 'queue'), partitions: o.partitions, logger: o.logger, onFatal: o.onFatal }), healthCheck: null };
+    return { queue: await EmbeddedDigestQueue.open({ dir: join(o.dataDir, 'queue'), partitions: o.partitions, fileBytes: o.config.queue.file_bytes, logger: o.logger, onFatal: o.onFatal }), healthCheck: null };
   }
   const k = o.config.kafka;
   const queue = await KafkaDigestQueue.open({

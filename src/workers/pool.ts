@@ -57,10 +57,10 @@ export class WorkerPool implements BlockEncoder, TablePacker {
     this.size = threads;
     const filename = new URL('./task-worker.js', import.meta.url).href;
     // Query scans and other work served in turn (src/workers/fair-queue.ts).
-    this.foreground = new Piscina({ filename, minThreads: 1, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', taskQueue: new FairTaskQueue() });
+    this.foreground = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', taskQueue: new FairTaskQueue() });
     // piscina applies niceIncrement per thread through its optional @napi-rs/nice (nice(2) is
     // per thread on Linux); where that module cannot load the threads run at normal priority.
-    this.background = new Piscina({ filename, minThreads: 1, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', niceIncrement: opts.backgroundNice ?? 0 });
+    this.background = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', niceIncrement: opts.backgroundNice ?? 0 });
   }
 
   async encode(parts: BlockPart[]): Promise<EncodedBlock> {
