@@ -73,6 +73,10 @@ export class DigestOwnership {
   private stopped = false;
   private lastHoldingsAt = 0;
   private startedAt = 0;
+  /** partition -> when (monotonic, here) its owner's last progress report was applied. */
+  private readonly progressSeen = new Map<number, number>();
+  /** partition -> when this node last reported it (unchanged progress is re-sent as a sign of life). */
+  private readonly reportedAt = new Map<number, number>();
 
   constructor(private readonly opts: DigestOwnershipOptions) {}
 
@@ -84,6 +88,10 @@ export class DigestOwnership {
   start(): void {
     this.startedAt = this.opts.clock.monotonic();
     this.unsubscribe = this.opts.store.onApplied((e) => {
+      if (e.type === 'PartitionProgress') {
+        const cur = this.opts.store.state.cluster.epochs.get(e.partition);
+        if (cur?.node === e.node && cur.epoch === e.epoch) this.progressSeen.set(e.partition, this.opts.clock.monotonic());
+      }
       if (e.type === 'PartitionEpochStarted' || e.type === 'PartitionLayoutSet') this.trigger();
     });
     this.timer = setInterval(() => {
@@ -152,7 +160,11 @@ export class DigestOwnership {
       }
       await this.fenceEnded(p);
       const settled = this.opts.clock.monotonic() - this.startedAt >= this.opts.graceMs;
-      if (settled && desired === selfId && (actual === null || !liveness.isAlive(actual))) {
+      // The owner is dead only if this node cannot reach it AND it stopped reporting progress through
+      // global state: a node cut off from this one but still digesting is left alone (no flapping
+      // between two nodes that cannot see each other but both reach Kafka).
+      const silent = this.opts.clock.monotonic() - (this.progressSeen.get(p) ?? -Infinity) >= this.opts.graceMs;
+      if (settled && desired === selfId && (actual === null || (!liveness.isAlive(actual) && silent))) {
         this.opts.logger.info('digest partition: taking over', { partition: p, from: actual, epoch: (ep?.epoch ?? 0) + 1 });
         await store.publish([{ type: 'PartitionEpochStarted', partition: p, node: selfId, epoch: (ep?.epoch ?? 0) + 1, at: this.opts.clock.now() }]);
       }
@@ -224,7 +236,11 @@ export class DigestOwnership {
           last.marks.set(ds, key);
         }
       }
-      if (changed.length === 0 && checkpoint === last.checkpoint) continue;
+      const now = this.opts.clock.monotonic();
+      // Unchanged progress is re-sent now and then: the other nodes see this owner is still at work.
+      const due = now - (this.reportedAt.get(p) ?? -Infinity) >= Math.max(250, this.opts.graceMs / 3);
+      if (changed.length === 0 && checkpoint === last.checkpoint && !due) continue;
+      this.reportedAt.set(p, now);
       last.checkpoint = checkpoint;
       events.push({ type: 'PartitionProgress', partition: p, node: this.opts.selfId, epoch, checkpoint, marks: changed });
     }

@@ -12,6 +12,7 @@
  */
 import { deserialize, serialize } from 'node:v8';
 import { LogsvcError } from '../lib/errors.js';
+import type { Logger } from '../lib/logger.js';
 import type { GlobalStore } from '../global/index.js';
 import type { PeerScans, SearchTarget } from '../query/executor.js';
 import type { QuerySpec, ScanResult } from '../query/scan.js';
@@ -54,6 +55,7 @@ export interface PeerQueriesOptions {
   /** The spec a peer sent, with this node's lookup tables loaded for it. */
   withFiles: (spec: QuerySpec, repoId: string) => Promise<QuerySpec>;
   timeoutMs: number;
+  logger?: Logger;
 }
 
 export class PeerQueries implements PeerScans {
@@ -73,7 +75,14 @@ export class PeerQueries implements PeerScans {
       .map((node) => ({
         node,
         scan: async (): Promise<ScanResult> => {
-          const res = (await rpc.request(node, QUERY_SCAN, request, { timeoutMs: this.opts.timeoutMs })) as WireScanResult;
+          let res: WireScanResult;
+          try {
+            res = (await rpc.request(node, QUERY_SCAN, request, { timeoutMs: this.opts.timeoutMs })) as WireScanResult;
+          } catch (err) {
+            // Its part is left out and the answer says so; the reason is worth a line in the log.
+            this.opts.logger?.warn('query part from a peer failed', { node, error: (err as Error).message });
+            throw err;
+          }
           return { ...res, state: deserialize(Buffer.from(res.state.buffer, res.state.byteOffset, res.state.byteLength)) as unknown };
         },
       }));

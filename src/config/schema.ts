@@ -97,6 +97,7 @@ export interface NodeConfig {
   };
   cluster: {
     listen: string;
+    advertise: string;
     peers: string[];
     heartbeat_interval_ms: number;
     failure_timeout_ms: number;
@@ -354,6 +355,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'kafka.properties', default: Object.create(null) as Record<string, never>, doc: 'extra librdkafka properties for every Kafka client, passed through as given (e.g. security.protocol, sasl.*)', check: propertyTable(200) },
 
   { path: 'cluster.listen', default: '', doc: 'host:port this node\'s cluster protocol listens on; empty means no cluster (a single node)', check: hostPort() },
+  { path: 'cluster.advertise', default: '', doc: 'host:port other nodes should dial to reach this node (behind NAT or a proxy); empty means the listen address', check: hostPort() },
   { path: 'cluster.peers', default: [], doc: 'cluster protocol addresses (host:port) of other nodes to join through', check: hostPortList(1000) },
   { path: 'cluster.heartbeat_interval_ms', default: 1000, doc: 'how often a node sends heartbeats to the others', check: integer(50, 60_000) },
   { path: 'cluster.failure_timeout_ms', default: 5000, doc: 'a node not heard from for this long is taken as dead and its partitions are taken over', check: integer(200, 600_000) },

@@ -531,6 +531,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         clusterId,
         uri: url,
         listen,
+        ...(config.cluster.advertise === '' ? {} : { advertise: config.cluster.advertise }),
         peers: config.cluster.peers,
         heartbeatIntervalMs: config.cluster.heartbeat_interval_ms,
         failureTimeoutMs: config.cluster.failure_timeout_ms,
@@ -552,6 +553,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
             return names.length === 0 ? spec : { ...spec, files: await files.tablesFor(repoId, names) };
           },
           timeoutMs: config.query.max_query_seconds * 1000,
+          logger: log('cluster'),
         }),
       );
       files.setRemoteBlobs(servePeerFiles(membership, selfId, (h) => files.localBlob(h), config.files.max_file_bytes, config.query.max_query_seconds * 1000));

@@ -11,7 +11,10 @@
 import t from 'tap';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startCluster, waitForAlive, type TestCluster } from '../helpers/cluster.js';
+import { clusterConfig, startCluster, waitForAlive, type TestCluster } from '../helpers/cluster.js';
+import { freePort, startBroker } from '../helpers/kafka-broker.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { startNode, tempDir } from '../helpers/node-process.js';
 import { api } from '../helpers/http.js';
 import { createRepo, runJob, sleep } from '../helpers/query.js';
 import type { TestNode } from '../helpers/node-process.js';
@@ -306,4 +309,55 @@ t.test('rolling restart under continuous ingest: acked N, found N, no duplicate,
     t.same(acked.filter((a) => !counts.has(a.id)).map((a) => a.id), [], `asked on ${n.url}: every acknowledged event is found`);
     t.same([...counts].filter(([, k]) => k !== 1), [], 'no event twice');
   }
+});
+
+t.test('a network partition between two nodes: copies stall and resume after healing; nothing lost or doubled', async (t) => {
+  // Every node is reached through its own proxy (cluster.advertise), so cutting the proxies of
+  // nodes 1 and 2 parts them from each other while both still reach node 3: the connection kept
+  // between two nodes is the one the lower id dialed (1 dials 2 through P2, 1 and 2 dial 3 through P3).
+  const broker = await startBroker(t);
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const proxies = await Promise.all(ports.map((port) => TcpProxy.start({ port })));
+  t.teardown(() => Promise.all(proxies.map((p) => p.close())));
+  const prefix = `p${Date.now().toString(36)}-`;
+  const nodes: TestNode[] = [];
+  for (let i = 0; i < 3; i++) {
+    const dataDir = await tempDir(t, `logsvc-partition-n${i + 1}-`);
+    const peers = proxies.filter((_, j) => j !== i).map((p) => p.port);
+    const config = clusterConfig(i + 1, broker.brokers, prefix, ports[i]!, peers, { partitions: 6, clusterExtra: `advertise = "127.0.0.1:${proxies[i]!.port}"\nsegment_replication_factor = 2` });
+    nodes.push(await startNode(t, { dataDir, config, readyTimeoutMs: 90_000 }));
+  }
+  const [n1, n2, n3] = nodes as [TestNode, TestNode, TestNode];
+  await waitForAlive(nodes, [1, 2, 3]);
+  const repo = await createRepo(n1.url, n1.adminToken, 'ledger');
+  await ingestLedger(n1, repo.ingestToken, 0, 1500);
+  await ingestLedger(n2, repo.ingestToken, 1500, 1500);
+  await waitAllReplicated(nodes, 2 * 3000);
+
+  proxies[0]!.cut();
+  proxies[1]!.cut();
+  await waitForAlive([n1], [1, 3]);
+  await waitForAlive([n2], [2, 3]);
+  await waitForAlive([n3], [1, 2, 3]);
+  t.pass('nodes 1 and 2 no longer see each other; node 3 sees both');
+  await ingestLedger(n1, repo.ingestToken, 3000, 1500);
+  await ingestLedger(n2, repo.ingestToken, 4500, 1500);
+  await ingestLedger(n3, repo.ingestToken, 6000, 1500);
+  const N = 7500;
+  const deadline = Date.now() + 60_000;
+  let stalled = 0;
+  while (Date.now() < deadline && stalled === 0) {
+    stalled = (await replication(n3)).underReplicated;
+    await sleep(500);
+  }
+  t.ok(stalled > 0, `copies between nodes 1 and 2 stall: ${stalled} segments held by one node only`);
+  const during = await ledger(n3);
+  t.same(during, { count: N, distinct: N, warnings: [] }, 'asked on node 3 meanwhile: the whole ledger, no warning');
+  if (during.count !== N) console.error(n3.stderr().split('\n').filter((l) => /peer|query|replication/i.test(l)).slice(-20).join('\n'));
+
+  proxies[0]!.heal();
+  proxies[1]!.heal();
+  await waitForAlive(nodes, [1, 2, 3], 60_000);
+  await waitAllReplicated(nodes, 2 * N, 120_000);
+  for (const n of nodes) t.same(await ledger(n), { count: N, distinct: N, warnings: [] }, `healed: asked on ${n.url}, the ledger exactly once, no warning`);
 });
