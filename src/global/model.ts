@@ -236,6 +236,7 @@ export class GlobalState {
       case 'AlertErrorSet':
       case 'AlertNodeSet':
       case 'AlertTriggerUndone':
+      case 'ScheduledSearchExecuted':
         this.alerting.apply(e);
         return;
       case 'ClusterCreated':
