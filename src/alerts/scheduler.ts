@@ -361,7 +361,9 @@ export class AlertScheduler {
     const ownerProblem = this.ownerProblem(this.d.store.state, alert, repo);
     // Not recorded: once the owner is fixed, the run is made up (within the backfill limit).
     if (ownerProblem !== null) return this.problem(id, ownerProblem);
-    const request: QueryRequest = { queryString: alert.queryString, start: at - spec.startMs, end: at - spec.endMs, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
+    // A query's range includes both ends: a window ends 1 ms before its run time, so an event at a run
+    // time falls in the next window only.
+    const request: QueryRequest = { queryString: alert.queryString, start: at - spec.startMs, end: at - spec.endMs - 1, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
     const target = { id: repo.id, name: repo.name };
     let run: QueryRun;
     try {

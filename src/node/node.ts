@@ -34,7 +34,7 @@ import { EmbeddedDigestQueue, ingestTopic, kafkaConnection, openDigestQueue } fr
 import { KafkaTail } from '../queue/kafka-tail.js';
 import { SegmentCatalog } from '../segments/catalog.js';
 import { SegmentDeletions } from '../segments/deletions.js';
-import { RetentionService } from '../retention/index.js';
+import { raiseRetentionBounds, RetentionService } from '../retention/index.js';
 import { ViewService } from '../views/view-service.js';
 import { SavedQueryService } from '../saved-queries/saved-query-service.js';
 import { expandSavedCalls } from '../query/saved-calls.js';
@@ -397,6 +397,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       clock,
       logger,
       disk: () => diskUsage(dataDir),
+      raiseBounds: (bounds) => raiseRetentionBounds(store, bounds, clock.now()),
       settings: {
         intervalMs: retentionCfg.interval_seconds * 1000,
         nodeDefault: { timeDays: orNull(retentionCfg.default_time_days), ingestGb: orNull(retentionCfg.default_ingest_gb), storageGb: orNull(retentionCfg.default_storage_gb) },

@@ -12,10 +12,10 @@
  * marks stay in the manifest for good (one entry per partition and datasource): a replay from an
  * older checkpoint must still skip events whose segment was deleted, or they would come back.
  */
-import { readFile, rm, unlink } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { LogsvcError } from '../lib/errors.js';
-import { atomicWriteFile, ensureDir, fsyncDir } from '../storage/index.js';
+import { atomicWriteFile, ensureDir, fsyncDir, unlinkIfPresent } from '../storage/index.js';
 import { positionAfter, type Position, type SegmentCatalog, type SegmentInfo } from './catalog.js';
 
 export const DELETIONS_FILE = 'deletions.json';
@@ -158,13 +158,5 @@ export class SegmentDeletions {
       pending: [...this.pending].sort(),
     };
     return atomicWriteFile(join(this.dir, DELETIONS_FILE), JSON.stringify(m));
-  }
-}
-
-async function unlinkIfPresent(path: string): Promise<void> {
-  try {
-    await unlink(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
 }

@@ -19,11 +19,14 @@ const doc = (operation: string): string => HUMIOCTL_DOCUMENTS.find((x) => x.oper
 const CONFIG = ['[health]', 'grace_period_seconds = 600', '[alerts]', 'evaluate_interval_ms = 300', 'allow_targets = ["127.0.0.1/32"]', ''].join('\n');
 const EVERY_2S = '*/2 * * * * *';
 
-/** The window of each delivery: the body template is "{query_start_ms} {query_end_ms} {event_count}". */
+/**
+ * The window of each delivery: the body template is "{query_start_ms} {query_end_ms} {event_count}";
+ * a query's range includes its end, so a window [T - interval, T) ends at T - 1 ms.
+ */
 const windows = (rs: Received[]): { start: number; end: number; count: number }[] =>
   rs.map((r) => {
     const [start, end, count] = r.body.trim().split(' ').map(Number);
-    return { start: start!, end: end!, count: count! };
+    return { start: start!, end: end! + 1, count: count! };
   });
 
 const rx = await startReceiver(t);
