@@ -15,3 +15,4 @@ export { ListenerIndex, type IngestListenerDef, type ListenerEvent, type Listene
 export { NO_RETENTION, type RetentionSettings, type LifecycleEvent } from './lifecycle-events.js';
 export { ViewIndex, type StoredView, type ViewConnection, type ViewEvent, type ViewSnapshot } from './views.js';
 export { SavedQueryIndex, type StoredSavedQuery, type SavedQueryEvent } from './saved-queries.js';
+export { RedactionState, MAX_REDACTIONS_PER_REPOSITORY, type RedactionTask, type RedactionEvent, type RedactionNodeResult } from './redactions.js';
