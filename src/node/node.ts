@@ -35,6 +35,8 @@ import { KafkaTail } from '../queue/kafka-tail.js';
 import { SegmentCatalog } from '../segments/catalog.js';
 import { SegmentDeletions } from '../segments/deletions.js';
 import { raiseRetentionBounds, RetentionService } from '../retention/index.js';
+import { RedactionService } from '../redaction/index.js';
+import { SegmentRewrites, type RewriteStep } from '../segments/rewrites.js';
 import { ViewService } from '../views/view-service.js';
 import { SavedQueryService } from '../saved-queries/saved-query-service.js';
 import { expandSavedCalls } from '../query/saved-calls.js';
@@ -212,6 +214,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     cleanups.push(stopStep('digest queue', () => queue.close()));
     // Deletions a crash interrupted are finished before the catalog reads the segment files.
     const deletions = await SegmentDeletions.open(join(dataDir, 'segments'));
+    // So are segment rewrites (redaction): the old file or the new one stays, never both.
+    const rewrites = await SegmentRewrites.open(join(dataDir, 'segments'), rewriteCrashStep());
     const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), log('segments'), clock.now());
     deletions.applyTo(catalog);
     let ownership: DigestOwnership | null = null;
@@ -404,6 +408,17 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         diskWatermarkPercent: retentionCfg.disk_watermark_percent,
       },
     });
+    const redactions = new RedactionService({
+      store,
+      catalog,
+      rewrites,
+      deletions,
+      selfId: config.node.id,
+      clock,
+      logger: log('redaction'),
+      intervalMs: retentionCfg.interval_seconds * 1000,
+      settleMs: config.digest.flush_block_seconds * 1000 + 2000,
+    });
     const views = new ViewService(store, clock, (filter) => {
       const compiled = queries.compile(queries.spec({ queryString: filter, start: undefined, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }));
       if (compiled.isAggregate) throw new LogsvcError('E_VALIDATION', 'a view filter must only filter events (no aggregate function)');
@@ -420,7 +435,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         };
       },
     };
-    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, listeners, storage, views, savedQueries, selfId: config.node.id, version: VERSION };
+    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, listeners, storage, views, savedQueries, redactions, selfId: config.node.id, version: VERSION };
     const router = buildRouter({
       auth,
       health,
@@ -472,6 +487,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     }
     retention.start();
     cleanups.push(stopStep('retention', () => retention.stop()));
+    redactions.start();
+    cleanups.push(stopStep('redaction', () => redactions.stop()));
     store.onApplied((e) => {
       if (e.type !== 'PartitionLayoutSet') return;
       void (async () => {
@@ -663,4 +680,13 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     await unwind();
     throw err;
   }
+}
+
+/**
+ * Test seam for the crash tests: LOGSVC_TEST_CRASH_REWRITE names a step of a segment rewrite after
+ * which the node kills itself with SIGKILL (segments/rewrites.ts). Unset in production.
+ */
+function rewriteCrashStep(): RewriteStep | null {
+  const v = process.env.LOGSVC_TEST_CRASH_REWRITE;
+  return v === 'intent' || v === 'written' || v === 'swapped' || v === 'unlinked' ? v : null;
 }

@@ -16,6 +16,7 @@
 import type { GlobalEvent, GlobalState, GlobalStore, RetentionSettings } from '../global/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
+import { SerialRuns } from '../lib/serial-runs.js';
 import type { SegmentCatalog, SegmentInfo } from '../segments/catalog.js';
 import type { SegmentDeletions } from '../segments/deletions.js';
 import type { DiskUsage } from '../storage/index.js';
@@ -59,10 +60,11 @@ function stat(s: SegmentInfo): SegmentStat {
 
 export class RetentionService {
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<SweepReport> | null = null;
-  private again = false;
-  private stopped = false;
   private unsubscribe: (() => void) | null = null;
+  private readonly runs = new SerialRuns(
+    () => this.sweepOnce(),
+    (err) => this.deps.logger.error('retention sweep failed', { error: (err as Error).message }),
+  );
 
   constructor(private readonly deps: RetentionDeps) {}
 
@@ -77,26 +79,12 @@ export class RetentionService {
 
   /** Starts a sweep now (or right after the one running). */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running !== null) {
-      this.again = true;
-      return;
-    }
-    void this.sweep().catch((err: unknown) => this.deps.logger.error('retention sweep failed', { error: (err as Error).message }));
+    this.runs.kick();
   }
 
   /** One sweep; resolves when its deletions are decided (files of segments a query holds go later). */
   sweep(): Promise<SweepReport> {
-    if (this.running !== null) return this.running;
-    const run = this.sweepOnce().finally(() => {
-      this.running = null;
-      if (this.again && !this.stopped) {
-        this.again = false;
-        this.kick();
-      }
-    });
-    this.running = run;
-    return run;
+    return this.runs.run();
   }
 
   private async sweepOnce(): Promise<SweepReport> {
@@ -186,10 +174,9 @@ export class RetentionService {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
     this.unsubscribe?.();
-    await this.running?.catch(() => undefined);
+    await this.runs.stop();
   }
 }
 

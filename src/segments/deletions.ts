@@ -115,6 +115,16 @@ export class SegmentDeletions {
   }
 
   /**
+   * Remembers the queue high-water marks of `segments` for good (durable when this resolves),
+   * without deleting them: a rewrite that leaves out their last events must not let a replay bring
+   * those events back.
+   */
+  async rememberMarks(segments: readonly SegmentInfo[]): Promise<void> {
+    for (const s of segments) for (const b of s.blocks) this.noteHwm(s.meta.partition, s.meta.ds, { offset: b.lastOffset, index: b.lastIndex });
+    await this.persist();
+  }
+
+  /**
    * Unlinks one file at a time: hundreds queued at once would fill libuv's thread pool, and the
    * digest queue's writes and fsyncs (what an ingest acknowledgement waits for) would queue behind them.
    */

@@ -85,7 +85,7 @@ export class SegmentRewrites {
    * Resolves once the catalog lists the new segment (false, with nothing changed, when `old` left
    * the catalog meanwhile: deleted by retention); the old file goes when no query holds it.
    */
-  async replace(catalog: SegmentCatalog, old: SegmentInfo, blocks: readonly Buffer[], now: number): Promise<{ replaced: boolean; unlinked: Promise<void> }> {
+  async replace(catalog: SegmentCatalog, old: SegmentInfo, blocks: readonly Buffer[], now: number): Promise<{ replaced: boolean; id: string; unlinked: Promise<void> }> {
     if (blocks.length === 0) throw new LogsvcError('E_INTERNAL', `rewriting ${old.path}: no blocks left (delete the segment instead)`);
     const id = `${now.toString(36)}-p${old.meta.partition}-${randomBytes(6).toString('hex')}`;
     const newPath = join(dirname(old.path), `${id}.seg`);
@@ -109,7 +109,7 @@ export class SegmentRewrites {
     this.crashPoint('written');
     if (catalog.get(old.meta.id) === undefined) {
       await this.abandon(entry, newPath);
-      return { replaced: false, unlinked: Promise.resolve() };
+      return { replaced: false, id: old.meta.id, unlinked: Promise.resolve() };
     }
     entry.swapped = true;
     await this.persist();
@@ -129,7 +129,7 @@ export class SegmentRewrites {
           .then(resolve, reject);
       });
     });
-    return { replaced: true, unlinked };
+    return { replaced: true, id, unlinked };
   }
 
   /** Paths whose replacement is under way (for tests and inspection). */
