@@ -3,7 +3,8 @@
  * retention is deleted on both nodes (each holds the segments it digested), and a node that was
  * down while a deletion was decided deletes its share when it returns, even though by then the
  * limit itself was lifted (the decision stands; only the global bound says so). Segment files are
- * told apart by their datasource's `batch` tag, read from each node's data dir.
+ * told apart by their datasource's `batch` tag, read from each node's data dir. A redaction
+ * decided while a node is down is likewise carried out by it when it returns.
  */
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
@@ -102,6 +103,22 @@ t.test('two nodes delete what is past retention, one of them after it returns', 
   for (const n of [n1!, n2]) {
     t.equal(await countOf(n.url, 'aging', n.adminToken, 'kind=old', ALL_TIME), 0, `no old events in the results on ${n.url}`);
     t.equal(await countOf(n.url, 'aging', n.adminToken, 'kind=new', ALL_TIME), 120, `all new events in the results on ${n.url}`);
+  }
+
+  // 3. A redaction, decided while node 2 is down: node 1 rewrites its share at once, node 2 when it returns.
+  t.equal(await n2.stop(), 0);
+  const redact = 'mutation($s: DateTime!, $e: DateTime!) { redactEvents(input: {repositoryName: "aging", start: $s, end: $e, query: "kind=new @rawstring=/event [0-4]$/"}) }';
+  const id = (await mustGql(n1!.url, n1!.adminToken, redact, { s: new Date(now - 2 * 3_600_000).toISOString(), e: new Date(Date.now() + 60_000).toISOString() })).redactEvents as string;
+  const list = 'query { redactEvents(repositoryName: "aging", includeFinished: true) { id status finishedOnNodes eventsRedacted } }';
+  const half = await until('node 1 done with its share', async () => (await mustGql(n1!.url, n1!.adminToken, list)).redactEvents[0], (x: { finishedOnNodes: number[] }) => x.finishedOnNodes.includes(1));
+  t.match(half, { id, status: 'running', finishedOnNodes: [1] }, 'still running: node 2 holds segments it has not gone through');
+  n2 = await start(1);
+  await waitForAlive([n1!, n2], [1, 2]);
+  const done = await until('node 2 done after it returned', async () => (await mustGql(n2!.url, n2!.adminToken, list)).redactEvents[0], (x: { status: string }) => x.status === 'done');
+  t.match(done, { id, finishedOnNodes: [1, 2], eventsRedacted: 60 });
+  for (const n of [n1!, n2]) {
+    t.equal(await countOf(n.url, 'aging', n.adminToken, 'kind=new', ALL_TIME), 60, `half of the new events are left on ${n.url}`);
+    t.equal(await countOf(n.url, 'aging', n.adminToken, 'kind=new @rawstring=/event [0-4]$/', ALL_TIME), 0, `none of the redacted ones on ${n.url}`);
   }
   t.equal(await n2.stop(), 0);
   t.equal(await n1!.stop(), 0);
