@@ -19,6 +19,9 @@ export interface AlertView {
   lastTriggeredAt: number | null;
   lastError: string | null;
   lastErrorAt: number | null;
+  /** Scheduled searches: the run time (window end) of the last run, and when it finished. */
+  lastExecutedAt: number | null;
+  lastRunFinishedAt: number | null;
 }
 
 export interface AlertServiceOptions {
@@ -31,7 +34,13 @@ export interface AlertServiceOptions {
   prepareQuery: (queryString: string, queryStart: string, repo: { id: string; name: string }) => Promise<() => void>;
 }
 
-const NO_RUNTIME: Pick<AlertRuntime, 'lastTriggeredAt' | 'lastError' | 'lastErrorAt'> = { lastTriggeredAt: null, lastError: null, lastErrorAt: null };
+const NO_RUNTIME: Pick<AlertRuntime, 'lastTriggeredAt' | 'lastError' | 'lastErrorAt' | 'lastExecutedAt' | 'lastRunFinishedAt'> = {
+  lastTriggeredAt: null,
+  lastError: null,
+  lastErrorAt: null,
+  lastExecutedAt: null,
+  lastRunFinishedAt: null,
+};
 
 export class AlertService {
   constructor(
@@ -42,7 +51,15 @@ export class AlertService {
 
   private view(a: AlertDefinition, repositoryName: string): AlertView {
     const rt = this.store.state.alerting.runtime.get(a.id) ?? NO_RUNTIME;
-    return { alert: a, repositoryName, lastTriggeredAt: rt.lastTriggeredAt, lastError: rt.lastError, lastErrorAt: rt.lastErrorAt };
+    return {
+      alert: a,
+      repositoryName,
+      lastTriggeredAt: rt.lastTriggeredAt,
+      lastError: rt.lastError,
+      lastErrorAt: rt.lastErrorAt,
+      lastExecutedAt: rt.lastExecutedAt ?? null,
+      lastRunFinishedAt: rt.lastRunFinishedAt ?? null,
+    };
   }
 
   list(p: Principal, repositoryName: string, kind?: AlertKind): AlertView[] {
@@ -76,7 +93,7 @@ export class AlertService {
     }
   }
 
-  async create(p: Principal, repositoryName: string, input: AlertInput, names: FieldNames, kind?: { kind: AlertKind; triggerMode?: AlertDefinition['triggerMode'] }): Promise<AlertView> {
+  async create(p: Principal, repositoryName: string, input: AlertInput, names: FieldNames, kind?: KindParts): Promise<AlertView> {
     const id = newId();
     const validateQuery = await this.queryCheck(p, repositoryName, input, 'creating an alert');
     return this.store
@@ -89,26 +106,30 @@ export class AlertService {
           throw new LogsvcError('E_CONFLICT', `repository "${repo.name}" already has ${existing.length} alerts, the most allowed (alerts.max_alerts_per_repository)`);
         }
         const ownership = decideOwnership(s, p, input, names) ?? defaultOwnership(p);
-        const alert: AlertDefinition = { id, repositoryId: repo.id, ...checked, ownership, createdAt: this.clock.now(), ...(kind === undefined ? {} : kind) };
+        const createdAt = this.clock.now();
+        const alert: AlertDefinition = { id, repositoryId: repo.id, ...checked, ownership, createdAt, ...withActiveSince(kind, createdAt) };
         return { events: [{ type: 'AlertSaved', alert }], result: repo.name };
       })
       .then((repoName) => this.view(this.store.state.alerting.alerts.get(id)!, repoName));
   }
 
-  async update(p: Principal, repositoryName: string, idOrName: string, input: AlertInput, names: FieldNames): Promise<AlertView> {
+  /** Replaces alert `idOrName` of `kind` (absent: a legacy alert) with `input`. */
+  async update(p: Principal, repositoryName: string, idOrName: string, input: AlertInput, names: FieldNames, kind?: KindParts): Promise<AlertView> {
     const validateQuery = await this.queryCheck(p, repositoryName, input, 'updating an alert');
     return this.store
       .transact((s) => {
         const repo = memberRepository(s, p, repositoryName, 'updating an alert');
-        const old = find(s, repo, idOrName, undefined);
+        const old = find(s, repo, idOrName, kind?.kind);
         const checked = checkAlert(input, { names, repositoryName: repo.name, actions: s.alerting.actionsOf(repo.id), validateQuery });
-        if (ofKind(s, repo, undefined).some((a) => a.name === checked.name && a.id !== old.id)) {
+        if (ofKind(s, repo, kind?.kind).some((a) => a.name === checked.name && a.id !== old.id)) {
           throw new LogsvcError('E_CONFLICT', `${names.name}: an alert named "${checked.name}" already exists in repository "${repo.name}"`);
         }
         // An owner who may no longer run the query is replaced by whoever updates the alert (the
         // advice the alert's lastError gives).
         const ownership = decideOwnership(s, p, input, names) ?? (ownerCanRun(s, old.ownership, repo) ? old.ownership : defaultOwnership(p));
-        const alert: AlertDefinition = { ...old, ...checked, ownership };
+        // A scheduled search makes up no runs from before it was (re-)enabled.
+        const since = old.silenced && !checked.silenced ? this.clock.now() : (old.schedule?.activeSince ?? old.createdAt);
+        const alert: AlertDefinition = { ...old, ...checked, ownership, ...withActiveSince(kind, since) };
         return { events: [{ type: 'AlertSaved', alert }], result: { id: old.id, repoName: repo.name } };
       })
       .then(({ id, repoName }) => this.view(this.store.state.alerting.alerts.get(id)!, repoName));
@@ -123,12 +144,24 @@ export class AlertService {
   }
 }
 
+/** What a kind of alert adds to the definition. */
+export interface KindParts {
+  kind: AlertKind;
+  triggerMode?: AlertDefinition['triggerMode'];
+  schedule?: AlertDefinition['schedule'];
+}
+
+function withActiveSince(kind: KindParts | undefined, since: number): Partial<AlertDefinition> {
+  if (kind === undefined) return {};
+  return kind.schedule === undefined ? kind : { ...kind, schedule: { ...kind.schedule, activeSince: since } };
+}
+
 /** The repository's alerts of one kind (undefined: legacy alerts). */
 function ofKind(s: GlobalState, repo: Repository, kind: AlertKind | undefined): AlertDefinition[] {
   return s.alerting.alertsOf(repo.id).filter((a) => a.kind === kind);
 }
 
-const KIND_NAME = { filter: 'filter alert', aggregate: 'aggregate alert' } as const;
+const KIND_NAME = { filter: 'filter alert', aggregate: 'aggregate alert', scheduled: 'scheduled search' } as const;
 
 /** By id; otherwise by name (humioctl deletes by name), when exactly one alert of the kind has it. */
 function find(s: GlobalState, repo: Repository, idOrName: string, kind: AlertKind | undefined): AlertDefinition {

@@ -27,6 +27,7 @@ import type { ActionDispatcher, RetryPolicy } from './actions/dispatcher.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { freshRows, heldOff } from './throttle.js';
 import { searchUrl, type TriggerContext } from './trigger.js';
+import { runCursor, Schedule } from './schedule.js';
 
 export interface SchedulerSettings {
   intervalMs: number;
@@ -107,6 +108,8 @@ export class AlertScheduler {
   private readonly failures = new Map<string, { query: string; count: number; notBefore: number }>();
   /** Filter alerts: the ingest time up to which events were evaluated (this node, since it started). */
   private readonly filterSince = new Map<string, number>();
+  /** Scheduled searches: each one's parsed schedule, with the expression and zone it was parsed from. */
+  private readonly schedules = new Map<string, { key: string; schedule: Schedule }>();
 
   constructor(private readonly d: SchedulerDeps) {
     this.deliveries = new DeliveryQueue(d.settings.maxConcurrentDeliveries);
@@ -130,8 +133,10 @@ export class AlertScheduler {
   tick(): void {
     if (this.stopped || !this.d.isRunner()) return;
     const state = this.d.store.state;
+    const now = this.d.clock.now();
     const due = [...state.alerting.alerts.values()]
       .filter((a) => !a.silenced && a.actions.length > 0 && !this.inFlight.has(a.id) && !this.backingOff(a.id, a.queryString))
+      .filter((a) => a.kind !== 'scheduled' || this.dueRuns(a, now).times.length > 0)
       .sort((a, b) => (this.lastStarted.get(a.id) ?? -1) - (this.lastStarted.get(b.id) ?? -1));
     for (const a of due) {
       if (this.evaluating >= this.d.settings.maxConcurrent) break;
@@ -147,8 +152,30 @@ export class AlertScheduler {
       this.lastStarted.delete(id);
       this.busySkips.delete(id);
       this.failures.delete(id);
+      this.schedules.delete(id);
     }
   }
+
+  /** Scheduled search `a`'s run times due at `now` (oldest first), at most its backfill limit plus the current one. */
+  private dueRuns(a: AlertDefinition, now: number): { times: number[]; skipped: boolean } {
+    const spec = a.schedule;
+    if (spec === undefined) return { times: [], skipped: false };
+    const key = `${spec.cron}\u0000${spec.timeZone}`;
+    let cached = this.schedules.get(a.id);
+    if (cached === undefined || cached.key !== key) {
+      try {
+        cached = { key, schedule: Schedule.parse(spec.cron, spec.timeZone) };
+      } catch {
+        // Validated when saved; a zone this Node no longer knows runs nothing.
+        return { times: [], skipped: false };
+      }
+      this.schedules.set(a.id, cached);
+    }
+    const last = this.d.store.state.alerting.runtime.get(a.id)?.lastExecutedAt ?? null;
+    return cached.schedule.due(runCursor(spec, a.createdAt, last), now, spec.backfillLimit + 1);
+  }
+
+
 
   /** True while alert `id` waits out the backoff after its query (this text of it) failed. */
   private backingOff(id: string, query: string): boolean {
@@ -173,17 +200,27 @@ export class AlertScheduler {
 
   /** The evaluation in an evaluation slot; a trigger's actions after it, in a delivery slot. */
   private async evaluateAndDeliver(id: string): Promise<void> {
-    let triggered: Triggered | null;
-    try {
-      triggered = await this.evaluate(id);
-      this.d.metrics?.alertEvaluated('ok');
-    } catch (err) {
-      this.d.metrics?.alertEvaluated('error');
-      throw err;
-    } finally {
-      this.evaluating--;
+    for (;;) {
+      const before = this.d.store.state.alerting.runtime.get(id)?.lastExecutedAt;
+      let triggered: Triggered | null;
+      try {
+        triggered = await this.evaluate(id);
+        this.d.metrics?.alertEvaluated('ok');
+      } catch (err) {
+        this.d.metrics?.alertEvaluated('error');
+        throw err;
+      } finally {
+        this.evaluating--;
+      }
+      if (triggered !== null) await this.deliveries.run(() => this.deliver(triggered));
+      // A scheduled search catching up makes its due runs one after another, in order (waiting a
+      // tick between them would let new run times push made-up ones past the backfill limit).
+      const a = this.d.store.state.alerting.alerts.get(id);
+      const advanced = this.d.store.state.alerting.runtime.get(id)?.lastExecutedAt !== before;
+      const more = advanced && a !== undefined && a.kind === 'scheduled' && !a.silenced && !this.stopped && this.d.isRunner() && this.dueRuns(a, this.d.clock.now()).times.length > 0;
+      if (!more || this.evaluating >= this.d.settings.maxConcurrent) return;
+      this.evaluating++;
     }
-    if (triggered !== null) await this.deliveries.run(() => this.deliver(triggered));
   }
 
   /** One evaluation of alert `id`: query, throttle, trigger. The trigger to deliver, or null. */
@@ -193,6 +230,7 @@ export class AlertScheduler {
     const repo = alert === undefined ? undefined : state.repositories.get(alert.repositoryId);
     if (alert === undefined || repo === undefined || alert.silenced || alert.actions.length === 0) return null;
     const now = this.d.clock.now();
+    if (alert.kind === 'scheduled') return this.runScheduled(alert, repo, now);
     const runtime = state.alerting.runtime.get(id);
     if (heldOff(alert, runtime, now)) {
       // A filter alert's events during its throttle time are held off, not saved for later.
@@ -219,33 +257,14 @@ export class AlertScheduler {
       run = this.d.queries.run(await this.d.queries.prepare(request, target), target);
     } catch (err) {
       // Too many queries right now: the next interval tries again; said only when it lasts.
-      if (isLogsvcError(err) && err.code === 'E_TOO_MANY_REQUESTS') {
-        const skips = (this.busySkips.get(id) ?? 0) + 1;
-        this.busySkips.set(id, skips);
-        if (skips < BUSY_SKIPS_BEFORE_ERROR) return null;
-        // A fixed text: an unchanged error is not written again, however long the node stays busy.
-        return this.problem(id, `not evaluated: all of this node's query slots (query.max_concurrent) were taken at ${BUSY_SKIPS_BEFORE_ERROR} or more evaluations in a row; it is tried again every interval`);
-      }
+      if (isLogsvcError(err) && err.code === 'E_TOO_MANY_REQUESTS') return this.busy(id);
       this.busySkips.delete(id);
       return this.queryFailed(id, alert.queryString, `the query failed: ${(err as Error).message}`);
     }
     this.busySkips.delete(id);
-    this.runs.add(run);
-    const timeoutMs = this.d.settings.queryTimeoutMs;
-    let timedOut = false;
-    // A cancelled run ends early with partial results: never a reason to trigger.
-    const timer = setTimeout(() => {
-      timedOut = true;
-      run.cancel();
-    }, timeoutMs);
-    try {
-      await run.done;
-    } finally {
-      clearTimeout(timer);
-      this.runs.delete(run);
-    }
+    const timedOut = await this.runBounded(run);
     if (this.stopped) return null;
-    if (timedOut) return this.queryFailed(id, alert.queryString, `the query did not finish within ${timeoutMs} ms (alerts.query_timeout_ms); not evaluated`);
+    if (timedOut) return this.queryFailed(id, alert.queryString, `the query did not finish within ${this.d.settings.queryTimeoutMs} ms (alerts.query_timeout_ms); not evaluated`);
     if (run.error !== null) return this.queryFailed(id, alert.queryString, `the query failed: ${run.error.message}`);
     this.failures.delete(id);
     const outcome = run.outcome!;
@@ -298,6 +317,105 @@ export class AlertScheduler {
     return { alert, trigger, undo };
   }
 
+  /** Waits for `run`, cancelling it after alerts.query_timeout_ms; true when it timed out. */
+  private async runBounded(run: QueryRun): Promise<boolean> {
+    this.runs.add(run);
+    let timedOut = false;
+    // A cancelled run ends early with partial results: never a reason to trigger.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      run.cancel();
+    }, this.d.settings.queryTimeoutMs);
+    try {
+      await run.done;
+    } finally {
+      clearTimeout(timer);
+      this.runs.delete(run);
+    }
+    return timedOut;
+  }
+
+  /** Skips an evaluation because the node's query slots are taken; said in lastError only when it lasts. */
+  private async busy(id: string): Promise<null> {
+    const skips = (this.busySkips.get(id) ?? 0) + 1;
+    this.busySkips.set(id, skips);
+    if (skips < BUSY_SKIPS_BEFORE_ERROR) return null;
+    // A fixed text: an unchanged error is not written again, however long the node stays busy.
+    return this.problem(id, `not evaluated: all of this node's query slots (query.max_concurrent) were taken at ${BUSY_SKIPS_BEFORE_ERROR} or more evaluations in a row; it is tried again every interval`);
+  }
+
+  /**
+   * One run of scheduled search `alert`: the oldest due run time T (runs missed past its backfill
+   * limit are skipped), its query over [T - start, T - end], the run recorded in global state
+   * (before any action, so a restart neither repeats nor skips it), and a trigger when it has rows.
+   * A run whose query fails is recorded too, with the failure as lastError: a failing query is
+   * not retried for the same window. Only a run refused for want of a query slot stays due.
+   */
+  private async runScheduled(alert: AlertDefinition, repo: Repository, now: number): Promise<Triggered | null> {
+    const id = alert.id;
+    const spec = alert.schedule!;
+    const { times, skipped } = this.dueRuns(alert, now);
+    const at = times[0];
+    if (at === undefined) return null;
+    if (skipped) this.d.logger.warn('scheduled search: runs missed past its backfill limit are skipped', { alert: id, name: alert.name, backfillLimit: spec.backfillLimit, from: new Date(at).toISOString() });
+    const ownerProblem = this.ownerProblem(this.d.store.state, alert, repo);
+    // Not recorded: once the owner is fixed, the run is made up (within the backfill limit).
+    if (ownerProblem !== null) return this.problem(id, ownerProblem);
+    // A query's range includes both ends: a window ends 1 ms before its run time, so an event at a run
+    // time falls in the next window only.
+    const request: QueryRequest = { queryString: alert.queryString, start: at - spec.startMs, end: at - spec.endMs - 1, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
+    const target = { id: repo.id, name: repo.name };
+    let run: QueryRun;
+    try {
+      run = this.d.queries.run(await this.d.queries.prepare(request, target), target);
+    } catch (err) {
+      if (isLogsvcError(err) && err.code === 'E_TOO_MANY_REQUESTS') return this.busy(id);
+      this.busySkips.delete(id);
+      return (await this.recordRun(alert, at, false)) ? this.problem(id, `the run for ${new Date(at).toISOString()} failed: ${(err as Error).message}`) : null;
+    }
+    this.busySkips.delete(id);
+    const timedOut = await this.runBounded(run);
+    if (this.stopped) return null;
+    const failure = timedOut
+      ? `the run for ${new Date(at).toISOString()} did not finish within ${this.d.settings.queryTimeoutMs} ms (alerts.query_timeout_ms)`
+      : run.error !== null
+        ? `the run for ${new Date(at).toISOString()} failed: ${run.error.message}`
+        : run.outcome!.warnings.length > 0 && run.outcome!.rows.length > 0
+          ? `the run for ${new Date(at).toISOString()} did not trigger because the query produced warnings: ${run.outcome!.warnings.join('; ')}`
+          : null;
+    const rows = failure === null ? run.outcome!.rows.map(toJsonRow) : [];
+    if (!(await this.recordRun(alert, at, rows.length > 0))) return null;
+    if (failure !== null) return this.problem(id, failure);
+    if (rows.length === 0) return this.cleanEvaluation(id);
+    this.d.logger.info('scheduled search triggered', { alert: id, name: alert.name, repository: repo.name, runTime: new Date(at).toISOString(), rows: rows.length });
+    const trigger: TriggerContext = {
+      alertId: id,
+      alertName: alert.name,
+      description: alert.description,
+      queryString: alert.queryString,
+      queryStart: spec.start,
+      queryEnd: spec.end,
+      triggerType: 'scheduled-search',
+      repositoryName: repo.name,
+      triggeredAt: at,
+      startMs: run.spec.ctx.start,
+      endMs: run.spec.ctx.end,
+      rows: rows.slice(0, this.d.settings.maxMessageEvents),
+      eventCount: rows.length,
+      warnings: [],
+      url: searchUrl(this.d.baseUrl, repo.name, alert.queryString, spec.start),
+    };
+    return { alert, trigger, undo: null };
+  }
+
+  /** Records scheduled search `alert`'s run for `at`, unless its definition changed meanwhile (then it runs again). */
+  private async recordRun(alert: AlertDefinition, at: number, triggered: boolean): Promise<boolean> {
+    return this.d.store.transact((s) => {
+      const unchanged = s.alerting.alerts.get(alert.id) === alert;
+      return { events: unchanged ? [{ type: 'ScheduledSearchExecuted' as const, id: alert.id, at, finishedAt: this.d.clock.now(), triggered }] : [], result: unchanged };
+    });
+  }
+
   /** Runs a trigger's actions in order; their problems become the alert's lastError. */
   private async deliver({ alert, trigger, undo }: Triggered): Promise<void> {
     // Waiting for a delivery slot takes time: an alert deleted or silenced meanwhile stays quiet.
@@ -322,7 +440,9 @@ export class AlertScheduler {
       await this.d.store.transact(() => ({ events: [{ type: 'AlertTriggerUndone', id: alert.id, ...undo }], result: undefined }));
     }
     if (aborted.aborted) return;
-    const text = errors.length === 0 ? null : `${errors.join('; ')}${reachedNone ? '; no action succeeded, so the alert is not held off and tries again at the next evaluation' : ''}`;
+    // A scheduled search's run is done once recorded: its actions' failure is reported, not retried.
+    const retried = reachedNone && alert.kind !== 'scheduled';
+    const text = errors.length === 0 ? null : `${errors.join('; ')}${retried ? '; no action succeeded, so the alert is not held off and tries again at the next evaluation' : ''}`;
     await this.setError(alert.id, text, true);
   }
 

@@ -12,6 +12,10 @@ export interface TriggerContext {
   queryString: string;
   /** The alert's relative start as written ("10m"). */
   queryStart: string;
+  /** Its relative end ("now" but for scheduled searches with an offset). */
+  queryEnd?: string | undefined;
+  /** What triggered (`@trigger.type`): an alert of any kind, or a scheduled search. */
+  triggerType?: 'alert' | 'scheduled-search' | undefined;
   repositoryName: string;
   triggeredAt: number;
   /** The resolved window, epoch ms. */

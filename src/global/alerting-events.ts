@@ -35,9 +35,33 @@ export interface AlertDefinition {
   kind?: AlertKind;
   /** Aggregate alerts: the product's trigger mode, stored and shown. */
   triggerMode?: 'CompleteMode' | 'ImmediateMode' | undefined;
+  /** Scheduled searches: when they run and over which window (`queryStart` is the window's start). */
+  schedule?: ScheduleSpec | undefined;
 }
 
-export type AlertKind = 'filter' | 'aggregate';
+export type AlertKind = 'filter' | 'aggregate' | 'scheduled';
+
+/**
+ * A scheduled search's schedule: at each run time T of the cron expression (in its time zone) the
+ * query runs once over [T - startMs, T - endMs].
+ */
+export interface ScheduleSpec {
+  /** The cron expression as given. */
+  cron: string;
+  timeZone: string;
+  /** Runs missed (the node was down, or busy) that are still made up, newest first; older ones are skipped. */
+  backfillLimit: number;
+  /** The window's start and end as written (v1: queryStart / queryEnd; v2: from the interval and offset). */
+  start: string;
+  end: string;
+  startMs: number;
+  endMs: number;
+  /** Which API created it: v2 shows searchIntervalSeconds, backfillLimitV2 and maxWaitTimeSeconds. */
+  v2: boolean;
+  maxWaitTimeSeconds: number | null;
+  /** When it was created or last enabled: runs before it are never made up. Set by AlertService. */
+  activeSince?: number | undefined;
+}
 
 export type ActionKind = 'webhook' | 'slack' | 'email' | 'repository' | 'pagerduty' | 'opsgenie' | 'victorops';
 
@@ -76,6 +100,12 @@ export type AlertingEvent =
    * of the evaluation (cleared by the next clean one, with or without rows).
    */
   | { type: 'AlertErrorSet'; id: string; error: string | null; at: number; fromActions?: boolean | undefined }
+  /**
+   * Scheduled search `id` ran for its run time `at` (the end of its window, epoch ms) and finished
+   * at `finishedAt`; `triggered`: its query had rows and its actions were started. Recorded before
+   * the actions run, so a restart neither repeats nor skips the run.
+   */
+  | { type: 'ScheduledSearchExecuted'; id: string; at: number; finishedAt: number; triggered: boolean }
   /**
    * Whether node `nodeId` evaluates alerts (its `alerts.enabled`), published at every start, so the
    * cluster picks its alert runner among the nodes that do.

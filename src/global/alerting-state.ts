@@ -20,17 +20,35 @@ export interface AlertRuntime {
   lastErrorAt: number | null;
   /** Whether lastError comes from a trigger's actions rather than from the evaluation. */
   lastErrorFromActions: boolean;
+  /** Scheduled searches: the run time (window end) of the last run, and when that run finished. */
+  lastExecutedAt?: number | null;
+  lastRunFinishedAt?: number | null;
 }
 
 export interface AlertingSnapshot {
   alerts: AlertDefinition[];
   actions: ActionDefinition[];
-  runtime: { id: string; lastTriggeredAt: number | null; throttled: [string, number][]; lastError: string | null; lastErrorAt: number | null; lastErrorFromActions?: boolean }[];
+  runtime: {
+    id: string;
+    lastTriggeredAt: number | null;
+    throttled: [string, number][];
+    lastError: string | null;
+    lastErrorAt: number | null;
+    lastErrorFromActions?: boolean;
+    lastExecutedAt?: number | null;
+    lastRunFinishedAt?: number | null;
+  }[];
   /** Absent when every node runs alerts. */
   nodesWithoutAlerts?: number[];
 }
 
-const copyAlert = (a: AlertDefinition): AlertDefinition => ({ ...a, actions: [...a.actions], labels: [...a.labels], ownership: { ...a.ownership } });
+const copyAlert = (a: AlertDefinition): AlertDefinition => ({
+  ...a,
+  actions: [...a.actions],
+  labels: [...a.labels],
+  ownership: { ...a.ownership },
+  ...(a.schedule === undefined ? {} : { schedule: { ...a.schedule } }),
+});
 
 export class AlertingState {
   readonly alerts = new Map<string, AlertDefinition>();
@@ -104,6 +122,16 @@ export class AlertingState {
         for (const v of e.values ?? []) if (rt.throttled.get(v) === e.at) rt.throttled.delete(v);
         return;
       }
+      case 'ScheduledSearchExecuted': {
+        const rt = this.runtime.get(e.id);
+        if (rt === undefined) return;
+        // Runs are recorded in order; a late duplicate never moves the cursor back.
+        if (rt.lastExecutedAt !== undefined && rt.lastExecutedAt !== null && rt.lastExecutedAt >= e.at) return;
+        rt.lastExecutedAt = e.at;
+        rt.lastRunFinishedAt = e.finishedAt;
+        if (e.triggered) rt.lastTriggeredAt = e.at;
+        return;
+      }
       case 'AlertNodeSet':
         if (e.runsAlerts) this.nodesWithoutAlerts.delete(e.nodeId);
         else this.nodesWithoutAlerts.add(e.nodeId);
@@ -143,6 +171,7 @@ export class AlertingState {
         lastError: r.lastError,
         lastErrorAt: r.lastErrorAt,
         ...(r.lastErrorFromActions ? { lastErrorFromActions: true } : {}),
+        ...(r.lastExecutedAt === undefined || r.lastExecutedAt === null ? {} : { lastExecutedAt: r.lastExecutedAt, lastRunFinishedAt: r.lastRunFinishedAt ?? null }),
       })),
       ...(this.nodesWithoutAlerts.size > 0 ? { nodesWithoutAlerts: [...this.nodesWithoutAlerts] } : {}),
     };
@@ -153,7 +182,14 @@ export class AlertingState {
     for (const a of s.alerts) this.alerts.set(a.id, copyAlert(a));
     for (const a of s.actions) this.actions.set(a.id, { ...a });
     for (const r of s.runtime) {
-      this.runtime.set(r.id, { lastTriggeredAt: r.lastTriggeredAt, throttled: new Map(r.throttled), lastError: r.lastError, lastErrorAt: r.lastErrorAt, lastErrorFromActions: r.lastErrorFromActions === true });
+      this.runtime.set(r.id, {
+        lastTriggeredAt: r.lastTriggeredAt,
+        throttled: new Map(r.throttled),
+        lastError: r.lastError,
+        lastErrorAt: r.lastErrorAt,
+        lastErrorFromActions: r.lastErrorFromActions === true,
+        ...(r.lastExecutedAt === undefined || r.lastExecutedAt === null ? {} : { lastExecutedAt: r.lastExecutedAt, lastRunFinishedAt: r.lastRunFinishedAt ?? null }),
+      });
     }
   }
 }

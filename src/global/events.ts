@@ -13,6 +13,7 @@ import type { ListenerEvent } from './listeners.js';
 import type { LifecycleEvent } from './lifecycle-events.js';
 import type { ViewEvent } from './views.js';
 import type { SavedQueryEvent } from './saved-queries.js';
+import type { RedactionEvent } from './redactions.js';
 
 export interface UserFields {
   fullName?: string | undefined;
@@ -45,6 +46,7 @@ export type GlobalEvent =
   | ListenerEvent
   | LifecycleEvent
   | ViewEvent
-  | SavedQueryEvent;
+  | SavedQueryEvent
+  | RedactionEvent;
 
 export type GlobalEventType = GlobalEvent['type'];

@@ -17,4 +17,11 @@ export const NO_RETENTION: RetentionSettings = Object.freeze({ timeDays: null, i
 
 export type LifecycleEvent =
   | { type: 'RepositoryRetentionSet'; id: string; retention: RetentionSettings }
-  | { type: 'RepositoryAutomaticSearchSet'; id: string; automaticSearch: boolean };
+  | { type: 'RepositoryAutomaticSearchSet'; id: string; automaticSearch: boolean }
+  /**
+   * Retention decided once for the whole cluster: every segment of repository `id` whose newest
+   * event is older than `before` (epoch ms) is past retention, on every node that holds one, now
+   * or when it next starts. Proposed by any node whose catalog holds such segments
+   * (retention/policy.ts `retentionBound`); the bound only rises, so the highest proposal wins.
+   */
+  | { type: 'RetentionBoundRaised'; id: string; before: number; at: number };

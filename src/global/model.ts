@@ -11,6 +11,7 @@ import { ListenerIndex, type IngestListenerDef } from './listeners.js';
 import { NO_RETENTION, type RetentionSettings } from './lifecycle-events.js';
 import { ViewIndex, type ViewSnapshot } from './views.js';
 import { SavedQueryIndex, type StoredSavedQuery } from './saved-queries.js';
+import { RedactionState, type RedactionSnapshot } from './redactions.js';
 
 export interface User extends UserFields {
   id: string;
@@ -53,6 +54,11 @@ export interface Repository {
   datasources: Map<string, Datasource>;
   retention: RetentionSettings;
   automaticSearch: boolean;
+  /**
+   * Retention decided in global state (RetentionBoundRaised): every holder deletes this
+   * repository's segments whose newest event is older than this (epoch ms); null: none yet.
+   */
+  retentionBound: number | null;
 }
 
 export interface ClusterNode {
@@ -95,6 +101,8 @@ export class GlobalState {
   views = new ViewIndex();
   /** Saved searches of repositories and views. */
   savedQueries = new SavedQueryIndex();
+  /** Event redaction tasks (redactEvents). */
+  readonly redactions = new RedactionState();
 
   userByName(username: string): User | undefined {
     const id = this.usersByName.get(username);
@@ -151,6 +159,7 @@ export class GlobalState {
           datasources: new Map(),
           retention: NO_RETENTION,
           automaticSearch: true,
+          retentionBound: null,
         });
         this.repositoriesByName.set(e.name, e.id);
         return;
@@ -171,6 +180,7 @@ export class GlobalState {
         this.listeners.dropRepository(e.id);
         this.views.dropRepository(e.id);
         this.savedQueries.dropDomain(e.id);
+        this.redactions.dropRepository(e.id);
         return;
       }
       case 'IngestTokenAdded': {
@@ -236,6 +246,7 @@ export class GlobalState {
       case 'AlertErrorSet':
       case 'AlertNodeSet':
       case 'AlertTriggerUndone':
+      case 'ScheduledSearchExecuted':
         this.alerting.apply(e);
         return;
       case 'ClusterCreated':
@@ -273,6 +284,17 @@ export class GlobalState {
         if (r !== undefined) r.automaticSearch = e.automaticSearch;
         return;
       }
+      case 'RedactionRequested':
+      case 'RedactionNodeDone':
+      case 'RedactionCancelled':
+        this.redactions.apply(e);
+        return;
+      case 'RetentionBoundRaised': {
+        // Only ever raised: proposals from several nodes settle on the highest, in any order.
+        const r = this.repositories.get(e.id);
+        if (r !== undefined && (r.retentionBound === null || e.before > r.retentionBound)) r.retentionBound = e.before;
+        return;
+      }
       default: {
         const never: never = e;
         throw new Error(`unknown global event ${JSON.stringify(never)}`);
@@ -297,6 +319,7 @@ export class GlobalState {
         datasources: [...r.datasources.values()],
         retention: r.retention,
         automaticSearch: r.automaticSearch,
+        ...(r.retentionBound === null ? {} : { retentionBound: r.retentionBound }),
       })),
       nodes: [...this.nodes.values()],
       partitions: this.partitions,
@@ -306,6 +329,7 @@ export class GlobalState {
       listeners: this.listeners.all(),
       views: this.views.toSnapshot(),
       savedQueries: this.savedQueries.all(),
+      ...(this.redactions.tasks.size === 0 ? {} : { redactions: this.redactions.toSnapshot() }),
     };
   }
 
@@ -330,6 +354,7 @@ export class GlobalState {
         datasources: new Map((r.datasources ?? []).map((d) => [d.id, { ...d }])),
         retention: { ...(r.retention ?? NO_RETENTION) },
         automaticSearch: r.automaticSearch ?? true,
+        retentionBound: r.retentionBound ?? null,
       });
       g.repositoriesByName.set(r.name, r.id);
       for (const t of r.ingestTokens) g.ingestTokensByDigest.set(t.digest, { repositoryId: r.id, name: t.name });
@@ -342,6 +367,7 @@ export class GlobalState {
     g.listeners = ListenerIndex.fromSnapshot(s.listeners);
     g.views = ViewIndex.fromSnapshot(s.views);
     g.savedQueries = SavedQueryIndex.fromSnapshot(s.savedQueries);
+    g.redactions.loadSnapshot(s.redactions);
     return g;
   }
 }
@@ -364,6 +390,7 @@ export interface SnapshotData {
     /** Absent in snapshots written before retention existed. */
     retention?: RetentionSettings;
     automaticSearch?: boolean;
+    retentionBound?: number;
   }[];
   nodes: ClusterNode[];
   partitions: number[][];
@@ -379,4 +406,6 @@ export interface SnapshotData {
   views?: ViewSnapshot[];
   /** Absent in snapshots written before saved searches existed. */
   savedQueries?: StoredSavedQuery[];
+  /** Absent when there are no redaction tasks. */
+  redactions?: RedactionSnapshot;
 }

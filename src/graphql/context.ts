@@ -9,6 +9,7 @@ import type { ActionService, AlertService } from '../alerts/index.js';
 import type { ListenerService } from '../ingest/listeners/listener-service.js';
 import type { ViewService } from '../views/view-service.js';
 import type { SavedQueryService } from '../saved-queries/saved-query-service.js';
+import type { RedactionService } from '../redaction/index.js';
 
 /** Sizes of what this node stores (the segment catalog and the data dir's disk). */
 export interface StorageStats {
@@ -29,6 +30,7 @@ export interface GraphqlServices {
   storage: StorageStats;
   views: ViewService;
   savedQueries: SavedQueryService;
+  redactions: RedactionService;
   /** This node's id (the cluster's node list marks its own sizes). */
   selfId: number;
   version: string;

@@ -13,6 +13,7 @@ import { LogsvcError } from '../lib/errors.js';
 import { requireUser } from '../auth/index.js';
 import { parseRelative } from '../query/time.js';
 import type { GraphqlContext } from './context.js';
+import { scheduledSearchFields, scheduledSearchMutations } from './resolvers-scheduled.js';
 
 type Args = Record<string, unknown>;
 type Resolver = (args: Args, ctx: GraphqlContext) => unknown;
@@ -40,7 +41,7 @@ function savedQueryShape(q: StoredSavedQuery) {
   return { id: q.id, name: q.name, displayName: q.name, description: null, query: { queryString: q.queryString, start: q.start, end: q.end, isLive: q.isLive } };
 }
 
-/** The newer alert kinds on a search domain: filter and aggregate alerts of a repository; no scheduled searches (not built). Saved searches of repositories and views. */
+/** The newer alert kinds on a search domain: filter and aggregate alerts and scheduled searches of a repository (none in views). Saved searches of repositories and views. */
 function triggerFields(domain: string, ctx: GraphqlContext | null, savedIn: GraphqlContext = ctx!): Record<string, unknown> {
   const noneWithId = (kind: string) => (a: Args): never => {
     throw new LogsvcError('E_NOT_FOUND', `${kind} "${String(a.id)}" does not exist in "${domain}"`);
@@ -51,8 +52,7 @@ function triggerFields(domain: string, ctx: GraphqlContext | null, savedIn: Grap
     filterAlert: alerts === null ? noneWithId('filter alert') : (a: Args) => newAlertShape(alerts.get(ctx!.principal, domain, a.id as string, 'filter'), ctx!),
     aggregateAlerts: alerts === null ? [] : () => alerts.list(ctx!.principal, domain, 'aggregate').map((v) => newAlertShape(v, ctx!)),
     aggregateAlert: alerts === null ? noneWithId('aggregate alert') : (a: Args) => newAlertShape(alerts.get(ctx!.principal, domain, a.id as string, 'aggregate'), ctx!),
-    scheduledSearches: [],
-    scheduledSearch: noneWithId('scheduled search'),
+    ...(ctx === null ? { scheduledSearches: [], scheduledSearch: noneWithId('scheduled search') } : scheduledSearchFields(domain, ctx)),
     savedQueries: () => savedIn.services.savedQueries.list(savedIn.principal, domain).map(savedQueryShape),
     savedQuery: (a: Args) => savedQueryShape(savedIn.services.savedQueries.get(savedIn.principal, domain, a.id as string)),
   };
@@ -235,9 +235,5 @@ export const lifecycleMutationResolvers: Record<string, Resolver> = {
     await ctx.services.alerts.delete(ctx.principal, i.viewName as string, i.id as string, 'aggregate');
     return true;
   },
-  createScheduledSearch: () => notBuilt('scheduled searches'),
-  createScheduledSearchV2: () => notBuilt('scheduled searches'),
-  deleteScheduledSearch: (a) => {
-    throw new LogsvcError('E_NOT_FOUND', `scheduled search "${String((a.input as Args).id)}" does not exist`);
-  },
+  ...scheduledSearchMutations,
 };

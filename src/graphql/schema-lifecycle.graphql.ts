@@ -70,6 +70,9 @@ extend type Mutation {
   deleteAggregateAlert(input: DeleteAggregateAlert!): Boolean!
   createScheduledSearch(input: CreateScheduledSearch!): ScheduledSearch!
   createScheduledSearchV2(input: CreateScheduledSearchV2!): ScheduledSearch!
+  "Replaces the scheduled search's definition; the runs already made stay made."
+  updateScheduledSearch(input: UpdateScheduledSearch!): ScheduledSearch!
+  updateScheduledSearchV2(input: UpdateScheduledSearchV2!): ScheduledSearch!
   deleteScheduledSearch(input: DeleteScheduledSearch!): Boolean!
 }
 
@@ -320,11 +323,19 @@ type ScheduledSearch {
   enabled: Boolean!
   actions: [String!]!
   actionsV2: [Action!]!
+  runAsUser: User
+  "When the last run finished (epoch ms)."
+  lastScheduledSearch: Long
+  "The end of the last run's window: its run time (epoch ms)."
   lastExecuted: Long
+  "The run time of the last run that had results (epoch ms)."
   lastTriggered: Long
+  "The next run time (epoch ms): a missed run still to be made up, or the schedule's next."
+  timeOfNextPlannedExecution: Long
   lastError: String
   lastWarnings: [String!]!
   labels: [String!]!
+  isStarred: Boolean!
   queryOwnership: QueryOwnership!
 }
 
@@ -403,6 +414,44 @@ input CreateScheduledSearchV2 {
   runAsUserId: String
   queryOwnershipType: QueryOwnershipType!
   queryTimestampType: QueryTimestampType!
+}
+
+input UpdateScheduledSearch {
+  viewName: String!
+  id: String!
+  name: String!
+  description: String
+  queryString: String!
+  queryStart: String!
+  queryEnd: String!
+  schedule: String!
+  timeZone: String!
+  backfillLimit: Int!
+  enabled: Boolean!
+  actions: [String!]!
+  labels: [String!]!
+  runAsUserId: String
+  queryOwnershipType: QueryOwnershipType
+}
+
+input UpdateScheduledSearchV2 {
+  viewName: String!
+  id: String!
+  name: String!
+  description: String
+  queryString: String!
+  schedule: String!
+  timeZone: String!
+  searchIntervalSeconds: Long!
+  searchIntervalOffsetSeconds: Long
+  maxWaitTimeSeconds: Long
+  queryTimestampType: QueryTimestampType!
+  backfillLimit: Int
+  enabled: Boolean!
+  actionIdsOrNames: [String!]!
+  labels: [String!]!
+  runAsUserId: String
+  queryOwnershipType: QueryOwnershipType!
 }
 
 input DeleteScheduledSearch {

@@ -37,7 +37,9 @@ import { EmbeddedDigestQueue, ingestTopic, kafkaConnection, openDigestQueue } fr
 import { KafkaTail } from '../queue/kafka-tail.js';
 import { SegmentCatalog } from '../segments/catalog.js';
 import { SegmentDeletions } from '../segments/deletions.js';
-import { RetentionService } from '../retention/index.js';
+import { raiseRetentionBounds, RetentionService } from '../retention/index.js';
+import { RedactionService } from '../redaction/index.js';
+import { SegmentRewrites, type RewriteStep } from '../segments/rewrites.js';
 import { ViewService } from '../views/view-service.js';
 import { SavedQueryService } from '../saved-queries/saved-query-service.js';
 import { expandSavedCalls } from '../query/saved-calls.js';
@@ -216,6 +218,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     cleanups.push(stopStep('digest queue', () => queue.close()));
     // Deletions a crash interrupted are finished before the catalog reads the segment files.
     const deletions = await SegmentDeletions.open(join(dataDir, 'segments'));
+    // So are segment rewrites (redaction): the old file or the new one stays, never both.
+    const rewrites = await SegmentRewrites.open(join(dataDir, 'segments'), rewriteCrashStep());
     const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), log('segments'), clock.now());
     deletions.applyTo(catalog);
     let ownership: DigestOwnership | null = null;
@@ -409,11 +413,23 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       clock,
       logger,
       disk: () => diskUsage(dataDir),
+      raiseBounds: (bounds) => raiseRetentionBounds(store, bounds, clock.now()),
       settings: {
         intervalMs: retentionCfg.interval_seconds * 1000,
         nodeDefault: { timeDays: orNull(retentionCfg.default_time_days), ingestGb: orNull(retentionCfg.default_ingest_gb), storageGb: orNull(retentionCfg.default_storage_gb) },
         diskWatermarkPercent: retentionCfg.disk_watermark_percent,
       },
+    });
+    const redactions = new RedactionService({
+      store,
+      catalog,
+      rewrites,
+      deletions,
+      selfId: config.node.id,
+      clock,
+      logger: log('redaction'),
+      intervalMs: retentionCfg.interval_seconds * 1000,
+      settleMs: config.digest.flush_block_seconds * 1000 + 2000,
     });
     const views = new ViewService(store, clock, (filter) => {
       const compiled = queries.compile(queries.spec({ queryString: filter, start: undefined, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }));
@@ -431,7 +447,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         };
       },
     };
-    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, listeners, storage, views, savedQueries, selfId: config.node.id, version: VERSION };
+    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, listeners, storage, views, savedQueries, redactions, selfId: config.node.id, version: VERSION };
     const router = buildRouter({
       auth,
       health,
@@ -484,6 +500,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     }
     retention.start();
     cleanups.push(stopStep('retention', () => retention.stop()));
+    redactions.start();
+    cleanups.push(stopStep('redaction', () => redactions.stop()));
     store.onApplied((e) => {
       if (e.type !== 'PartitionLayoutSet') return;
       void (async () => {
@@ -703,4 +721,13 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     await unwind();
     throw err;
   }
+}
+
+/**
+ * Test seam for the crash tests: LOGSVC_TEST_CRASH_REWRITE names a step of a segment rewrite after
+ * which the node kills itself with SIGKILL (segments/rewrites.ts). Unset in production.
+ */
+function rewriteCrashStep(): RewriteStep | null {
+  const v = process.env.LOGSVC_TEST_CRASH_REWRITE;
+  return v === 'intent' || v === 'written' || v === 'swapped' || v === 'unlinked' ? v : null;
 }

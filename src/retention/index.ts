@@ -1,2 +1,2 @@
-export { RetentionService, type RetentionDeps, type SweepReport } from './retention-service.js';
-export { effectiveRetention, oldestToFree, pastRetention, DAY_MS, GB, type SegmentStat } from './policy.js';
+export { RetentionService, raiseRetentionBounds, type RetentionDeps, type SweepReport } from './retention-service.js';
+export { effectiveRetention, oldestToFree, pastRetention, retentionBound, DAY_MS, GB, type SegmentStat } from './policy.js';

@@ -67,3 +67,27 @@ export function oldestToFree(segments: readonly SegmentStat[], bytesToFree: numb
   }
   return out;
 }
+
+/**
+ * The cluster-wide form of the rule: the time bound below which a repository's segments are past
+ * retention (a segment goes when its newest event is older than it), or null when none is. Time:
+ * now minus the limit. Sizes: just past the newest of the segments pastRetention picks.
+ *
+ * It is a function of catalog entries, so it holds however the entries are spread over nodes: run
+ * on any subset of a repository's segments (one node's catalog, before replication) it gives a bound
+ * no higher than the whole catalog's (a part is never further over a size limit than the whole),
+ * so the highest bound any node proposes never deletes more than the rule over the whole catalog.
+ * Segments whose newest event equals a chosen one's are below the bound too (ties go together).
+ */
+export function retentionBound(segments: readonly SegmentStat[], r: RetentionSettings, now: number): number | null {
+  let bound: number | null = r.timeDays === null ? null : now - r.timeDays * DAY_MS;
+  if (r.storageGb !== null || r.ingestGb !== null) {
+    const bySize = pastRetention(segments, { timeDays: null, ingestGb: r.ingestGb, storageGb: r.storageGb }, now);
+    const byId = new Map(segments.map((s) => [s.id, s]));
+    for (const id of bySize) {
+      const b = byId.get(id)!.maxTs + 1;
+      if (bound === null || b > bound) bound = b;
+    }
+  }
+  return bound;
+}

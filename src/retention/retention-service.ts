@@ -1,18 +1,26 @@
 /**
- * RetentionService: the background sweep that deletes segments past their repository's retention
- * (policy.ts), past the node's disk watermark (oldest first, any repository), and every segment of
- * a repository that no longer exists. It runs at start, every `intervalMs`, and right after a
- * repository is deleted or its retention changed; sweeps never overlap. The deletion itself is
- * SegmentDeletions' (crash-safe, deferred while a query reads the file). It also answers the size
- * questions of the API (compressedByteSize and friends) from the catalog.
+ * RetentionService: the background sweep that deletes segments past their repository's retention,
+ * past the node's disk watermark (oldest first, any repository), and every segment of a repository
+ * that no longer exists. It runs at start, every `intervalMs`, and right after a repository is
+ * deleted, its retention changed or its retention bound raised; sweeps never overlap. The deletion
+ * itself is SegmentDeletions' (crash-safe, deferred while a query reads the file). It also answers
+ * the size questions of the API (compressedByteSize and friends) from the catalog.
+ *
+ * Retention is decided once, in global state, for every node: a sweep proposes each repository's
+ * bound from the segments it holds (policy.ts `retentionBound`) and, when that would delete
+ * something, raises the repository's bound with a RetentionBoundRaised event; then every node
+ * deletes what it holds below the bound in global state, including a node that was down when it was
+ * raised (at its first sweep). The disk watermark stays this node's own decision: it is about its
+ * disk.
  */
-import type { GlobalEvent, GlobalState, RetentionSettings } from '../global/index.js';
+import type { GlobalEvent, GlobalState, GlobalStore, RetentionSettings } from '../global/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
+import { SerialRuns } from '../lib/serial-runs.js';
 import type { SegmentCatalog, SegmentInfo } from '../segments/catalog.js';
 import type { SegmentDeletions } from '../segments/deletions.js';
 import type { DiskUsage } from '../storage/index.js';
-import { effectiveRetention, oldestToFree, pastRetention, type SegmentStat } from './policy.js';
+import { effectiveRetention, oldestToFree, retentionBound, type SegmentStat } from './policy.js';
 
 export interface RetentionSettingsOfNode {
   intervalMs: number;
@@ -30,6 +38,8 @@ export interface RetentionDeps {
   logger: Logger;
   /** The data dir's disk (only read when the watermark is on). */
   disk: () => Promise<DiskUsage>;
+  /** Raises repositories' retention bounds in global state (RetentionBoundRaised, only where higher). */
+  raiseBounds: (bounds: readonly { id: string; before: number }[]) => Promise<void>;
   settings: RetentionSettingsOfNode;
 }
 
@@ -50,16 +60,17 @@ function stat(s: SegmentInfo): SegmentStat {
 
 export class RetentionService {
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<SweepReport> | null = null;
-  private again = false;
-  private stopped = false;
   private unsubscribe: (() => void) | null = null;
+  private readonly runs = new SerialRuns(
+    () => this.sweepOnce(),
+    (err) => this.deps.logger.error('retention sweep failed', { error: (err as Error).message }),
+  );
 
   constructor(private readonly deps: RetentionDeps) {}
 
   start(): void {
     this.unsubscribe = this.deps.onApplied((e) => {
-      if (e.type === 'RepositoryDeleted' || e.type === 'RepositoryRetentionSet') this.kick();
+      if (e.type === 'RepositoryDeleted' || e.type === 'RepositoryRetentionSet' || e.type === 'RetentionBoundRaised') this.kick();
     });
     this.kick();
     this.timer = setInterval(() => this.kick(), this.deps.settings.intervalMs);
@@ -68,26 +79,12 @@ export class RetentionService {
 
   /** Starts a sweep now (or right after the one running). */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running !== null) {
-      this.again = true;
-      return;
-    }
-    void this.sweep().catch((err: unknown) => this.deps.logger.error('retention sweep failed', { error: (err as Error).message }));
+    this.runs.kick();
   }
 
   /** One sweep; resolves when its deletions are decided (files of segments a query holds go later). */
   sweep(): Promise<SweepReport> {
-    if (this.running !== null) return this.running;
-    const run = this.sweepOnce().finally(() => {
-      this.running = null;
-      if (this.again && !this.stopped) {
-        this.again = false;
-        this.kick();
-      }
-    });
-    this.running = run;
-    return run;
+    return this.runs.run();
   }
 
   private async sweepOnce(): Promise<SweepReport> {
@@ -102,6 +99,7 @@ export class RetentionService {
     }
     const doomed: SegmentInfo[] = [];
     const goneRepos: string[] = [];
+    const raise: { id: string; before: number }[] = [];
     for (const [repoId, segs] of byRepo) {
       const repo = state.repositories.get(repoId);
       if (repo === undefined) {
@@ -110,8 +108,25 @@ export class RetentionService {
         if (segs.every((s) => s.closed)) goneRepos.push(repoId);
         continue;
       }
-      const ids = new Set(pastRetention(segs.map(stat), effectiveRetention(repo.retention, settings.nodeDefault), now));
-      for (const s of segs) if (ids.has(s.meta.id)) doomed.push(s);
+      // Proposed only when it deletes something here that the bound in global state does not.
+      const stats = segs.map(stat);
+      const proposal = retentionBound(stats, effectiveRetention(repo.retention, settings.nodeDefault), now);
+      const current = repo.retentionBound ?? -Infinity;
+      if (proposal !== null && proposal > current && stats.some((s) => s.closed && s.maxTs < proposal && s.maxTs >= current)) raise.push({ id: repoId, before: proposal });
+    }
+    if (raise.length > 0) {
+      try {
+        await this.deps.raiseBounds(raise);
+      } catch (err) {
+        // Global state cannot be written now (a cluster's broker away): the bounds already decided still apply.
+        logger.warn('retention bounds could not be raised in global state; the next sweep tries again', { error: (err as Error).message });
+      }
+    }
+    const decided = this.deps.state();
+    for (const [repoId, segs] of byRepo) {
+      const bound = decided.repositories.get(repoId)?.retentionBound ?? null;
+      if (bound === null) continue;
+      for (const s of segs) if (s.closed && stat(s).maxTs < bound) doomed.push(s);
     }
     if (settings.diskWatermarkPercent > 0) {
       const disk = await this.deps.disk();
@@ -159,9 +174,20 @@ export class RetentionService {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
     this.unsubscribe?.();
-    await this.running?.catch(() => undefined);
+    await this.runs.stop();
   }
+}
+
+/** Records the bounds that are higher than global state's (decided at apply time too: the highest wins). */
+export async function raiseRetentionBounds(store: GlobalStore, bounds: readonly { id: string; before: number }[], at: number): Promise<void> {
+  await store.transact((s) => {
+    const events: GlobalEvent[] = [];
+    for (const b of bounds) {
+      const r = s.repositories.get(b.id);
+      if (r !== undefined && (r.retentionBound === null || b.before > r.retentionBound)) events.push({ type: 'RetentionBoundRaised', id: b.id, before: b.before, at });
+    }
+    return { events, result: undefined };
+  });
 }

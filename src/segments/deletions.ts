@@ -12,10 +12,10 @@
  * marks stay in the manifest for good (one entry per partition and datasource): a replay from an
  * older checkpoint must still skip events whose segment was deleted, or they would come back.
  */
-import { readFile, rm, unlink } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { LogsvcError } from '../lib/errors.js';
-import { atomicWriteFile, ensureDir, fsyncDir } from '../storage/index.js';
+import { atomicWriteFile, ensureDir, fsyncDir, unlinkIfPresent } from '../storage/index.js';
 import { positionAfter, type Position, type SegmentCatalog, type SegmentInfo } from './catalog.js';
 
 export const DELETIONS_FILE = 'deletions.json';
@@ -115,6 +115,16 @@ export class SegmentDeletions {
   }
 
   /**
+   * Remembers the queue high-water marks of `segments` for good (durable when this resolves),
+   * without deleting them: a rewrite that leaves out their last events must not let a replay bring
+   * those events back.
+   */
+  async rememberMarks(segments: readonly SegmentInfo[]): Promise<void> {
+    for (const s of segments) for (const b of s.blocks) this.noteHwm(s.meta.partition, s.meta.ds, { offset: b.lastOffset, index: b.lastIndex });
+    await this.persist();
+  }
+
+  /**
    * Unlinks one file at a time: hundreds queued at once would fill libuv's thread pool, and the
    * digest queue's writes and fsyncs (what an ingest acknowledgement waits for) would queue behind them.
    */
@@ -158,13 +168,5 @@ export class SegmentDeletions {
       pending: [...this.pending].sort(),
     };
     return atomicWriteFile(join(this.dir, DELETIONS_FILE), JSON.stringify(m));
-  }
-}
-
-async function unlinkIfPresent(path: string): Promise<void> {
-  try {
-    await unlink(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
 }

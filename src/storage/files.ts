@@ -98,3 +98,12 @@ export function isNoSpaceError(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException | null)?.code;
   return code === 'ENOSPC' || code === 'EDQUOT';
 }
+
+/** Unlinks `path`; a file already gone is fine. */
+export async function unlinkIfPresent(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
