@@ -104,6 +104,7 @@ export class PeerQueries implements PeerScans {
         if (s.maxTs < ctx.start || s.minTs > ctx.end) continue;
         const holders = holdersOf(entry, p.seq);
         if (holders.length === 0 || chooseHolder(s.id, holders, p) !== null) continue;
+        if (cluster.segments.superseded(s.id, (n) => p.live.includes(n), p.seq)) continue;
         if (entirelyVoid(s, cluster.endOf(s.partition, s.epoch))) continue;
         for (const h of holders) out.add(h);
       }
@@ -124,7 +125,8 @@ export class PeerQueries implements PeerScans {
       for (const entry of cluster.segments.ofRepository(id)) {
         const s = entry.segment;
         if (s.maxTs < ctx.start || s.minTs > ctx.end || this.opts.hasSegment(s.id)) continue;
-        if (chooseHolder(s.id, holdersOf(entry, p.seq), p) === this.opts.selfId && !entirelyVoid(s, cluster.endOf(s.partition, s.epoch))) n++;
+        if (chooseHolder(s.id, holdersOf(entry, p.seq), p) !== this.opts.selfId || entirelyVoid(s, cluster.endOf(s.partition, s.epoch))) continue;
+        if (!cluster.segments.superseded(s.id, (x) => p.live.includes(x), p.seq)) n++;
       }
     }
     return n;

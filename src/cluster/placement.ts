@@ -36,9 +36,15 @@ export function chooseHolder(id: string, holders: readonly number[], p: Placemen
  * list yet (as of `p.seq`) is read by the node that wrote it, and only by it (a copy that just
  * arrived elsewhere is not read twice); a listed one by the holder `chooseHolder` picks.
  */
-export function readsHere(self: number, meta: { id: string; writer?: number | undefined }, entry: SegmentEntry | undefined, p: Placement): boolean {
+export function readsHere(self: number, meta: { id: string; writer?: number | undefined; replaces?: string | undefined }, entry: SegmentEntry | undefined, p: Placement, listed?: (id: string) => SegmentEntry | undefined): boolean {
   const holders = entry === undefined ? [] : holdersOf(entry, p.seq);
-  if (holders.length === 0) return meta.writer === undefined || meta.writer === self;
+  if (holders.length === 0) {
+    // A rewrite made here and not listed yet stands in for the segment it replaces, where this
+    // node is the one to read that segment (it no longer has it).
+    const old = meta.replaces === undefined ? undefined : listed?.(meta.replaces);
+    if (old !== undefined && holdersOf(old, p.seq).length > 0) return chooseHolder(old.segment.id, holdersOf(old, p.seq), p) === self;
+    return meta.writer === undefined || meta.writer === self;
+  }
   return chooseHolder(meta.id, holders, p) === self;
 }
 

@@ -211,7 +211,36 @@ export class SegmentReplicator {
 
   private async step(): Promise<void> {
     await this.registerOwn();
+    await this.tidy();
     this.startCopies();
+  }
+
+  /**
+   * Keeps global state true to this node's disk: a listed segment this node no longer has (deleted
+   * by retention or with its repository, rewritten, lost) is dropped; a copy superseded by a
+   * rewrite another live node holds is deleted here (the rewrite is copied instead).
+   */
+  private async tidy(): Promise<void> {
+    const { store, catalog, selfId, rpc } = this.opts;
+    const holdings = store.state.cluster.segments;
+    const events: { type: 'SegmentDropped'; node: number; id: string; reason: string }[] = [];
+    for (const entry of holdings.segments.values()) {
+      const id = entry.segment.id;
+      if (this.transfers.has(id) || this.registering.has(id) || !holdersOf(entry).includes(selfId)) continue;
+      const info = catalog.get(id);
+      if (info === undefined) {
+        events.push({ type: 'SegmentDropped', node: selfId, id, reason: 'not on this node any more' });
+        continue;
+      }
+      if (holdings.superseded(id, (n) => n !== selfId && rpc.isAlive(n))) {
+        catalog.remove(id);
+        catalog.whenUnpinned(info.path, () => {
+          void unlink(info.path).catch(() => undefined);
+        });
+        events.push({ type: 'SegmentDropped', node: selfId, id, reason: 'replaced by a rewrite' });
+      }
+    }
+    if (events.length > 0) await store.publish(events);
   }
 
   /** Lists closed own segments (and copies whose listing was lost) in global state. */
@@ -224,7 +253,8 @@ export class SegmentReplicator {
       if (!info.closed || m.epoch === undefined || m.writer === undefined || info.blocks.length === 0 || this.registering.has(m.id)) continue;
       const entry = holdings.segments.get(m.id);
       if (entry !== undefined && holdersOf(entry).includes(selfId)) continue;
-      if (m.writer !== selfId && entry === undefined) continue; // a copy of a segment no longer listed
+      // A copy of a segment no longer listed stays unlisted; a rewrite made here (redaction) is listed.
+      if (m.writer !== selfId && entry === undefined && m.replaces === undefined) continue;
       this.registering.add(m.id);
       try {
         const segment = entry?.segment ?? (await this.describe(info));
@@ -260,6 +290,7 @@ export class SegmentReplicator {
     return {
       id: m.id, repo: m.repo, ds: m.ds, partition: m.partition, epoch: m.epoch!, writer: m.writer!, file, bytes: size, crc, events, minTs, maxTs,
       firstOffset: first.firstOffset, firstIndex: first.firstIndex, lastOffset: last.lastOffset, lastIndex: last.lastIndex,
+      ...(m.replaces === undefined ? {} : { replaces: m.replaces }),
     };
   }
 
@@ -270,6 +301,7 @@ export class SegmentReplicator {
     for (const entry of store.state.cluster.segments.segments.values()) {
       if (catalog.get(entry.segment.id) !== undefined) continue;
       if (this.voided(entry.segment)) continue;
+      if (store.state.cluster.segments.superseded(entry.segment.id, () => true)) continue; // an older version
       if (this.opts.wanted !== undefined && !this.opts.wanted(entry.segment)) continue;
       if (!this.desired(entry).includes(selfId)) continue;
       out.push(entry);

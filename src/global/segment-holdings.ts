@@ -32,6 +32,8 @@ export interface StoredSegment {
   firstIndex: number;
   lastOffset: number;
   lastIndex: number;
+  /** A rewrite (redaction): the segment it replaces, which is read no more once this has a live holder. */
+  replaces?: string;
 }
 
 export type SegmentEvent =
@@ -58,6 +60,8 @@ export class SegmentHoldings {
   readonly segments = new Map<string, SegmentEntry>();
   /** repository id -> its segment ids (for queries). */
   private readonly byRepo = new Map<string, Set<string>>();
+  /** segment id -> the ids of segments listed as its rewrites. */
+  readonly replacedBy = new Map<string, Set<string>>();
 
   apply(e: SegmentEvent, seq: number): void {
     if (e.type === 'SegmentStored') {
@@ -68,6 +72,11 @@ export class SegmentHoldings {
         let ids = this.byRepo.get(e.segment.repo);
         if (ids === undefined) this.byRepo.set(e.segment.repo, (ids = new Set()));
         ids.add(e.segment.id);
+        if (e.segment.replaces !== undefined) {
+          let by = this.replacedBy.get(e.segment.replaces);
+          if (by === undefined) this.replacedBy.set(e.segment.replaces, (by = new Set()));
+          by.add(e.segment.id);
+        }
       }
       const h = entry.holders.get(e.node);
       if (h === undefined || h.until !== null) entry.holders.set(e.node, { since: seq, until: null });
@@ -94,6 +103,21 @@ export class SegmentHoldings {
     const entry = this.segments.get(id);
     if (entry === undefined) return [];
     return holdersOf(entry, seq);
+  }
+
+  /**
+   * Whether segment `id` is replaced by a rewrite that some node in `live` holds (as of `seq`; now
+   * when omitted), following chains of rewrites.
+   */
+  superseded(id: string, live: (node: number) => boolean, seq?: number, depth = 0): boolean {
+    const by = this.replacedBy.get(id);
+    if (by === undefined || depth > 64) return false;
+    for (const n of by) {
+      const entry = this.segments.get(n);
+      if (entry !== undefined && holdersOf(entry, seq).some(live)) return true;
+      if (this.superseded(n, live, seq, depth + 1)) return true;
+    }
+    return false;
   }
 
   /** Segments of a repository (current entries). */

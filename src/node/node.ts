@@ -28,6 +28,7 @@ import { PeerQueries } from '../cluster/peer-queries.js';
 import { servePeerFiles } from '../cluster/peer-files.js';
 import { SegmentReplicator } from '../cluster/replication.js';
 import { readsHere } from '../cluster/placement.js';
+import { holdersOf } from '../global/segment-holdings.js';
 import { replicationCheck } from '../cluster/replication-health.js';
 import { fileNamesIn } from '../query/file-refs.js';
 import { HealthService } from '../health/index.js';
@@ -35,7 +36,7 @@ import { createGraphqlEndpoint } from '../graphql/index.js';
 import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
 import { EmbeddedDigestQueue, ingestTopic, kafkaConnection, openDigestQueue } from '../queue/index.js';
 import { KafkaTail } from '../queue/kafka-tail.js';
-import { SegmentCatalog } from '../segments/catalog.js';
+import { SegmentCatalog, type SegmentInfo } from '../segments/catalog.js';
 import { SegmentDeletions } from '../segments/deletions.js';
 import { raiseRetentionBounds, RetentionService } from '../retention/index.js';
 import { RedactionService } from '../redaction/index.js';
@@ -321,7 +322,9 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           const all = catalog.forRepository(repoId);
           if (placement === undefined) return all;
           const listed = store.state.cluster.segments.segments;
-          return all.filter((seg) => readsHere(config.node.id, seg.meta, listed.get(seg.meta.id), placement));
+          const holdings = store.state.cluster.segments;
+          const live = (n: number): boolean => placement.live.includes(n);
+          return all.filter((seg) => readsHere(config.node.id, seg.meta, listed.get(seg.meta.id), placement, (id) => listed.get(id)) && !holdings.superseded(seg.meta.id, live, placement.seq));
         },
         memory: (repoId) => digest.memory(repoId),
         highWater: (partition, ds) => catalog.highWater(partition, ds),
@@ -430,6 +433,18 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       logger: log('redaction'),
       intervalMs: retentionCfg.interval_seconds * 1000,
       settleMs: config.digest.flush_block_seconds * 1000 + 2000,
+      ...(clustered
+        ? {
+            holderRole: (seg: SegmentInfo) => {
+              const listed = store.state.cluster.segments;
+              const entry = listed.segments.get(seg.meta.id);
+              if (entry === undefined) return 'rewrite' as const;
+              if (listed.superseded(seg.meta.id, () => true)) return 'done' as const;
+              const live = holdersOf(entry).filter((n) => n === config.node.id || liveness.isAlive(n));
+              return live[0] === config.node.id ? ('rewrite' as const) : ('skip' as const);
+            },
+          }
+        : {}),
     });
     const views = new ViewService(store, clock, (filter) => {
       const compiled = queries.compile(queries.spec({ queryString: filter, start: undefined, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }));
@@ -565,7 +580,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           rpc: membership,
           store,
           scanLocal: (spec, repo, placement) => executor.scanLocal(spec, repo, placement),
-          hasSegment: (id) => catalog.get(id) !== undefined,
+          // A segment rewritten here (redaction) is had through its rewrite.
+          hasSegment: (id) => catalog.get(id) !== undefined || catalog.all().some((s) => s.meta.replaces === id),
           withFiles: async (spec, repoId) => {
             const names = fileNamesIn(spec.text, spec.args);
             return names.length === 0 ? spec : { ...spec, files: await files.tablesFor(repoId, names) };
@@ -591,7 +607,11 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         scrubIntervalMs: config.cluster.scrub_interval_seconds * 1000,
         intervalMs: 1000,
         transferTimeoutMs: Math.max(30_000, config.cluster.failure_timeout_ms * 2),
-        wanted: (s) => store.state.repositories.has(s.repo),
+        // Not a repository's segment that retention has decided to delete.
+        wanted: (s) => {
+          const bound = store.state.repositories.get(s.repo)?.retentionBound;
+          return bound !== undefined && (bound === null || s.maxTs >= bound);
+        },
       });
       own.useReplication(replicator);
       replication = replicator;

@@ -45,6 +45,13 @@ export interface RedactionDeps {
   intervalMs: number;
   /** How long after a task is made the digest may still hold its events in memory. */
   settleMs: number;
+  /**
+   * A cluster (segments have several holders): whether this node rewrites a segment ('rewrite':
+   * it is not listed yet, or this node is its first live holder), waits for the holder that does
+   * ('skip'), or is done with it (a rewrite of it is listed; replication brings that copy here).
+   * Rewrites then get an id that follows from the old one and the task.
+   */
+  holderRole?: (seg: SegmentInfo) => 'rewrite' | 'skip' | 'done';
 }
 
 export interface RedactionRequest {
@@ -179,6 +186,15 @@ export class RedactionService {
         openLeft = true;
         continue;
       }
+      const role = this.d.holderRole?.(seg) ?? 'rewrite';
+      if (role === 'done') {
+        done.add(seg.meta.id);
+        continue;
+      }
+      if (role === 'skip') {
+        openLeft = true;
+        continue;
+      }
       const out = await this.redactSegment(seg, task, repo, stages);
       counts.events += out.events;
       if (out.events > 0) counts.segments++;
@@ -246,7 +262,9 @@ export class RedactionService {
       await this.d.deletions.delete(this.d.catalog, [seg]);
       return { id: seg.meta.id, events: removed };
     }
-    const out = await this.d.rewrites.replace(this.d.catalog, seg, blocks, this.d.clock.now());
+    const out = this.d.holderRole === undefined
+      ? await this.d.rewrites.replace(this.d.catalog, seg, blocks, this.d.clock.now())
+      : await this.d.rewrites.replace(this.d.catalog, seg, blocks, task.createdAt, task.id);
     if (!out.replaced) return { id: seg.meta.id, events: 0 };
     out.unlinked.catch((err: unknown) => this.d.logger.error('unlinking a redacted segment\'s old file failed', { file: seg.path, error: (err as Error).message }));
     return { id: out.id, events: removed };

@@ -17,7 +17,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { LogsvcError } from '../lib/errors.js';
 import { atomicWriteFile, ensureDir, fsyncDir, unlinkIfPresent } from '../storage/index.js';
 import { readBlockMeta } from './block.js';
@@ -85,9 +85,11 @@ export class SegmentRewrites {
    * Resolves once the catalog lists the new segment (false, with nothing changed, when `old` left
    * the catalog meanwhile: deleted by retention); the old file goes when no query holds it.
    */
-  async replace(catalog: SegmentCatalog, old: SegmentInfo, blocks: readonly Buffer[], now: number): Promise<{ replaced: boolean; id: string; unlinked: Promise<void> }> {
+  async replace(catalog: SegmentCatalog, old: SegmentInfo, blocks: readonly Buffer[], now: number, salt?: string): Promise<{ replaced: boolean; id: string; unlinked: Promise<void> }> {
     if (blocks.length === 0) throw new LogsvcError('E_INTERNAL', `rewriting ${old.path}: no blocks left (delete the segment instead)`);
-    const id = `${now.toString(36)}-p${old.meta.partition}-${randomBytes(6).toString('hex')}`;
+    // Salted (a cluster's redaction task): the new id follows from the old one and the task, and the
+    // new segment says what it replaces, so copies and queries can tell the two apart (replication.md).
+    const id = salt === undefined ? `${now.toString(36)}-p${old.meta.partition}-${randomBytes(6).toString('hex')}` : `${old.meta.id.split('~')[0]}~${createHash('sha256').update(`${old.meta.id}:${salt}`).digest('hex').slice(0, 12)}`;
     const newPath = join(dirname(old.path), `${id}.seg`);
     const entry: Entry = { old: this.rel(old.path), new: this.rel(newPath), swapped: false };
     this.entries.set(entry.new, entry);
@@ -95,7 +97,7 @@ export class SegmentRewrites {
     this.crashPoint('intent');
     let writer: SegmentWriter;
     try {
-      writer = await SegmentWriter.create(dirname(old.path), { ...old.meta, id });
+      writer = await SegmentWriter.create(dirname(old.path), { ...old.meta, id, ...(salt === undefined ? {} : { replaces: old.meta.id }) });
       for (const b of blocks) {
         const meta = readBlockMeta(b, 0);
         if (meta === null) throw new LogsvcError('E_INTERNAL', `rewriting ${old.path}: a new block has no valid header`);

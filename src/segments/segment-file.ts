@@ -34,6 +34,8 @@ export interface SegmentMeta {
   /** A cluster: the node that wrote it and the digest epoch it was written in (absent on a lone node). */
   writer?: number;
   epoch?: number;
+  /** A rewrite (redaction): the id of the segment this one replaces. */
+  replaces?: string;
 }
 
 export interface BlockEntry extends BlockMeta {

@@ -207,7 +207,7 @@ t.test('toSnapshot is plain data with the documented shape', async (t) => {
   t.strictSame(snap, {
     seq: EXPECTED_FINAL.seq,
     decisions: 0,
-    cluster: { clusterId: null, partitions: [], ended: [], holdings: [] },
+    cluster: { clusterId: null, partitions: [], ended: [], holdings: [], epochEnds: [], segments: { segments: [] } },
     users: Object.values(EXPECTED_FINAL.users),
     repositories: [
       {
