@@ -14,13 +14,10 @@
  * Everything runs on 127.0.0.1 and is stopped by PID. Usage:
  *   node bench/cluster/run.mjs [--seconds 15] [--dataset accesslog]
  */
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { cleanupAll, makeTempDir, startLogsvcNode } from '../lib/processes.mjs';
-import { createControlClient, graphql } from '../lib/http.mjs';
+import { api, clusterToml as toml, createRepo, freePort, ingestBench as ingestRun, KAFKA_DEV, run, sleep, summary } from '../lib/cluster.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -33,63 +30,9 @@ if (args.includes('--help')) {
 }
 const SECONDS = Number(opt('seconds', '15'));
 const DATASET = opt('dataset', 'accesslog');
-const KAFKA_DEV = fileURLToPath(new URL('../../bin/kafka-dev.mjs', import.meta.url));
-const INGEST_BENCH = fileURLToPath(new URL('../ingest/run.mjs', import.meta.url));
 const FAILURE_MS = 2000;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = /** @type {import('node:net').AddressInfo} */ (s.address());
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function run(cmd, argv) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [cmd, ...argv], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (d) => (out += d.toString()));
-    p.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${argv[0]} exited ${code}`))));
-  });
-}
-
-async function api(url, path, token, body) {
-  const res = await fetch(new URL(path, url), {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  });
-  return { status: res.status, text: await res.text() };
-}
-
-async function createRepo(url, adminToken, name) {
-  const data = await graphql(createControlClient(url), adminToken, `mutation { createRepository(name: "${name}") { repository { ingestTokens { token } } } }`);
-  return data.createRepository.repository.ingestTokens[0].token;
-}
-
-async function ingestBench(url, token, extra) {
-  const dir = await makeTempDir('logsvc-bench-cluster-out-');
-  const out = join(dir, 'r.jsonl');
-  await run(INGEST_BENCH, ['--url', url, '--token', token, '--target', 'node', '--dataset', DATASET, '--seconds', String(SECONDS), '--warmup', '2', '--out', out, ...extra]);
-  const lines = (await readFile(out, 'utf8')).trim().split('\n');
-  return JSON.parse(lines[lines.length - 1]);
-}
-
-/** Events/s and ack latency of the node target in a bench/ingest result line. */
-function summary(line) {
-  const r = (line.results ?? []).find((x) => typeof x?.eventsPerSec === 'number');
-  if (r === undefined) throw new Error(`no result in ${JSON.stringify(line).slice(0, 300)}`);
-  return { eventsPerSec: Math.round(r.eventsPerSec), p50: r.latencyMs.p50, p99: r.latencyMs.p99 };
-}
-
-function clusterToml(id, brokers, prefix, port, peers) {
-  return `[node]\nid = ${id}\n[queue]\nkind = "kafka"\n[kafka]\nbrokers = "${brokers}"\ntopic_prefix = "${prefix}"\ntopic_replication_factor = 1\nmin_insync_replicas = 1\n[cluster]\nlisten = "127.0.0.1:${port}"\npeers = [${peers.map((p) => `"127.0.0.1:${p}"`).join(', ')}]\nheartbeat_interval_ms = 200\nfailure_timeout_ms = ${FAILURE_MS}\n[digest]\npartitions = 6\nflush_block_seconds = 1\n[health]\ngrace_period_seconds = 0\n`;
-}
+const ingestBench = (url, token, extra) => ingestRun(url, token, extra, { dataset: DATASET, seconds: SECONDS });
+const clusterToml = (id, brokers, prefix, port, peers) => toml(id, brokers, prefix, port, peers, FAILURE_MS);
 
 /** Every event, whatever its timestamp (the datasets' clocks are their own). */
 const ALL_TIME = () => ({ start: 0, end: Date.now() + 365 * 86_400_000 });
