@@ -32,6 +32,8 @@ interface ScanRequest {
   args: Record<string, string>;
   ctx: QuerySpec['ctx'];
   limits: QuerySpec['limits'];
+  /** A streamed filter query (/query): the peer answers with every matching event (query/stream.ts). */
+  stream?: boolean;
 }
 
 interface WireScanResult extends Omit<ScanResult, 'state'> {
@@ -58,7 +60,7 @@ export class PeerQueries implements PeerScans {
     const { selfId, rpc, store } = this.opts;
     const alive = rpc.aliveIds();
     const target: SearchTarget = repo.sources === undefined ? { id: repo.id, name: repo.name } : { id: repo.id, name: repo.name, sources: repo.sources.map((s) => ({ ...s })) };
-    const request: ScanRequest = { repo: target, text: spec.text, args: spec.args, ctx: spec.ctx, limits: spec.limits };
+    const request: ScanRequest = { repo: target, text: spec.text, args: spec.args, ctx: spec.ctx, limits: spec.limits, ...(spec.stream === true ? { stream: true } : {}) };
     const remotes = [...alive]
       .filter((n) => n !== selfId)
       .map((node) => ({
@@ -82,7 +84,7 @@ export class PeerQueries implements PeerScans {
     for (const id of target.sources?.map((s) => s.id) ?? [target.id]) {
       if (!this.opts.store.state.repositories.has(id)) throw new LogsvcError('E_NOT_FOUND', `query.scan: no repository ${id} on this node`);
     }
-    const spec = await this.opts.withFiles({ text: b.text, args: b.args ?? {}, ctx: b.ctx, limits: b.limits }, target.sources?.[0]?.id ?? target.id);
+    const spec = await this.opts.withFiles({ text: b.text, args: b.args ?? {}, ctx: b.ctx, limits: b.limits, ...(b.stream === true ? { stream: true } : {}) }, target.sources?.[0]?.id ?? target.id);
     const res = await this.opts.scanLocal(spec, target);
     return { ...res, state: serialize(res.state) };
   }

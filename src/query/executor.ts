@@ -79,6 +79,13 @@ export interface QueryOutcome {
   warnings: string[];
 }
 
+/**
+ * Takes the partial states of a streamed filter query (stream.ts) as they arrive, instead of the
+ * coordinator merging them; the run waits for it (a slow client holds the scan back), at most until
+ * the query's deadline (epoch ms): past it the sink throws E_QUERY_LIMIT.
+ */
+export type PartialSink = (state: unknown, deadline: number) => Promise<void>;
+
 /** One running query: progress for polls, the outcome when done. */
 export class QueryRun {
   readonly startedAt = Date.now();
@@ -96,6 +103,7 @@ export class QueryRun {
     readonly query: CompiledQuery,
     readonly spec: QuerySpec,
     body: (run: QueryRun) => Promise<QueryOutcome>,
+    readonly sink?: PartialSink,
   ) {
     this.done = body(this).then(
       (o) => {
@@ -129,7 +137,7 @@ export class QueryExecutor {
   /** Compiles `spec` (throws E_QUERY for a bad query) without running it. */
   compile(spec: QuerySpec): CompiledQuery {
     try {
-      return compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits, ...(spec.files === undefined ? {} : { files: spec.files }) });
+      return compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits, ...(spec.files === undefined ? {} : { files: spec.files }), stream: spec.stream === true });
     } catch (err) {
       throw engineLimitError(err) ?? err;
     }
@@ -139,7 +147,7 @@ export class QueryExecutor {
    * Starts a query over repository `repoId`. The snapshot of sources is taken before this returns,
    * so a caller that subscribes to live records right after sees each later event exactly once.
    */
-  start(spec: QuerySpec, repo: SearchTarget): QueryRun {
+  start(spec: QuerySpec, repo: SearchTarget, sink?: PartialSink): QueryRun {
     const query = this.compile(spec);
     // A repository is one source; a view is one source per connection, each with its filter.
     const sources = repo.sources ?? [{ id: repo.id, name: repo.name, filter: '' }];
@@ -150,7 +158,7 @@ export class QueryExecutor {
     const tasks: TaskOf[] = perSource.flatMap(({ src, units }) => this.batch(units).map((u) => ({ units: u, repoName: src.name, prefix: src.filter })));
     // A cluster: every other live node's part of the same search.
     const peers = this.opts.peers?.plan(spec, repo) ?? { remotes: [], unreachable: [] };
-    const run = new QueryRun(query, spec, (r) => this.execute(r, tasks, peers));
+    const run = new QueryRun(query, spec, (r) => this.execute(r, tasks, peers), sink);
     void run.done.finally(release);
     return run;
   }
@@ -280,6 +288,8 @@ export class QueryExecutor {
   private async scanAndMerge(run: QueryRun, tasks: TaskOf[], peers: ReturnType<PeerScans['plan']>, deadline: number, memory: MemoryBudget | undefined, meter: Meter): Promise<QueryOutcome> {
     const { agg, rest } = splitAtAggregate(run.query);
     const state = agg.init();
+    // A streamed filter query: each partial goes to the sink as it arrives, nothing is merged.
+    const sink = run.query.streamed === true ? run.sink : undefined;
     const warnings = new Set<string>(run.query.warnings ?? []);
     if (peers.unreachable.length > 0) warnings.add(MISSING_SEGMENTS_WARNING);
     let matched = 0;
@@ -290,7 +300,8 @@ export class QueryExecutor {
         try {
           const res = await r.scan();
           if (run.cancelled) return;
-          agg.merge(state, res.state);
+          if (sink !== undefined) await sink(res.state, deadline);
+          else agg.merge(state, res.state);
           run.processedEvents += res.events;
           run.processedBytes += res.bytes;
           matched += res.matched;
@@ -309,6 +320,15 @@ export class QueryExecutor {
         try {
           const r = await this.opts.runner.scan({ spec: run.spec, repoName, units, deadline, ...(memory === undefined ? {} : { memory }), ...(prefix === '' ? {} : { prefix }) });
           if (failure !== null || run.cancelled) break;
+          if (sink !== undefined) {
+            await sink(r.state, deadline);
+            run.processedEvents += r.events;
+            run.processedBytes += r.bytes;
+            matched += r.matched;
+            for (const w of r.warnings) warnings.add(w);
+            run.workDone++;
+            continue;
+          }
           // The partial arrived as a copy: charged while it is merged (what the merge keeps is
           // charged by the aggregator), given back after.
           const transit = approxBytes(r.state);

@@ -9,7 +9,7 @@ import { QueryScheduler, type Release, type SchedulerOptions } from './scheduler
 import { decodeGroupEvents, eventId, groupSection, type RecordSummary } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import type { DurableRecord } from '../queue/index.js';
-import type { QueryExecutor, QueryRun, SearchTarget } from './executor.js';
+import type { PartialSink, QueryExecutor, QueryRun, SearchTarget } from './executor.js';
 import { applyInterval, preambleOf, runSubqueries } from './subqueries.js';
 import { MapEvent, type Ev, type DataFiles, type QueryContext, type QueryLimits } from './runtime.js';
 import { chainStages } from './pipeline.js';
@@ -163,14 +163,14 @@ export class QueryService {
    * Starts a run of `spec` over `repo` once the scheduler gives it a slot (per-user and global
    * bounds, small queries ahead of large ones); 429 after query.queue_timeout_ms in line.
    */
-  async runQueued(spec: QuerySpec, repo: Repo, user: string): Promise<QueryRun> {
-    return this.started(spec, repo, await this.scheduler.acquire(user, this.isLarge(spec, repo)));
+  async runQueued(spec: QuerySpec, repo: Repo, user: string, sink?: PartialSink): Promise<QueryRun> {
+    return this.started(spec, repo, await this.scheduler.acquire(user, this.isLarge(spec, repo)), sink);
   }
 
-  private started(spec: QuerySpec, repo: Repo, release: Release): QueryRun {
+  private started(spec: QuerySpec, repo: Repo, release: Release, sink?: PartialSink): QueryRun {
     let run: QueryRun;
     try {
-      run = this.opts.executor.start(spec, repo);
+      run = this.opts.executor.start(spec, repo, sink);
     } catch (err) {
       release();
       throw err;

@@ -190,6 +190,8 @@ export interface CompiledQuery {
   fieldOrder: string[] | null;
   /** Problems known when compiling (a bucket span enlarged to stay within the bucket limit). */
   warnings?: string[];
+  /** A filter query that ends in the stream collector (stream.ts): its partial states go to the run's sink. */
+  streamed?: true;
 }
 
 /** Bounds a query runs under (config `query.*`). */

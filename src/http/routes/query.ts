@@ -9,10 +9,15 @@ import { canSeeRepository, type Principal } from '../../auth/index.js';
 import { LogsvcError } from '../../lib/errors.js';
 import { parseJsonBounded } from '../../lib/json.js';
 import { parseQueryRequest, toJsonRow, toTextLine, type Ev, type Repo } from '../../query/index.js';
+import type { QuerySpec } from '../../query/scan.js';
+import { streamedRows } from '../../query/stream.js';
 import { apiPrincipal, type HttpServices } from '../context.js';
 import { json, type Reply, type RequestInfo, type ResponseStream, type Route } from '../types.js';
 
 type Format = 'text' | 'json' | 'ndjson';
+
+/** A streamed /query answer held back until this much of it is ready (or the query is done): see streamedQuery. */
+export const STREAM_HOLD_BYTES = 256 * 1024;
 
 const CONTENT_TYPE: Record<Format, string> = {
   text: 'text/plain; charset=utf-8',
@@ -44,14 +49,133 @@ export function warningHeader(warnings: readonly string[]): string | undefined {
 }
 
 /** The warnings of a finished /query run, with the cut of the implicit tail(200) of a filter query. */
-function runWarnings(run: { query: { isAggregate: boolean }; outcome: { rows: unknown[]; matched: number; warnings: string[] } | null }): string[] {
+function runWarnings(run: { query: { isAggregate: boolean; streamed?: true }; outcome: { rows: unknown[]; matched: number; warnings: string[] } | null }): string[] {
   const o = run.outcome;
   if (o === null) return [];
   const out = [...o.warnings];
-  if (!run.query.isAggregate && o.matched > o.rows.length) {
+  if (!run.query.isAggregate && run.query.streamed !== true && o.matched > o.rows.length) {
     out.push(`the result holds the ${o.rows.length} most recent of the ${o.matched} events found: a query without an aggregate ends in tail(200); use tail(limit=N) (at most limit=max) or an aggregate for more`);
   }
   return out;
+}
+
+/** The body of a JSON array, one event at a time: `[` before the first, `,` between, `]` at the end. */
+function renderer(format: Format): { render: (e: Ev) => string; line: (e: Ev) => string; piece: (line: string) => string; close: () => string } {
+  let first = true;
+  const line = (e: Ev): string => (format === 'text' ? `${toTextLine(e)}\n` : format === 'ndjson' ? `${JSON.stringify(toJsonRow(e))}\n` : JSON.stringify(toJsonRow(e)));
+  const piece = (l: string): string => {
+    if (format !== 'json') return l;
+    const sep = first ? '[' : ',';
+    first = false;
+    return `${sep}${l}`;
+  };
+  return { line, piece, render: (e) => piece(line(e)), close: () => (format !== 'json' ? '' : first ? '[]' : ']') };
+}
+
+/**
+ * A static /query (api-facts §1.3). An aggregate answers once it is done. A filter query streams
+ * every matching event as the scan finds them (each task's events newest first, newer data first),
+ * not only the 200 of the implicit tail(): the answer is held back until STREAM_HOLD_BYTES of it are
+ * ready or the query is done, so a small answer still carries its warnings (a cut, data left out)
+ * in the Warning header and an error is still its status; past that the status and headers go out
+ * and the events follow, the scan waiting while the client is slower (uWS backpressure). A bound
+ * that stops a stream already under way (query.max_query_seconds, the memory budgets) closes the
+ * connection, so the client sees a cut body rather than a complete one. (Warnings that arise after
+ * the headers went out, such as a peer's data left out, cannot be told on this endpoint; query
+ * jobs carry them.)
+ */
+async function streamedQuery(s: HttpServices, spec: QuerySpec, repo: Repo, principal: Principal, format: Format, headers: Record<string, string>): Promise<Reply> {
+  spec.stream = true;
+  const { render, line, piece, close } = renderer(format);
+  // Rendered events not yet sent, with their timestamps: an answer that all fits is sent newest first.
+  const held: { ts: number; line: string }[] = [];
+  let heldBytes = 0;
+  let out: ResponseStream | null = null;
+  let gone = false;
+  // Resolved when the reply's stream is taken (or will never be): the sink waits on it while holding STREAM_HOLD_BYTES.
+  let attach: () => void = () => undefined;
+  const attached = new Promise<void>((r) => {
+    attach = r;
+  });
+  let full: () => void = () => undefined;
+  const holdFull = new Promise<void>((r) => {
+    full = r;
+  });
+  const sink = async (state: unknown, deadline: number): Promise<void> => {
+    for (const e of streamedRows(state)) {
+      if (gone) return;
+      if (out === null) {
+        const l = line(e);
+        held.push({ ts: e.timestamp(), line: l });
+        heldBytes += l.length;
+        if (heldBytes >= STREAM_HOLD_BYTES) {
+          full();
+          await attached;
+        }
+      } else if (!out.write(render(e))) await untilWritable(out, deadline);
+    }
+  };
+  // In line for a slot (per user, small queries first): src/query/scheduler.ts.
+  const run = await s.queries.runQueued(spec, repo, principal.kind === 'user' ? principal.userId : principal.kind, sink);
+  await Promise.race([run.done, holdFull]);
+  if (run.finished) {
+    if (run.error !== null) throw run.error;
+    const warning = warningHeader(runWarnings(run));
+    if (warning !== undefined) headers.warning = warning;
+    // An aggregate's rows, or a filter query's events that all fit in what was held.
+    if (run.query.streamed !== true) return { status: 200, headers, body: run.outcome!.rows.map(render).join('') + close() };
+    held.sort((a, b) => b.ts - a.ts || 0);
+    const body = held.map((h) => piece(h.line)).join('') + close();
+    return { status: 200, headers, body };
+  }
+  // A client that left meanwhile never gets the stream: stop the query once the reply was not taken.
+  setImmediate(() => {
+    if (out !== null) return;
+    gone = true;
+    run.cancel();
+    attach();
+  });
+  return {
+    status: 200,
+    headers,
+    stream: (o) => {
+      openStreams.add(o);
+      o.onClose(() => {
+        gone = true;
+        run.cancel();
+        openStreams.delete(o);
+      });
+      o.write(held.map((h) => piece(h.line)).join(''));
+      held.length = 0;
+      out = o;
+      attach();
+      void run.done.then(() => {
+        openStreams.delete(o);
+        if (o.closed) return;
+        if (run.error !== null) {
+          o.abort();
+          return;
+        }
+        o.write(close());
+        o.end();
+      });
+    },
+  };
+}
+
+/** Waits for a slow client to take what was buffered, at most until the query's deadline. */
+async function untilWritable(out: ResponseStream, deadline: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((r) => {
+    timer = setTimeout(() => r('late'), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    if ((await Promise.race([out.writable(), late])) === 'late') {
+      throw new LogsvcError('E_QUERY_LIMIT', 'the client did not read the streamed answer before the query ran out of time (query.max_query_seconds)');
+    }
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function ownerOf(p: Principal): string {
@@ -89,35 +213,14 @@ export function queryRoutes(s: HttpServices): Route[] {
     if (filename !== undefined) headers['content-disposition'] = `attachment; filename="${filename.replace(/["\\\r\n]/g, '_').slice(0, 255)}"`;
     const spec = await s.queries.prepare(request, repo);
 
-    if (!request.isLive) {
-      // In line for a slot (per user, small queries first): src/query/scheduler.ts.
-      const run = await s.queries.runQueued(spec, repo, principal.kind === 'user' ? principal.userId : principal.kind);
-      await run.done;
-      if (run.error !== null) throw run.error;
-      const rows = run.outcome!.rows;
-      const warning = warningHeader(runWarnings(run));
-      if (warning !== undefined) headers.warning = warning;
-      let out: string;
-      if (format === 'json') out = JSON.stringify(rows.map(toJsonRow));
-      else if (format === 'ndjson') out = rows.map((r) => `${JSON.stringify(toJsonRow(r))}\n`).join('');
-      else out = rows.map((r) => `${toTextLine(r)}\n`).join('');
-      return { status: 200, headers, body: out };
-    }
+    if (!request.isLive) return streamedQuery(s, spec, repo, principal, format, headers);
 
     // Live: the historical part, then each new matching event as it is digested. Events heard
     // while the historical part runs wait, so the output stays in order.
     if (openStreams.size >= s.maxLiveStreams) throw new LogsvcError('E_TOO_MANY_REQUESTS', `${openStreams.size} live queries are streaming, the most this node serves (query.max_concurrent)`);
     const waiting: Ev[] = [];
     let stream: ResponseStream | null = null;
-    let first = true;
-    const render = (e: Ev): string => {
-      if (format === 'text') return `${toTextLine(e)}\n`;
-      const row = JSON.stringify(toJsonRow(e));
-      if (format === 'ndjson') return `${row}\n`;
-      const sep = first ? '[' : ',';
-      first = false;
-      return `${sep}${row}`;
-    };
+    const { render } = renderer(format);
     const follow = s.queries.follow(spec, repo, (e) => {
       if (stream === null) waiting.push(e);
       else stream.write(render(e));
