@@ -200,6 +200,7 @@ export const FUNCTION_DOCS: Readonly<Record<string, FunctionDoc>> = {
   urlDecode: { summary: 'Percent-decodes a value.', example: 'urlDecode(query)' },
   urlEncode: { summary: 'Percent-encodes a value (space as +).', example: 'urlEncode(query)' },
   wildcard: { summary: 'Glob search on fields (anchored) or the whole event (unanchored).', example: 'url =~ wildcard("*/admin/*", ignoreCase=true)' },
+  window: { summary: 'Aggregate over the last n buckets of the surrounding timeChart()/bucket() (sliding window).', example: 'timeChart(span=15s, function=window(function=avg(bytes), buckets=3))' },
   worldMap: { summary: 'Geohash cells of lat/lon (or ip=, via query.geoip_file) with a magnitude.', example: 'worldMap(lat=lat, lon=lon)' },
   writeJson: { summary: 'Selected fields as a JSON string.', example: 'writeJson([user, url])' },
   'xml:prettyPrint': { summary: 'Re-indents XML.', example: 'xml:prettyPrint(step=4)' },
@@ -211,7 +212,6 @@ export const LEFT_OUT: Readonly<Record<string, string>> = {
     'Correlates several named subqueries into constellations within a time window; its matching rules (iteration, jitter, roots, sequences) are not specified closely enough in the reference to reproduce, and a guess would give wrong answers.',
   rdns: 'Reverse DNS needs name servers; this node reaches only loopback, and lookups cannot run inside the synchronous per-event stages of a scan.',
   reverseDns: 'Same as rdns: no reachable name servers, and a lookup per row would need an asynchronous stage after the aggregate that the engine does not have.',
-  window: 'Only valid as the function of timeChart()/bucket(), where it needs buckets to see their neighbours; the bucket aggregates here finish each bucket alone.',
   'explain:asTable': 'Seen only in third-party material; no documented parameters or output (query-functions.md §1 marks it unconfirmed).',
   matchAsArray: 'Listed only in third-party lists; not confirmed in the official documentation (query-functions.md §1).',
 };
