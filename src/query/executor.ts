@@ -13,7 +13,7 @@ import type { Position, SegmentInfo } from '../segments/catalog.js';
 import { compileQuery } from './compile.js';
 import { engineLimitError } from './limits.js';
 import { approxBytes, Meter, withMeter, type MemoryBudget, type NodeQueryMemory } from './memory.js';
-import { runRows } from './pipeline.js';
+import { runRowsAsync } from './pipeline.js';
 import type { CompiledQuery, Ev } from './runtime.js';
 import { splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
 
@@ -357,7 +357,7 @@ export class QueryExecutor {
     const finished = withMeter(meter, () => agg.finish(state));
     // The result rows are new objects next to the state (kept until the query ends).
     meter.charge(approxBytes(finished));
-    const rows = withMeter(meter, () => runRows(run.query.stages.slice(rest), finished, (w) => warnings.add(w)));
+    const rows = await runRowsAsync(run.query.stages.slice(rest), finished, (w) => warnings.add(w), (fn) => withMeter(meter, fn));
     return { rows, matched, warnings: [...warnings] };
   }
 }

@@ -18,6 +18,7 @@ import { resolveRange } from './time.js';
 import { fileNamesIn } from './file-refs.js';
 import { expandSavedCalls, type SavedLookup } from './saved-calls.js';
 import type { PackedTable } from '../files/packed.js';
+import type { RdnsSettings } from './rdns.js';
 
 export interface QueryRequest {
   queryString: string;
@@ -97,6 +98,8 @@ export interface QueryServiceOptions {
   onFinished?: (run: QueryRun) => void;
   /** Data files for ipLocation()/asn()/ioc:lookup() (config query.*_file). */
   dataFiles?: DataFiles;
+  /** Reverse DNS for reverseDns()/rdns() (config query.rdns_*); without it those functions fail. */
+  rdns?: RdnsSettings;
   /** Saved searches of a search domain, for `$name()` calls (without it such a call fails to parse). */
   savedQueries?: (searchDomainId: string) => SavedLookup;
 }
@@ -124,6 +127,7 @@ export class QueryService {
     const { start, end } = resolveRange(req.start, req.end, now, req.isLive);
     const ctx: QueryContext = { start, end, timeZoneOffsetMinutes: req.timeZoneOffsetMinutes, now, live: req.isLive };
     if (this.opts.dataFiles !== undefined) ctx.dataFiles = this.opts.dataFiles;
+    if (this.opts.rdns !== undefined) ctx.rdns = this.opts.rdns;
     return { text: req.queryString, args: req.arguments, ctx, limits: this.opts.limits };
   }
 
