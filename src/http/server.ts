@@ -101,7 +101,8 @@ function stream(res: HttpResponse, pending: Pending, reply: Reply, produce: (out
       return ended || pending.aborted;
     },
     write(chunk) {
-      if (out.closed) return true;
+      // An empty chunk would read as the end of a chunked body.
+      if (out.closed || chunk === '') return true;
       let ok = true;
       res.cork(() => {
         ok = res.write(chunk);

@@ -139,18 +139,18 @@ async function streamedQuery(s: HttpServices, spec: QuerySpec, repo: Repo, princ
     status: 200,
     headers,
     stream: (o) => {
-      openStreams.add(o);
+      answerStreams.add(o);
       o.onClose(() => {
         gone = true;
         run.cancel();
-        openStreams.delete(o);
+        answerStreams.delete(o);
       });
       o.write(held.map((h) => piece(h.line)).join(''));
       held.length = 0;
       out = o;
       attach();
       void run.done.then(() => {
-        openStreams.delete(o);
+        answerStreams.delete(o);
         if (o.closed) return;
         if (run.error !== null) {
           o.abort();
@@ -185,9 +185,14 @@ function ownerOf(p: Principal): string {
 /** Streams that must end when the node stops. */
 const openStreams = new Set<ResponseStream>();
 
+/** Streamed static answers: cut (the connection closed) when the node stops, never ended as if complete. */
+const answerStreams = new Set<ResponseStream>();
+
 export function closeQueryStreams(): void {
   for (const s of openStreams) s.end();
   openStreams.clear();
+  for (const s of answerStreams) s.abort();
+  answerStreams.clear();
 }
 
 export function queryRoutes(s: HttpServices): Route[] {
