@@ -159,8 +159,8 @@ export class QueryService {
   }
 
   /** Starts a run of `spec` over `repo` now; 429 when no slot is free (query jobs, alerts, live refreshes). */
-  run(spec: QuerySpec, repo: Repo, user = ''): QueryRun {
-    return this.started(spec, repo, this.scheduler.tryAcquire(user, this.isLarge(spec, repo)));
+  run(spec: QuerySpec, repo: Repo, user = '', sink?: PartialSink): QueryRun {
+    return this.started(spec, repo, this.scheduler.tryAcquire(user, this.isLarge(spec, repo)), sink);
   }
 
   /**
@@ -207,12 +207,13 @@ export class QueryService {
 
   /**
    * A live filter query: the historical run, and `onEvent` for every later event of `repo` that
-   * passes the filters. Call `stop()` when the client leaves.
+   * passes the filters. Call `stop()` when the client leaves. With `spec.stream`, the historical
+   * run's partials go to `sink` as they arrive (every matching event, not tail(200)).
    */
-  follow(spec: QuerySpec, repo: Repo, onEvent: (e: Ev) => void): { historical: QueryRun; stop: () => void } {
+  follow(spec: QuerySpec, repo: Repo, onEvent: (e: Ev) => void, sink?: PartialSink): { historical: QueryRun; stop: () => void } {
     const query = this.compile(spec);
     if (query.isAggregate) throw new LogsvcError('E_VALIDATION', 'live aggregate queries are not served by /query; start a live query job (POST .../queryjobs) instead');
-    const historical = this.run(spec, repo);
+    const historical = this.run(spec, repo, '', sink);
     const { maps } = splitAtAggregate(query);
     // Per source repository: its name for #repo and, in a view, the connection's filter first.
     const feeds = new Map((repo.sources ?? [{ id: repo.id, name: repo.name, filter: '' }]).map((src) => [src.id, { name: src.name, feed: chainStages([...prefixStages(spec, src.filter), ...maps], onEvent) }]));

@@ -18,6 +18,8 @@ type Format = 'text' | 'json' | 'ndjson';
 
 /** A streamed /query answer held back until this much of it is ready (or the query is done): see streamedQuery. */
 export const STREAM_HOLD_BYTES = 256 * 1024;
+/** Live events that may wait while a live query's historical part is streamed; past it the stream is cut. */
+const LIVE_WAITING_MAX = 100_000;
 
 const CONTENT_TYPE: Record<Format, string> = {
   text: 'text/plain; charset=utf-8',
@@ -86,54 +88,25 @@ function renderer(format: Format): { render: (e: Ev) => string; line: (e: Ev) =>
  */
 async function streamedQuery(s: HttpServices, spec: QuerySpec, repo: Repo, principal: Principal, format: Format, headers: Record<string, string>): Promise<Reply> {
   spec.stream = true;
-  const { render, line, piece, close } = renderer(format);
-  // Rendered events not yet sent, with their timestamps: an answer that all fits is sent newest first.
-  const held: { ts: number; line: string }[] = [];
-  let heldBytes = 0;
-  let out: ResponseStream | null = null;
-  let gone = false;
-  // Resolved when the reply's stream is taken (or will never be): the sink waits on it while holding STREAM_HOLD_BYTES.
-  let attach: () => void = () => undefined;
-  const attached = new Promise<void>((r) => {
-    attach = r;
-  });
-  let full: () => void = () => undefined;
-  const holdFull = new Promise<void>((r) => {
-    full = r;
-  });
-  const sink = async (state: unknown, deadline: number): Promise<void> => {
-    for (const e of streamedRows(state)) {
-      if (gone) return;
-      if (out === null) {
-        const l = line(e);
-        held.push({ ts: e.timestamp(), line: l });
-        heldBytes += l.length;
-        if (heldBytes >= STREAM_HOLD_BYTES) {
-          full();
-          await attached;
-        }
-      } else if (!out.write(render(e))) await untilWritable(out, deadline);
-    }
-  };
+  const answer = new HeldAnswer(format);
+  const render = (e: Ev): string => answer.render(e);
+  const close = (): string => answer.close();
   // In line for a slot (per user, small queries first): src/query/scheduler.ts.
-  const run = await s.queries.runQueued(spec, repo, principal.kind === 'user' ? principal.userId : principal.kind, sink);
-  await Promise.race([run.done, holdFull]);
+  const run = await s.queries.runQueued(spec, repo, principal.kind === 'user' ? principal.userId : principal.kind, answer.sink);
+  await Promise.race([run.done, answer.full]);
   if (run.finished) {
     if (run.error !== null) throw run.error;
     const warning = warningHeader(runWarnings(run));
     if (warning !== undefined) headers.warning = warning;
-    // An aggregate's rows, or a filter query's events that all fit in what was held.
+    // An aggregate's rows, or a filter query's events that all fit in what was held (newest first).
     if (run.query.streamed !== true) return { status: 200, headers, body: run.outcome!.rows.map(render).join('') + close() };
-    held.sort((a, b) => b.ts - a.ts || 0);
-    const body = held.map((h) => piece(h.line)).join('') + close();
-    return { status: 200, headers, body };
+    return { status: 200, headers, body: answer.heldText('newest') + close() };
   }
   // A client that left meanwhile never gets the stream: stop the query once the reply was not taken.
   setImmediate(() => {
-    if (out !== null) return;
-    gone = true;
+    if (answer.attachedTo !== null) return;
+    answer.leave();
     run.cancel();
-    attach();
   });
   return {
     status: 200,
@@ -141,14 +114,11 @@ async function streamedQuery(s: HttpServices, spec: QuerySpec, repo: Repo, princ
     stream: (o) => {
       answerStreams.add(o);
       o.onClose(() => {
-        gone = true;
+        answer.leave();
         run.cancel();
         answerStreams.delete(o);
       });
-      o.write(held.map((h) => piece(h.line)).join(''));
-      held.length = 0;
-      out = o;
-      attach();
+      answer.attach(o, 'asHeld');
       void run.done.then(() => {
         answerStreams.delete(o);
         if (o.closed) return;
@@ -161,6 +131,87 @@ async function streamedQuery(s: HttpServices, spec: QuerySpec, repo: Repo, princ
       });
     },
   };
+}
+
+/**
+ * The events of a streamed filter query (stream.ts) on their way to the client: held (rendered)
+ * until STREAM_HOLD_BYTES are ready, then written to the attached response as partials arrive,
+ * waiting while the client is slower (to the query's deadline).
+ */
+class HeldAnswer {
+  private readonly r: ReturnType<typeof renderer>;
+  private held: { ts: number; line: string }[] = [];
+  private heldBytes = 0;
+  attachedTo: ResponseStream | null = null;
+  private gone = false;
+  private release: () => void = () => undefined;
+  private readonly attached = new Promise<void>((r) => {
+    this.release = r;
+  });
+  private fill: () => void = () => undefined;
+  /** Resolves once STREAM_HOLD_BYTES are held: the answer must start streaming. */
+  readonly full = new Promise<void>((r) => {
+    this.fill = r;
+  });
+
+  constructor(format: Format) {
+    this.r = renderer(format);
+  }
+
+  /** The run's PartialSink. */
+  readonly sink = async (state: unknown, deadline: number): Promise<void> => {
+    for (const e of streamedRows(state)) {
+      if (this.gone) return;
+      const out = this.attachedTo;
+      if (out === null) {
+        const l = this.r.line(e);
+        this.held.push({ ts: e.timestamp(), line: l });
+        this.heldBytes += l.length;
+        if (this.heldBytes >= STREAM_HOLD_BYTES) {
+          this.fill();
+          await this.attached;
+        }
+      } else if (!out.write(this.r.render(e))) await untilWritable(out, deadline);
+    }
+  };
+
+  /** What was held, as one piece of the body, newest or oldest first. */
+  heldText(order: 'newest' | 'oldest'): string {
+    const sign = order === 'newest' ? 1 : -1;
+    const text = this.held
+      .sort((a, b) => sign * (b.ts - a.ts) || 0)
+      .map((h) => this.r.piece(h.line))
+      .join('');
+    this.held = [];
+    return text;
+  }
+
+  /** Sends what was held and streams the rest to `out`. */
+  attach(out: ResponseStream, order: 'asHeld' | 'oldest'): void {
+    if (order === 'oldest') out.write(this.heldText('oldest'));
+    else {
+      out.write(this.held.map((h) => this.r.piece(h.line)).join(''));
+      this.held = [];
+    }
+    this.attachedTo = out;
+    this.release();
+  }
+
+  /** The client is gone (or never took the reply): nothing more is rendered; a waiting sink goes on. */
+  leave(): void {
+    this.gone = true;
+    this.release();
+  }
+
+  /** Renders one event (a live one, an aggregate's row) in this answer's format. */
+  render(e: Ev): string {
+    return this.r.render(e);
+  }
+
+  /** The end of the body (`]` of a JSON array). */
+  close(): string {
+    return this.r.close();
+  }
 }
 
 /** Waits for a slow client to take what was buffered, at most until the query's deadline. */
@@ -220,33 +271,44 @@ export function queryRoutes(s: HttpServices): Route[] {
 
     if (!request.isLive) return streamedQuery(s, spec, repo, principal, format, headers);
 
-    // Live: the historical part, then each new matching event as it is digested. Events heard
-    // while the historical part runs wait, so the output stays in order.
+    // Live: the historical part (every matching event, streamed as a static answer is), then each
+    // new matching event as it is digested. Events heard before the historical part is out wait,
+    // so the output stays in order; past LIVE_WAITING_MAX of them the stream is cut.
     if (openStreams.size >= s.maxLiveStreams) throw new LogsvcError('E_TOO_MANY_REQUESTS', `${openStreams.size} live queries are streaming, the most this node serves (query.max_concurrent)`);
+    spec.stream = true;
+    const answer = new HeldAnswer(format);
     const waiting: Ev[] = [];
     let stream: ResponseStream | null = null;
-    const { render } = renderer(format);
-    const follow = s.queries.follow(spec, repo, (e) => {
-      if (stream === null) waiting.push(e);
-      else stream.write(render(e));
-    });
-    // The historical part finishes before the status is sent, so that its error is the answer
-    // and its warnings go into the headers (its rows were never sent before it finished anyway).
+    let overflow = false;
+    const follow = s.queries.follow(
+      spec,
+      repo,
+      (e) => {
+        if (stream !== null) stream.write(answer.render(e));
+        else if (waiting.length < LIVE_WAITING_MAX) waiting.push(e);
+        else overflow = true;
+      },
+      answer.sink,
+    );
+    const historical = follow.historical;
+    // A historical part that fits in what is held finishes before the status is sent, so that its
+    // error is the answer and its warnings go into the headers.
     let started = false;
-    try {
-      await follow.historical.done;
-    } catch {
-      // QueryRun.done does not reject; its error is read below.
+    await Promise.race([historical.done, answer.full]);
+    if (historical.finished) {
+      if (historical.error !== null) {
+        follow.stop();
+        throw historical.error;
+      }
+      const warning = warningHeader(runWarnings(historical));
+      if (warning !== undefined) headers.warning = warning;
     }
-    if (follow.historical.error !== null) {
-      follow.stop();
-      throw follow.historical.error;
-    }
-    const warning = warningHeader(runWarnings(follow.historical));
-    if (warning !== undefined) headers.warning = warning;
     // A client that left meanwhile never gets the stream: stop following once the reply was not taken.
     setImmediate(() => {
-      if (!started) follow.stop();
+      if (started) return;
+      follow.stop();
+      answer.leave();
+      historical.cancel();
     });
     return {
       status: 200,
@@ -256,18 +318,21 @@ export function queryRoutes(s: HttpServices): Route[] {
         openStreams.add(out);
         out.onClose(() => {
           follow.stop();
-          follow.historical.cancel();
+          answer.leave();
+          historical.cancel();
           openStreams.delete(out);
         });
-        void follow.historical.done.then(() => {
+        // A stream reads oldest to newest where it can: a historical part that is all held is sorted.
+        answer.attach(out, historical.finished ? 'oldest' : 'asHeld');
+        void historical.done.then(() => {
           if (out.closed) return;
-          const rows = follow.historical.error === null ? (follow.historical.outcome?.rows ?? []) : [];
-          // The historical rows come newest first; a stream reads oldest to newest.
-          let chunk = '';
-          for (let i = rows.length - 1; i >= 0; i--) chunk += render(rows[i]!);
-          for (const e of waiting) chunk += render(e);
+          if (historical.error !== null || overflow) {
+            follow.stop();
+            out.abort();
+            return;
+          }
+          out.write(waiting.map((e) => answer.render(e)).join(''));
           waiting.length = 0;
-          if (chunk !== '') out.write(chunk);
           stream = out;
         });
       },
