@@ -2,8 +2,9 @@
  * A static filter query on `POST .../query` streams every matching event (api-facts §1.3), not the
  * 200 of the implicit tail(): in each output form (NDJSON, JSON array, text lines), past the bytes
  * the node holds back before it starts streaming, each event exactly once; to a client that stops
- * reading for a while (the scan waits on uWS backpressure, the answer arrives whole); and a client
- * that leaves mid-stream stops the query without harming the node.
+ * reading for a while (the scan waits on uWS backpressure, the answer arrives whole); a client
+ * that leaves mid-stream stops the query without harming the node; and a client that stops reading
+ * past query.max_query_seconds never gets an answer that looks complete.
  */
 import { connect } from 'node:net';
 import t from 'tap';
@@ -67,8 +68,8 @@ t.test('every event, in each output form', async (t) => {
 });
 
 /** A raw HTTP/1.1 request whose reader can stop reading for a while. */
-function rawQuery(body: string, onSocket: (s: ReturnType<typeof connect>) => void): Promise<{ head: string; body: string }> {
-  const u = new URL(node.url);
+function rawQuery(body: string, onSocket: (s: ReturnType<typeof connect>) => void, base = node.url, tok = token): Promise<{ head: string; body: string; complete: boolean }> {
+  const u = new URL(base);
   return new Promise((resolve, reject) => {
     const s = connect(Number(u.port), u.hostname);
     const chunks: Buffer[] = [];
@@ -77,9 +78,10 @@ function rawQuery(body: string, onSocket: (s: ReturnType<typeof connect>) => voi
     s.on('close', () => {
       const all = Buffer.concat(chunks).toString('utf8');
       const at = all.indexOf('\r\n\r\n');
-      resolve({ head: all.slice(0, at), body: dechunk(all.slice(at + 4)) });
+      // A chunked body is complete only with its zero-length last chunk.
+      resolve({ head: all.slice(0, at), body: dechunk(all.slice(at + 4)), complete: all.endsWith('\r\n0\r\n\r\n') });
     });
-    s.write(`POST /api/v1/repositories/bulk/query HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\naccept: application/x-ndjson\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    s.write(`POST /api/v1/repositories/bulk/query HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${tok}\r\naccept: application/x-ndjson\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
     onSocket(s);
   });
 }
@@ -105,6 +107,7 @@ t.test('a client that stops reading gets the whole answer once it reads again', 
   });
   t.match(got.head, /^HTTP\/1\.1 200/);
   t.match(got.head, /transfer-encoding: chunked/i, 'streamed (chunked)');
+  t.equal(got.complete, true, 'the body ends with its last chunk');
   const rows = parseNdjson(got.body);
   t.equal(rows.length, N, 'every event');
   t.same(seen(rows.map((r) => r.n as string)), { distinct: N, all: true }, 'each once');
@@ -122,4 +125,25 @@ t.test('a client that leaves mid-stream stops its query; the node serves on', as
   await sleep(500);
   t.equal((await api(node.url, '/api/v1/status', { timeoutMs: 10_000 })).status, 200, 'status answers');
   t.equal(await countOf(node.url, 'bulk', token, ''), N, 'queries still run');
+});
+
+t.test('a client that stops reading past query.max_query_seconds gets a cut answer, never a complete one', async (t) => {
+  const slow = await startNode(t, { config: CONFIG.replace('[digest]', '[query]\nmax_query_seconds = 3\n[digest]') });
+  const r = await createRepo(slow.url, slow.adminToken, 'bulk');
+  await ingestStructured(slow.url, r.ingestToken, events, 5000);
+  t.equal(await waitForCount(slow.url, 'bulk', slow.adminToken, N, 60_000), N);
+  const got = await rawQuery(
+    JSON.stringify({ queryString: '', start: '1d' }),
+    (s) => {
+      s.pause();
+      setTimeout(() => s.resume(), 8000);
+    },
+    slow.url,
+    slow.adminToken,
+  );
+  if (/^HTTP\/1\.1 200/.test(got.head)) {
+    t.equal(got.complete, false, 'the chunked body has no last chunk: the connection was closed');
+    t.ok(parseNdjson(got.body.slice(0, got.body.lastIndexOf('\n') + 1)).length < N, 'fewer than every event');
+  } else t.match(got.head, /^HTTP\/1\.1 400/, 'or, on a slow machine, the time ran out before the answer started: a 400');
+  t.equal((await api(slow.url, '/api/v1/status', { timeoutMs: 10_000 })).status, 200, 'the node serves on');
 });
