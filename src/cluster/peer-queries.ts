@@ -38,6 +38,8 @@ interface ScanRequest {
   limits: QuerySpec['limits'];
   /** Absent from nodes older than segment replication: then every node reads all it holds. */
   placement?: Placement;
+  /** A streamed filter query (/query): the peer answers with every matching event (query/stream.ts). */
+  stream?: boolean;
 }
 
 interface WireScanResult extends Omit<ScanResult, 'state'> {
@@ -69,7 +71,7 @@ export class PeerQueries implements PeerScans {
     alive.add(selfId);
     const placement: Placement = { seq: store.state.seq, coordinator: selfId, live: [...alive].sort((a, b) => a - b) };
     const target: SearchTarget = repo.sources === undefined ? { id: repo.id, name: repo.name } : { id: repo.id, name: repo.name, sources: repo.sources.map((s) => ({ ...s })) };
-    const request: ScanRequest = { repo: target, text: spec.text, args: spec.args, ctx: spec.ctx, limits: spec.limits, placement };
+    const request: ScanRequest = { repo: target, text: spec.text, args: spec.args, ctx: spec.ctx, limits: spec.limits, placement, ...(spec.stream === true ? { stream: true } : {}) };
     const remotes = [...alive]
       .filter((n) => n !== selfId)
       .map((node) => ({
@@ -146,7 +148,7 @@ export class PeerQueries implements PeerScans {
     if (placement !== undefined && !(await this.opts.store.waitForSeq(placement.seq, 5000))) {
       throw new LogsvcError('E_UNAVAILABLE', `query.scan: node ${this.opts.selfId} has not caught up with global state (seq ${placement.seq})`);
     }
-    const spec = await this.opts.withFiles({ text: b.text, args: b.args ?? {}, ctx: b.ctx, limits: b.limits }, target.sources?.[0]?.id ?? target.id);
+    const spec = await this.opts.withFiles({ text: b.text, args: b.args ?? {}, ctx: b.ctx, limits: b.limits, ...(b.stream === true ? { stream: true } : {}) }, target.sources?.[0]?.id ?? target.id);
     const res = await this.opts.scanLocal(spec, target, placement);
     const ids = target.sources?.map((s) => s.id) ?? [target.id];
     if (placement !== undefined && this.lost(ids, b.ctx, placement) > 0) res.warnings.push(MISSING_SEGMENTS_WARNING);

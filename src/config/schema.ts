@@ -58,6 +58,12 @@ export interface NodeConfig {
     geoip_file: string;
     asn_file: string;
     ioc_file: string;
+    rdns_enabled: boolean;
+    rdns_server: string;
+    rdns_timeout_ms: number;
+    rdns_concurrency: number;
+    rdns_requests_per_second: number;
+    rdns_max_limit: number;
   };
   files: { max_file_bytes: number; max_rows: number; max_files_per_repository: number; max_total_bytes: number; cache_bytes: number };
   parsers: { max_event_ms: number; max_request_ms: number; max_per_repository: number };
@@ -304,6 +310,12 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'query.geoip_file', default: '', doc: 'CSV file (network,country,city,lat,lon) that ipLocation(), worldMap(ip=) and geohash read; empty: those functions fail naming this setting', check: text() },
   { path: 'query.asn_file', default: '', doc: 'CSV file (network,asn,org) that asn() reads; empty: asn() fails naming this setting', check: text() },
   { path: 'query.ioc_file', default: '', doc: 'CSV file (indicator,type,malicious_confidence,labels,published_date,last_updated) that ioc:lookup() reads; empty: ioc:lookup() fails naming this setting', check: text() },
+  { path: 'query.rdns_enabled', default: true, doc: 'allow reverseDns()/rdns() (reverse DNS lookups from this node); false: those functions fail naming this setting', check: boolean() },
+  { path: 'query.rdns_server', default: '', doc: 'name server reverseDns()/rdns() ask (ip or ip:port); empty: the system name servers', check: text(/^(?:[0-9.]+(?::[0-9]{1,5})?|[0-9A-Fa-f:]+|\[[0-9A-Fa-f:.]+\]:[0-9]{1,5})$/, 'an IP address, optionally with a port') },
+  { path: 'query.rdns_timeout_ms', default: 5000, doc: 'time one reverseDns()/rdns() call waits for its lookups; rows not answered by then are not annotated', check: integer(100, 60_000) },
+  { path: 'query.rdns_concurrency', default: 10, doc: 'reverse DNS requests this node has in flight at once (all queries)', check: integer(1, 1000) },
+  { path: 'query.rdns_requests_per_second', default: 100, doc: 'reverse DNS requests this node sends per second (all queries)', check: integer(1, 100_000) },
+  { path: 'query.rdns_max_limit', default: 20_000, doc: 'most distinct addresses one reverseDns()/rdns() call may look up (its limit parameter; default 5,000)', check: integer(1, 1_000_000) },
 
   // At most 512 MiB: a larger JSON file cannot be one JavaScript string, and table offsets are 32-bit.
   { path: 'files.max_file_bytes', default: 100 * 1024 * 1024, doc: 'largest lookup file (CSV or JSON) that may be uploaded (413 above it); at most 512 MiB', check: integer(1024, 512 * 1024 * 1024) },

@@ -79,26 +79,56 @@ function write(res: HttpResponse, pending: Pending, reply: Reply, closeConnectio
 function stream(res: HttpResponse, pending: Pending, reply: Reply, produce: (out: ResponseStream) => void): void {
   const listeners: (() => void)[] = [];
   let ended = false;
+  // Producers waiting for the client to take what uWS buffered (backpressure).
+  let waiters: (() => void)[] = [];
+  let watching = false;
+  const wake = (): void => {
+    watching = false;
+    const w = waiters;
+    waiters = [];
+    for (const f of w) f();
+  };
+  const finish = (how: () => void): void => {
+    if (out.closed) return;
+    ended = true;
+    pending.aborted = true;
+    inFlight--;
+    wake();
+    how();
+  };
   const out: ResponseStream = {
     get closed() {
       return ended || pending.aborted;
     },
     write(chunk) {
-      if (out.closed) return;
-      res.cork(() => res.write(chunk));
+      // An empty chunk would read as the end of a chunked body.
+      if (out.closed || chunk === '') return true;
+      let ok = true;
+      res.cork(() => {
+        ok = res.write(chunk);
+      });
+      if (!ok && !watching) {
+        watching = true;
+        // Called when the socket drained what uWS held; nothing is retried here (uWS kept the chunk).
+        res.onWritable(() => {
+          wake();
+          return true;
+        });
+      }
+      return ok;
     },
-    end() {
-      if (out.closed) return;
-      ended = true;
-      pending.aborted = true;
-      inFlight--;
-      res.cork(() => res.end());
+    writable() {
+      if (out.closed || !watching) return Promise.resolve();
+      return new Promise((resolve) => waiters.push(resolve));
     },
+    end: () => finish(() => res.cork(() => res.end())),
+    abort: () => finish(() => res.close()),
     onClose(listener) {
       listeners.push(listener);
     },
   };
   pending.onAbort = () => {
+    wake();
     if (ended) return;
     ended = true;
     for (const l of listeners) l();

@@ -26,8 +26,16 @@ export interface Reply {
 
 /** The body of a streamed reply. Writes after the client left are dropped. */
 export interface ResponseStream {
-  write(chunk: string): void;
+  /**
+   * Sends a chunk. False when the client is slower than the producer and the chunk waits in the
+   * server's buffer: a producer of many chunks awaits `writable()` before writing more.
+   */
+  write(chunk: string): boolean;
+  /** Resolves once what waited in the buffer has gone to the client (or the client left). */
+  writable(): Promise<void>;
   end(): void;
+  /** Ends the reply by closing the connection: the client sees a cut body, never a complete one. */
+  abort(): void;
   /** Called once when the client goes away before `end()`. */
   onClose(listener: () => void): void;
   readonly closed: boolean;

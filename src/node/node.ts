@@ -362,6 +362,15 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       },
       now: () => clock.now(),
       dataFiles: { geoip: config.query.geoip_file, asn: config.query.asn_file, ioc: config.query.ioc_file },
+      rdns: {
+        enabled: config.query.rdns_enabled,
+        server: config.query.rdns_server,
+        timeoutMs: config.query.rdns_timeout_ms,
+        concurrency: config.query.rdns_concurrency,
+        perSecond: config.query.rdns_requests_per_second,
+        maxLimit: config.query.rdns_max_limit,
+        allowTargets: config.alerts.allow_targets,
+      },
       savedQueries: (domainId) => savedQueries?.lookup(domainId) ?? (() => undefined),
       onFinished: (run) =>
         metrics.queryFinished(run.spec.ctx.live ? 'live' : 'search', run.error !== null ? 'error' : run.cancelled ? 'cancelled' : 'ok', ((run.finishedAt ?? Date.now()) - run.startedAt) / 1000, run.processedBytes, run.processedEvents),

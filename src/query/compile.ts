@@ -12,6 +12,7 @@ import { parseQuery } from './parser.js';
 import { PipelineCompiler } from './pipeline.js';
 import { derivePruning } from './pruning.js';
 import { DEFAULT_LIMITS, type CompiledQuery, type MapStage, type QueryContext, type QueryLimits, type Stage } from './runtime.js';
+import { STREAM_STAGE, streamAggregator } from './stream.js';
 import type { PackedTable } from '../files/packed.js';
 
 export interface CompileOptions {
@@ -21,6 +22,8 @@ export interface CompileOptions {
   limits?: QueryLimits;
   /** Lookup tables by the name the query uses (see file-refs.ts). */
   files?: Readonly<Record<string, PackedTable>>;
+  /** A filter query ends in the stream collector (stream.ts) instead of the implicit tail(200). */
+  stream?: boolean;
 }
 
 export function compileQuery(text: string, opts: CompileOptions): CompiledQuery {
@@ -33,7 +36,9 @@ export function compileQuery(text: string, opts: CompileOptions): CompiledQuery 
   const pc = new PipelineCompiler(source, opts.ctx, limits, opts.files ?? {});
   const infos = pc.pipeline(parsed, 'top');
   const isAggregate = infos.some((i) => i.stage.kind === 'agg');
-  if (!isAggregate) infos.push(pc.callStage({ name: 'tail', args: [], span: { start: 0, end: 0 } }, 'top'));
+  const streamed = !isAggregate && opts.stream === true;
+  if (streamed) infos.push({ stage: { kind: 'agg', name: STREAM_STAGE, agg: streamAggregator() }, pure: false, order: (prev) => prev });
+  else if (!isAggregate) infos.push(pc.callStage({ name: 'tail', args: [], span: { start: 0, end: 0 } }, 'top'));
   let fieldOrder: string[] | null = null;
   for (const i of infos) fieldOrder = i.order(fieldOrder);
   const stages: Stage[] = infos.map((i) => i.stage);
@@ -45,6 +50,7 @@ export function compileQuery(text: string, opts: CompileOptions): CompiledQuery 
     extraData: pc.extraData,
     fieldOrder: isAggregate ? fieldOrder : null,
   };
+  if (streamed) compiled.streamed = true;
   if (pc.warnings.length > 0) compiled.warnings = pc.warnings;
   return compiled;
 }

@@ -13,7 +13,7 @@ import type { Position, SegmentInfo } from '../segments/catalog.js';
 import { compileQuery } from './compile.js';
 import { engineLimitError } from './limits.js';
 import { approxBytes, Meter, withMeter, type MemoryBudget, type NodeQueryMemory } from './memory.js';
-import { runRows } from './pipeline.js';
+import { runRowsAsync } from './pipeline.js';
 import type { CompiledQuery, Ev } from './runtime.js';
 import { splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
 import type { Placement } from '../cluster/placement.js';
@@ -81,6 +81,13 @@ export interface QueryOutcome {
   warnings: string[];
 }
 
+/**
+ * Takes the partial states of a streamed filter query (stream.ts) as they arrive, instead of the
+ * coordinator merging them; the run waits for it (a slow client holds the scan back), at most until
+ * the query's deadline (epoch ms): past it the sink throws E_QUERY_LIMIT.
+ */
+export type PartialSink = (state: unknown, deadline: number) => Promise<void>;
+
 /** One running query: progress for polls, the outcome when done. */
 export class QueryRun {
   readonly startedAt = Date.now();
@@ -98,6 +105,7 @@ export class QueryRun {
     readonly query: CompiledQuery,
     readonly spec: QuerySpec,
     body: (run: QueryRun) => Promise<QueryOutcome>,
+    readonly sink?: PartialSink,
   ) {
     this.done = body(this).then(
       (o) => {
@@ -131,7 +139,7 @@ export class QueryExecutor {
   /** Compiles `spec` (throws E_QUERY for a bad query) without running it. */
   compile(spec: QuerySpec): CompiledQuery {
     try {
-      return compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits, ...(spec.files === undefined ? {} : { files: spec.files }) });
+      return compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits, ...(spec.files === undefined ? {} : { files: spec.files }), stream: spec.stream === true });
     } catch (err) {
       throw engineLimitError(err) ?? err;
     }
@@ -141,7 +149,7 @@ export class QueryExecutor {
    * Starts a query over repository `repoId`. The snapshot of sources is taken before this returns,
    * so a caller that subscribes to live records right after sees each later event exactly once.
    */
-  start(spec: QuerySpec, repo: SearchTarget): QueryRun {
+  start(spec: QuerySpec, repo: SearchTarget, sink?: PartialSink): QueryRun {
     const query = this.compile(spec);
     // A repository is one source; a view is one source per connection, each with its filter.
     const sources = repo.sources ?? [{ id: repo.id, name: repo.name, filter: '' }];
@@ -152,7 +160,7 @@ export class QueryExecutor {
     // stays on disk until this run is done with it.
     const release = this.pin(perSource.flatMap(({ units }) => units));
     const tasks: TaskOf[] = perSource.flatMap(({ src, units }) => this.batch(units).map((u) => ({ units: u, repoName: src.name, prefix: src.filter })));
-    const run = new QueryRun(query, spec, (r) => this.execute(r, tasks, peers));
+    const run = new QueryRun(query, spec, (r) => this.execute(r, tasks, peers), sink);
     void run.done.finally(release);
     return run;
   }
@@ -282,6 +290,8 @@ export class QueryExecutor {
   private async scanAndMerge(run: QueryRun, tasks: TaskOf[], peers: ReturnType<PeerScans['plan']>, deadline: number, memory: MemoryBudget | undefined, meter: Meter): Promise<QueryOutcome> {
     const { agg, rest } = splitAtAggregate(run.query);
     const state = agg.init();
+    // A streamed filter query: each partial goes to the sink as it arrives, nothing is merged.
+    const sink = run.query.streamed === true ? run.sink : undefined;
     const warnings = new Set<string>(run.query.warnings ?? []);
     if (peers.unreachable.length > 0) warnings.add(MISSING_SEGMENTS_WARNING);
     let matched = 0;
@@ -292,7 +302,8 @@ export class QueryExecutor {
         try {
           const res = await r.scan();
           if (run.cancelled) return;
-          agg.merge(state, res.state);
+          if (sink !== undefined) await sink(res.state, deadline);
+          else agg.merge(state, res.state);
           run.processedEvents += res.events;
           run.processedBytes += res.bytes;
           matched += res.matched;
@@ -311,6 +322,15 @@ export class QueryExecutor {
         try {
           const r = await this.opts.runner.scan({ spec: run.spec, repoName, units, deadline, ...(memory === undefined ? {} : { memory }), ...(prefix === '' ? {} : { prefix }) });
           if (failure !== null || run.cancelled) break;
+          if (sink !== undefined) {
+            await sink(r.state, deadline);
+            run.processedEvents += r.events;
+            run.processedBytes += r.bytes;
+            matched += r.matched;
+            for (const w of r.warnings) warnings.add(w);
+            run.workDone++;
+            continue;
+          }
           // The partial arrived as a copy: charged while it is merged (what the merge keeps is
           // charged by the aggregator), given back after.
           const transit = approxBytes(r.state);
@@ -339,7 +359,7 @@ export class QueryExecutor {
     const finished = withMeter(meter, () => agg.finish(state));
     // The result rows are new objects next to the state (kept until the query ends).
     meter.charge(approxBytes(finished));
-    const rows = withMeter(meter, () => runRows(run.query.stages.slice(rest), finished, (w) => warnings.add(w)));
+    const rows = await runRowsAsync(run.query.stages.slice(rest), finished, (w) => warnings.add(w), (fn) => withMeter(meter, fn));
     return { rows, matched, warnings: [...warnings] };
   }
 }

@@ -69,6 +69,25 @@ export function runRows(stages: readonly StageInfo['stage'][], rows: Ev[], warn?
   return cur;
 }
 
+/**
+ * runRows for the coordinator: a stage with `prepare` (reverseDns) first gets the rows it will see
+ * and may wait; `wrap` runs each synchronous part (the executor meters them).
+ */
+export async function runRowsAsync(stages: readonly StageInfo['stage'][], rows: Ev[], warn: (w: string) => void, wrap: <T>(fn: () => T) => T = (fn) => fn()): Promise<Ev[]> {
+  let cur = rows;
+  let from = 0;
+  for (let i = 0; i < stages.length; i++) {
+    const s = stages[i]!;
+    if (s.kind !== 'map' || s.prepare === undefined) continue;
+    const before = cur;
+    cur = wrap(() => runRows(stages.slice(from, i), before, warn));
+    for (const w of await s.prepare(cur)) warn(w);
+    from = i;
+  }
+  const last = cur;
+  return wrap(() => runRows(stages.slice(from), last, warn));
+}
+
 function mapInfo(name: string, run: MapStage['run'], pure: boolean, order: StageInfo['order'] = pure ? keepOrder : unknownOrder): StageInfo {
   return { stage: { kind: 'map', name, run }, pure, order };
 }
@@ -244,7 +263,9 @@ export class PipelineCompiler implements CompileEnv {
     if (def.stage !== undefined) {
       const s = def.stage(a, this);
       const pure = s.pure === true;
-      return mapInfo(def.name, s.run, pure, s.order ?? (pure ? keepOrder : unknownOrder));
+      const info = mapInfo(def.name, s.run, pure, s.order ?? (pure ? keepOrder : unknownOrder));
+      if (s.prepare !== undefined) (info.stage as MapStage).prepare = s.prepare;
+      return info;
     }
     if (def.filter !== undefined) return predInfo(def.name, def.filter(a, this));
     if (def.value !== undefined) {
@@ -287,7 +308,14 @@ export class PipelineCompiler implements CompileEnv {
   }
 
   private filterStage(f: Filter, where: Where): StageInfo[] {
-    if (f.k === 'call') return [this.callStage(f.call, where)];
+    if (f.k === 'call') {
+      // rdns() before any aggregate is tail(limit) | rdns(...) (the product's own equivalent).
+      const before = lookupFunction(f.call.name)?.before?.(f.call, this);
+      if (before === undefined) return [this.callStage(f.call, where)];
+      const first = before.map((c) => this.callStage(c, where));
+      this.priorAggregate ||= first.some((i) => i.stage.kind === 'agg');
+      return [...first, this.callStage(f.call, where)];
+    }
     // Function names are reserved words: as free text they must be quoted (query-functions.md §2.1).
     const todo: Filter[] = [f];
     while (todo.length > 0) {

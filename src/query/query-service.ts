@@ -9,7 +9,7 @@ import { QueryScheduler, type Release, type SchedulerOptions } from './scheduler
 import { decodeGroupEvents, eventId, groupSection, type RecordSummary } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import type { DurableRecord } from '../queue/index.js';
-import type { QueryExecutor, QueryRun, SearchTarget } from './executor.js';
+import type { PartialSink, QueryExecutor, QueryRun, SearchTarget } from './executor.js';
 import { applyInterval, preambleOf, runSubqueries } from './subqueries.js';
 import { MapEvent, type Ev, type DataFiles, type QueryContext, type QueryLimits } from './runtime.js';
 import { chainStages } from './pipeline.js';
@@ -18,6 +18,7 @@ import { resolveRange } from './time.js';
 import { fileNamesIn } from './file-refs.js';
 import { expandSavedCalls, type SavedLookup } from './saved-calls.js';
 import type { PackedTable } from '../files/packed.js';
+import type { RdnsSettings } from './rdns.js';
 
 export interface QueryRequest {
   queryString: string;
@@ -97,6 +98,8 @@ export interface QueryServiceOptions {
   onFinished?: (run: QueryRun) => void;
   /** Data files for ipLocation()/asn()/ioc:lookup() (config query.*_file). */
   dataFiles?: DataFiles;
+  /** Reverse DNS for reverseDns()/rdns() (config query.rdns_*); without it those functions fail. */
+  rdns?: RdnsSettings;
   /** Saved searches of a search domain, for `$name()` calls (without it such a call fails to parse). */
   savedQueries?: (searchDomainId: string) => SavedLookup;
 }
@@ -124,6 +127,7 @@ export class QueryService {
     const { start, end } = resolveRange(req.start, req.end, now, req.isLive);
     const ctx: QueryContext = { start, end, timeZoneOffsetMinutes: req.timeZoneOffsetMinutes, now, live: req.isLive };
     if (this.opts.dataFiles !== undefined) ctx.dataFiles = this.opts.dataFiles;
+    if (this.opts.rdns !== undefined) ctx.rdns = this.opts.rdns;
     return { text: req.queryString, args: req.arguments, ctx, limits: this.opts.limits };
   }
 
@@ -155,22 +159,22 @@ export class QueryService {
   }
 
   /** Starts a run of `spec` over `repo` now; 429 when no slot is free (query jobs, alerts, live refreshes). */
-  run(spec: QuerySpec, repo: Repo, user = ''): QueryRun {
-    return this.started(spec, repo, this.scheduler.tryAcquire(user, this.isLarge(spec, repo)));
+  run(spec: QuerySpec, repo: Repo, user = '', sink?: PartialSink): QueryRun {
+    return this.started(spec, repo, this.scheduler.tryAcquire(user, this.isLarge(spec, repo)), sink);
   }
 
   /**
    * Starts a run of `spec` over `repo` once the scheduler gives it a slot (per-user and global
    * bounds, small queries ahead of large ones); 429 after query.queue_timeout_ms in line.
    */
-  async runQueued(spec: QuerySpec, repo: Repo, user: string): Promise<QueryRun> {
-    return this.started(spec, repo, await this.scheduler.acquire(user, this.isLarge(spec, repo)));
+  async runQueued(spec: QuerySpec, repo: Repo, user: string, sink?: PartialSink): Promise<QueryRun> {
+    return this.started(spec, repo, await this.scheduler.acquire(user, this.isLarge(spec, repo)), sink);
   }
 
-  private started(spec: QuerySpec, repo: Repo, release: Release): QueryRun {
+  private started(spec: QuerySpec, repo: Repo, release: Release, sink?: PartialSink): QueryRun {
     let run: QueryRun;
     try {
-      run = this.opts.executor.start(spec, repo);
+      run = this.opts.executor.start(spec, repo, sink);
     } catch (err) {
       release();
       throw err;
@@ -203,12 +207,13 @@ export class QueryService {
 
   /**
    * A live filter query: the historical run, and `onEvent` for every later event of `repo` that
-   * passes the filters. Call `stop()` when the client leaves.
+   * passes the filters. Call `stop()` when the client leaves. With `spec.stream`, the historical
+   * run's partials go to `sink` as they arrive (every matching event, not tail(200)).
    */
-  follow(spec: QuerySpec, repo: Repo, onEvent: (e: Ev) => void): { historical: QueryRun; stop: () => void } {
+  follow(spec: QuerySpec, repo: Repo, onEvent: (e: Ev) => void, sink?: PartialSink): { historical: QueryRun; stop: () => void } {
     const query = this.compile(spec);
     if (query.isAggregate) throw new LogsvcError('E_VALIDATION', 'live aggregate queries are not served by /query; start a live query job (POST .../queryjobs) instead');
-    const historical = this.run(spec, repo);
+    const historical = this.run(spec, repo, '', sink);
     const { maps } = splitAtAggregate(query);
     // Per source repository: its name for #repo and, in a view, the connection's filter first.
     const feeds = new Map((repo.sources ?? [{ id: repo.id, name: repo.name, filter: '' }]).map((src) => [src.id, { name: src.name, feed: chainStages([...prefixStages(spec, src.filter), ...maps], onEvent) }]));

@@ -8,6 +8,7 @@
  */
 
 import { chargeMade } from './memory.js';
+import type { RdnsSettings } from './rdns.js';
 
 /** One event (or, after an aggregate, one result row). Field names are data: any string is a name. */
 export interface Ev {
@@ -108,6 +109,8 @@ export interface QueryContext {
   live: boolean;
   /** Data files some functions read (config query.geoip_file, asn_file, ioc_file); absent: not configured. */
   dataFiles?: DataFiles;
+  /** Reverse DNS for reverseDns()/rdns() (config query.rdns_*); absent: not available here. */
+  rdns?: RdnsSettings;
 }
 
 export interface DataFiles {
@@ -128,6 +131,11 @@ export interface MapStage {
   /** For error messages and explain output. */
   name: string;
   run(e: Ev, emit: Emit): void;
+  /**
+   * Work over all the rows before `run` sees them, which may wait (reverseDns() asks name servers
+   * here); only on stages after the first aggregate. Resolves to warnings for the result.
+   */
+  prepare?(rows: readonly Ev[]): Promise<string[]>;
 }
 
 /**
@@ -190,6 +198,8 @@ export interface CompiledQuery {
   fieldOrder: string[] | null;
   /** Problems known when compiling (a bucket span enlarged to stay within the bucket limit). */
   warnings?: string[];
+  /** A filter query that ends in the stream collector (stream.ts): its partial states go to the run's sink. */
+  streamed?: true;
 }
 
 /** Bounds a query runs under (config `query.*`). */

@@ -55,6 +55,8 @@ export interface QuerySpec {
    * coordinator; their SharedArrayBuffers reach the workers without copying.
    */
   files?: Record<string, PackedTable>;
+  /** Stream every event of a filter query instead of ending it in tail(200) (stream.ts). */
+  stream?: boolean;
 }
 
 export interface ScanTask {
@@ -88,7 +90,7 @@ const compiled = new Map<string, CompiledQuery>();
 /** The cache key of a spec: its tables count by content hash and kind, not by their bytes. */
 function specKey(spec: QuerySpec): string {
   const files = spec.files === undefined ? null : Object.entries(spec.files).map(([n, t]) => [n, tableKey(t)]);
-  return JSON.stringify([spec.text, spec.args, spec.ctx, spec.limits, files]);
+  return JSON.stringify([spec.text, spec.args, spec.ctx, spec.limits, files, spec.stream === true]);
 }
 
 /** The compiled query for a spec; workers keep the last few (a job's tasks share one). */
@@ -96,7 +98,7 @@ export function compiledFor(spec: QuerySpec): CompiledQuery {
   const key = specKey(spec);
   let q = compiled.get(key);
   if (q === undefined) {
-    q = compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits, ...(spec.files === undefined ? {} : { files: spec.files }) });
+    q = compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits, ...(spec.files === undefined ? {} : { files: spec.files }), stream: spec.stream === true });
     if (compiled.size >= 16) compiled.delete(compiled.keys().next().value!);
     compiled.set(key, q);
   }

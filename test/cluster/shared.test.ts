@@ -62,6 +62,10 @@ t.test('a three-node cluster behaves as one service', async (t) => {
     answers.push(JSON.stringify(rows.map((r) => [r.meaning, r._count]).sort()));
     const job = await runJob(n.url, 'shared', n.adminToken, { queryString: 'status=404 | count()' });
     t.same(job.final.events, [{ _count: '100' }], `query job on ${n.url}`);
+    // A filter query on /query streams every event, the peers' parts included (not tail(200)).
+    const all = await queryJson(n.url, 'shared', { queryString: 'n=*' }, { token: n.adminToken });
+    t.equal(new Set(all.map((r) => r.n)).size, 300, `/query on ${n.url}: all 300 events, each once (${all.length} rows)`);
+    t.equal(all.length, 300);
   }
   t.same(answers[0], JSON.stringify([['missing', '100'], ['ok', '200']]), 'the lookup file uploaded on node 3 is used on node 1');
   t.equal(new Set(answers).size, 1, 'every node gives the same answer');

@@ -6,7 +6,7 @@
  */
 import type { Aggregator } from '../runtime.js';
 import { formatNumber, parseNumber } from '../values.js';
-import { pairsKey, row } from './common.js';
+import { row } from './common.js';
 import { distinctAdd, distinctCount, distinctInit, distinctMerge, type DistinctState } from './sketches.js';
 import type { AggSpec, FnDef } from './types.js';
 
@@ -14,14 +14,12 @@ function one(agg: Aggregator<any>, outputs: string[] | null): AggSpec {
   return { agg, outputs, oneRow: true };
 }
 
-/** An event's order for "most recent": its @timestamp, then its @id, then its value. */
-type Stamp = [number, string, string];
-
-function newer(a: Stamp, b: Stamp): boolean {
-  if (a[0] !== b[0]) return a[0] > b[0];
-  if (a[1] !== b[1]) return a[1] > b[1];
-  return a[2] > b[2];
-}
+/**
+ * An event's order for "most recent": its @timestamp, then (the same millisecond) its value, so
+ * the answer does not depend on how events were split across blocks. (Not @id: reading it costs
+ * more than the rest of selectLast per event.)
+ */
+type Stamp = [number, string];
 
 const selectLast: FnDef = {
   name: 'selectLast',
@@ -32,23 +30,29 @@ const selectLast: FnDef = {
       name: 'selectLast',
       init: () => ({ v: {} }),
       add(st, e) {
-        const ts = e.timestamp();
-        const id = e.get('@id') ?? '';
-        for (const f of fields) {
+        const t = e.timestamp();
+        const ts = Number.isFinite(t) ? t : -Infinity;
+        for (let i = 0; i < fields.length; i++) {
+          const f = fields[i]!;
+          const cur = st.v[f];
+          // An older event never wins: its value is not read.
+          if (cur !== undefined && ts < cur[0]) continue;
           const x = e.get(f);
           if (x === undefined) continue;
-          const s: Stamp = [Number.isFinite(ts) ? ts : -Infinity, id, x];
-          const cur = st.v[f];
-          if (cur === undefined || newer(s, cur)) st.v[f] = s;
+          if (cur === undefined) st.v[f] = [ts, x];
+          else if (ts > cur[0] || x > cur[1]) {
+            cur[0] = ts;
+            cur[1] = x;
+          }
         }
       },
       merge(into, other) {
         for (const [f, s] of Object.entries(other.v)) {
           const cur = into.v[f];
-          if (cur === undefined || newer(s, cur)) into.v[f] = s;
+          if (cur === undefined || s[0] > cur[0] || (s[0] === cur[0] && s[1] > cur[1])) into.v[f] = s;
         }
       },
-      finish: (st) => [row(fields.flatMap((f): [string, string][] => (st.v[f] === undefined ? [] : [[f, st.v[f]![2]]])))],
+      finish: (st) => [row(fields.flatMap((f): [string, string][] => (st.v[f] === undefined ? [] : [[f, st.v[f]![1]]])))],
     };
     return one(agg, fields);
   },
@@ -65,34 +69,48 @@ function selectFrom(name: 'selectFromMax' | 'selectFromMin'): FnDef {
     agg(a) {
       const field = a.string('field')!;
       const include = a.list('include')!;
-      type St = { x: number | null; p: [string, string][]; k: string };
-      const pick = (st: St, x: number, p: [string, string][]): void => {
-        const k = pairsKey(p);
-        if (st.x === null || better(x, st.x) || (x === st.x && k < st.k)) {
-          st.x = x;
-          st.p = p;
-          st.k = k;
+      // Ties are broken by the included values, field by field (a missing value sorts first), so
+      // the answer does not depend on how events were split across blocks.
+      type St = { x: number | null; v: (string | null)[] };
+      const smaller = (v: readonly (string | null)[], w: readonly (string | null)[]): boolean => {
+        for (let i = 0; i < v.length; i++) {
+          const p = v[i] ?? null;
+          const q = w[i] ?? null;
+          if (p === q) continue;
+          return p === null || (q !== null && p < q);
         }
+        return false;
       };
       const agg: Aggregator<St> = {
         name,
-        init: () => ({ x: null, p: [], k: '' }),
+        init: () => ({ x: null, v: [] }),
         add(st, e) {
           const x = parseNumber(e.get(field));
           if (x === undefined) return;
-          // Only a candidate (better, or a tie broken by content) is copied.
           if (st.x !== null && x !== st.x && !better(x, st.x)) return;
-          const p: [string, string][] = [];
-          for (const f of include) {
-            const v = e.get(f);
-            if (v !== undefined) p.push([f, v]);
+          if (x === st.x) {
+            // A tie: compared in place; only a winner is copied.
+            let wins = false;
+            for (let i = 0; i < include.length; i++) {
+              const p = e.get(include[i]!) ?? null;
+              const q = st.v[i] ?? null;
+              if (p === q) continue;
+              wins = p === null || (q !== null && p < q);
+              break;
+            }
+            if (!wins) return;
           }
-          pick(st, x, p);
+          st.x = x;
+          st.v = include.map((f) => e.get(f) ?? null);
         },
         merge(into, other) {
-          if (other.x !== null) pick(into, other.x, other.p);
+          if (other.x === null) return;
+          if (into.x === null || better(other.x, into.x) || (other.x === into.x && smaller(other.v, into.v))) {
+            into.x = other.x;
+            into.v = other.v;
+          }
         },
-        finish: (st) => [row(st.x === null ? [] : st.p)],
+        finish: (st) => [row(st.x === null ? [] : include.flatMap((f, i): [string, string][] => (st.v[i] == null ? [] : [[f, st.v[i]!]])))],
       };
       return one(agg, include);
     },

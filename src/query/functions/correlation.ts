@@ -11,7 +11,7 @@
 import type { PackedTable } from '../../files/packed.js';
 import { cellValue, viewsOf } from '../../files/packed.js';
 import { LogsvcError } from '../../lib/errors.js';
-import type { Expr } from '../ast.js';
+import type { Expr, Filter } from '../ast.js';
 import type { Aggregator, Ev } from '../runtime.js';
 import { joinKey } from '../subqueries.js';
 import type { BoundArgs } from './args.js';
@@ -143,14 +143,38 @@ interface KeyState {
   events: number;
 }
 
+/** A filter that only reads the event (no regex with named groups, no function): run without a copy. */
+function readsOnly(f: Filter): boolean {
+  switch (f.k) {
+    case 'and':
+    case 'or':
+      return readsOnly(f.left) && readsOnly(f.right);
+    case 'not':
+      return readsOnly(f.expr);
+    case 'all':
+    case 'text':
+      return true;
+    case 'compare':
+      return f.value.k === 'str';
+    default:
+      return false;
+  }
+}
+
+/** The where= clauses as tests; a clause that may change the event (it extracts fields) is given a copy. */
 function whereClauses(a: BoundArgs, env: CompileEnv): ((e: Ev) => boolean)[] {
   const raw = a.raw('where')!;
   const items: Expr[] = raw.k === 'array' ? raw.items : [raw];
   if (items.length === 0 || items.length > 30) a.fail('where', `${a.def.name}: where must list 1 to 30 {filters}`);
-  return items.map((it) => (it.k === 'block' ? env.subFilter(it.pipeline) : a.env.fail(it.span, `${a.def.name}: each where clause must be a { filter }`)));
+  return items.map((it) => {
+    if (it.k !== 'block') return a.env.fail(it.span, `${a.def.name}: each where clause must be a { filter }`);
+    const test = env.subFilter(it.pipeline);
+    const pure = it.pipeline.stages.every((st) => st.kind === 'expr' && readsOnly(st.expr));
+    return pure ? test : (e: Ev) => test(e.clone());
+  });
 }
 
-function keyAggregator(name: string, a: BoundArgs, env: CompileEnv, keepEvents: (mask: number) => boolean, finish: (st: KeyState, full: number) => Ev[]): Aggregator<KeyState> {
+function keyAggregator(name: string, a: BoundArgs, env: CompileEnv, prefilter: boolean, keepEvents: (mask: number) => boolean, finish: (st: KeyState, full: number) => Ev[]): Aggregator<KeyState> {
   const fields = a.list('field')!;
   const clauses = whereClauses(a, env);
   const full = (1 << clauses.length) - 1;
@@ -160,22 +184,27 @@ function keyAggregator(name: string, a: BoundArgs, env: CompileEnv, keepEvents: 
   const over = (what: string): never => {
     throw new LogsvcError('E_QUERY', `${name}: ${what}; narrow the query with filters before ${name}() or a shorter time range`);
   };
+  // Without prefilter only the key's mask needs an event's clauses: those the key already
+  // satisfies are not run again (most events of a busy key run none).
+  const perEvent = prefilter;
   return {
     name,
     init: () => ({ k: new Map(), events: 0 }),
     add(st, e) {
       const k = keyOf(e, fields);
       if (k === undefined) return;
-      let mask = 0;
-      clauses.forEach((c, i) => {
-        if (c(e.clone())) mask |= 1 << i;
-      });
       const key = keyText(k);
       let cur = st.k.get(key);
       if (cur === undefined) {
         if (st.k.size >= limit) over(`more than ${limit} distinct keys (the limit parameter)`);
         cur = [0, []];
         st.k.set(key, cur);
+      }
+      let mask = 0;
+      const known = perEvent ? 0 : cur[0];
+      for (let i = 0; i < clauses.length; i++) {
+        const bit = 1 << i;
+        if ((known & bit) === 0 && clauses[i]!(e)) mask |= bit;
       }
       cur[0] |= mask;
       if (keepEvents(mask)) {
@@ -221,7 +250,7 @@ const selfJoinFilter: FnDef = {
   params: [...WHERE_PARAMS, { name: 'limit', type: 'number', default: '20000' }],
   agg(a, env) {
     const prefilter = a.bool('prefilter', false);
-    const agg = keyAggregator('selfJoinFilter', a, env, (mask) => !prefilter || mask !== 0, (st, full) => byTime([...st.k.values()].filter(([m]) => m === full).flatMap(([, evs]) => evs)));
+    const agg = keyAggregator('selfJoinFilter', a, env, prefilter, (mask) => !prefilter || mask !== 0, (st, full) => byTime([...st.k.values()].filter(([m]) => m === full).flatMap(([, evs]) => evs)));
     return { agg, outputs: null, oneRow: false, keepsColumns: true };
   },
 };
@@ -243,7 +272,7 @@ const selfJoin: FnDef = {
     const prefilter = a.bool('prefilter', false);
     const postfilter = a.bool('postfilter', false);
     const keep = collect.length > 0 || select !== undefined || postfilter;
-    const agg = keyAggregator('selfJoin', a, env, (mask) => keep && (!prefilter || mask !== 0), (st, full) => {
+    const agg = keyAggregator('selfJoin', a, env, prefilter, (mask) => keep && (!prefilter || mask !== 0), (st, full) => {
       const out: Ev[] = [];
       const keys = [...st.k.entries()].filter(([, [m]]) => m === full).sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
       for (const [key, [, evs]] of keys) {

@@ -66,6 +66,20 @@ export function renderFunctionReference(): string {
     '(type is `ip_address`, `domain` or `url`). Without the setting, a query using the function fails',
     'naming it. The most specific network holding an address wins.',
     '',
+    '## Reverse DNS',
+    '',
+    'reverseDns() (and the deprecated rdns(), which before any aggregate is `tail(limit) | rdns(...)`)',
+    'ask the name server of `query.rdns_server` (empty: the system name servers) for the PTR names',
+    'of the distinct addresses in the result rows, after the first aggregate, on the node running the',
+    'query. Bounds: `limit` distinct addresses per call (default 5,000, at most `query.rdns_max_limit`),',
+    'one time budget per call (`query.rdns_timeout_ms`), and node-wide `query.rdns_concurrency` requests',
+    'in flight and `query.rdns_requests_per_second`; answers are cached for ten minutes. Addresses in',
+    'loopback, private and other internal ranges are not looked up, and `server=` must be an IP',
+    'address outside them, unless `alerts.allow_targets` lists the range (the outbound guard of',
+    'alert actions). Rows whose address was not resolved keep their fields without the output; the',
+    'result says why in its warnings. `query.rdns_enabled = false` turns both functions into a query',
+    'error naming that setting.',
+    '',
   );
   return lines.join('\n');
 }

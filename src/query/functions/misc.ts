@@ -41,6 +41,14 @@ const wildcard: FnDef = {
       return (e) => fields.some((f) => e.has(f));
     }
     const test = compileWildcard(pattern, { anchored: true, ignoreCase });
+    if (fields.length === 1) {
+      // One field (the usual call): no closure per event.
+      const f = fields[0]!;
+      return (e) => {
+        const v = e.get(f);
+        return v !== undefined && test(v);
+      };
+    }
     return (e) =>
       fields.some((f) => {
         const v = e.get(f);

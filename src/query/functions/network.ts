@@ -25,6 +25,8 @@ interface RangeTable {
   /** Per address width: sorted, non-overlapping [first, last, row]. */
   v4: [bigint, bigint, number][];
   v6: [bigint, bigint, number][];
+  /** v4 again as numbers (every IPv4 address is exact in a double): the per-event search. */
+  v4n: { first: Float64Array; last: Float64Array; row: Int32Array };
   columns: string[];
   rows: (string | null)[][];
 }
@@ -50,7 +52,7 @@ function loadRanges(path: string, setting: string, fail: (m: string) => never): 
   }
   const net = parsed.columns.indexOf('network');
   if (net < 0) return fail(`${setting} ${path} has no "network" column`);
-  const table: RangeTable = { v4: [], v6: [], columns: parsed.columns, rows: parsed.rows };
+  const table: RangeTable = { v4: [], v6: [], v4n: { first: new Float64Array(0), last: new Float64Array(0), row: new Int32Array(0) }, columns: parsed.columns, rows: parsed.rows };
   parsed.rows.forEach((r, i) => {
     const cell = r[net];
     if (cell === null || cell === undefined) return;
@@ -66,13 +68,53 @@ function loadRanges(path: string, setting: string, fail: (m: string) => never): 
   });
   // Most specific first among equal starts, so the innermost network wins the search below.
   for (const list of [table.v4, table.v6]) list.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0));
+  table.v4n = { first: Float64Array.from(table.v4, (x) => Number(x[0])), last: Float64Array.from(table.v4, (x) => Number(x[1])), row: Int32Array.from(table.v4, (x) => x[2]) };
   if (tableCache.size >= 8) tableCache.clear();
   tableCache.set(path, { stamp, table });
   return table;
 }
 
+/** A plain dotted-quad IPv4 address as a number; -1 for anything else (parseIp decides those). */
+function ipv4Number(text: string): number {
+  let v = 0;
+  let part = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (++digits > 3) return -1;
+      part = part * 10 + (c - 48);
+    } else if (c === 46) {
+      if (digits === 0 || part > 255 || ++dots > 3) return -1;
+      v = v * 256 + part;
+      part = 0;
+      digits = 0;
+    } else return -1;
+  }
+  if (dots !== 3 || digits === 0 || part > 255) return -1;
+  return v * 256 + part;
+}
+
 /** The row of the most specific network holding `ip`, or undefined. Ranges may nest; overlaps are scanned back from the last start at or below ip. */
 function findRow(t: RangeTable, text: string): (string | null)[] | undefined {
+  const n = ipv4Number(text);
+  if (n >= 0) {
+    // The common case without BigInt: a plain IPv4 address against the numeric copy.
+    const { first, last, row } = t.v4n;
+    let lo = 0;
+    let hi = first.length - 1;
+    let at = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (first[mid]! <= n) {
+        at = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    for (let i = at, steps = 0; i >= 0 && steps < 64; i--, steps++) if (first[i]! <= n && n <= last[i]!) return t.rows[row[i]!];
+    return undefined;
+  }
   const ip = parseIp(text);
   if (ip === null) return undefined;
   const list = ip.bits === 32 ? t.v4 : t.v6;
@@ -145,14 +187,27 @@ function enrich(name: string, key: keyof DataFiles, setting: string, columns: st
       const t = dataFile(env, a, key, setting);
       const field = a.string('field', 'ip');
       const prefix = a.string('as', field);
+      // Column positions and output names once, not per event.
+      const at = columns.map((c) => t.columns.indexOf(c));
+      const names = columns.map((c) => `${prefix}.${c}`);
+      // Addresses repeat (clients, servers): the last few thousand answers are remembered.
+      const seen = new Map<string, (string | null)[] | null>();
+      const rowFor = (v: string): (string | null)[] | undefined => {
+        const hit = seen.get(v);
+        if (hit !== undefined) return hit ?? undefined;
+        const r = findRow(t, v);
+        if (seen.size >= 4096) seen.clear();
+        seen.set(v, r ?? null);
+        return r;
+      };
       return {
         run(e, emit) {
           const v = e.get(field);
-          const r = v === undefined ? undefined : findRow(t, v);
+          const r = v === undefined ? undefined : rowFor(v);
           if (r !== undefined) {
-            for (const c of columns) {
-              const x = cellOf(t, r, c);
-              if (x !== undefined) e.set(`${prefix}.${c}`, x);
+            for (let i = 0; i < at.length; i++) {
+              const x = at[i]! < 0 ? null : r[at[i]!];
+              if (x !== null && x !== undefined && x !== '') e.set(names[i]!, x);
             }
           }
           emit(e);

@@ -142,6 +142,8 @@ export const FUNCTION_DOCS: Readonly<Record<string, FunctionDoc>> = {
   regex: { summary: 'Regex match with named groups as fields.', example: 'regex("user=(?<user>\\\\w+)")' },
   rename: { summary: 'Renames one field or many.', example: 'rename(field=[[src, source], [dst, destination]])' },
   replace: { summary: 'Regex substitution in a field.', example: 'replace("\\\\d", with="#", field=card)' },
+  rdns: { summary: 'Deprecated reverse DNS: before any aggregate it is tail(limit) | rdns(...); output hostname (query.rdns_*).', example: 'tail(100) | rdns(ip, as=dnsName)' },
+  reverseDns: { summary: 'Host name of an IP by reverse DNS, after an aggregate; bounded, cached, rate-limited (query.rdns_*).', example: 'groupBy(ip, function=[], limit=100) | reverseDns(ip)' },
   round: { summary: 'Rounds a number to an integer (round, floor or ceil).', example: 'round(ms, how=ceil)' },
   sample: { summary: 'Keeps about that percentage of events.', example: 'sample(10)' },
   sankey: { summary: 'Weights of source to target edges.', example: 'sankey(source=src, target=dst)' },
@@ -200,6 +202,7 @@ export const FUNCTION_DOCS: Readonly<Record<string, FunctionDoc>> = {
   urlDecode: { summary: 'Percent-decodes a value.', example: 'urlDecode(query)' },
   urlEncode: { summary: 'Percent-encodes a value (space as +).', example: 'urlEncode(query)' },
   wildcard: { summary: 'Glob search on fields (anchored) or the whole event (unanchored).', example: 'url =~ wildcard("*/admin/*", ignoreCase=true)' },
+  window: { summary: 'Aggregate over the last n buckets of the surrounding timeChart()/bucket() (sliding window).', example: 'timeChart(span=15s, function=window(function=avg(bytes), buckets=3))' },
   worldMap: { summary: 'Geohash cells of lat/lon (or ip=, via query.geoip_file) with a magnitude.', example: 'worldMap(lat=lat, lon=lon)' },
   writeJson: { summary: 'Selected fields as a JSON string.', example: 'writeJson([user, url])' },
   'xml:prettyPrint': { summary: 'Re-indents XML.', example: 'xml:prettyPrint(step=4)' },
@@ -209,9 +212,6 @@ export const FUNCTION_DOCS: Readonly<Record<string, FunctionDoc>> = {
 export const LEFT_OUT: Readonly<Record<string, string>> = {
   correlate:
     'Correlates several named subqueries into constellations within a time window; its matching rules (iteration, jitter, roots, sequences) are not specified closely enough in the reference to reproduce, and a guess would give wrong answers.',
-  rdns: 'Reverse DNS needs name servers; this node reaches only loopback, and lookups cannot run inside the synchronous per-event stages of a scan.',
-  reverseDns: 'Same as rdns: no reachable name servers, and a lookup per row would need an asynchronous stage after the aggregate that the engine does not have.',
-  window: 'Only valid as the function of timeChart()/bucket(), where it needs buckets to see their neighbours; the bucket aggregates here finish each bucket alone.',
   'explain:asTable': 'Seen only in third-party material; no documented parameters or output (query-functions.md §1 marks it unconfirmed).',
   matchAsArray: 'Listed only in third-party lists; not confirmed in the official documentation (query-functions.md §1).',
 };

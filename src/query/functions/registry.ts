@@ -20,6 +20,7 @@ import { networkFunctions } from './network.js';
 import { moreParsingFunctions } from './parsing-more.js';
 import { miscFunctions } from './misc.js';
 import { correlationFunctions } from './correlation.js';
+import { dnsFunctions } from './dns.js';
 import type { FnDef } from './types.js';
 
 const registry: ReadonlyMap<string, FnDef> = (() => {
@@ -43,6 +44,7 @@ const registry: ReadonlyMap<string, FnDef> = (() => {
     moreParsingFunctions,
     miscFunctions,
     correlationFunctions,
+    dnsFunctions,
   ]) {
     for (const def of list) {
       const key = def.name.toLowerCase();

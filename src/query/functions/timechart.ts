@@ -118,7 +118,99 @@ interface ChartState {
   over: number;
 }
 
-function timeAggregator(name: string, buckets: Buckets, series: string[], sub: Aggregator<unknown>, limit: number, warnOnLimit: boolean, cap: number): Aggregator<ChartState> {
+// --- window() ---------------------------------------------------------------------------------------
+//
+// window(function, span | buckets) aggregates over the last n buckets of the surrounding timeChart()
+// or bucket() (query-functions.md §1): the value at bucket b is the aggregate of the events of
+// buckets b-(n-1) .. b. The chart adds each event to the cell of its own bucket and, for window
+// functions only, to the cells of the n-1 buckets after it (windowOffset says which of those the
+// add is for), so every cell's window state is complete on its own and merges across blocks and
+// workers like any state. The first buckets aggregate the buckets that exist before them.
+
+const WINDOW = 'window';
+/** The most buckets one window spans (each event is added to that many cells). */
+export const MAX_WINDOW_BUCKETS = 200;
+/** How many buckets after its own the event being added is (0: its own bucket). */
+let windowOffset = 0;
+/** The layout of the timeChart()/bucket() whose function= is being compiled; null elsewhere. */
+let windowHost: Buckets | null = null;
+
+const windowFunction: FnDef = {
+  name: 'window',
+  params: [
+    { name: 'function', type: 'aggs', unnamed: true, default: 'count(as=_count)' },
+    { name: 'span', type: 'string' },
+    { name: 'buckets', type: 'number' },
+  ],
+  agg(a, env): AggSpec {
+    const host = windowHost;
+    if (host === null) return env.fail(a.call.span, 'window() can only be used as the function argument of timeChart() or bucket()');
+    if (a.has('span') === a.has('buckets')) return env.fail(a.call.span, 'window: exactly one of span and buckets must be given');
+    let n: number;
+    if (a.has('buckets')) {
+      n = a.number('buckets')!;
+      if (!Number.isInteger(n) || n < 1) a.fail('buckets', 'parameter buckets of function window must be a whole number of at least 1');
+    } else {
+      // The span is rounded to the nearest multiple of the chart's buckets.
+      n = Math.max(1, Math.round(readSpan(a, 'span')! / host.span));
+    }
+    if (n > MAX_WINDOW_BUCKETS) a.fail(a.has('buckets') ? 'buckets' : 'span', `window: a window of ${n} buckets is more than the ${MAX_WINDOW_BUCKETS} this engine computes; use fewer, wider buckets`);
+    windowHost = null; // no window inside a window
+    let inner: AggSpec;
+    try {
+      inner = statsOf(a.aggs('function') ?? [env.aggCall({ name: 'count', args: [], span: a.call.span })], a.span('function'), env);
+    } finally {
+      windowHost = host;
+    }
+    // A window wider than the chart yields nothing.
+    const tooWide = n > (host.last - host.first) / host.span + 1;
+    const sub = inner.agg;
+    const agg: Aggregator<unknown> = {
+      ...sub,
+      name: WINDOW,
+      add(st, e) {
+        if (windowOffset < n) sub.add(st, e);
+      },
+      finish: (st) => (tooWide ? [] : sub.finish(st)),
+    };
+    reach.set(agg, n);
+    return { agg, outputs: inner.outputs, oneRow: inner.oneRow };
+  },
+};
+
+/** Buckets each window aggregator spans. */
+const reach = new WeakMap<Aggregator<unknown>, number>();
+
+/** An aggregate of the chart that is not a window sees each event once, in its own bucket. */
+function ownBucketOnly(spec: AggSpec): AggSpec {
+  const sub = spec.agg;
+  return {
+    ...spec,
+    agg: {
+      ...sub,
+      add(st, e) {
+        if (windowOffset === 0) sub.add(st, e);
+      },
+    },
+  };
+}
+
+/** The function= aggregates of a chart, with window() allowed among them; `span`: the cells an event reaches. */
+function chartFunctions(a: BoundArgs, env: CompileEnv, buckets: Buckets): { specs: AggSpec[]; span: number } {
+  windowHost = buckets;
+  let specs: AggSpec[];
+  try {
+    specs = a.aggs('function') ?? [env.aggCall({ name: 'count', args: [], span: a.call.span })];
+  } finally {
+    windowHost = null;
+  }
+  const widths = specs.map((s) => reach.get(s.agg) ?? 0);
+  const span = Math.max(1, ...widths);
+  if (span === 1) return { specs, span };
+  return { specs: specs.map((s, i) => (widths[i]! > 0 ? s : ownBucketOnly(s))), span };
+}
+
+function timeAggregator(name: string, buckets: Buckets, series: string[], sub: Aggregator<unknown>, limit: number, warnOnLimit: boolean, cap: number, windowSpan = 1): Aggregator<ChartState> {
   const { first, last, span } = buckets;
   const seriesOf = (st: ChartState): Map<string, string[]> => {
     const m = new Map<string, string[]>();
@@ -138,8 +230,20 @@ function timeAggregator(name: string, buckets: Buckets, series: string[], sub: A
       if (b < first || b > last) return;
       const k = keyOf(e, series);
       if (k === undefined) return;
-      const key = `${b}\u0000${keyText(k)}`;
-      addToGroup(st, key, cap, sub, e, () => ({ b, k, s: sub.init() }));
+      const sk = keyText(k);
+      addToGroup(st, `${b}\u0000${sk}`, cap, sub, e, () => ({ b, k, s: sub.init() }));
+      if (windowSpan === 1) return;
+      // window(): the event is also in the windows of the next windowSpan-1 buckets.
+      try {
+        for (let j = 1; j < windowSpan; j++) {
+          const bj = b + j * span;
+          if (bj > last) break;
+          windowOffset = j;
+          addToGroup(st, `${bj}\u0000${sk}`, cap, sub, e, () => ({ b: bj, k, s: sub.init() }));
+        }
+      } finally {
+        windowOffset = 0;
+      }
     },
     merge: (into, other) => mergeGroups(into, other, cap, sub),
     finish(st) {
@@ -214,11 +318,11 @@ function timeFunction(name: 'timeChart' | 'bucket'): FnDef {
     ],
     agg(a, env): AggSpec {
       const series = a.list(seriesParam, []);
-      const specs = a.aggs('function') ?? [env.aggCall({ name: 'count', args: [], span: a.call.span })];
-      const sub = statsOf(specs, a.span('function'), env);
       const limit = a.limit('limit', 10, 500);
       if (limit < 1) a.fail('limit', `parameter limit of function ${name} must be at least 1`);
       const buckets = planBuckets(a, env.ctx, env);
+      const { specs, span: windowSpan } = chartFunctions(a, env, buckets);
+      const sub = statsOf(specs, a.span('function'), env);
       env.extraData['bucket_first_bucket'] = String(buckets.first);
       env.extraData['bucket_last_bucket'] = String(buckets.last);
       env.extraData['bucket_span_millis'] = String(buckets.span);
@@ -227,11 +331,11 @@ function timeFunction(name: 'timeChart' | 'bucket'): FnDef {
         env.extraData['timechart'] = 'true';
         env.extraData['ui:suggested-widget'] = 'time-chart';
       }
-      const agg = timeAggregator(name, buckets, series, sub.agg, limit, !a.has('limit'), env.limits.maxGroups);
+      const agg = timeAggregator(name, buckets, series, sub.agg, limit, !a.has('limit'), env.limits.maxGroups, windowSpan);
       const outputs = sub.outputs === null ? null : ['_bucket', ...series, ...sub.outputs.filter((o) => o !== '_bucket' && !series.includes(o))];
       return { agg, outputs, oneRow: false };
     },
   };
 }
 
-export const timeFunctions: FnDef[] = [timeFunction('timeChart'), timeFunction('bucket')];
+export const timeFunctions: FnDef[] = [timeFunction('timeChart'), timeFunction('bucket'), windowFunction];

@@ -117,10 +117,12 @@ export interface FnDef {
   afterOrdering?: boolean;
   /** Only in parsers (copyEvent). */
   parserOnly?: boolean;
+  /** Calls compiled before this one in stage position (rdns() before any aggregate: a tail()). */
+  before?(call: Call, env: CompileEnv): Call[] | undefined;
   /** An aggregate function. */
   agg?(a: BoundArgs, env: CompileEnv): AggSpec;
   /** A per-event stage. */
-  stage?(a: BoundArgs, env: CompileEnv): { run: MapStage['run']; pure?: boolean; order?: StageInfo['order'] };
+  stage?(a: BoundArgs, env: CompileEnv): { run: MapStage['run']; pure?: boolean; order?: StageInfo['order']; prepare?: MapStage['prepare'] };
   /** A filter without side effects, for use inside and/or/not (`!in(...)`). */
   filter?(a: BoundArgs, env: CompileEnv): (e: Ev) => boolean;
   /** A value per event, for use inside expressions (`4 / lower(a)`). */

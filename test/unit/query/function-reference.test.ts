@@ -57,7 +57,8 @@ function fixtureFiles(): { dataFiles: { geoip: string; asn: string; ioc: string 
 
 t.test('every function has a summary and an example, and every example compiles', async (t) => {
   const { dataFiles, files } = fixtureFiles();
-  const ctx = ctxOf({ dataFiles });
+  // Reverse DNS as a node configures it (its examples compile; nothing is looked up when compiling).
+  const ctx = ctxOf({ dataFiles, rdns: { enabled: true, server: '', timeoutMs: 5000, concurrency: 10, perSecond: 100, maxLimit: 20_000, allowTargets: [] } });
   for (const d of allFunctions()) {
     const doc = FUNCTION_DOCS[d.name];
     if (doc === undefined) {
