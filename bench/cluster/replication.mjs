@@ -1,0 +1,133 @@
+#!/usr/bin/env node
+/**
+ * Segment replication benchmark, side by side in one run on this machine (docs/replication.md):
+ *
+ *  1. the cost to ingest: the same load (bench/ingest/run.mjs, --target node) against a three-node
+ *     cluster with segment_replication_factor 1 and one with factor 2 (same broker): events/s, ack
+ *     p99, and the replication bytes each node received per second of ingest;
+ *  2. re-replication: in the factor-2 cluster node 3 is stopped, more is ingested, node 3 is started
+ *     again; the time until every segment is held by two nodes again, and the MB/s node 3 copied.
+ *
+ * Everything runs on 127.0.0.1 and is stopped by PID. Usage:
+ *   node bench/cluster/replication.mjs [--seconds 15] [--dataset accesslog] [--bytes-per-second N]
+ */
+import { join } from 'node:path';
+import { cleanupAll, makeTempDir, startLogsvcNode } from '../lib/processes.mjs';
+import { api, clusterToml, createRepo, freePort, ingestBench, KAFKA_DEV, run, sleep, summary } from '../lib/cluster.mjs';
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(`--${name}`);
+  return i === -1 ? dflt : args[i + 1];
+};
+if (args.includes('--help')) {
+  console.log('usage: node bench/cluster/replication.mjs [--seconds 15] [--dataset accesslog] [--bytes-per-second N]');
+  process.exit(0);
+}
+const SECONDS = Number(opt('seconds', '15'));
+const DATASET = opt('dataset', 'accesslog');
+const RATE = Number(opt('bytes-per-second', String(100 * 1024 * 1024)));
+const FAILURE_MS = 2000;
+
+async function replication(node) {
+  const r = await api(node.server.url, '/api/v1/clusterconfig/segments', node.adminToken);
+  if (r.status !== 200) throw new Error(`segments: ${r.status} ${r.text.slice(0, 200)}`);
+  return JSON.parse(r.text);
+}
+
+/** Waits until `node` sees every segment held by the factor and no copy under way anywhere it knows. */
+async function fullyReplicated(nodes, timeoutMs) {
+  const t0 = performance.now();
+  while (performance.now() - t0 < timeoutMs) {
+    const rs = await Promise.all(nodes.map((n) => replication(n).catch(() => null)));
+    if (rs.every((r) => r !== null && r.underReplicated === 0 && r.pendingOwn === 0 && r.active === 0 && r.queued === 0)) return { ms: performance.now() - t0, rs };
+    await sleep(100);
+  }
+  throw new Error(`not fully replicated within ${timeoutMs} ms`);
+}
+
+async function startCluster(brokers, prefix, factor) {
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const extra = `segment_replication_factor = ${factor}\nreplication_bytes_per_second = ${RATE}`;
+  const tomls = ports.map((p, i) => clusterToml(i + 1, brokers, prefix, p, ports.filter((x) => x !== p), FAILURE_MS, extra));
+  const dirs = [];
+  for (let i = 0; i < 3; i++) dirs.push(await makeTempDir(`logsvc-bench-repl-${factor}-${i + 1}-`));
+  const nodes = await Promise.all(dirs.map((d, i) => startLogsvcNode({ rootDir: d, config: tomls[i], nodeFlags: [] })));
+  await sleep(FAILURE_MS * 3);
+  return { nodes, dirs, tomls };
+}
+
+async function main() {
+  const root = await makeTempDir('logsvc-bench-repl-');
+  const kdir = join(root, 'kafka');
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.once(sig, () => {
+      void cleanupAll()
+        .then(() => run(KAFKA_DEV, ['stop', '--data-dir', kdir]))
+        .finally(() => process.exit(130));
+    });
+  }
+  const [kport, cport] = [await freePort(), await freePort()];
+  await run(KAFKA_DEV, ['fetch']);
+  await run(KAFKA_DEV, ['start', '--data-dir', kdir, '--port', String(kport), '--controller-port', String(cport)]);
+  const brokers = `127.0.0.1:${kport}`;
+  const result = { date: new Date().toISOString(), dataset: DATASET, seconds: SECONDS, replicationBytesPerSecond: RATE };
+  const o = { dataset: DATASET, seconds: SECONDS };
+  try {
+    // 1. Factor 1 and factor 2, the same load, one after the other on the same broker.
+    result.ingest = {};
+    for (const factor of [1, 2]) {
+      const c = await startCluster(brokers, `f${factor}-`, factor);
+      const [a] = c.nodes;
+      const token = await createRepo(a.server.url, a.adminToken, 'bench');
+      const t0 = performance.now();
+      const s = summary(await ingestBench(a.server.url, token, [], o));
+      const settled = await fullyReplicated(c.nodes, 300_000);
+      const seconds = (performance.now() - t0) / 1000;
+      const received = settled.rs.map((r) => r.bytesReceived);
+      result.ingest[`factor${factor}`] = {
+        ...s,
+        segmentBytesPerNode: settled.rs[0].nodes.map((n) => n.bytes),
+        replicationMBReceivedPerNode: received.map((b) => +(b / 1048576).toFixed(1)),
+        replicationMBpsPerNode: received.map((b) => +(b / 1048576 / seconds).toFixed(2)),
+        settledAfterIngestMs: Math.round(settled.ms),
+      };
+      console.log(JSON.stringify({ factor, ...result.ingest[`factor${factor}`] }));
+      if (factor === 1) {
+        for (const n of c.nodes) await n.server.stop(15_000);
+        continue;
+      }
+      // 2. Re-replication: node 3 misses a second load, then comes back.
+      await c.nodes[2].server.stop(15_000);
+      await sleep(FAILURE_MS * 2);
+      await ingestBench(a.server.url, token, [], o);
+      await sleep(3000);
+      const before = await replication(a);
+      const restartAt = performance.now();
+      c.nodes[2] = await startLogsvcNode({ rootDir: c.dirs[2], config: c.tomls[2], nodeFlags: [] });
+      const readyMs = performance.now() - restartAt;
+      const back = await fullyReplicated(c.nodes, 600_000);
+      const ms = performance.now() - restartAt;
+      const copied = back.rs[2].bytesReceived;
+      result.rereplication = {
+        underReplicatedBefore: before.underReplicated,
+        secondsFromRestart: +(ms / 1000).toFixed(1),
+        secondsToReady: +(readyMs / 1000).toFixed(1),
+        mbCopiedToNode3: +(copied / 1048576).toFixed(1),
+        mbPerSecond: +(copied / 1048576 / (ms / 1000)).toFixed(2),
+      };
+      console.log(JSON.stringify({ rereplication: result.rereplication }));
+      for (const n of c.nodes) await n.server.stop(15_000);
+    }
+    result.ingest.factor2ShareOfFactor1 = +(result.ingest.factor2.eventsPerSec / result.ingest.factor1.eventsPerSec).toFixed(2);
+  } finally {
+    await cleanupAll();
+    await run(KAFKA_DEV, ['stop', '--data-dir', kdir]).catch(() => undefined);
+  }
+  console.log(JSON.stringify(result));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
