@@ -63,13 +63,13 @@ async function waitAllReplicated(nodes: TestNode[], events: number, timeoutMs = 
   }
 }
 
-/** Waits until every digest partition has a live owner (a takeover after a kill has happened). */
+/** Waits until every digest partition has a live owner that has started digesting (a takeover or handover is complete). */
 async function waitOwnedBy(n: TestNode, live: number[], timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await api(n.url, '/api/v1/clusterconfig/digest', { token: n.adminToken });
-    const parts = res.json<{ owner: number | null }[]>();
-    if (parts.every((p) => p.owner !== null && live.includes(p.owner))) return;
+    const parts = res.json<{ owner: number | null; digesting: boolean }[]>();
+    if (parts.every((p) => p.owner !== null && live.includes(p.owner) && p.digesting)) return;
     if (Date.now() > deadline) throw new Error(`partitions not owned by ${JSON.stringify(live)}: ${res.text}`);
     await sleep(200);
   }
@@ -131,6 +131,7 @@ t.test('three nodes, factor 2: losing one node loses no answer; copies come back
     await c.restart(victim);
     await waitForAlive(alive(c), [1, 2, 3]);
     await waitAllReplicated(alive(c), 2 * N);
+    await waitOwnedBy(c.node(1), [1, 2, 3]);
   }
 
   // Two down: the last node answers with what it holds, and says the answer is partial.
@@ -147,7 +148,8 @@ t.test('three nodes, factor 2: losing one node loses no answer; copies come back
   t.ok(partial.count < N, 'which is not everything');
   await Promise.all([c.restart(1), c.restart(2)]);
   await waitForAlive(alive(c), [1, 2, 3]);
-  await waitReplicated(c.node(1));
+  await waitAllReplicated(alive(c), 2 * N);
+  await waitOwnedBy(c.node(1), [1, 2, 3]);
   for (const x of [1, 2, 3]) t.same(await ledger(c.node(x)), { count: N, distinct: N, warnings: [] }, `all back: node ${x} answers in full, no warning`);
 
   // A damaged copy: a bit flipped in a segment file of a stopped node. The scrubber finds it at the
@@ -175,6 +177,7 @@ t.test('three nodes, factor 2: losing one node loses no answer; copies come back
   }
   t.ok(corrupt >= 1, 'the damaged copy is found by its checksum');
   await waitReplicated(n3b);
+  await waitOwnedBy(n3b, [1, 2, 3]);
   const again = await segmentFiles(join(victim.dataDir, 'segments'));
   t.ok(again.includes(target), 'and copied again from a healthy holder');
   t.ok((await readdir(join(victim.dataDir, 'segments'), { recursive: true })).some((f) => String(f).endsWith('.corrupt')), 'the damaged file is set aside');
@@ -189,7 +192,7 @@ t.test('kill -9 of a receiver mid-copy: the partial file is never served; the co
     partitions: 1,
     // Slow copies (256 KiB/s) and larger segments, so a copy is under way long enough to be cut.
     clusterExtra: 'segment_replication_factor = 2\nreplication_bytes_per_second = 262144',
-    extra: '',
+    flushSeconds: 8,
   });
   const [n1, n2] = [c.node(1), c.node(2)];
   await waitForAlive([n1, n2], [1, 2]);
@@ -217,10 +220,12 @@ t.test('kill -9 of a receiver mid-copy: the partial file is never served; the co
   await c.node(receiver!).kill();
   const survivor = receiver === 1 ? n2 : n1;
   await waitForAlive([survivor], [survivor === n1 ? 1 : 2]);
+  await waitOwnedBy(survivor, [survivor === n1 ? 1 : 2]);
   t.same((await ledger(survivor)).count, N, 'the surviving holder answers in full');
   const back = await c.restart(receiver!);
   await waitForAlive(alive(c), [1, 2]);
   const r = await waitReplicated(back, 180_000);
+  await waitOwnedBy(back, [1, 2]);
   t.equal(r.underReplicated, 0, 'after the restart every segment is held by both nodes');
   t.same(await partFiles(join(c.nodes.find((h) => h.id === receiver)!.dataDir, 'segments')), [], 'no partial file is left');
   for (const n of alive(c)) t.same(await ledger(n), { count: N, distinct: N, warnings: [] }, 'the ledger exactly once');
@@ -359,5 +364,6 @@ t.test('a network partition between two nodes: copies stall and resume after hea
   proxies[1]!.heal();
   await waitForAlive(nodes, [1, 2, 3], 60_000);
   await waitAllReplicated(nodes, 2 * N, 120_000);
+  await waitOwnedBy(n1, [1, 2, 3]);
   for (const n of nodes) t.same(await ledger(n), { count: N, distinct: N, warnings: [] }, `healed: asked on ${n.url}, the ledger exactly once, no warning`);
 });

@@ -30,6 +30,8 @@ export interface ClusterOptions {
   failureMs?: number;
   /** Extra TOML appended to every node's config. */
   extra?: string;
+  /** digest.flush_block_seconds (default 1): in a cluster also how long a segment stays open. */
+  flushSeconds?: number;
   /** Extra keys of every node's [cluster] section (e.g. "segment_replication_factor = 1"). */
   clusterExtra?: string;
 }
@@ -52,7 +54,7 @@ failure_timeout_ms = ${o.failureMs ?? 2000}
 ${o.clusterExtra ?? ''}
 [digest]
 partitions = ${o.partitions ?? 6}
-flush_block_seconds = 1
+flush_block_seconds = ${o.flushSeconds ?? 1}
 [health]
 grace_period_seconds = 0
 ${o.extra ?? ''}

@@ -21,7 +21,8 @@ export function clusterRoutes(s: HttpServices): Route[] {
           200,
           state.partitions.map((hosts, partition) => {
             const e = state.cluster.epochs.get(partition);
-            return { partition, hosts, owner: e?.node ?? null, epoch: e?.epoch ?? 0, checkpoint: e?.checkpoint ?? 0 };
+            // digesting: the owner has reported progress in its epoch (it has started digesting).
+            return { partition, hosts, owner: e?.node ?? null, epoch: e?.epoch ?? 0, checkpoint: e?.checkpoint ?? 0, digesting: e?.reported ?? false };
           }),
         );
       },
