@@ -99,6 +99,31 @@ export class BlockView {
     return col;
   }
 
+  /**
+   * A dictionary-encoded stored field: its entries and one code per row (`absent` where a row lacks
+   * it), so a filter or a tally can look at each distinct value once. Null for other encodings.
+   */
+  dict(name: string): { d: readonly string[]; codes: Uint8Array | Uint16Array; absent: number } | null {
+    const enc = this.encFields.get(name);
+    if (enc === undefined || enc.e !== 'k') return null;
+    const i = enc.i;
+    if (i.byteLength !== this.n * enc.w) throw new LogsvcError('E_STATE_CORRUPT', 'dictionary column has the wrong length');
+    if (enc.w === 1) return { d: enc.d, codes: i, absent: 255 };
+    // Little-endian u16 codes: a view when aligned on a little-endian machine, else a copy.
+    if (LITTLE_ENDIAN && i.byteOffset % 2 === 0) return { d: enc.d, codes: new Uint16Array(i.buffer, i.byteOffset, this.n), absent: 65535 };
+    const codes = new Uint16Array(this.n);
+    const dv = new DataView(i.buffer, i.byteOffset, i.byteLength);
+    for (let k = 0; k < this.n; k++) codes[k] = dv.getUint16(k * 2, true);
+    return { d: enc.d, codes, absent: 65535 };
+  }
+
+  /** An integer-typed stored field (every row holds one) as numbers; null for other encodings. */
+  ints(name: string): readonly number[] | null {
+    const enc = this.enc === null ? undefined : this.encFields.get(name);
+    if (enc === undefined || enc.e !== 'i') return null;
+    return decodeNumbers(enc.v, this.n);
+  }
+
   fieldNames(): string[] {
     return this.enc === null ? [...this.fieldCols.keys()] : [...this.encFields.keys()];
   }
@@ -138,6 +163,8 @@ export class BlockView {
     return out;
   }
 }
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 const REMOVED = Symbol('removed');
 

@@ -7,6 +7,7 @@
  * gives it as a number); numbers are parsed where a function needs them.
  */
 
+import type { Filter } from './ast.js';
 import { chargeMade } from './memory.js';
 
 /** One event (or, after an aggregate, one result row). Field names are data: any string is a name. */
@@ -128,6 +129,40 @@ export interface MapStage {
   /** For error messages and explain output. */
   name: string;
   run(e: Ev, emit: Emit): void;
+  /**
+   * A pure filter stage: the conjuncts it keeps events by (every one must hold), so the scan may
+   * evaluate them on a block's columns instead (columnar.ts). Absent: events one by one.
+   */
+  filters?: readonly Filter[];
+}
+
+/**
+ * A block's rows as the column fast paths read them (src/query/columnar.ts, over a BlockView):
+ * the rows selected so far and the columns by name, decoded once per block.
+ */
+export interface ColumnRows {
+  /** Selected row indexes, ascending. */
+  sel: Int32Array;
+  /** How many of `sel` are selected. */
+  count: number;
+  ts(): readonly number[];
+  /** A dictionary-encoded stored field (values and one code per row; `absent` marks rows without it); null otherwise. */
+  dict(name: string): { d: readonly string[]; codes: Uint8Array | Uint16Array; absent: number } | null;
+  /** A stored field's values by row (null/undefined where absent), or null when the block has no such column. */
+  strings(name: string): readonly (string | null | undefined)[] | null;
+}
+
+/** Ways an aggregate takes a block's events without an Ev per event (columnar.ts). */
+export interface ColumnAggregator<State> {
+  /** Adds `n` events whose contents it never reads (count()). */
+  addCount?(st: State, n: number): void;
+  /**
+   * Adds `n` events known only to lie in [minTs, maxTs] (block metadata); false, adding nothing,
+   * when that does not decide where they go.
+   */
+  addSpan?(st: State, minTs: number, maxTs: number, n: number): boolean;
+  /** Adds the selected rows of a block. */
+  addRows?(st: State, rows: ColumnRows): void;
 }
 
 /**
@@ -144,6 +179,8 @@ export interface Aggregator<State = unknown> {
   finish(state: State): Ev[];
   /** Bounds the state hit (groups left out, rows cut), as messages for the result's warnings. */
   warnings?(state: State): string[];
+  /** Column fast paths, each giving exactly what `add` would per event. */
+  columns?: ColumnAggregator<State>;
 }
 
 export interface AggStage {
