@@ -12,7 +12,7 @@
  * searches @rawstring first, then the stored fields.
  */
 import type { Call, Filter, Span, Value } from './ast.js';
-import { fold } from './casefold.js';
+import { foldedIncludes } from './casefold.js';
 import { compileRegex, groupsOf, type CompiledRegex } from './regex.js';
 import type { Emit, Ev } from './runtime.js';
 import { parseNumber } from './values.js';
@@ -64,8 +64,7 @@ export function searchedValues(e: Ev, visit: (v: string) => boolean): boolean {
 /** The test free text applies to one value: an unanchored match (`*` = any run), ignoring case. */
 export function textTest(value: string): (s: string) => boolean {
   if (hasWildcard(value)) return compileWildcard(value, { anchored: false, ignoreCase: true });
-  const needle = fold(value);
-  return (s) => fold(s).includes(needle);
+  return foldedIncludes(value);
 }
 
 /** Free text: an unanchored match (`*` = any run, quoted or not) of @rawstring or a stored field, ignoring case. */

@@ -68,6 +68,8 @@ export interface ScanTask {
   deadline: number;
   /** The query's memory budget and the node's (memory.ts); none: not metered (tests). */
   memory?: MemoryBudget;
+  /** Every event through the stages one by one, no column path (benchmarks compare the two). */
+  perEvent?: boolean;
 }
 
 export interface ScanResult {
@@ -86,8 +88,6 @@ export interface ScanResult {
 
 const compiled = new Map<string, CompiledQuery>();
 
-/** The column path is on unless FASTSCAN=0 (to measure against the per-event path). */
-const COLUMN_PATH = process.env['FASTSCAN'] !== '0';
 
 /** The cache key of a spec: its tables count by content hash and kind, not by their bytes. */
 function specKey(spec: QuerySpec): string {
@@ -164,7 +164,7 @@ export function blockScanner(
   agg: Aggregator,
   result: ScanResult,
   opts: { start: number; end: number; columnPath: boolean; meter: Meter; overTime: () => void },
-): { meta(minTs: number, maxTs: number, n: number): boolean; view(view: BlockView, whollyInRange: boolean): void } {
+): { headers: boolean; meta(minTs: number, maxTs: number, n: number): boolean; view(view: BlockView, whollyInRange: boolean): void } {
   const { start, end, meter, overTime } = opts;
   const state = result.state;
   const toAgg = (e: Ev): void => {
@@ -176,6 +176,7 @@ export function blockScanner(
   const restFeed = plan === null ? feed : chainStages(plan.rest, toAgg);
   const fromMeta = plan !== null && metadataAnswers(plan);
   return {
+    headers: fromMeta,
     meta(minTs, maxTs, n) {
       if (!fromMeta || minTs < start || maxTs > end || !addFromMetadata(plan!, state, minTs, maxTs, n)) return false;
       result.events += n;
@@ -213,6 +214,29 @@ export function blockScanner(
   };
 }
 
+/**
+ * Splits off the segment blocks wholly inside the range that the query answers from their headers
+ * (count(), a time histogram of counts where a block lies in one bucket): their partial state,
+ * computed here without reading them, and the units left to scan. Null state: none.
+ */
+export function answerFromHeaders(q: CompiledQuery, ctx: Pick<QueryContext, 'start' | 'end'>, units: readonly ScanUnit[]): { result: ScanResult | null; units: ScanUnit[] } {
+  const { maps, agg } = splitAtAggregate(q);
+  const result: ScanResult = { state: agg.init(), events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
+  const scanner = blockScanner(maps, agg, result, { start: ctx.start, end: ctx.end, columnPath: true, meter: new Meter(null), overTime: () => undefined });
+  if (!scanner.headers) return { result: null, units: [...units] };
+  const left: ScanUnit[] = [];
+  for (const u of units) {
+    if (u.kind !== 'seg') {
+      left.push(u);
+      continue;
+    }
+    const blocks = u.blocks.filter((b) => !scanner.meta(b.minTs, b.maxTs, b.eventCount));
+    if (blocks.length === u.blocks.length) left.push(u);
+    else if (blocks.length > 0) left.push({ ...u, blocks });
+  }
+  return { result: result.events > 0 ? result : null, units: left };
+}
+
 export function runScanTask(task: ScanTask): ScanResult {
   // What the task makes is charged to the query while it runs; its partial state is handed over
   // (and charged by the coordinator's merge) when it returns.
@@ -235,7 +259,7 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
   const overTime = (): void => {
     if (Date.now() > task.deadline) throw new LogsvcError('E_QUERY_LIMIT', 'the query ran out of time (query.max_query_seconds); narrow the time range or the search');
   };
-  const scanner = blockScanner(maps, agg, result, { start, end, columnPath: COLUMN_PATH, meter, overTime });
+  const scanner = blockScanner(maps, agg, result, { start, end, columnPath: task.perEvent !== true, meter, overTime });
   const scanView = scanner.view;
 
   const probes = q.pruning.bloom === null ? null : blockProbes(q.pruning.bloom);
