@@ -117,6 +117,22 @@ export class BlockView {
     return { d: enc.d, codes, absent: 65535 };
   }
 
+  /** How a stored field's column is encoded (columns.ts StringColumn `e`); null for blocks in memory. */
+  encoding(name: string): StringColumn['e'] | null {
+    return this.encFields.get(name)?.e ?? null;
+  }
+
+  /**
+   * The template of a block whose raw strings are stored as templates over its field columns
+   * (columns.ts TemplateRaw): the layouts (field column numbers in raw order), each row's layout,
+   * the gap columns and the field names by column number. Null for other blocks.
+   */
+  template(): { layouts: readonly (readonly number[])[]; ids: readonly number[]; gaps: readonly StringColumn[]; names: readonly string[] } | null {
+    const enc = this.enc;
+    if (enc === null || enc.raw.e !== 't') return null;
+    return { layouts: enc.raw.t, ids: decodeNumbers(enc.raw.li, this.n), gaps: enc.raw.g, names: enc.fields.map(([name]) => name) };
+  }
+
   /** An integer-typed stored field (every row holds one) as numbers; null for other encodings. */
   ints(name: string): readonly number[] | null {
     const enc = this.enc === null ? undefined : this.encFields.get(name);

@@ -19,6 +19,10 @@ import type { Filter } from './ast.js';
 import type { BlockView } from './block-view.js';
 import { compareNumber, compareTest, regexFor, searchedField, textTest } from './filter.js';
 import type { Aggregator, ColumnAggregator, ColumnRows, MapStage } from './runtime.js';
+import { fold, isTokenUnit } from './casefold.js';
+import { hasWildcard } from './wildcard.js';
+import { decodeStrings, type StringColumn } from '../segments/columns.js';
+import { LogsvcError } from '../lib/errors.js';
 
 /** One filter specialised to one block: row index -> kept. */
 type RowTest = (i: number) => boolean;
@@ -58,8 +62,121 @@ function fieldTest(view: BlockView, name: string, test: (s: string | undefined) 
   return (i) => test(col[i] ?? undefined);
 }
 
+/** `test` over a string column that is not a field (a template's gaps), each dictionary entry tested once. */
+function columnTest(col: StringColumn, n: number, test: (s: string) => boolean): RowTest {
+  if (col.e === 'k') {
+    const m = new Uint8Array(col.d.length);
+    for (let k = 0; k < col.d.length; k++) m[k] = test(col.d[k]!) ? 1 : 0;
+    const absent = col.w === 1 ? 255 : 65535;
+    const b = col.i;
+    if (b.length !== n * col.w) throw new LogsvcError('E_STATE_CORRUPT', 'dictionary column has the wrong length');
+    if (col.w === 1) {
+      return (i) => {
+        const c = b[i]!;
+        return c !== absent && m[c] === 1;
+      };
+    }
+    return (i) => {
+      const c = b[2 * i]! | (b[2 * i + 1]! << 8);
+      return c !== absent && m[c] === 1;
+    };
+  }
+  const values = decodeStrings(col, n);
+  return (i) => {
+    const v = values[i];
+    return v !== null && v !== undefined && test(v);
+  };
+}
+
+/**
+ * Free text of a word (every folded unit a token unit, no wildcard) in a block whose raw strings
+ * are templates, without building them: a match lies inside one token run of @rawstring, and
+ * where no template cut splits a token run (a clean row, nearly all of them) every token run lies
+ * inside one gap or one field value. So a row matches when a gap (each distinct gap tested once)
+ * or a searched field matches; only a row with a token run cut by the template gets its raw
+ * string built and searched. Null when the block is not such a block or a placed field is one
+ * free text does not search.
+ */
+function templateWordTest(view: BlockView, test: (s: string) => boolean, digits: boolean): RowTest | null {
+  const tpl = view.template();
+  if (tpl === null) return null;
+  for (const layout of tpl.layouts) for (const j of layout) if (!searchedField(tpl.names[j] ?? '')) return null;
+  const n = view.n;
+  const gapTests = tpl.gaps.map((g) => columnTest(g, n, test));
+  const gapValues = tpl.gaps.map((g) => decodeStrings(g, n));
+  const fieldTests: RowTest[] = [];
+  for (const name of view.fieldNames()) {
+    if (!searchedField(name)) continue;
+    // Integers and IPv4 addresses hold only digits, '-' and '.': a word with a letter is in none of them.
+    const e = view.encoding(name);
+    if ((e === 'i' || e === '4') && !digits) continue;
+    fieldTests.push(fieldTest(view, name, (s) => s !== undefined && test(s)));
+  }
+  // The first and last unit of a placed value (-1: empty), typed columns without building their text.
+  const DIGIT = 48;
+  const edges = tpl.names.map((name): ((i: number, last: boolean) => number) | null => {
+    const e = view.encoding(name);
+    if (e === '4') return () => DIGIT;
+    if (e === 'i') {
+      const ints = view.ints(name)!;
+      return (i, last) => (last || ints[i]! >= 0 ? DIGIT : 45);
+    }
+    return null;
+  });
+  const placed: (readonly (string | null | undefined)[] | null)[] = tpl.names.map(() => null);
+  const edgeOf = (j: number, i: number, last: boolean): number => {
+    const typed = edges[j];
+    if (typed !== null && typed !== undefined) return typed(i, last);
+    const v = (placed[j] ??= view.field(tpl.names[j]!) ?? [])[i];
+    if (v === null || v === undefined || v.length === 0) return -1;
+    return v.charCodeAt(last ? v.length - 1 : 0);
+  };
+  const { layouts, ids } = tpl;
+  /** True when a cut between two pieces of row i falls inside a token run. */
+  const cutsRun = (i: number): boolean => {
+    const layout = layouts[ids[i]!];
+    if (layout === undefined) return true;
+    let last = -1;
+    for (let k = 0; k <= layout.length; k++) {
+      const g = gapValues[k]?.[i];
+      if (g !== null && g !== undefined && g.length > 0) {
+        if (last >= 0 && isTokenUnit(last) && isTokenUnit(g.charCodeAt(0))) return true;
+        last = g.charCodeAt(g.length - 1);
+      }
+      if (k === layout.length) break;
+      const j = layout[k]!;
+      const first = edgeOf(j, i, false);
+      if (first >= 0) {
+        if (last >= 0 && isTokenUnit(last) && isTokenUnit(first)) return true;
+        last = edgeOf(j, i, true);
+      }
+    }
+    return false;
+  };
+  let raw: readonly string[] | null = null;
+  return (i) => {
+    for (let k = 0; k < gapTests.length; k++) if (gapTests[k]!(i)) return true;
+    for (let k = 0; k < fieldTests.length; k++) if (fieldTests[k]!(i)) return true;
+    if (!cutsRun(i)) return false;
+    const r = (raw ??= view.raw())[i];
+    return r !== undefined && test(r);
+  };
+}
+
+/** True when every unit of folded `s` is a token unit (a match of it lies inside one token run). */
+function wordOnly(s: string): boolean {
+  const f = fold(s);
+  if (f.length === 0) return false;
+  for (let i = 0; i < f.length; i++) if (!isTokenUnit(f.charCodeAt(i))) return false;
+  return true;
+}
+
 /** Free text or a bare regex: @rawstring, then every stored field the block has (filter.ts searchedValues). */
-function anyValueTest(view: BlockView, test: (s: string) => boolean): RowTest {
+function anyValueTest(view: BlockView, test: (s: string) => boolean, word = false, digits = false): RowTest {
+  if (word) {
+    const t = templateWordTest(view, test, digits);
+    if (t !== null) return t;
+  }
   const raw = view.raw();
   const parts: RowTest[] = [];
   for (const name of view.fieldNames()) {
@@ -137,7 +254,9 @@ export function blockFilter(f: Filter): BlockFilter | null {
     }
     case 'text': {
       const test = textTest(f.value);
-      return (v) => anyValueTest(v, test);
+      const word = !hasWildcard(f.value) && wordOnly(f.value);
+      const digits = /^[0-9]+$/.test(f.value);
+      return (v) => anyValueTest(v, test, word, digits);
     }
     case 'regex': {
       const re = regexFor(f.source, f.flags, f.span, hooks).re;

@@ -136,10 +136,18 @@ function scanEvents(r: () => number, n: number, t0: number, step: number): Raw[]
     if (r() < 0.9) fields['k'] = pick(['a', 'b', 'c']);
     if (r() < 0.8) fields['x'] = String(Math.floor(r() * 1000) - 100);
     fields['n'] = String(Math.floor(r() * 500) - 50);
+    fields['ip'] = `10.${Math.floor(r() * 3)}.0.${Math.floor(r() * 256)}`;
     if (r() < 0.7) fields['y'] = pick(WORDS);
     // Distinct values (no dictionary): a text or reference column.
     if (r() < (dense ? 0.95 : 0.5)) fields['u'] = `${pick(WORDS)}-${Math.floor(r() * 100000)}`;
-    const raw = r() < 0.7 ? `${fields['y'] ?? pick(WORDS)} v=${fields['x'] ?? '-'} ${fields['u'] ?? pick(WORDS)}` : `${pick(WORDS)} ${pick(WORDS)}`;
+    // Some values glued to words (a template cut inside a token run: free text must still find words across it).
+    const form = r();
+    const raw =
+      form < 0.5
+        ? `${fields['y'] ?? pick(WORDS)} v=${fields['x'] ?? '-'} ${fields['u'] ?? pick(WORDS)}`
+        : form < 0.8
+          ? `k${fields['n']}z ${fields['y'] ?? ''}x ${fields['k'] ?? ''}${fields['ip']}`
+          : `${pick(WORDS)} ${pick(WORDS)}`;
     return { ts: t0 + i * step, raw, fields, off: 100 + i };
   });
 }
@@ -165,6 +173,18 @@ const SCAN_FILTERS = [
   'alpha or beta',
   'not timeout',
   '/x7|404/',
+  'k1',
+  '5z',
+  'loginx',
+  'ginx',
+  'gina',
+  'alphax',
+  'z GET',
+  '404',
+  '12',
+  '7',
+  '255',
+  'a10',
   'k=a or n>300 y=*',
   'not (k=c and x<50)',
   '#type=kv',
