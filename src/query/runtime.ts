@@ -210,7 +210,11 @@ export interface Pruning {
 export interface BlockNeeds {
   /** Whole tokens for the token bloom (lower-case token runs or whole lower-cased field values, src/segments/bloom.ts). */
   tokens: string[];
-  /** Folded token runs of free text, each at least a gram long, whose every gram the gram filter must hold (src/segments/grams.ts). */
+  /**
+   * Folded token runs of free text and field wildcards, each at least a gram long, whose every gram
+   * the gram filter must hold (src/segments/grams.ts): only blocks of segment format 4 and later,
+   * whose gram filter holds every field value's grams besides @rawstring's.
+   */
   words: string[];
 }
 

@@ -12,6 +12,7 @@ import { appendEvent, blockIntact, blockLength, bodyOffset, emptyColumns, readBl
 import { bloomMayContain } from '../segments/bloom.js';
 import { gramFilterMayContain, gramProbes } from '../segments/grams.js';
 import { lz4Codec } from '../segments/codec.js';
+import { FIELD_GRAMS_VERSION, segmentVersion } from '../segments/segment-file.js';
 import type { Position } from '../segments/catalog.js';
 import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
 import { tableKey } from '../files/packed.js';
@@ -128,9 +129,13 @@ export function blockProbes(alternatives: readonly BlockNeeds[]): BlockProbe[] {
   return alternatives.map((a) => ({ tokens: a.tokens, grams: a.words.map(gramProbes) }));
 }
 
-/** False when no alternative can be in a block with these filters (`grams` empty for a format 1 block). */
-export function blockMayMatch(bloom: Buffer, grams: Buffer, alternatives: readonly BlockProbe[]): boolean {
-  return alternatives.some((a) => a.tokens.every((tok) => bloomMayContain(bloom, tok)) && a.grams.every((p) => gramFilterMayContain(grams, p)));
+/**
+ * False when no alternative can be in a block with these filters (`grams` empty for a format 1
+ * block). `fieldGrams`: the gram filter holds field values' grams too (format 4 on); else gram
+ * words cannot rule the block out (a field value may hold them).
+ */
+export function blockMayMatch(bloom: Buffer, grams: Buffer, alternatives: readonly BlockProbe[], fieldGrams: boolean): boolean {
+  return alternatives.some((a) => a.tokens.every((tok) => bloomMayContain(bloom, tok)) && (!fieldGrams || a.grams.every((p) => gramFilterMayContain(grams, p))));
 }
 
 function memoryView(u: Extract<ScanUnit, { kind: 'mem' }>, origin: BlockOrigin): BlockView {
@@ -275,6 +280,12 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     }
     const fd = openSync(u.path, 'r');
     try {
+      // The segment's format: whether its gram filters hold field values' grams (only read when they can prune).
+      let fieldGrams = false;
+      if (probes !== null) {
+        const head = Buffer.alloc(8);
+        fieldGrams = readSync(fd, head, 0, 8, 0) === 8 && segmentVersion(head, u.path) >= FIELD_GRAMS_VERSION;
+      }
       for (const b of u.blocks) {
         overTime();
         // Answered by what the block's header says, without reading it.
@@ -283,7 +294,7 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
           // Both filters in one read, before (and usually instead of) the block.
           const filters = Buffer.allocUnsafe(b.bloomLength + b.gramLength);
           readSync(fd, filters, 0, filters.length, b.pos + b.headerLength);
-          if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes)) {
+          if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes, fieldGrams)) {
             result.blocksSkipped++;
             continue;
           }

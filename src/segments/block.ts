@@ -186,13 +186,14 @@ export function encodeBlockContent(c: BlockColumns): BlockContent {
   const fields: [string, StringColumn][] = names.map((name, j) => [name, encodeStrings(values[j]!, c.count, template === null ? c.raw : undefined)]);
   // Each distinct value once: most columns repeat their values (methods, status codes, agents),
   // and hashing a value costs far more than a Set lookup. A dictionary column already lists them.
+  // Format 4: the gram filter holds every field value's grams too (free text searches the stored
+  // fields), so a free-text word rules a block out by its grams.
   for (let j = 0; j < values.length; j++) {
-    const inRaw = template !== null && pieces.columns.has(j);
     const encoded = fields[j]![1];
     if (encoded.e === 'k') {
       for (const v of encoded.d) {
         bloom.addValue(v);
-        if (inRaw) grams.addText(v);
+        grams.addText(v);
       }
       continue;
     }
@@ -203,7 +204,7 @@ export function encodeBlockContent(c: BlockColumns): BlockContent {
       if (v === undefined || seen.has(v)) continue;
       seen.add(v);
       bloom.addValue(v);
-      if (inRaw) grams.addText(v);
+      grams.addText(v);
     }
   }
   const body = pack({
