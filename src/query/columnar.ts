@@ -344,6 +344,7 @@ export function columnRows(view: BlockView, sel: Int32Array, count: number): Col
     ts: () => view.ts(),
     dict: (name) => (plainField(name) ? view.dict(name) : null),
     strings: (name) => (plainField(name) ? view.field(name) : null),
+    ints: (name) => (plainField(name) ? view.ints(name) : null),
   };
 }
 

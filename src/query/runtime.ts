@@ -150,6 +150,8 @@ export interface ColumnRows {
   dict(name: string): { d: readonly string[]; codes: Uint8Array | Uint16Array; absent: number } | null;
   /** A stored field's values by row (null/undefined where absent), or null when the block has no such column. */
   strings(name: string): readonly (string | null | undefined)[] | null;
+  /** An integer-typed stored field (every row holds one) as numbers; null for other encodings. */
+  ints(name: string): readonly number[] | null;
 }
 
 /** Ways an aggregate takes a block's events without an Ev per event (columnar.ts). */

@@ -103,6 +103,35 @@ interface NumState {
 
 type NumOut = (st: NumState) => number | undefined;
 
+function numAdd(st: NumState, x: number): void {
+  st.n++;
+  st.sum += x;
+  st.sq += x * x;
+  if (x < st.min) st.min = x;
+  if (x > st.max) st.max = x;
+}
+
+/** sum/avg/min/max/range/stdDev over a block's column, rows in order (the same sums as event by event). */
+function numericColumns(field: string): ColumnAggregator<NumState> {
+  return {
+    addRows(st, rows) {
+      const { sel, count } = rows;
+      // An integer column: numbers as stored (parseNumber of their canonical text gives them back).
+      const ints = rows.ints(field);
+      if (ints !== null) {
+        for (let j = 0; j < count; j++) numAdd(st, ints[sel[j]!]!);
+        return;
+      }
+      const col = rows.strings(field);
+      if (col === null) return;
+      for (let j = 0; j < count; j++) {
+        const x = parseNumber(col[sel[j]!] ?? undefined);
+        if (x !== undefined) numAdd(st, x);
+      }
+    },
+  };
+}
+
 function numeric(name: string, defAs: string, out: NumOut, emptyZero: boolean): FnDef {
   return {
     name,
@@ -115,15 +144,12 @@ function numeric(name: string, defAs: string, out: NumOut, emptyZero: boolean): 
       const as = a.string('as', defAs);
       const agg: Aggregator<NumState> = {
         name,
+        ...(plainField(field) ? { columns: numericColumns(field) } : {}),
         init: () => ({ n: 0, sum: 0, sq: 0, min: Infinity, max: -Infinity }),
         add(st, e) {
           const x = parseNumber(e.get(field));
           if (x === undefined) return;
-          st.n++;
-          st.sum += x;
-          st.sq += x * x;
-          if (x < st.min) st.min = x;
-          if (x > st.max) st.max = x;
+          numAdd(st, x);
         },
         merge(into, o) {
           into.n += o.n;

@@ -213,6 +213,12 @@ const SCAN_AGGS = [
   'timechart(span=20s, limit=3)',
   'timechart(k, span=10s)',
   'groupBy(k, function=sum(n))',
+  'avg(n)',
+  'sum(x)',
+  'stdDev(n)',
+  'max(u)',
+  'min(ip)',
+  'range(x)',
   'tail(5)',
 ];
 
