@@ -10,7 +10,7 @@ import t from 'tap';
 import { eventId } from '../../../src/events/event-id.js';
 import { BlockView, ColumnEvent } from '../../../src/query/block-view.js';
 import { compileQuery } from '../../../src/query/compile.js';
-import { Meter } from '../../../src/query/memory.js';
+import { Meter, withMeter } from '../../../src/query/memory.js';
 import { blockScanner, splitAtAggregate } from '../../../src/query/scan.js';
 import { chainStages } from '../../../src/query/pipeline.js';
 import { MapEvent, type Aggregator, type CompiledQuery, type Ev, type MapStage } from '../../../src/query/runtime.js';
@@ -289,4 +289,21 @@ t.test('scan: column path = per-event path (filters, selection vectors, column a
   }
   t.equal(checked, 240, `${checked} random scans compared`);
   t.ok(viaMeta > 0, `${viaMeta} blocks answered from their metadata`);
+});
+
+t.test('the column path charges the groups it makes to the query memory budget', async (t) => {
+  // 4000 distinct values of a text column: ~4000 groups of ~200 bytes each, past a 256 KiB budget.
+  const evs: Raw[] = Array.from({ length: 4000 }, (_, i) => ({ ts: 1_000_000 + i, raw: `e${i}`, fields: { u: `value-${i}-${'x'.repeat(20)}` }, off: i }));
+  const view = block(evs);
+  for (const text of ['groupBy(u)', 'top(u)', 'u=* | groupBy(u)']) {
+    for (const columnPath of [true, false]) {
+      const q = compileQuery(text, { ctx: ctxOf({ start: 0, end: 2_000_000 }) });
+      const { maps, agg } = splitAtAggregate(q);
+      const budget = { query: new SharedArrayBuffer(8), node: new SharedArrayBuffer(8), queryLimit: 256 * 1024, nodeLimit: 1024 * 1024 * 1024 };
+      const meter = new Meter(budget);
+      const result = { state: agg.init(), events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
+      const scanner = blockScanner(maps, agg, result, { start: 0, end: 2_000_000, columnPath, meter, overTime: () => undefined });
+      t.throws(() => withMeter(meter, () => scanner.view(view, true)), { code: 'E_QUERY_MEMORY' }, `${text}, ${columnPath ? 'column path' : 'per event'}: over the budget`);
+    }
+  }
 });
