@@ -133,6 +133,14 @@ export class BlockView {
     return { layouts: enc.raw.t, ids: decodeNumbers(enc.raw.li, this.n), gaps: enc.raw.g, names: enc.fields.map(([name]) => name) };
   }
 
+  /** An IPv4-typed stored field (every row holds one): four bytes per row; null for other encodings. */
+  ipv4(name: string): Uint8Array | null {
+    const enc = this.enc === null ? undefined : this.encFields.get(name);
+    if (enc === undefined || enc.e !== '4') return null;
+    if (enc.b.length !== this.n * 4) throw new LogsvcError('E_STATE_CORRUPT', 'IPv4 column has the wrong length');
+    return enc.b;
+  }
+
   /** An integer-typed stored field (every row holds one) as numbers; null for other encodings. */
   ints(name: string): readonly number[] | null {
     const enc = this.enc === null ? undefined : this.encFields.get(name);

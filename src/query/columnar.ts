@@ -345,6 +345,7 @@ export function columnRows(view: BlockView, sel: Int32Array, count: number): Col
     dict: (name) => (plainField(name) ? view.dict(name) : null),
     strings: (name) => (plainField(name) ? view.field(name) : null),
     ints: (name) => (plainField(name) ? view.ints(name) : null),
+    ipv4: (name) => (plainField(name) ? view.ipv4(name) : null),
   };
 }
 
@@ -373,6 +374,27 @@ export function tallyField(rows: ColumnRows, name: string): { keys: string[]; co
     for (const c of order) {
       keys.push(d[c]!);
       counts.push(tally[c]!);
+    }
+    return { keys, counts };
+  }
+  // Integer and IPv4 columns tallied by number: the text of each distinct value is made once
+  // (as the column decoder writes it), not once per row.
+  const ints = rows.ints(name);
+  const ip = ints === null ? rows.ipv4(name) : null;
+  if (ints !== null || ip !== null) {
+    const at = new Map<number, number>();
+    for (let j = 0; j < count; j++) {
+      const i = sel[j]!;
+      const o = i * 4;
+      const x = ints !== null ? ints[i]! : ((ip![o]! << 24) | (ip![o + 1]! << 16) | (ip![o + 2]! << 8) | ip![o + 3]!) >>> 0;
+      const k = at.get(x);
+      if (k !== undefined) {
+        counts[k]!++;
+        continue;
+      }
+      at.set(x, keys.length);
+      keys.push(ints !== null ? String(x) : `${ip![o]}.${ip![o + 1]}.${ip![o + 2]}.${ip![o + 3]}`);
+      counts.push(1);
     }
     return { keys, counts };
   }

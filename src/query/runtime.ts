@@ -152,6 +152,8 @@ export interface ColumnRows {
   strings(name: string): readonly (string | null | undefined)[] | null;
   /** An integer-typed stored field (every row holds one) as numbers; null for other encodings. */
   ints(name: string): readonly number[] | null;
+  /** An IPv4-typed stored field (every row holds one): four bytes per row; null for other encodings. */
+  ipv4(name: string): Uint8Array | null;
 }
 
 /** Ways an aggregate takes a block's events without an Ev per event (columnar.ts). */
