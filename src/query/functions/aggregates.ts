@@ -31,8 +31,16 @@ const count: FnDef = {
     const as = a.string('as', '_count');
     if (a.bool('distinct', false)) {
       const f = field ?? a.fail('distinct', 'count(distinct=true) needs a field');
+      // Each distinct value of a block's selected rows once, in order of first occurrence: adding a
+      // value again leaves the state as it is, so this is the state event-by-event gives.
+      const columns: ColumnAggregator<DistinctState> = {
+        addRows(st, rows) {
+          for (const key of tallyField(rows, f)!.keys) distinctAdd(st, key);
+        },
+      };
       const agg: Aggregator<DistinctState> = {
         name: 'count',
+        ...(plainField(f) ? { columns } : {}),
         init: distinctInit,
         add(st, e) {
           const v = e.get(f);
