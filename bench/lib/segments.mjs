@@ -108,7 +108,8 @@ export function segmentBlocks(buf, file) {
   while (pos + hl <= end && buf.subarray(pos, pos + 4).equals(layout.magic)) {
     const compressedLength = buf.readUInt32LE(pos + 4);
     const bloomLength = buf.readUInt32LE(pos + 56);
-    const gramLength = layout.gramAt < 0 ? 0 : buf.readUInt32LE(pos + layout.gramAt);
+    // Bit 31 (format 4): the filter holds field values' grams too; the length is the rest.
+    const gramLength = layout.gramAt < 0 ? 0 : buf.readUInt32LE(pos + layout.gramAt) & 0x7fffffff;
     const next = pos + hl + bloomLength + gramLength + compressedLength;
     if (next > end) break;
     const crc = crc32c(buf.subarray(pos + hl, next), crc32c(buf.subarray(pos, pos + hl - 4)));

@@ -12,7 +12,6 @@ import { appendEvent, blockIntact, blockLength, bodyOffset, emptyColumns, readBl
 import { bloomMayContain } from '../segments/bloom.js';
 import { gramFilterMayContain, gramProbes } from '../segments/grams.js';
 import { lz4Codec } from '../segments/codec.js';
-import { FIELD_GRAMS_VERSION, segmentVersion } from '../segments/segment-file.js';
 import type { Position } from '../segments/catalog.js';
 import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
 import { tableKey } from '../files/packed.js';
@@ -29,6 +28,8 @@ export interface BlockRef {
   headerLength: number;
   bloomLength: number;
   gramLength: number;
+  /** The gram filter holds field values' grams (BlockMeta.fieldGrams). */
+  fieldGrams?: boolean;
   compressedLength: number;
   uncompressedLength: number;
   eventCount: number;
@@ -280,12 +281,6 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     }
     const fd = openSync(u.path, 'r');
     try {
-      // The segment's format: whether its gram filters hold field values' grams (only read when they can prune).
-      let fieldGrams = false;
-      if (probes !== null) {
-        const head = Buffer.alloc(8);
-        fieldGrams = readSync(fd, head, 0, 8, 0) === 8 && segmentVersion(head, u.path) >= FIELD_GRAMS_VERSION;
-      }
       for (const b of u.blocks) {
         overTime();
         // Answered by what the block's header says, without reading it.
@@ -294,7 +289,7 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
           // Both filters in one read, before (and usually instead of) the block.
           const filters = Buffer.allocUnsafe(b.bloomLength + b.gramLength);
           readSync(fd, filters, 0, filters.length, b.pos + b.headerLength);
-          if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes, fieldGrams)) {
+          if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes, b.fieldGrams === true)) {
             result.blocksSkipped++;
             continue;
           }

@@ -20,8 +20,6 @@ import { BLOCK_HEADER_BYTES_V1, blockIntact, blockLength, blockMagicOf, readBloc
  */
 export const SEGMENT_FORMAT_VERSION = 4;
 export const READABLE_SEGMENT_VERSIONS: readonly number[] = [1, 2, 3, 4];
-/** From this format on, a block's gram filter holds the grams of every field value too. */
-export const FIELD_GRAMS_VERSION = 4;
 export const SEGMENT_MAGIC = Buffer.from('LSEG');
 export const FOOTER_MAGIC = Buffer.from('LSEF');
 export const TRAILER_BYTES = 12;

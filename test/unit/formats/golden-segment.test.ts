@@ -7,7 +7,9 @@
  * still read back, through the catalog and through queries.
  */
 import t, { type Test } from 'tap';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { addEvent, blockLength, bodyOffset, decodeBlockEvents, emptyColumns, encodeBlock, readBlockMeta, type BlockBody, type StoredEvent } from '../../../src/segments/block.js';
 import { unpack } from '../../../src/lib/msgpack.js';
@@ -148,4 +150,20 @@ t.test('queries over every format: every format answers; an absent whole word is
     t.match(await scan(file, 'zq7xk2vblm | count()'), fieldGrams ? { blocksRead: 0, blocksSkipped: 2, matched: 0 } : { blocksRead: 2, blocksSkipped: 0, matched: 0 }, `${v}: an absent bare word ${fieldGrams ? 'skips every block' : 'reads the blocks'} and finds nothing`);
     t.match(await scan(file, '"GET zq7xk2vblm item" | count()'), { blocksRead: 0, blocksSkipped: 2, matched: 0 }, `${v}: an absent whole word skips every block`);
   }
+});
+
+t.test('blocks of an older format copied into a format 4 segment (a redaction rewrite) keep their gram filters unused for free text', async (t) => {
+  // The v3 fixture relabelled as version 4 (the header's checksum covers its metadata only): its
+  // blocks are unflagged, so a free-text word must not be ruled out by their @rawstring-only grams.
+  const buf = Buffer.from(await readFile(fixture(3)));
+  buf.writeUInt32LE(4, 4);
+  const dir = await mkdtemp(join(tmpdir(), 'golden-relabel-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'relabelled.seg');
+  await writeFile(file, buf);
+  const info = await readSegmentInfo(file, createLogger('error'), Date.now());
+  t.ok(info.blocks.every((b) => b.fieldGrams !== true), 'no block claims field grams');
+  const ctx = { start: 0, end: 2_000_000_000_000, timeZoneOffsetMinutes: 0, now: 2_000_000_000_000, live: false };
+  const r = runScanTask({ spec: { text: 'zq7xk2vblm | count()', args: {}, ctx, limits: DEFAULT_LIMITS }, repoName: 'golden', units: [{ kind: 'seg', path: file, partition: 3, tags: META.tags, blocks: info.blocks }], deadline: Date.now() + 60_000 });
+  t.match(r, { blocksRead: 2, blocksSkipped: 0, matched: 0 }, 'the blocks are read');
 });

@@ -72,7 +72,9 @@ t.test('encodeBlock/readBlockMeta/decodeBlockEvents round trip', async (t) => {
   t.equal(m!.headerLength, 68);
   t.equal(m!.bloomLength, 128, 'the minimum bloom (1024 bits) for a few tokens');
   t.equal(m!.gramLength, 128, 'the minimum gram filter (1024 bits) for a few grams');
-  t.equal(m!.gramLength, bytes.readUInt32LE(60));
+  t.equal(m!.gramLength, bytes.readUInt32LE(60) & 0x7fffffff);
+  t.equal(bytes.readUInt32LE(60) >>> 31, 1, 'bit 31: the gram filter holds field values too (format 4)');
+  t.equal(m!.fieldGrams, true);
   t.equal(m!.crc, bytes.readUInt32LE(64));
   t.equal(m!.crc, crc32c(Buffer.concat([bytes.subarray(0, 64), bytes.subarray(68)])), 'CRC-32C over header (minus CRC), bloom, gram filter and body');
   t.ok(blockIntact(bytes, 0, m!));
