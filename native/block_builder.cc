@@ -1133,11 +1133,11 @@ void encodeBody(const Columns& c, Built& out) {
     fieldsPack.str(c.names[j]);
     std::vector<Str> dict;
     bool isDict = packStrings(fieldsPack, c.fields[j], c.count, templated ? nullptr : &c.raw, &dict) == 'k';
-    bool inRaw = templated && t.pieceColumns[j];
+    // Format 4: every field value's grams (free text searches the stored fields).
     if (isDict) {
       for (Str v : dict) {
         bloom.addValue(v);
-        if (inRaw) grams.addText(v);
+        grams.addText(v);
       }
       continue;
     }
@@ -1147,7 +1147,7 @@ void encodeBody(const Columns& c, Built& out) {
       if (!v.present()) continue;
       if (!seen.add(v.view())) continue;
       bloom.addValue(v.view());
-      if (inRaw) grams.addText(v.view());
+      grams.addText(v.view());
     }
   }
   Pack pk;

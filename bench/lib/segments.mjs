@@ -1,6 +1,6 @@
 /**
  * Reading a node's segment files read-only, without the node's code (docs/formats/segment.md,
- * versions 1 to 3): list `<data-dir>/segments/<repository id>/<datasource id>/<segment id>.seg`, find each
+ * versions 1 to 4): list `<data-dir>/segments/<repository id>/<datasource id>/<segment id>.seg`, find each
  * file's blocks (header, metadata, blocks back to back, optional footer + trailer), and hand out
  * each block's LZ4 body (lz4-napi `compressSync` framing: a 4-byte uncompressed-size prefix) for a
  * benchmark to decompress and decode. Blocks are checked by their CRC-32C; a file is read up to its
@@ -18,6 +18,7 @@ const LAYOUTS = {
   1: { magic: Buffer.from('LBLK'), header: 64, gramAt: -1 },
   2: { magic: Buffer.from('LBK2'), header: 68, gramAt: 60 },
   3: { magic: Buffer.from('LBK2'), header: 68, gramAt: 60 },
+  4: { magic: Buffer.from('LBK2'), header: 68, gramAt: 60 },
 };
 const TRAILER_BYTES = 12;
 
@@ -81,7 +82,7 @@ export async function listSegmentFiles(dir) {
 export function segmentBlocks(buf, file) {
   if (buf.length < 16 || !buf.subarray(0, 4).equals(SEGMENT_MAGIC)) throw new Error(`${file}: not a segment file (bad magic)`);
   const version = buf.readUInt32LE(4);
-  const layout = LAYOUTS[/** @type {1 | 2 | 3} */ (version)];
+  const layout = LAYOUTS[/** @type {1 | 2 | 3 | 4} */ (version)];
   if (layout === undefined) throw new Error(`${file}: segment format version ${version}, this reader knows ${Object.keys(LAYOUTS).join(', ')}`);
   const metaLen = buf.readUInt32LE(8);
   const metaBody = buf.subarray(16, 16 + metaLen);
@@ -107,7 +108,8 @@ export function segmentBlocks(buf, file) {
   while (pos + hl <= end && buf.subarray(pos, pos + 4).equals(layout.magic)) {
     const compressedLength = buf.readUInt32LE(pos + 4);
     const bloomLength = buf.readUInt32LE(pos + 56);
-    const gramLength = layout.gramAt < 0 ? 0 : buf.readUInt32LE(pos + layout.gramAt);
+    // Bit 31 (format 4): the filter holds field values' grams too; the length is the rest.
+    const gramLength = layout.gramAt < 0 ? 0 : buf.readUInt32LE(pos + layout.gramAt) & 0x7fffffff;
     const next = pos + hl + bloomLength + gramLength + compressedLength;
     if (next > end) break;
     const crc = crc32c(buf.subarray(pos + hl, next), crc32c(buf.subarray(pos, pos + hl - 4)));

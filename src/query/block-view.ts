@@ -99,6 +99,55 @@ export class BlockView {
     return col;
   }
 
+  /**
+   * A dictionary-encoded stored field: its entries and one code per row (`absent` where a row lacks
+   * it), so a filter or a tally can look at each distinct value once. Null for other encodings.
+   */
+  dict(name: string): { d: readonly string[]; codes: Uint8Array | Uint16Array; absent: number } | null {
+    const enc = this.encFields.get(name);
+    if (enc === undefined || enc.e !== 'k') return null;
+    const i = enc.i;
+    if (i.byteLength !== this.n * enc.w) throw new LogsvcError('E_STATE_CORRUPT', 'dictionary column has the wrong length');
+    if (enc.w === 1) return { d: enc.d, codes: i, absent: 255 };
+    // Little-endian u16 codes: a view when aligned on a little-endian machine, else a copy.
+    if (LITTLE_ENDIAN && i.byteOffset % 2 === 0) return { d: enc.d, codes: new Uint16Array(i.buffer, i.byteOffset, this.n), absent: 65535 };
+    const codes = new Uint16Array(this.n);
+    const dv = new DataView(i.buffer, i.byteOffset, i.byteLength);
+    for (let k = 0; k < this.n; k++) codes[k] = dv.getUint16(k * 2, true);
+    return { d: enc.d, codes, absent: 65535 };
+  }
+
+  /** How a stored field's column is encoded (columns.ts StringColumn `e`); null for blocks in memory. */
+  encoding(name: string): StringColumn['e'] | null {
+    return this.encFields.get(name)?.e ?? null;
+  }
+
+  /**
+   * The template of a block whose raw strings are stored as templates over its field columns
+   * (columns.ts TemplateRaw): the layouts (field column numbers in raw order), each row's layout,
+   * the gap columns and the field names by column number. Null for other blocks.
+   */
+  template(): { layouts: readonly (readonly number[])[]; ids: readonly number[]; gaps: readonly StringColumn[]; names: readonly string[] } | null {
+    const enc = this.enc;
+    if (enc === null || enc.raw.e !== 't') return null;
+    return { layouts: enc.raw.t, ids: decodeNumbers(enc.raw.li, this.n), gaps: enc.raw.g, names: enc.fields.map(([name]) => name) };
+  }
+
+  /** An IPv4-typed stored field (every row holds one): four bytes per row; null for other encodings. */
+  ipv4(name: string): Uint8Array | null {
+    const enc = this.enc === null ? undefined : this.encFields.get(name);
+    if (enc === undefined || enc.e !== '4') return null;
+    if (enc.b.length !== this.n * 4) throw new LogsvcError('E_STATE_CORRUPT', 'IPv4 column has the wrong length');
+    return enc.b;
+  }
+
+  /** An integer-typed stored field (every row holds one) as numbers; null for other encodings. */
+  ints(name: string): readonly number[] | null {
+    const enc = this.enc === null ? undefined : this.encFields.get(name);
+    if (enc === undefined || enc.e !== 'i') return null;
+    return decodeNumbers(enc.v, this.n);
+  }
+
   fieldNames(): string[] {
     return this.enc === null ? [...this.fieldCols.keys()] : [...this.encFields.keys()];
   }
@@ -138,6 +187,8 @@ export class BlockView {
     return out;
   }
 }
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 const REMOVED = Symbol('removed');
 

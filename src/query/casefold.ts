@@ -25,3 +25,26 @@ export function fold(s: string): string {
   for (let i = 0; i < s.length; i++) out += String.fromCharCode(foldUnit(s.charCodeAt(i)));
   return out;
 }
+
+const KELVIN = 0x212a;
+
+/**
+ * A test for "`fold(s)` contains `fold(needle)`" that folds nothing per call when the folded needle
+ * is ASCII: a case-insensitive regular expression then finds exactly the same matches, because
+ * the only unit outside ASCII that folds into ASCII is the Kelvin sign (to `k`), which the pattern
+ * lists beside `k` (a non-unicode `/i` never matches a non-ASCII unit to an ASCII one).
+ */
+export function foldedIncludes(needle: string): (s: string) => boolean {
+  const n = fold(needle);
+  if (!ASCII_ONLY.test(n)) return (s) => fold(s).includes(n);
+  if (n.length === 0) return () => true;
+  let source = '';
+  for (let i = 0; i < n.length; i++) {
+    const c = n.charCodeAt(i);
+    if (c === 107 /* k */) source += `[k\\u${KELVIN.toString(16)}]`;
+    else if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) source += n[i];
+    else source += `\\x${c.toString(16).padStart(2, '0')}`;
+  }
+  const re = new RegExp(source, 'i');
+  return (s) => re.test(s);
+}

@@ -15,7 +15,7 @@ import { engineLimitError } from './limits.js';
 import { approxBytes, Meter, withMeter, type MemoryBudget, type NodeQueryMemory } from './memory.js';
 import { runRowsAsync } from './pipeline.js';
 import type { CompiledQuery, Ev } from './runtime.js';
-import { splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
+import { answerFromHeaders, splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
 import type { Placement } from '../cluster/placement.js';
 
 /** What a query searches: a repository, or a view's repositories (`sources`, each with its filter). */
@@ -159,8 +159,8 @@ export class QueryExecutor {
     // Pinned in the same synchronous step as the snapshot: a segment deleted by retention meanwhile
     // stays on disk until this run is done with it.
     const release = this.pin(perSource.flatMap(({ units }) => units));
-    const tasks: TaskOf[] = perSource.flatMap(({ src, units }) => this.batch(units).map((u) => ({ units: u, repoName: src.name, prefix: src.filter })));
-    const run = new QueryRun(query, spec, (r) => this.execute(r, tasks, peers), sink);
+    const { tasks, headers } = this.plan(query, spec, perSource);
+    const run = new QueryRun(query, spec, (r) => this.execute(r, tasks, headers, peers), sink);
     void run.done.finally(release);
     return run;
   }
@@ -184,10 +184,15 @@ export class QueryExecutor {
     const sources = repo.sources ?? [{ id: repo.id, name: repo.name, filter: '' }];
     const perSource = sources.map((src) => ({ src, units: this.snapshot(query, spec, src.id, placement) }));
     const release = this.pin(perSource.flatMap(({ units }) => units));
-    const tasks: TaskOf[] = perSource.flatMap(({ src, units }) => this.batch(units).map((u) => ({ units: u, repoName: src.name, prefix: src.filter })));
+    const { tasks, headers } = this.plan(query, spec, perSource);
     const { agg } = splitAtAggregate(query);
     const state = agg.init();
     const out: ScanResult = { state, events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
+    for (const h of headers) {
+      agg.merge(state, h.state);
+      out.events += h.events;
+      out.matched += h.matched;
+    }
     const deadline = Date.now() + this.opts.maxQueryMs;
     const memory = this.opts.memory?.budget();
     let next = 0;
@@ -212,6 +217,24 @@ export class QueryExecutor {
     return out;
   }
 
+  /**
+   * The tasks of a query, and the partial states of the blocks it answers from their headers alone
+   * (columnar.ts: count(), one-bucket time histograms), which need no task (not behind a view's filter).
+   */
+  private plan(query: CompiledQuery, spec: QuerySpec, perSource: { src: { name: string; filter: string }; units: ScanUnit[] }[]): { tasks: TaskOf[]; headers: ScanResult[] } {
+    const headers: ScanResult[] = [];
+    const tasks = perSource.flatMap(({ src, units }) => {
+      let left = units;
+      if (src.filter === '' || src.filter === '*') {
+        const h = answerFromHeaders(query, spec.ctx, units);
+        if (h.result !== null) headers.push(h.result);
+        left = h.units;
+      }
+      return this.batch(left).map((u) => ({ units: u, repoName: src.name, prefix: src.filter }));
+    });
+    return { tasks, headers };
+  }
+
   private snapshot(query: CompiledQuery, spec: QuerySpec, repoId: string, placement?: Placement): ScanUnit[] {
     const { start, end } = spec.ctx;
     const tagsOk = query.pruning.tags ?? ((): boolean => true);
@@ -223,7 +246,7 @@ export class QueryExecutor {
       let newest = -Infinity;
       for (const b of seg.blocks) {
         if (b.maxTs < start || b.minTs > end) continue;
-        blocks.push({ pos: b.pos, headerLength: b.headerLength, bloomLength: b.bloomLength, gramLength: b.gramLength, compressedLength: b.compressedLength, uncompressedLength: b.uncompressedLength, eventCount: b.eventCount, minTs: b.minTs, maxTs: b.maxTs });
+        blocks.push({ pos: b.pos, headerLength: b.headerLength, bloomLength: b.bloomLength, gramLength: b.gramLength, fieldGrams: b.fieldGrams === true, compressedLength: b.compressedLength, uncompressedLength: b.uncompressedLength, eventCount: b.eventCount, minTs: b.minTs, maxTs: b.maxTs });
         newest = Math.max(newest, b.maxTs);
       }
       if (blocks.length > 0) units.push({ unit: { kind: 'seg', path: seg.path, partition: seg.meta.partition, tags: seg.meta.tags, blocks }, newest });
@@ -275,19 +298,19 @@ export class QueryExecutor {
     return tasks;
   }
 
-  private async execute(run: QueryRun, tasks: TaskOf[], peers: ReturnType<PeerScans['plan']>): Promise<QueryOutcome> {
+  private async execute(run: QueryRun, tasks: TaskOf[], headers: ScanResult[], peers: ReturnType<PeerScans['plan']>): Promise<QueryOutcome> {
     const deadline = run.startedAt + this.opts.maxQueryMs;
     const memory = this.opts.memory?.budget();
     // The coordinator's merges, finish and later stages are charged to the query's budget too.
     const meter = new Meter(memory ?? null);
     try {
-      return await this.scanAndMerge(run, tasks, peers, deadline, memory, meter);
+      return await this.scanAndMerge(run, tasks, headers, peers, deadline, memory, meter);
     } finally {
       meter.releaseAll();
     }
   }
 
-  private async scanAndMerge(run: QueryRun, tasks: TaskOf[], peers: ReturnType<PeerScans['plan']>, deadline: number, memory: MemoryBudget | undefined, meter: Meter): Promise<QueryOutcome> {
+  private async scanAndMerge(run: QueryRun, tasks: TaskOf[], headers: ScanResult[], peers: ReturnType<PeerScans['plan']>, deadline: number, memory: MemoryBudget | undefined, meter: Meter): Promise<QueryOutcome> {
     const { agg, rest } = splitAtAggregate(run.query);
     const state = agg.init();
     // A streamed filter query: each partial goes to the sink as it arrives, nothing is merged.
@@ -295,6 +318,12 @@ export class QueryExecutor {
     const warnings = new Set<string>(run.query.warnings ?? []);
     if (peers.unreachable.length > 0) warnings.add(MISSING_SEGMENTS_WARNING);
     let matched = 0;
+    // What block headers answered (charged as it is merged, as a task's partial is).
+    for (const h of headers) {
+      withMeter(meter, () => agg.merge(state, h.state));
+      run.processedEvents += h.events;
+      matched += h.matched;
+    }
     run.totalWork = Math.max(1, tasks.length + peers.remotes.length);
     // Each other live node's part runs alongside the local tasks; one that fails leaves its data out, said so.
     const remote = Promise.all(

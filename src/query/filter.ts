@@ -12,7 +12,7 @@
  * searches @rawstring first, then the stored fields.
  */
 import type { Call, Filter, Span, Value } from './ast.js';
-import { fold } from './casefold.js';
+import { foldedIncludes } from './casefold.js';
 import { compileRegex, groupsOf, type CompiledRegex } from './regex.js';
 import type { Emit, Ev } from './runtime.js';
 import { parseNumber } from './values.js';
@@ -35,6 +35,11 @@ export function regexFor(source: string, flags: string, span: Span, hooks: Pick<
 /** Names free text never searches (query-functions.md §2.2). */
 const NOT_SEARCHED = new Set(['@id', '@timestamp', '@ingesttimestamp', '@timezone', RAW]);
 
+/** True for the stored fields free text searches (not the built-ins, not tags). */
+export function searchedField(name: string): boolean {
+  return !NOT_SEARCHED.has(name) && name.charCodeAt(0) !== 35;
+}
+
 /**
  * The values free text searches besides @rawstring: the fields the event was stored with, as
  * `storedFields()` gives them when the event knows (a block row, a live event), else every field.
@@ -56,14 +61,15 @@ export function searchedValues(e: Ev, visit: (v: string) => boolean): boolean {
   return false;
 }
 
+/** The test free text applies to one value: an unanchored match (`*` = any run), ignoring case. */
+export function textTest(value: string): (s: string) => boolean {
+  if (hasWildcard(value)) return compileWildcard(value, { anchored: false, ignoreCase: true });
+  return foldedIncludes(value);
+}
+
 /** Free text: an unanchored match (`*` = any run, quoted or not) of @rawstring or a stored field, ignoring case. */
 export function textPredicate(value: string, _quoted: boolean): Pred {
-  let test: (s: string) => boolean;
-  if (hasWildcard(value)) test = compileWildcard(value, { anchored: false, ignoreCase: true });
-  else {
-    const needle = fold(value);
-    test = (s) => fold(s).includes(needle);
-  }
+  const test = textTest(value);
   return (e) => {
     const raw = e.get(RAW);
     if (raw !== undefined && test(raw)) return true;
@@ -85,53 +91,58 @@ function equalityTest(v: Extract<Value, { k: 'str' }>): ((s: string) => boolean)
 
 export function comparePredicate(f: Extract<Filter, { k: 'compare' }>, hooks: Pick<FilterHooks, 'fail'>): Pred {
   const field = f.field;
+  const test = compareTest(f, hooks);
+  return (e) => test(e.get(field));
+}
+
+/**
+ * What a comparison asks of the field's value (undefined: the event lacks the field), so the column
+ * path (columnar.ts) can ask it once per dictionary entry.
+ */
+export function compareTest(f: Extract<Filter, { k: 'compare' }>, hooks: Pick<FilterHooks, 'fail'>): (s: string | undefined) => boolean {
   const v = f.value;
   if (v.k === 'param') return hooks.fail(v.span, `query parameter ${v.name} was not substituted`);
   if (v.k === 'regex') {
     if (f.op !== '=' && f.op !== '!=') return hooks.fail(f.span, `a regex can only be compared with = or !=, not ${f.op}`);
     const cr = regexFor(v.source, v.flags, v.span, hooks);
     const re = cr.re;
-    if (f.op === '=') {
-      return (e) => {
-        const s = e.get(field);
-        return s !== undefined && re.test(s);
-      };
-    }
-    return (e) => {
-      const s = e.get(field);
-      return s === undefined || !re.test(s);
-    };
+    if (f.op === '=') return (s) => s !== undefined && re.test(s);
+    return (s) => s === undefined || !re.test(s);
   }
   switch (f.op) {
     case '=':
     case '!=': {
       const t = equalityTest(v);
       const neg = f.op === '!=';
-      if (t === 'present') return neg ? (e) => !e.has(field) : (e) => e.has(field);
-      return (e) => {
-        const s = e.get(field);
+      if (t === 'present') return neg ? (s) => s === undefined : (s) => s !== undefined;
+      return (s) => {
         if (s === undefined) return neg;
         return t(s) !== neg;
       };
     }
     case 'like': {
       const t = compileWildcard(v.v, { anchored: false, ignoreCase: false });
-      return (e) => {
-        const s = e.get(field);
-        return s !== undefined && t(s);
-      };
+      return (s) => s !== undefined && t(s);
     }
     default: {
-      const n = parseNumber(v.v);
-      if (n === undefined) return hooks.fail(v.span, `${field} ${f.op} ${v.v}: comparisons with ${f.op} need a number on the right-hand side`);
+      const n = compareNumber(f, hooks);
       const op = f.op;
-      return (e) => {
-        const x = parseNumber(e.get(field));
+      return (s) => {
+        const x = parseNumber(s);
         if (x === undefined) return false;
         return op === '<' ? x < n : op === '<=' ? x <= n : op === '>' ? x > n : x >= n;
       };
     }
   }
+}
+
+/** The number on the right of `<`, `<=`, `>`, `>=` (E_QUERY when there is none). */
+export function compareNumber(f: Extract<Filter, { k: 'compare' }>, hooks: Pick<FilterHooks, 'fail'>): number {
+  const v = f.value;
+  if (v.k !== 'str') return hooks.fail(f.span, `${f.field} ${f.op}: comparisons with ${f.op} need a number on the right-hand side`);
+  const n = parseNumber(v.v);
+  if (n === undefined) return hooks.fail(v.span, `${f.field} ${f.op} ${v.v}: comparisons with ${f.op} need a number on the right-hand side`);
+  return n;
 }
 
 /** A filter expression as a predicate (no field extraction). */

@@ -92,11 +92,13 @@ function mapInfo(name: string, run: MapStage['run'], pure: boolean, order: Stage
   return { stage: { kind: 'map', name, run }, pure, order };
 }
 
-function predInfo(name: string, pred: Pred): StageInfo {
+function predInfo(name: string, pred: Pred, filters?: readonly Filter[]): StageInfo {
   const info = mapInfo(name, (e, emit) => {
     if (pred(e)) emit(e);
   }, true);
   info.pred = pred;
+  // The filter's syntax, for the column path (columnar.ts).
+  if (filters !== undefined) (info.stage as MapStage).filters = filters;
   return info;
 }
 
@@ -337,7 +339,7 @@ export class PipelineCompiler implements CompileEnv {
         out.push(mapInfo('regex', regexStage(ex.field, ex.cr), false, keepOrder));
         continue;
       }
-      out.push(predInfo('filter', this.predicate(c)));
+      out.push(predInfo('filter', this.predicate(c), [c]));
     }
     return out;
   }
@@ -477,23 +479,30 @@ function withArg(call: Call, name: string, value: string, span: Span, fail: (s: 
 function fusePredicates(infos: StageInfo[]): StageInfo[] {
   const out: StageInfo[] = [];
   let preds: Pred[] = [];
+  // The fused stage's syntax, while every part has one.
+  let asts: Filter[] | null = [];
   const flush = (): void => {
     if (preds.length === 0) return;
     const ps = preds;
+    const fs = asts ?? undefined;
     preds = [];
+    asts = [];
     if (ps.length === 1) {
-      out.push(predInfo('filter', ps[0]!));
+      out.push(predInfo('filter', ps[0]!, fs));
       return;
     }
     out.push(predInfo('filter', (e) => {
       for (const p of ps) if (!p(e)) return false;
       return true;
-    }));
+    }, fs));
   };
   for (const i of infos) {
     const p = i.pred;
-    if (p !== undefined) preds.push(p);
-    else {
+    if (p !== undefined) {
+      preds.push(p);
+      const f = i.stage.kind === 'map' ? i.stage.filters : undefined;
+      asts = asts === null || f === undefined ? null : [...asts, ...f];
+    } else {
       flush();
       out.push(i);
     }

@@ -10,8 +10,9 @@
  * src/segments/bloom.ts computes them: whole lower-cased values for `field=value`, and for free
  * text or wildcard pieces only the alphanumeric runs bounded by non-token characters inside the
  * search text itself (at most 64 characters, as the bloom keeps them). Free text searches the
- * stored fields too (query-functions.md §2.2), whose grams the gram filter does not hold, so it
- * prunes by bloom tokens only; gramWords remains for callers that search @rawstring alone.
+ * stored fields too (query-functions.md §2.2): its words (and those of a field wildcard) are gram
+ * words, which a block's gram filter can rule out from segment format 4 on (it holds the grams of
+ * every field value there; before, only @rawstring's, and the scan ignores them for such blocks).
  */
 import type { Filter, Stage } from './ast.js';
 import { fold, isTokenUnit } from './casefold.js';
@@ -112,18 +113,18 @@ export function bloomOf(f: Filter): Dnf {
       return or(bloomOf(f.left), bloomOf(f.right));
     case 'text':
       // Free text searches @rawstring and the stored fields. The bloom holds the token runs of both,
-      // so whole token runs of the search text are needed; the gram filter holds @rawstring's
-      // only, so its words cannot rule a block out (a field value may hold them).
-      return single(wildcardTokens(f.value, false));
+      // so whole token runs of the search text are needed; a format 4 gram filter holds the grams
+      // of both, so every gram of each word is needed too.
+      return single(wildcardTokens(f.value, false), gramWords(f.value.split('*')));
     case 'compare': {
       if (f.field.startsWith('@') || f.field.startsWith('#') || f.value.k !== 'str') return null;
       const v = f.value;
       if (f.op === '=') {
-        if (v.v.includes('*')) return single(wildcardTokens(v.v, true));
+        if (v.v.includes('*')) return single(wildcardTokens(v.v, true), gramWords(v.v.split('*')));
         // The whole value, lower-cased unit by unit (the bloom hashes whole values uncapped).
         return v.v === '' ? null : single([fold(v.v)]);
       }
-      if (f.op === 'like') return single(wildcardTokens(v.v, false));
+      if (f.op === 'like') return single(wildcardTokens(v.v, false), gramWords(v.v.split('*')));
       return null;
     }
     default:

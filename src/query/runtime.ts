@@ -7,6 +7,7 @@
  * gives it as a number); numbers are parsed where a function needs them.
  */
 
+import type { Filter } from './ast.js';
 import { chargeMade } from './memory.js';
 import type { RdnsSettings } from './rdns.js';
 
@@ -136,6 +137,44 @@ export interface MapStage {
    * here); only on stages after the first aggregate. Resolves to warnings for the result.
    */
   prepare?(rows: readonly Ev[]): Promise<string[]>;
+  /**
+   * A pure filter stage: the conjuncts it keeps events by (every one must hold), so the scan may
+   * evaluate them on a block's columns instead (columnar.ts). Absent: events one by one.
+   */
+  filters?: readonly Filter[];
+}
+
+/**
+ * A block's rows as the column fast paths read them (src/query/columnar.ts, over a BlockView):
+ * the rows selected so far and the columns by name, decoded once per block.
+ */
+export interface ColumnRows {
+  /** Selected row indexes, ascending. */
+  sel: Int32Array;
+  /** How many of `sel` are selected. */
+  count: number;
+  ts(): readonly number[];
+  /** A dictionary-encoded stored field (values and one code per row; `absent` marks rows without it); null otherwise. */
+  dict(name: string): { d: readonly string[]; codes: Uint8Array | Uint16Array; absent: number } | null;
+  /** A stored field's values by row (null/undefined where absent), or null when the block has no such column. */
+  strings(name: string): readonly (string | null | undefined)[] | null;
+  /** An integer-typed stored field (every row holds one) as numbers; null for other encodings. */
+  ints(name: string): readonly number[] | null;
+  /** An IPv4-typed stored field (every row holds one): four bytes per row; null for other encodings. */
+  ipv4(name: string): Uint8Array | null;
+}
+
+/** Ways an aggregate takes a block's events without an Ev per event (columnar.ts). */
+export interface ColumnAggregator<State> {
+  /** Adds `n` events whose contents it never reads (count()). */
+  addCount?(st: State, n: number): void;
+  /**
+   * Adds `n` events known only to lie in [minTs, maxTs] (block metadata); false, adding nothing,
+   * when that does not decide where they go.
+   */
+  addSpan?(st: State, minTs: number, maxTs: number, n: number): boolean;
+  /** Adds the selected rows of a block. */
+  addRows?(st: State, rows: ColumnRows): void;
 }
 
 /**
@@ -152,6 +191,8 @@ export interface Aggregator<State = unknown> {
   finish(state: State): Ev[];
   /** Bounds the state hit (groups left out, rows cut), as messages for the result's warnings. */
   warnings?(state: State): string[];
+  /** Column fast paths, each giving exactly what `add` would per event. */
+  columns?: ColumnAggregator<State>;
 }
 
 export interface AggStage {
@@ -181,7 +222,11 @@ export interface Pruning {
 export interface BlockNeeds {
   /** Whole tokens for the token bloom (lower-case token runs or whole lower-cased field values, src/segments/bloom.ts). */
   tokens: string[];
-  /** Folded token runs of free text, each at least a gram long, whose every gram the gram filter must hold (src/segments/grams.ts). */
+  /**
+   * Folded token runs of free text and field wildcards, each at least a gram long, whose every gram
+   * the gram filter must hold (src/segments/grams.ts): only blocks of segment format 4 and later,
+   * whose gram filter holds every field value's grams besides @rawstring's.
+   */
   words: string[];
 }
 

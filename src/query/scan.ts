@@ -18,7 +18,8 @@ import { tableKey } from '../files/packed.js';
 import { compileQuery } from './compile.js';
 import { Meter, withMeter, type MemoryBudget } from './memory.js';
 import { chainStages } from './pipeline.js';
-import type { Aggregator, BlockNeeds, CompiledQuery, MapStage, QueryContext, QueryLimits } from './runtime.js';
+import { addFromMetadata, columnPlan, columnRows, metadataAnswers, selectRows } from './columnar.js';
+import type { Aggregator, BlockNeeds, CompiledQuery, Ev, MapStage, QueryContext, QueryLimits } from './runtime.js';
 import type { PackedTable } from '../files/packed.js';
 
 /** A block of a segment file, as the catalog describes it. */
@@ -27,6 +28,8 @@ export interface BlockRef {
   headerLength: number;
   bloomLength: number;
   gramLength: number;
+  /** The gram filter holds field values' grams (BlockMeta.fieldGrams). */
+  fieldGrams?: boolean;
   compressedLength: number;
   uncompressedLength: number;
   eventCount: number;
@@ -69,6 +72,8 @@ export interface ScanTask {
   deadline: number;
   /** The query's memory budget and the node's (memory.ts); none: not metered (tests). */
   memory?: MemoryBudget;
+  /** Every event through the stages one by one, no column path (benchmarks compare the two). */
+  perEvent?: boolean;
 }
 
 export interface ScanResult {
@@ -86,6 +91,7 @@ export interface ScanResult {
 }
 
 const compiled = new Map<string, CompiledQuery>();
+
 
 /** The cache key of a spec: its tables count by content hash and kind, not by their bytes. */
 function specKey(spec: QuerySpec): string {
@@ -126,9 +132,13 @@ export function blockProbes(alternatives: readonly BlockNeeds[]): BlockProbe[] {
   return alternatives.map((a) => ({ tokens: a.tokens, grams: a.words.map(gramProbes) }));
 }
 
-/** False when no alternative can be in a block with these filters (`grams` empty for a format 1 block). */
-export function blockMayMatch(bloom: Buffer, grams: Buffer, alternatives: readonly BlockProbe[]): boolean {
-  return alternatives.some((a) => a.tokens.every((tok) => bloomMayContain(bloom, tok)) && a.grams.every((p) => gramFilterMayContain(grams, p)));
+/**
+ * False when no alternative can be in a block with these filters (`grams` empty for a format 1
+ * block). `fieldGrams`: the gram filter holds field values' grams too (format 4 on); else gram
+ * words cannot rule the block out (a field value may hold them).
+ */
+export function blockMayMatch(bloom: Buffer, grams: Buffer, alternatives: readonly BlockProbe[], fieldGrams: boolean): boolean {
+  return alternatives.some((a) => a.tokens.every((tok) => bloomMayContain(bloom, tok)) && (!fieldGrams || a.grams.every((p) => gramFilterMayContain(grams, p))));
 }
 
 function memoryView(u: Extract<ScanUnit, { kind: 'mem' }>, origin: BlockOrigin): BlockView {
@@ -151,6 +161,90 @@ export function prefixStages(spec: QuerySpec, prefix: string | undefined): MapSt
   return splitAtAggregate(compiledFor({ text: prefix, args: {}, ctx: spec.ctx, limits: spec.limits })).maps;
 }
 
+/**
+ * How one task's blocks reach the aggregate state in `result`: `meta` answers a block from its
+ * header when the query allows (true: done, nothing to read), `view` scans a block's rows. With
+ * `columnPath` the column path of columnar.ts is taken where it applies; without it, every event
+ * goes through the stages as a ColumnEvent (the general path the column path is checked against).
+ */
+export function blockScanner(
+  maps: readonly MapStage[],
+  agg: Aggregator,
+  result: ScanResult,
+  opts: { start: number; end: number; columnPath: boolean; meter: Meter; overTime: () => void },
+): { headers: boolean; meta(minTs: number, maxTs: number, n: number): boolean; view(view: BlockView, whollyInRange: boolean): void } {
+  const { start, end, meter, overTime } = opts;
+  const state = result.state;
+  const toAgg = (e: Ev): void => {
+    result.matched++;
+    agg.add(state, e);
+  };
+  const feed = chainStages(maps, toAgg);
+  const plan = opts.columnPath ? columnPlan(maps, agg) : null;
+  const restFeed = plan === null ? feed : chainStages(plan.rest, toAgg);
+  const fromMeta = plan !== null && metadataAnswers(plan);
+  return {
+    headers: fromMeta,
+    meta(minTs, maxTs, n) {
+      if (!fromMeta || minTs < start || maxTs > end || !addFromMetadata(plan!, state, minTs, maxTs, n)) return false;
+      result.events += n;
+      result.matched += n;
+      return true;
+    },
+    view(view, whollyInRange) {
+      if (plan !== null) {
+        const { sel, inRange, count } = selectRows(plan, view, whollyInRange, start, end);
+        result.events += inRange;
+        if (plan.agg?.addRows !== undefined) {
+          result.matched += count;
+          plan.agg.addRows(state, columnRows(view, sel, count));
+          return;
+        }
+        for (let j = 0; j < count; j++) {
+          restFeed(new ColumnEvent(view, sel[j]!));
+          meter.eventDone();
+          if ((j & 1023) === 1023) overTime();
+        }
+        return;
+      }
+      const ts = view.ts();
+      for (let i = 0; i < view.n; i++) {
+        if (!whollyInRange) {
+          const t = ts[i]!;
+          if (t < start || t > end) continue;
+        }
+        result.events++;
+        feed(new ColumnEvent(view, i));
+        meter.eventDone();
+        if ((i & 1023) === 1023) overTime();
+      }
+    },
+  };
+}
+
+/**
+ * Splits off the segment blocks wholly inside the range that the query answers from their headers
+ * (count(), a time histogram of counts where a block lies in one bucket): their partial state,
+ * computed here without reading them, and the units left to scan. Null state: none.
+ */
+export function answerFromHeaders(q: CompiledQuery, ctx: Pick<QueryContext, 'start' | 'end'>, units: readonly ScanUnit[]): { result: ScanResult | null; units: ScanUnit[] } {
+  const { maps, agg } = splitAtAggregate(q);
+  const result: ScanResult = { state: agg.init(), events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
+  const scanner = blockScanner(maps, agg, result, { start: ctx.start, end: ctx.end, columnPath: true, meter: new Meter(null), overTime: () => undefined });
+  if (!scanner.headers) return { result: null, units: [...units] };
+  const left: ScanUnit[] = [];
+  for (const u of units) {
+    if (u.kind !== 'seg') {
+      left.push(u);
+      continue;
+    }
+    const blocks = u.blocks.filter((b) => !scanner.meta(b.minTs, b.maxTs, b.eventCount));
+    if (blocks.length === u.blocks.length) left.push(u);
+    else if (blocks.length > 0) left.push({ ...u, blocks });
+  }
+  return { result: result.events > 0 ? result : null, units: left };
+}
+
 export function runScanTask(task: ScanTask): ScanResult {
   // What the task makes is charged to the query while it runs; its partial state is handed over
   // (and charged by the coordinator's merge) when it returns.
@@ -170,27 +264,11 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
   const state = agg.init();
   const { start, end } = task.spec.ctx;
   const result: ScanResult = { state, events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
-  const feed = chainStages(maps, (e) => {
-    result.matched++;
-    agg.add(state, e);
-  });
   const overTime = (): void => {
     if (Date.now() > task.deadline) throw new LogsvcError('E_QUERY_LIMIT', 'the query ran out of time (query.max_query_seconds); narrow the time range or the search');
   };
-
-  const scanView = (view: BlockView, whollyInRange: boolean): void => {
-    const ts = view.ts();
-    for (let i = 0; i < view.n; i++) {
-      if (!whollyInRange) {
-        const t = ts[i]!;
-        if (t < start || t > end) continue;
-      }
-      result.events++;
-      feed(new ColumnEvent(view, i));
-      meter.eventDone();
-      if ((i & 1023) === 1023) overTime();
-    }
-  };
+  const scanner = blockScanner(maps, agg, result, { start, end, columnPath: task.perEvent !== true, meter, overTime });
+  const scanView = scanner.view;
 
   const probes = q.pruning.bloom === null ? null : blockProbes(q.pruning.bloom);
   for (const u of task.units) {
@@ -207,11 +285,13 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     try {
       for (const b of u.blocks) {
         overTime();
+        // Answered by what the block's header says, without reading it.
+        if (scanner.meta(b.minTs, b.maxTs, b.eventCount)) continue;
         if (probes !== null) {
           // Both filters in one read, before (and usually instead of) the block.
           const filters = Buffer.allocUnsafe(b.bloomLength + b.gramLength);
           readSync(fd, filters, 0, filters.length, b.pos + b.headerLength);
-          if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes)) {
+          if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes, b.fieldGrams === true)) {
             result.blocksSkipped++;
             continue;
           }

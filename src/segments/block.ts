@@ -15,6 +15,8 @@ import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeRaw, enco
 /** Blocks of segment formats 2 and 3: the header also gives the gram filter's length. */
 export const BLOCK_MAGIC = Buffer.from('LBK2');
 export const BLOCK_HEADER_BYTES = 68;
+/** In the header's gram filter length (offset 60): the filter holds field values' grams too (format 4). */
+export const FIELD_GRAMS_BIT = 0x80000000;
 /** Blocks of segment format 1 (still read): no gram filter. */
 export const BLOCK_MAGIC_V1 = Buffer.from('LBLK');
 export const BLOCK_HEADER_BYTES_V1 = 64;
@@ -131,6 +133,12 @@ export interface BlockMeta {
   bloomLength: number;
   /** 0 in format 1 blocks. */
   gramLength: number;
+  /**
+   * The gram filter holds every field value's grams besides @rawstring's (blocks built by format 4
+   * builders: bit 31 of the header's gram length). Absent or false: @rawstring's only. A block is
+   * flagged, not its segment, because a rewrite (redaction) copies old blocks into a new segment.
+   */
+  fieldGrams?: boolean;
   /** 68, or 64 in format 1. */
   headerLength: number;
   crc: number;
@@ -186,13 +194,14 @@ export function encodeBlockContent(c: BlockColumns): BlockContent {
   const fields: [string, StringColumn][] = names.map((name, j) => [name, encodeStrings(values[j]!, c.count, template === null ? c.raw : undefined)]);
   // Each distinct value once: most columns repeat their values (methods, status codes, agents),
   // and hashing a value costs far more than a Set lookup. A dictionary column already lists them.
+  // Format 4: the gram filter holds every field value's grams too (free text searches the stored
+  // fields), so a free-text word rules a block out by its grams.
   for (let j = 0; j < values.length; j++) {
-    const inRaw = template !== null && pieces.columns.has(j);
     const encoded = fields[j]![1];
     if (encoded.e === 'k') {
       for (const v of encoded.d) {
         bloom.addValue(v);
-        if (inRaw) grams.addText(v);
+        grams.addText(v);
       }
       continue;
     }
@@ -203,7 +212,7 @@ export function encodeBlockContent(c: BlockColumns): BlockContent {
       if (v === undefined || seen.has(v)) continue;
       seen.add(v);
       bloom.addValue(v);
-      if (inRaw) grams.addText(v);
+      grams.addText(v);
     }
   }
   const body = pack({
@@ -247,7 +256,8 @@ export function assembleBlock(b: BlockContent, codec: BlockCodec): Buffer {
   header.writeDoubleLE(b.lastOffset, 44);
   header.writeUInt32LE(b.lastIndex, 52);
   header.writeUInt32LE(bloomBytes.length, 56);
-  header.writeUInt32LE(gramBytes.length, 60);
+  // Bit 31: the gram filter holds field values' grams (format 4 content, both builders).
+  header.writeUInt32LE((gramBytes.length | FIELD_GRAMS_BIT) >>> 0, 60);
   let crc = crc32c(header.subarray(0, BLOCK_HEADER_BYTES - 4));
   crc = crc32c(bloomBytes, crc);
   crc = crc32c(gramBytes, crc);
@@ -279,7 +289,8 @@ export function readBlockMeta(buf: Buffer, pos: number): BlockMeta | null {
     lastOffset: buf.readDoubleLE(pos + 44),
     lastIndex: buf.readUInt32LE(pos + 52),
     bloomLength: buf.readUInt32LE(pos + 56),
-    gramLength: v1 ? 0 : buf.readUInt32LE(pos + 60),
+    gramLength: v1 ? 0 : buf.readUInt32LE(pos + 60) & ~FIELD_GRAMS_BIT,
+    fieldGrams: !v1 && (buf.readUInt32LE(pos + 60) & FIELD_GRAMS_BIT) !== 0,
     headerLength,
     crc: buf.readUInt32LE(pos + headerLength - 4),
   };

@@ -1,13 +1,13 @@
 /**
- * The per-block gram filter: a bloom filter of every 4-gram inside the token runs of @rawstring,
- * folded exactly as the token bloom folds (`lower`, one UTF-16 unit at a time; token runs are
+ * The per-block gram filter: a bloom filter of every 4-gram inside the token runs of @rawstring
+ * and (segment format 4) of every field value, folded exactly as the token bloom folds (`lower`, one UTF-16 unit at a time; token runs are
  * `isWord` units). Free text is a substring search, so a search word can match inside a longer
  * token ("xk2v" inside "zq7xk2vblm") and the whole-token bloom cannot rule a block out; every
  * 4-gram of the word must occur in some token run of a matching event, though, so a block whose
  * gram filter lacks one of them holds no match.
  *
  * Unlike the token bloom, grams are taken from whole runs of any length (a match may sit past the
- * 64th character of a run), and only from @rawstring (the only thing free text searches).
+ * 64th character of a run), from @rawstring and every stored field value (what free text searches).
  *
  * Building is on the digest's hot path, one probe pair per character of raw text: each gram's two
  * bit positions are set directly in a scratch bitmap of MAX_BITS (no set of distinct grams), then

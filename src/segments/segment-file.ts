@@ -15,11 +15,11 @@ import { crc32c } from '../storage/index.js';
 import { BLOCK_HEADER_BYTES_V1, blockIntact, blockLength, blockMagicOf, readBlockMeta, type BlockMeta } from './block.js';
 
 /**
- * Written by this version. Still read: format 2 (no text or template columns in block bodies) and
- * format 1 (also no gram filter).
+ * Written by this version. Still read: format 3 (the gram filter holds @rawstring's grams only),
+ * format 2 (also no text or template columns in block bodies) and format 1 (also no gram filter).
  */
-export const SEGMENT_FORMAT_VERSION = 3;
-export const READABLE_SEGMENT_VERSIONS: readonly number[] = [1, 2, 3];
+export const SEGMENT_FORMAT_VERSION = 4;
+export const READABLE_SEGMENT_VERSIONS: readonly number[] = [1, 2, 3, 4];
 export const SEGMENT_MAGIC = Buffer.from('LSEG');
 export const FOOTER_MAGIC = Buffer.from('LSEF');
 export const TRAILER_BYTES = 12;

@@ -6,7 +6,8 @@
 import type { Span } from '../ast.js';
 import { checkValueSize } from '../limits.js';
 import { approxBytes, chargeKept, stringBytes } from '../memory.js';
-import type { Aggregator, Ev } from '../runtime.js';
+import { plainField, tallyField } from '../columnar.js';
+import type { Aggregator, ColumnAggregator, Ev } from '../runtime.js';
 import { formatNumber, parseNumber } from '../values.js';
 import { compareKeys, row } from './common.js';
 import { distinctAdd, distinctCount, distinctInit, distinctMerge, quantileAdd, quantileInit, quantileMerge, quantiles, type DistinctState, type QuantileState } from './sketches.js';
@@ -30,8 +31,16 @@ const count: FnDef = {
     const as = a.string('as', '_count');
     if (a.bool('distinct', false)) {
       const f = field ?? a.fail('distinct', 'count(distinct=true) needs a field');
+      // Each distinct value of a block's selected rows once, in order of first occurrence: adding a
+      // value again leaves the state as it is, so this is the state event-by-event gives.
+      const columns: ColumnAggregator<DistinctState> = {
+        addRows(st, rows) {
+          for (const key of tallyField(rows, f)!.keys) distinctAdd(st, key);
+        },
+      };
       const agg: Aggregator<DistinctState> = {
         name: 'count',
+        ...(plainField(f) ? { columns } : {}),
         init: distinctInit,
         add(st, e) {
           const v = e.get(f);
@@ -44,6 +53,7 @@ const count: FnDef = {
     }
     const agg: Aggregator<{ n: number }> = {
       name: 'count',
+      ...(field === undefined ? { columns: countColumns } : plainField(field) ? { columns: countFieldColumns(field) } : {}),
       init: () => ({ n: 0 }),
       add:
         field === undefined
@@ -62,6 +72,33 @@ const count: FnDef = {
   },
 };
 
+/** count(): n events at once (the column path, columnar.ts). */
+const countColumns: ColumnAggregator<{ n: number }> = {
+  addCount(st, n) {
+    st.n += n;
+  },
+  addRows(st, rows) {
+    st.n += rows.count;
+  },
+};
+
+/** count(field): the selected rows that hold the field. */
+function countFieldColumns(field: string): ColumnAggregator<{ n: number }> {
+  return {
+    addRows(st, rows) {
+      const col = rows.strings(field);
+      if (col === null) return;
+      const { sel, count } = rows;
+      let n = 0;
+      for (let j = 0; j < count; j++) {
+        const v = col[sel[j]!];
+        if (v !== null && v !== undefined) n++;
+      }
+      st.n += n;
+    },
+  };
+}
+
 // --- numeric summaries ---------------------------------------------------------------------------
 
 interface NumState {
@@ -73,6 +110,35 @@ interface NumState {
 }
 
 type NumOut = (st: NumState) => number | undefined;
+
+function numAdd(st: NumState, x: number): void {
+  st.n++;
+  st.sum += x;
+  st.sq += x * x;
+  if (x < st.min) st.min = x;
+  if (x > st.max) st.max = x;
+}
+
+/** sum/avg/min/max/range/stdDev over a block's column, rows in order (the same sums as event by event). */
+function numericColumns(field: string): ColumnAggregator<NumState> {
+  return {
+    addRows(st, rows) {
+      const { sel, count } = rows;
+      // An integer column: numbers as stored (parseNumber of their canonical text gives them back).
+      const ints = rows.ints(field);
+      if (ints !== null) {
+        for (let j = 0; j < count; j++) numAdd(st, ints[sel[j]!]!);
+        return;
+      }
+      const col = rows.strings(field);
+      if (col === null) return;
+      for (let j = 0; j < count; j++) {
+        const x = parseNumber(col[sel[j]!] ?? undefined);
+        if (x !== undefined) numAdd(st, x);
+      }
+    },
+  };
+}
 
 function numeric(name: string, defAs: string, out: NumOut, emptyZero: boolean): FnDef {
   return {
@@ -86,15 +152,12 @@ function numeric(name: string, defAs: string, out: NumOut, emptyZero: boolean): 
       const as = a.string('as', defAs);
       const agg: Aggregator<NumState> = {
         name,
+        ...(plainField(field) ? { columns: numericColumns(field) } : {}),
         init: () => ({ n: 0, sum: 0, sq: 0, min: Infinity, max: -Infinity }),
         add(st, e) {
           const x = parseNumber(e.get(field));
           if (x === undefined) return;
-          st.n++;
-          st.sum += x;
-          st.sq += x * x;
-          if (x < st.min) st.min = x;
-          if (x > st.max) st.max = x;
+          numAdd(st, x);
         },
         merge(into, o) {
           into.n += o.n;
@@ -279,6 +342,21 @@ export function addToGroup<G extends { s: unknown }>(st: CappedGroups<G>, key: s
   sub.add(grp.s, e);
 }
 
+/** Adds `n` events that read nothing but their key (sub has columns.addCount) to group `key`, as `n` addToGroup calls would. */
+export function addCountToGroup<G extends { s: unknown }>(st: CappedGroups<G>, key: string, cap: number, sub: Aggregator<unknown>, n: number, make: () => G): void {
+  let grp = st.g.get(key);
+  if (grp === undefined) {
+    if (st.g.size >= cap) {
+      st.over += n;
+      return;
+    }
+    grp = make();
+    chargeKept(GROUP_BYTES + 2 * stringBytes(key));
+    st.g.set(key, grp);
+  }
+  sub.columns!.addCount!(grp.s, n);
+}
+
 /** Merges partial group maps under the same cap. */
 export function mergeGroups<G extends { s: unknown }>(into: CappedGroups<G>, other: CappedGroups<G>, cap: number, sub: Aggregator<unknown>): void {
   into.over += other.over;
@@ -294,8 +372,23 @@ export function mergeGroups<G extends { s: unknown }>(into: CappedGroups<G>, oth
 
 /** A keyed aggregate over `fields` with `sub` per group, holding at most `cap` groups. */
 export function groupedAggregator(name: string, fields: string[], sub: Aggregator<unknown>, cap: number, limitNote: string): Aggregator<GroupState> {
+  const one = fields.length === 1 && plainField(fields[0]!) ? fields[0]! : null;
+  // One stored field and a sub-aggregate that only counts: a tally per block (columnar.ts).
+  const columns: ColumnAggregator<GroupState> | undefined =
+    one === null || sub.columns?.addCount === undefined
+      ? undefined
+      : {
+          addRows(st, rows) {
+            const t = tallyField(rows, one)!;
+            for (let k = 0; k < t.keys.length; k++) {
+              const key = t.keys[k]!;
+              addCountToGroup(st, key, cap, sub, t.counts[k]!, () => ({ k: [key], s: sub.init() }));
+            }
+          },
+        };
   return {
     name,
+    ...(columns === undefined ? {} : { columns }),
     init: () => ({ g: new Map(), over: 0 }),
     add(st, e) {
       const k = keyOf(e, fields);
@@ -394,8 +487,30 @@ const top: FnDef = {
       return 1;
     };
     const combine = maxField !== undefined ? Math.max : (x: number, y: number) => x + y;
+    const one = fields.length === 1 && plainField(fields[0]!) && sumField === undefined && maxField === undefined ? fields[0]! : null;
+    // Counts of one stored field: a tally per block (columnar.ts), as `add` per event would count.
+    const columns: ColumnAggregator<TopState> | undefined =
+      one === null
+        ? undefined
+        : {
+            addRows(st, rows) {
+              const t = tallyField(rows, one)!;
+              for (let k = 0; k < t.keys.length; k++) {
+                const key = t.keys[k]!;
+                const n = t.counts[k]!;
+                st.total += n;
+                const cur = st.c.get(key);
+                if (cur !== undefined) cur.n += n;
+                else if (st.c.size < cap) {
+                  chargeKept(GROUP_BYTES + 2 * stringBytes(key));
+                  st.c.set(key, { k: [key], n });
+                } else st.over += n;
+              }
+            },
+          };
     const agg: Aggregator<TopState> = {
       name: 'top',
+      ...(columns === undefined ? {} : { columns }),
       init: () => ({ c: new Map(), total: 0, over: 0 }),
       add(st, e) {
         const k = keyOf(e, fields);

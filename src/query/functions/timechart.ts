@@ -7,10 +7,10 @@
  * At most `limit` series are shown, those with the largest totals; at most 1,500 buckets.
  */
 import { parseRelative } from '../time.js';
-import type { Aggregator, Ev, QueryContext } from '../runtime.js';
+import type { Aggregator, ColumnAggregator, Ev, QueryContext } from '../runtime.js';
 import { parseNumber } from '../values.js';
 import type { BoundArgs } from './args.js';
-import { addToGroup, keyOf, keyText, mergeGroups, statsOf } from './aggregates.js';
+import { addCountToGroup, addToGroup, keyOf, keyText, mergeGroups, statsOf } from './aggregates.js';
 import { compareKeys, row } from './common.js';
 import type { AggSpec, CompileEnv, FnDef } from './types.js';
 import { parseZone } from './zones.js';
@@ -220,8 +220,41 @@ function timeAggregator(name: string, buckets: Buckets, series: string[], sub: A
     }
     return m;
   };
+  // Counts without series: numeric bucket indexes per block, or a whole block in one bucket (columnar.ts).
+  let columns: ColumnAggregator<ChartState> | undefined;
+  if (series.length === 0 && sub.columns?.addCount !== undefined) {
+    const noSeries = keyText([]);
+    const cell = (st: ChartState, b: number, n: number): void => addCountToGroup(st, `${b}\u0000${noSeries}`, cap, sub, n, () => ({ b, k: [], s: sub.init() }));
+    const nb = Math.floor((last - first) / span) + 1;
+    columns = {
+      addSpan(st, minTs, maxTs, n) {
+        const b = bucketStart(minTs, buckets);
+        if (!Number.isFinite(minTs) || !Number.isFinite(maxTs) || bucketStart(maxTs, buckets) !== b) return false;
+        if (b >= first && b <= last) cell(st, b, n);
+        return true;
+      },
+      addRows(st, rows) {
+        const ts = rows.ts();
+        const { sel, count } = rows;
+        const tally = new Float64Array(nb);
+        const order: number[] = [];
+        for (let j = 0; j < count; j++) {
+          const t = ts[sel[j]!]!;
+          if (!Number.isFinite(t)) continue;
+          const b = bucketStart(t, buckets);
+          if (b < first || b > last) continue;
+          const k = Math.round((b - first) / span);
+          const c = tally[k]!;
+          tally[k] = c + 1;
+          if (c === 0) order.push(k);
+        }
+        for (const k of order) cell(st, first + k * span, tally[k]!);
+      },
+    };
+  }
   return {
     name,
+    ...(columns === undefined ? {} : { columns }),
     init: () => ({ g: new Map(), over: 0 }),
     add(st, e) {
       const ts = e.timestamp();

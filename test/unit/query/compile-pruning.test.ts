@@ -11,25 +11,25 @@ const prune = (q: string) => compileQuery(q, { ctx: ctxOf() }).pruning;
 /** One alternative: whole tokens for the bloom, words for the gram filter. */
 const n = (tokens: string[], words: string[] = []) => ({ tokens, words });
 
-t.test('block needs: whole field values and bounded free-text tokens for the bloom; free text searches fields too, so no gram words', async (t) => {
+t.test('block needs: whole field values and bounded free-text tokens for the bloom; words of free text and field wildcards for the gram filter (format 4: it holds field values too)', async (t) => {
   t.strictSame(prune('user=Alice').bloom, [n(['alice'])]);
   t.strictSame(prune('user="Alan Turing"').bloom, [n(['alan turing'])], 'the whole value, not its words');
   t.strictSame(prune('foo').bloom, null, 'a bare word is a substring: no whole token, and shorter than a gram');
-  t.strictSame(prune('zq7xk2vblm').bloom, null, 'a bare word: no whole token, and its grams may be in a field value the gram filter lacks');
-  t.strictSame(prune('"GET /x7kq9 HTTP"').bloom, [n(['x7kq9'])], 'the bounded token only');
+  t.strictSame(prune('zq7xk2vblm').bloom, [n([], ['zq7xk2vblm'])], 'a bare word: no whole token, but every gram of it');
+  t.strictSame(prune('"GET /x7kq9 HTTP"').bloom, [n(['x7kq9'], ['x7kq9', 'http'])], 'the bounded token only; the words a gram long');
   t.strictSame(prune('"a b c"').bloom, [n(['b'])]);
-  t.strictSame(prune('err*timeout').bloom, null, 'wildcard pieces: unbounded');
-  t.strictSame(prune('"err*timeout"').bloom, null, 'a quoted star is a wildcard too');
-  t.strictSame(prune('url="*/login/*"').bloom, [n(['login'])], 'quoted wildcard value');
+  t.strictSame(prune('err*timeout').bloom, [n([], ['timeout'])], 'wildcard pieces: unbounded tokens, words a gram long');
+  t.strictSame(prune('"err*timeout"').bloom, [n([], ['timeout'])], 'a quoted star is a wildcard too');
+  t.strictSame(prune('url="*/login/*"').bloom, [n(['login'], ['login'])], 'quoted wildcard value');
   t.strictSame(prune('"x" foo*-bar-*baz').bloom, [n(['bar'])]);
-  t.strictSame(prune('"GET /LOGIN-page"').bloom, [n(['login'])], 'tokens are folded');
-  t.strictSame(prune('user=a or timeout').bloom, null);
-  t.strictSame(prune('url=*login*').bloom, null, 'field values are not in the gram filter (only @rawstring is)');
-  t.strictSame(prune('url like "login"').bloom, null);
-  t.strictSame(prune(`${'Q'.repeat(70)}`).bloom, null);
-  t.strictSame(prune('url=*/login/*').bloom, [n(['login'])]);
-  t.strictSame(prune('url=login/x7*').bloom, [n(['login'])], 'anchored start: the first piece is bounded on the left');
-  t.strictSame(prune('url=*x7/login').bloom, [n(['login'])], 'anchored end: the last piece is bounded on the right');
+  t.strictSame(prune('"GET /LOGIN-page"').bloom, [n(['login'], ['login', 'page'])], 'tokens are folded');
+  t.strictSame(prune('user=a or timeout').bloom, [n(['a']), n([], ['timeout'])]);
+  t.strictSame(prune('url=*login*').bloom, [n([], ['login'])], 'field values are in the gram filter');
+  t.strictSame(prune('url like "login"').bloom, [n([], ['login'])]);
+  t.strictSame(prune(`${'Q'.repeat(70)}`).bloom, [n([], ['q'.repeat(36)])], 'a long word: its first grams');
+  t.strictSame(prune('url=*/login/*').bloom, [n(['login'], ['login'])]);
+  t.strictSame(prune('url=login/x7*').bloom, [n(['login'], ['login'])], 'anchored start: the first piece is bounded on the left');
+  t.strictSame(prune('url=*x7/login').bloom, [n(['login'], ['login'])], 'anchored end: the last piece is bounded on the right');
   t.strictSame(prune('user=*son').bloom, null, 'son may be the end of a longer token');
   t.strictSame(prune('user=Al*').bloom, null);
   t.strictSame(prune('#type=accesslog').bloom, null, 'tags are not in the bloom');
@@ -50,10 +50,10 @@ t.test('block needs: whole field values and bounded free-text tokens for the blo
   t.strictSame(prune('/(?<user>\\w+)/ | user=a').bloom, null, 'an extracting regex ends the prefix');
   t.strictSame(prune('/(?<user>\\w+)/ user=a').bloom, null);
   t.strictSame(prune('user=a /(?<u>\\w+)/ host=b').bloom, [n(['a'])]);
-  t.strictSame(prune(`" ${'Q'.repeat(70)} "`).bloom, [n(['q'.repeat(64)])], 'long runs: the 64-character prefix the bloom keeps');
+  t.strictSame(prune(`" ${'Q'.repeat(70)} "`).bloom, [n(['q'.repeat(64)], ['q'.repeat(36)])], 'long runs: the 64-character prefix the bloom keeps');
   t.strictSame(prune(`v=${'Q'.repeat(70)}`).bloom, [n(['q'.repeat(70)])], 'whole values are hashed uncapped');
   t.strictSame(prune('"x ÄBC-Ünï x"').bloom, [n(['äbc', 'ünï'])], 'non-ASCII letters are token characters, folded');
-  t.strictSame(prune('"x ÄBCD-Ünï x"').bloom, [n(['äbcd', 'ünï'])]);
+  t.strictSame(prune('"x ÄBCD-Ünï x"').bloom, [n(['äbcd', 'ünï'], ['äbcd'])]);
   t.strictSame(boundedTokens('a-b-c', true, false), ['a', 'b']);
 });
 
@@ -143,14 +143,19 @@ t.test('pruning never drops a block or datasource that holds a match', async (t)
     for (const e of events) {
       bloom.addText(e['@rawstring']!);
       grams.addText(e['@rawstring']!);
-      for (const [k, v] of Object.entries(e)) if (!k.startsWith('@') && !k.startsWith('#')) bloom.addValue(v);
+      // As format 4 blocks hold them: every field value in the bloom and in the gram filter.
+      for (const [k, v] of Object.entries(e)) {
+        if (k.startsWith('@') || k.startsWith('#')) continue;
+        bloom.addValue(v);
+        grams.addText(v);
+      }
     }
     const bits = bloom.build();
     const gramBits = grams.build();
     for (const q of QUERIES) {
       const compiled = compileQuery(q, { ctx: ctxOf() });
       const matches = runCompiled(compiled, events, 1).rows.length > 0;
-      const bloomOk = compiled.pruning.bloom === null || blockMayMatch(bits, gramBits, blockProbes(compiled.pruning.bloom));
+      const bloomOk = compiled.pruning.bloom === null || blockMayMatch(bits, gramBits, blockProbes(compiled.pruning.bloom), true);
       const tagsOk = compiled.pruning.tags === null || compiled.pruning.tags(tags);
       if (matches) {
         checked++;

@@ -2,12 +2,16 @@
  * Property: random filter/eval pipelines give the same answer on the column path (ColumnEvent over
  * a block encoded and decoded as segments store it, with lazily decoded columns and @rawstring
  * possibly rebuilt from templates) as on the per-event path (MapEvent), and on one block as on
- * many blocks whose partial aggregate states are structured-cloned and merged.
+ * many blocks whose partial aggregate states are structured-cloned and merged. And: a scan's column
+ * path (columnar.ts: filters on columns into a selection vector, column aggregates, answers from
+ * block metadata) gives the same answer as its per-event path and as MapEvents one by one.
  */
 import t from 'tap';
 import { eventId } from '../../../src/events/event-id.js';
 import { BlockView, ColumnEvent } from '../../../src/query/block-view.js';
 import { compileQuery } from '../../../src/query/compile.js';
+import { Meter, withMeter } from '../../../src/query/memory.js';
+import { blockScanner, splitAtAggregate } from '../../../src/query/scan.js';
 import { chainStages } from '../../../src/query/pipeline.js';
 import { MapEvent, type Aggregator, type CompiledQuery, type Ev, type MapStage } from '../../../src/query/runtime.js';
 import { appendEvent, emptyColumns, encodeBlockContent } from '../../../src/segments/block.js';
@@ -119,4 +123,193 @@ t.test('column path = per-event path, one block = many blocks', async (t) => {
     }
   }
   t.equal(checked, 240, `${checked} random pipelines compared`);
+});
+
+// --- the column path of a scan (columnar.ts, issue 19) ----------------------------------------------
+
+/** Events with columns of every encoding: dictionary (k, y), integers (n, always there), text (u), references and templates. */
+function scanEvents(r: () => number, n: number, t0: number, step: number): Raw[] {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const dense = r() < 0.5;
+  return Array.from({ length: n }, (_, i) => {
+    const fields: Record<string, string> = {};
+    if (r() < 0.9) fields['k'] = pick(['a', 'b', 'c']);
+    if (r() < 0.8) fields['x'] = String(Math.floor(r() * 1000) - 100);
+    fields['n'] = String(Math.floor(r() * 500) - 50);
+    fields['ip'] = `10.${Math.floor(r() * 3)}.0.${Math.floor(r() * 256)}`;
+    if (r() < 0.7) fields['y'] = pick(WORDS);
+    // Distinct values (no dictionary): a text or reference column.
+    if (r() < (dense ? 0.95 : 0.5)) fields['u'] = `${pick(WORDS)}-${Math.floor(r() * 100000)}`;
+    // Some values glued to words (a template cut inside a token run: free text must still find words across it).
+    const form = r();
+    const raw =
+      form < 0.5
+        ? `${fields['y'] ?? pick(WORDS)} v=${fields['x'] ?? '-'} ${fields['u'] ?? pick(WORDS)}`
+        : form < 0.8
+          ? `k${fields['n']}z ${fields['y'] ?? ''}x ${fields['k'] ?? ''}${fields['ip']}`
+          : `${pick(WORDS)} ${pick(WORDS)}`;
+    return { ts: t0 + i * step, raw, fields, off: 100 + i };
+  });
+}
+
+const SCAN_FILTERS = [
+  'k=a',
+  'k!=b',
+  'k=*',
+  'y!=*',
+  'y=*in',
+  'y=/^[a-z]+$/i',
+  'x>100',
+  'x<=0',
+  'n>=200',
+  'n<0',
+  'n=42',
+  'n!=7',
+  'u=*9*',
+  'u like "login"',
+  'login',
+  '"ÄÖ"',
+  'x7*',
+  'alpha or beta',
+  'not timeout',
+  '/x7|404/',
+  'k1',
+  '5z',
+  'loginx',
+  'ginx',
+  'gina',
+  'alphax',
+  'z GET',
+  '404',
+  '12',
+  '7',
+  '255',
+  'a10',
+  'k=a or n>300 y=*',
+  'not (k=c and x<50)',
+  '#type=kv',
+  '@rawstring=*-1*',
+  '@timestamp>1001000000',
+  'in(k, values=[a, c])',
+];
+const SCAN_REST = ['w := x * 2', 'k := upper(k)', 'y=*'];
+const SCAN_AGGS = [
+  'count()',
+  'count(x)',
+  'count(u)',
+  'count(#type)',
+  'groupBy(k)',
+  'groupBy(y, limit=2)',
+  'groupBy(u)',
+  'groupBy(n, function=count(as=c))',
+  'top(ip, limit=4)',
+  'groupBy(ip)',
+  'top(n)',
+  'count(u, distinct=true)',
+  'count(k, distinct=true)',
+  'count(ip, distinct=true)',
+  'top(y)',
+  'top(u, limit=3)',
+  'top(k, sum=n)',
+  'timechart(span=7s)',
+  'timechart(span=1m)',
+  'bucket(span=3s)',
+  'timechart(span=1h)',
+  'bucket(span=30m)',
+  'timechart(span=20s, limit=3)',
+  'timechart(k, span=10s)',
+  'groupBy(k, function=sum(n))',
+  'avg(n)',
+  'sum(x)',
+  'stdDev(n)',
+  'max(u)',
+  'min(ip)',
+  'range(x)',
+  'tail(5)',
+];
+
+/** Rows as text, each row's fields by name (a block row and a MapEvent list their names in different orders). */
+function sortedRows(rows: readonly Ev[]): string {
+  return JSON.stringify(rows.map((x) => x.names().sort().map((n) => [n, x.get(n)])));
+}
+
+t.test('scan: column path = per-event path (filters, selection vectors, column aggregates, block metadata)', async (t) => {
+  const r = rnd(19);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const T0 = 1_000_000_000;
+  let checked = 0;
+  let viaMeta = 0;
+  for (let round = 0; round < 30; round++) {
+    // Blocks of random sizes and time steps; the query range cuts some of them.
+    const blocks: Raw[][] = [];
+    let t0 = T0;
+    for (let b = 0; b < 1 + Math.floor(r() * 4); b++) {
+      const step = pick([10, 100, 1000, 5000]);
+      const evs = scanEvents(r, 30 + Math.floor(r() * 150), t0, step);
+      blocks.push(evs);
+      t0 = evs[evs.length - 1]!.ts + pick([1, 50, 20_000]);
+    }
+    const all = blocks.flat();
+    const lo = all[0]!.ts;
+    const hi = all[all.length - 1]!.ts;
+    const cut = r() < 0.5;
+    const start = cut ? lo + Math.floor(r() * (hi - lo) * 0.4) : lo - 60_000;
+    const end = cut ? hi - Math.floor(r() * (hi - lo) * 0.4) : hi + 60_000;
+    const views = blocks.map((evs) => block(evs));
+    for (let k = 0; k < 8; k++) {
+      const steps = [pick(SCAN_FILTERS), pick(SCAN_FILTERS), pick(SCAN_REST)].filter((_, i) => r() < (i === 2 ? 0.2 : 0.6));
+      const text = [...steps, pick(SCAN_AGGS)].join(' | ');
+      const q = compileQuery(text, { ctx: ctxOf({ start, end }) });
+      const { maps, agg } = splitAtAggregate(q);
+      const run = (columnPath: boolean, useMeta: boolean): { answer: string; matched: number; events: number; meta: number } => {
+        const merged = agg.init();
+        let matched = 0;
+        let events = 0;
+        let meta = 0;
+        blocks.forEach((evs, b) => {
+          const result = { state: agg.init(), events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
+          const scanner = blockScanner(maps, agg, result, { start, end, columnPath, meter: new Meter(null), overTime: () => undefined });
+          const minTs = evs[0]!.ts;
+          const maxTs = evs[evs.length - 1]!.ts;
+          if (useMeta && scanner.meta(minTs, maxTs, evs.length)) meta++;
+          else scanner.view(views[b]!, minTs >= start && maxTs <= end);
+          agg.merge(merged, structuredClone(result.state));
+          matched += result.matched;
+          events += result.events;
+        });
+        return { answer: sortedRows(agg.finish(merged)), matched, events, meta };
+      };
+      // The oracle: MapEvents in range, one state per block, through the stages one by one.
+      const oracle = sortedRows(JSON.parse(answer(q, blocks.map((evs) => evs.filter((e) => e.ts >= start && e.ts <= end).map(mapEvent)))).map((pairs: [string, string][]) => new MapEvent(pairs)));
+      const perEvent = run(false, false);
+      const columns = run(true, false);
+      const withMeta = run(true, true);
+      viaMeta += withMeta.meta;
+      if (perEvent.answer !== oracle) t.fail(`${text}: ColumnEvent path differs from MapEvents\nmap events: ${oracle}\ncolumn ev.: ${perEvent.answer}`);
+      if (columns.answer !== perEvent.answer) t.fail(`${text} [${start}, ${end}]: column path differs\nper event: ${perEvent.answer}\ncolumns:   ${columns.answer}`);
+      if (withMeta.answer !== perEvent.answer) t.fail(`${text} [${start}, ${end}]: block metadata differs\nper event: ${perEvent.answer}\nmetadata:  ${withMeta.answer}`);
+      if (columns.matched !== perEvent.matched || withMeta.matched !== perEvent.matched) t.fail(`${text}: matched ${perEvent.matched} per event, ${columns.matched} columns, ${withMeta.matched} metadata`);
+      if (columns.events !== perEvent.events || withMeta.events !== perEvent.events) t.fail(`${text}: events ${perEvent.events} per event, ${columns.events} columns, ${withMeta.events} metadata`);
+      checked++;
+    }
+  }
+  t.equal(checked, 240, `${checked} random scans compared`);
+  t.ok(viaMeta > 0, `${viaMeta} blocks answered from their metadata`);
+});
+
+t.test('the column path charges the groups it makes to the query memory budget', async (t) => {
+  // 4000 distinct values of a text column: ~4000 groups of ~200 bytes each, past a 256 KiB budget.
+  const evs: Raw[] = Array.from({ length: 4000 }, (_, i) => ({ ts: 1_000_000 + i, raw: `e${i}`, fields: { u: `value-${i}-${'x'.repeat(20)}` }, off: i }));
+  const view = block(evs);
+  for (const text of ['groupBy(u)', 'top(u)', 'u=* | groupBy(u)']) {
+    for (const columnPath of [true, false]) {
+      const q = compileQuery(text, { ctx: ctxOf({ start: 0, end: 2_000_000 }) });
+      const { maps, agg } = splitAtAggregate(q);
+      const budget = { query: new SharedArrayBuffer(8), node: new SharedArrayBuffer(8), queryLimit: 256 * 1024, nodeLimit: 1024 * 1024 * 1024 };
+      const meter = new Meter(budget);
+      const result = { state: agg.init(), events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
+      const scanner = blockScanner(maps, agg, result, { start: 0, end: 2_000_000, columnPath, meter, overTime: () => undefined });
+      t.throws(() => withMeter(meter, () => scanner.view(view, true)), { code: 'E_QUERY_MEMORY' }, `${text}, ${columnPath ? 'column path' : 'per event'}: over the budget`);
+    }
+  }
 });
