@@ -55,6 +55,12 @@ export class Digest {
   private ticking: Promise<void> | null = null;
   /** Cluster mode: the queue follower of each owned partition. */
   private readonly followers = new Map<number, FollowHandle>();
+  /**
+   * Cluster mode: partition -> the queue's end when this node took it. Its progress is reported
+   * only once the digest got there: until then the partition's newest events are not searchable
+   * here yet, and queries say their answer may be partial (cluster-state.ts `reported`).
+   */
+  private readonly catchingUp = new Map<number, number>();
 
   constructor(private readonly opts: DigestOptions) {
     this.checkpointFile = join(opts.dataDir, 'digest', 'checkpoints.json');
@@ -104,6 +110,7 @@ export class Digest {
       const selfId = this.opts.cluster?.selfId;
       const d = this.newDigester(partition, from, selfId === undefined || epoch === undefined ? undefined : { writer: selfId, epoch });
       this.digesters.set(partition, d);
+      this.catchingUp.set(partition, queue.endOffset(partition));
       this.followers.set(
         partition,
         queue.follow(partition, from, async (rec) => {
@@ -290,7 +297,12 @@ export class Digest {
   private async persistCheckpoints(): Promise<void> {
     const cluster = this.opts.cluster;
     if (cluster !== undefined) {
-      for (const [p, d] of this.digesters) cluster.onProgress(p, d.checkpoint());
+      for (const [p, d] of this.digesters) {
+        const end = this.catchingUp.get(p);
+        if (end !== undefined && d.processedEnd < end) continue;
+        this.catchingUp.delete(p);
+        cluster.onProgress(p, d.checkpoint());
+      }
       return;
     }
     const next: Record<string, number> = { ...this.persisted };
