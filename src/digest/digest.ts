@@ -60,7 +60,7 @@ export class Digest {
    * only once the digest got there: until then the partition's newest events are not searchable
    * here yet, and queries say their answer may be partial (cluster-state.ts `reported`).
    */
-  private readonly catchingUp = new Map<number, number>();
+  private readonly catchingUp = new Map<number, { end: number; until: number }>();
 
   constructor(private readonly opts: DigestOptions) {
     this.checkpointFile = join(opts.dataDir, 'digest', 'checkpoints.json');
@@ -110,7 +110,8 @@ export class Digest {
       const selfId = this.opts.cluster?.selfId;
       const d = this.newDigester(partition, from, selfId === undefined || epoch === undefined ? undefined : { writer: selfId, epoch });
       this.digesters.set(partition, d);
-      this.catchingUp.set(partition, queue.endOffset(partition));
+      // Bounded: a queue end that cannot be reached (a stale cache) does not hold progress back for long.
+      this.catchingUp.set(partition, { end: queue.endOffset(partition), until: this.opts.clock.monotonic() + 10_000 });
       this.followers.set(
         partition,
         queue.follow(partition, from, async (rec) => {
@@ -298,8 +299,11 @@ export class Digest {
     const cluster = this.opts.cluster;
     if (cluster !== undefined) {
       for (const [p, d] of this.digesters) {
-        const end = this.catchingUp.get(p);
-        if (end !== undefined && d.processedEnd < end) continue;
+        const c = this.catchingUp.get(p);
+        if (c !== undefined && d.processedEnd < c.end) {
+          if (this.opts.clock.monotonic() < c.until) continue;
+          this.opts.logger.warn('digest partition: not caught up with the queue end 10 s after taking it; reporting progress anyway', { partition: p, at: d.processedEnd, end: c.end });
+        }
         this.catchingUp.delete(p);
         cluster.onProgress(p, d.checkpoint());
       }
