@@ -47,6 +47,6 @@ export function query(task: ScanTask): ScanResult | { error: ReturnType<LogsvcEr
 }
 
 /** Parses and packs an uploaded lookup file (src/files); the table's SharedArrayBuffer is shared, not copied. */
-export function table(task: PackTask): PackTaskResult {
+export function table(task: PackTask): Promise<PackTaskResult> {
   return runPackTask(task);
 }
