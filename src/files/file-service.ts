@@ -147,7 +147,11 @@ export class FileService {
     const { scope, where } = this.scope(p, repositoryName, 'uploading a file');
     const path = this.blobs.uploadPath();
     try {
-      const got = await receiveMultipartFile(contentType, body, this.limits.maxFileBytes, path, (name) => void checkFileName(name));
+      // Too many columns is refused from the header row, as soon as the file's first bytes arrived.
+      const csvHead = (name: string, head: Buffer): void => {
+        if (checkFileName(name) === 'csv') checkCsvHeader(head);
+      };
+      const got = await receiveMultipartFile(contentType, body, this.limits.maxFileBytes, path, (name) => void checkFileName(name), csvHead);
       const kind = checkFileName(got.fileName);
       const table = await this.tableOf(got.hash, () => Promise.resolve({ path, size: got.size }), kind);
       await this.holdBlob(got.fileName, () => this.blobs.holdUpload(got.hash, path, got.size));

@@ -97,6 +97,9 @@ export function readMultipartFile(contentType: string | undefined, body: Buffer,
   });
 }
 
+/** Bytes of a file's start that receiveMultipartFile's checkHead sees. */
+const HEAD_BYTES = 64 * 1024;
+
 /** An upload's file part, received into a file on disk. */
 export interface ReceivedFile {
   /** The filename the client gave for the part. */
@@ -109,11 +112,19 @@ export interface ReceivedFile {
 /**
  * Receives an upload as it arrives: the `file` part's bytes go to a new file at `path` (created;
  * the caller removes it, whatever the outcome) and are hashed on the way, so memory follows a
- * chunk, not the file. `checkName` sees the part's filename before any of its bytes are written.
+ * chunk, not the file. `checkName` sees the part's filename before any of its bytes are written,
+ * `checkHead` its first HEAD_BYTES (or all of it, when shorter) as soon as they arrived.
  * The first problem (a bound passed, a bad name, a malformed body, a write error) ends the upload
  * at once, without reading the rest of the body.
  */
-export function receiveMultipartFile(contentType: string | undefined, body: Readable, maxFileBytes: number, path: string, checkName: (fileName: string) => void): Promise<ReceivedFile> {
+export function receiveMultipartFile(
+  contentType: string | undefined,
+  body: Readable,
+  maxFileBytes: number,
+  path: string,
+  checkName: (fileName: string) => void,
+  checkHead: (fileName: string, head: Buffer) => void = () => undefined,
+): Promise<ReceivedFile> {
   return new Promise<ReceivedFile>((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
@@ -154,10 +165,26 @@ export function receiveMultipartFile(contentType: string | undefined, body: Read
       }
       const hash = createHash('sha256');
       let size = 0;
+      let head: Buffer[] | null = [];
+      const inspect = (): void => {
+        if (head === null) return;
+        const bytes = Buffer.concat(head);
+        head = null;
+        try {
+          checkHead(fileName, bytes);
+        } catch (err) {
+          fail(err as LogsvcError);
+        }
+      };
       stream.on('data', (d: Buffer) => {
         size += d.length;
         hash.update(d);
+        if (head !== null) {
+          head.push(d);
+          if (size >= HEAD_BYTES) inspect();
+        }
       });
+      stream.on('end', inspect);
       stream.on('limit', () => fail(tooLarge(maxFileBytes)));
       written = pipeline(stream, createWriteStream(path, { flags: 'wx' })).then(
         () => ({ fileName, size, hash: hash.digest('hex') }),

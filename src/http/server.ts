@@ -43,7 +43,7 @@ export interface HttpServer {
 /** A refused request's body up to this size is read past (the connection kept); a larger one closes it. */
 const DRAIN_REFUSED_BODY_BYTES = 64 * 1024;
 
-/** Bytes of a streamed request body (Route.streamed) buffered unread before the connection is paused. */
+/** The stream of a streamed request body (Route.streamed) reads this much ahead of its reader. */
 const STREAM_BUFFER_BYTES = 1024 * 1024;
 
 const statusLine = (code: number): string => `${code} ${STATUS_CODES[code] ?? 'Unknown'}`;
@@ -171,26 +171,20 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
   };
 
   /**
-   * A route that reads its body as it arrives: chunks are pushed into a stream the handler reads,
-   * the connection paused while the stream holds STREAM_BUFFER_BYTES unread. A reply before the
+   * A route that reads its body as it arrives: chunks are pushed into a stream the handler reads.
+   * The connection is not paused when the handler reads slower than the body arrives (uWS's
+   * resume() re-arms its 10 s idle timeout, which then cut off answers that took longer after the
+   * body's end); what waits unread is within the body's declared length, which the in-flight body
+   * budget holds (http.max_inflight_body_bytes). A reply before the
    * body ended (a refusal) is sent once the rest of the body has been read and dropped (clients
    * send the whole body before they read an answer), within the route's limit: past it the answer
    * is 413 and the connection closed.
    */
   const readStreamed = (res: HttpResponse, pending: Pending, route: Route, handler: StreamedHandler, info: RequestInfo, limit: number, release: () => void): void => {
-    let paused = false;
     let ended = false;
     /** The handler's reply, waiting for the end of the body. */
     let early: Reply | null = null;
-    const body = new Readable({
-      highWaterMark: STREAM_BUFFER_BYTES,
-      read() {
-        if (paused && !pending.aborted) {
-          paused = false;
-          res.resume();
-        }
-      },
-    });
+    const body = new Readable({ highWaterMark: STREAM_BUFFER_BYTES, read: () => undefined });
     pending.onAbort = () => {
       if (!ended) body.destroy(new LogsvcError('E_BAD_REQUEST', 'the client closed the connection before the body ended'));
     };
@@ -211,10 +205,7 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
       }
       if (body.destroyed) return;
       // uWS neuters the ArrayBuffer when this callback returns: copy it.
-      if (!body.push(Buffer.from(new Uint8Array(chunk))) && !isLast) {
-        paused = true;
-        res.pause();
-      }
+      body.push(Buffer.from(new Uint8Array(chunk)));
       if (isLast) body.push(null);
     });
     void (async () => {
@@ -233,10 +224,6 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
       // Answered before the body ended: the rest is read and dropped, then the answer sent.
       early = reply;
       body.destroy();
-      if (paused) {
-        paused = false;
-        res.resume();
-      }
     })();
   };
 

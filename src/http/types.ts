@@ -41,8 +41,7 @@ export type Handler = (req: RequestInfo, body: Buffer) => Promise<Reply> | Reply
 
 /**
  * A handler that reads the body as it arrives (a route's `streamed`): called once the checks before
- * the body passed, with the body as a byte stream (the server pauses the connection while the
- * stream is full). A reply sent before the body ended closes the connection. The stream errors with
+ * the body passed, with the body as a byte stream. A reply sent before the body ended closes the connection. The stream errors with
  * E_BODY_TOO_LARGE past the route's body limit, and when the client leaves.
  */
 export type StreamedHandler = (req: RequestInfo, body: Readable) => Promise<Reply>;
