@@ -23,6 +23,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { LogsvcError } from '../lib/errors.js';
+import { SHORT_SCAN, ShortFirstQueue } from './query-queue.js';
 import { ownsBuffer } from '../lib/bytes.js';
 import { isShared, SlabPool } from '../lib/slab-pool.js';
 import type { BlockPart } from '../digest/block-parts.js';
@@ -87,6 +88,7 @@ export class WorkerPool implements BlockEncoder, TablePacker {
       maxThreads: threads,
       idleTimeout: 30_000,
       atomics: 'async',
+      taskQueue: new ShortFirstQueue(),
       ...(this.queryHeapMb === null ? {} : { resourceLimits: { maxOldGenerationSizeMb: this.queryHeapMb } }),
     });
     // piscina applies niceIncrement per thread through its optional @napi-rs/nice (nice(2) is
@@ -124,11 +126,14 @@ export class WorkerPool implements BlockEncoder, TablePacker {
     return (await this.foreground.run(task, { name: 'ingest', transferList: transferListOf(task.body) })) as IngestTaskResult;
   }
 
-  /** Scans blocks for a query (src/query/scan.ts); errors come back as LogsvcError data. */
-  async scan(task: ScanTask): Promise<ScanResult> {
+  /**
+   * Scans blocks for a query (src/query/scan.ts); errors come back as LogsvcError data. A short
+   * query's tasks (`short`: no more than the threads) go ahead of long ones' (query-queue.ts).
+   */
+  async scan(task: ScanTask, short = false): Promise<ScanResult> {
     let r: ScanResult | { error: ReturnType<LogsvcError['toJSON']> };
     try {
-      r = (await this.queries.run(task, { name: 'query' })) as typeof r;
+      r = (await this.queries.run(task, { name: short ? SHORT_SCAN : 'query' })) as typeof r;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {
         throw new LogsvcError(
