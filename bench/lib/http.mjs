@@ -12,22 +12,24 @@ const REQUEST_TIMEOUT_MS = 60_000;
 /**
  * @param {string} origin e.g. http://127.0.0.1:8080
  * @param {number} connections
+ * @param {number} [timeoutMs] headers and body timeout of each request
  * @returns {Pool}
  */
-export function createLoadPool(origin, connections) {
+export function createLoadPool(origin, connections, timeoutMs = REQUEST_TIMEOUT_MS) {
   return new Pool(origin, {
     connections,
     pipelining: 1,
     keepAliveTimeout: 60_000,
     keepAliveMaxTimeout: 600_000,
-    headersTimeout: REQUEST_TIMEOUT_MS,
-    bodyTimeout: REQUEST_TIMEOUT_MS,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
     connect: { timeout: 10_000 },
   });
 }
 
 /**
  * @param {string} origin
+ * @param {number} [timeoutMs] headers and body timeout of each request
  * @returns {Pool}
  */
 export function createControlClient(origin) {

@@ -127,13 +127,14 @@ export function startParseOnly() {
  * @param {string} o.rootDir a temp dir this run owns
  * @param {string} o.config TOML text
  * @param {string[]} o.nodeFlags flags for the node executable (e.g. --cpu-prof)
+ * @param {string} [o.bin] the logsvc executable (default: this checkout's bin/logsvc)
  * @returns {Promise<{ server: ChildServer, dataDir: string, adminToken: string }>}
  */
 export async function startLogsvcNode(o) {
   const dataDir = join(o.rootDir, 'data');
   const configFile = join(o.rootDir, 'bench.toml');
   await writeFile(configFile, o.config);
-  const args = [...o.nodeFlags, LOGSVC_BIN, 'node', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--config', configFile];
+  const args = [...o.nodeFlags, o.bin ?? LOGSVC_BIN, 'node', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--config', configFile];
   const server = await spawnServer('logsvc node', args, /ready at (http:\/\/\S+) /, 60_000);
   const adminToken = (await readFile(join(dataDir, 'local-admin-token.txt'), 'utf8')).trim();
   return { server, dataDir, adminToken };

@@ -5,7 +5,7 @@
  * queries in a loop for --seconds: one querier in five a large query (count() over everything
  * ingested into "mixed", which grows), the rest small ones (a filtered count() over "small", 2,000
  * events ingested before the run). Small-query latency p50/p99 (what must not wait behind the rest),
- * large-query latency, answers by status, ingest acknowledgements. Two builds side by side in one run (A: --base, B: this
+ * large-query latency, answers by status, ingest acknowledgements and events/s. Two builds side by side in one run (A: --base, B: this
  * checkout) so the comparison holds on a shared machine. Nodes bind 127.0.0.1:0 and are stopped by PID.
  *
  *   node bench/mixed/run.mjs [--connections 200] [--query-share 0.25] [--seconds 30] [--base /path/bin/logsvc]
@@ -117,6 +117,8 @@ async function run(bin, label, connections, share, seconds, extra) {
     await Promise.all([...Array.from({ length: queriers }, (_, q) => queryLoop(_, q)), ...Array.from({ length: connections - queriers }, ingestLoop)]);
     lat.sort((a, b) => a - b);
     largeLat.sort((a, b) => a - b);
+    const ingested = 200 * (iStatus[200] ?? 0);
+    console.log(`${label}: ingest ${ingested} events acknowledged, ${Math.round(ingested / seconds)} events/s; small queries p50 ${pct(lat, 50).toFixed(0)} ms, p99 ${pct(lat, 99).toFixed(0)} ms`);
     console.log(`${label}: ${connections} connections (${queriers} querying, ${connections - queriers} ingesting 200-event batches), ${seconds} s: small queries ${lat.length} answered, p50 ${pct(lat, 50).toFixed(0)} ms, p99 ${pct(lat, 99).toFixed(0)} ms, max ${lat.at(-1)?.toFixed(0)} ms; large queries ${largeLat.length} answered, p50 ${pct(largeLat, 50).toFixed(0)} ms, p99 ${pct(largeLat, 99).toFixed(0)} ms; query answers ${JSON.stringify(qStatus)}; ingest answers ${JSON.stringify(iStatus)}`);
   } finally {
     await agent.close();

@@ -4,6 +4,8 @@
  * download, removal, listing, and the tables queries use: each content hash is packed once and
  * kept in a memory-bounded cache whose SharedArrayBuffers the worker threads read in place.
  */
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import { LogsvcError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { Clock } from '../lib/clock.js';
@@ -11,12 +13,14 @@ import { canSeeRepository, requireRoot, requireUser, visibleRepository, type Pri
 import { SHARED_SCOPE, type GlobalStore, type StoredFile } from '../global/index.js';
 import { contentHash, type BlobStore } from './blob-store.js';
 import { checkFileName, SHARED_PREFIX, type FileKind } from './names.js';
+import { receiveMultipartFile } from './multipart.js';
 import { tableKey, type PackedTable } from './packed.js';
+import type { PackSource } from './pack-task.js';
 import { checkCsvHeader } from './parse.js';
 
-/** Packs file bytes into a table (the worker pool; inline in tests). Throws LogsvcError for bad files. */
+/** Packs a file (bytes, or a path on disk) into a table (the worker pool; inline in tests). Throws LogsvcError for bad files. */
 export interface TablePacker {
-  pack(bytes: Uint8Array, kind: FileKind, hash: string, maxRows: number): Promise<PackedTable>;
+  pack(source: PackSource, kind: FileKind, hash: string, maxRows: number): Promise<PackedTable>;
 }
 
 export interface FileLimits {
@@ -101,6 +105,13 @@ export class FileService {
     return bytes;
   }
 
+  /** Where to pack a stored file from: this node's blob on disk, else the bytes fetched from a peer. */
+  private async blobSource(hash: string): Promise<PackSource> {
+    const path = this.blobs.path(hash);
+    const size = await stat(path).then((s) => s.size, () => null);
+    return size !== null ? { path, size } : { bytes: await this.readBlob(hash) };
+  }
+
   /** This node's own copy of a content hash, for a peer that asks (null when it has none). */
   async localBlob(hash: string): Promise<Buffer | null> {
     try {
@@ -120,15 +131,50 @@ export class FileService {
     if (kind === 'csv') checkCsvHeader(bytes);
     const hash = contentHash(bytes);
     // Parsing validates the file; the packed table is kept for the queries that will use it.
-    const table = await this.tableOf(hash, () => Promise.resolve(bytes), kind);
+    const table = await this.tableOf(hash, () => Promise.resolve({ bytes }), kind);
+    await this.holdBlob(fileName, () => this.blobs.hold(hash, bytes));
+    return this.record(scope, where, fileName, hash, bytes.byteLength, table);
+  }
+
+  /**
+   * Stores (or atomically replaces) a file sent as a multipart body, read as it arrives: the
+   * principal and scope are checked before any byte is read, the file part goes to disk (hashed on
+   * the way) and is refused as soon as it passes files.max_file_bytes or its name is bad; a CSV
+   * file is then packed streaming from disk (packCsv), refused as soon as a bound is passed. The
+   * received file becomes the blob by a rename. Memory follows the packed table, not the file.
+   */
+  async uploadStream(p: Principal, repositoryName: string | null, contentType: string | undefined, body: Readable): Promise<StoredFile> {
+    const { scope, where } = this.scope(p, repositoryName, 'uploading a file');
+    const path = this.blobs.uploadPath();
     try {
-      await this.blobs.hold(hash, bytes);
+      // Too many columns is refused from the header row, as soon as the file's first bytes arrived.
+      const csvHead = (name: string, head: Buffer): void => {
+        if (checkFileName(name) === 'csv') checkCsvHeader(head);
+      };
+      const got = await receiveMultipartFile(contentType, body, this.limits.maxFileBytes, path, (name) => void checkFileName(name), csvHead);
+      const kind = checkFileName(got.fileName);
+      const table = await this.tableOf(got.hash, () => Promise.resolve({ path, size: got.size }), kind);
+      await this.holdBlob(got.fileName, () => this.blobs.holdUpload(got.hash, path, got.size));
+      return await this.record(scope, where, got.fileName, got.hash, got.size, table);
+    } finally {
+      await this.blobs.dropUpload(path);
+    }
+  }
+
+  /** Writes a file's blob (held until released by record()); a full disk is a refusal the client may retry. */
+  private async holdBlob(fileName: string, hold: () => Promise<void>): Promise<void> {
+    try {
+      await hold();
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       // Nothing refers to the bytes yet: the upload failed and may be retried when there is room.
       if (code === 'ENOSPC' || code === 'EDQUOT') throw new LogsvcError('E_UNAVAILABLE', `file "${fileName}" cannot be stored: the data directory is out of space (${code}); free space and retry`);
       throw err;
     }
+  }
+
+  /** The global event that makes `fileName` in `scope` name the held blob `hash`; releases the hold. */
+  private async record(scope: string, where: string, fileName: string, hash: string, size: number, table: PackedTable): Promise<StoredFile> {
     try {
       await this.store.transact((s) => {
         if (scope !== SHARED_SCOPE && !s.repositories.has(scope)) throw new LogsvcError('E_NOT_FOUND', `${where} no longer exists`);
@@ -137,10 +183,10 @@ export class FileService {
         }
         // New contents count toward the total; the bytes a replaced name frees are not counted back
         // here (they may still be shared), so a replace near the limit may need a removal first.
-        if (!s.files.referenced(hash) && s.files.totalBytes + bytes.byteLength > this.limits.maxTotalBytes) {
-          throw new LogsvcError('E_CONFLICT', `file "${fileName}" (${bytes.byteLength} bytes) would take the stored files past ${this.limits.maxTotalBytes} bytes (files.max_total_bytes; ${s.files.totalBytes} in use); remove files first`);
+        if (!s.files.referenced(hash) && s.files.totalBytes + size > this.limits.maxTotalBytes) {
+          throw new LogsvcError('E_CONFLICT', `file "${fileName}" (${size} bytes) would take the stored files past ${this.limits.maxTotalBytes} bytes (files.max_total_bytes; ${s.files.totalBytes} in use); remove files first`);
         }
-        return { events: [{ type: 'FileStored', scope, name: fileName, contentHash: hash, size: bytes.byteLength, rows: table.nRows, at: this.clock.now() }], result: undefined };
+        return { events: [{ type: 'FileStored', scope, name: fileName, contentHash: hash, size, rows: table.nRows, at: this.clock.now() }], result: undefined };
       });
     } finally {
       this.blobs.release(hash);
@@ -200,7 +246,7 @@ export class FileService {
       const f = this.resolve(repositoryId, name);
       if (f === undefined) continue;
       const kind = checkFileName(f.name);
-      out[name] = await this.tableOf(f.contentHash, () => this.readBlob(f.contentHash), kind);
+      out[name] = await this.tableOf(f.contentHash, () => this.blobSource(f.contentHash), kind);
     }
     return out;
   }
@@ -212,7 +258,7 @@ export class FileService {
   }
 
   /** The table of some bytes read as `kind`, cached by hash and kind (a .csv and a .json of the same bytes differ). */
-  private tableOf(hash: string, bytes: () => Promise<Buffer>, kind: FileKind): Promise<PackedTable> {
+  private tableOf(hash: string, source: () => Promise<PackSource>, kind: FileKind): Promise<PackedTable> {
     const key = tableKey({ hash, kind });
     const hit = this.cache.get(key);
     if (hit !== undefined) {
@@ -223,9 +269,9 @@ export class FileService {
     }
     const entry: CacheEntry = { table: Promise.resolve(null as never), bytes: 0 };
     entry.table = (async () => {
-      let raw: Buffer;
+      let raw: PackSource;
       try {
-        raw = await bytes();
+        raw = await source();
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new LogsvcError('E_UNAVAILABLE', 'a lookup file was replaced or removed while it was being loaded; retry');
         throw err;
@@ -247,8 +293,8 @@ export class FileService {
   private packing: Promise<unknown> = Promise.resolve();
 
   /**
-   * Runs packs one after another: a pack holds a file's text, its rows and its table at once (a
-   * few times the file's size) and takes a pool thread, so parallel uploads of large files would
+   * Runs packs one after another: a pack holds its table (a JSON file's text and rows too, a few
+   * times the file's size) and takes a pool thread, so parallel uploads of large files would
    * multiply the memory and crowd out ingest and queries.
    */
   private packOneAtATime<T>(run: () => Promise<T>): Promise<T> {

@@ -1,11 +1,15 @@
 /** The worker-pool task that reads an uploaded file into a packed table (or says why it cannot). */
+import { readFile } from 'node:fs/promises';
 import { LogsvcError, type ErrorCode } from '../lib/errors.js';
 import type { FileKind } from './names.js';
-import { packTable, type PackedTable } from './packed.js';
+import { packCsv, packTable, type PackedTable } from './packed.js';
 import { parseTable } from './parse.js';
 
+/** A file to pack: its bytes, or its path on disk and size (a CSV file is then streamed from disk). */
+export type PackSource = { bytes: Uint8Array } | { path: string; size: number };
+
 export interface PackTask {
-  bytes: Uint8Array;
+  source: PackSource;
   kind: FileKind;
   hash: string;
   maxRows: number;
@@ -13,13 +17,25 @@ export interface PackTask {
 
 export type PackTaskResult = { ok: true; table: PackedTable } | { ok: false; code: ErrorCode; message: string };
 
-export function runPackTask(t: PackTask): PackTaskResult {
+async function pack(t: PackTask): Promise<PackedTable> {
+  const limits = { maxRows: t.maxRows };
+  if (t.kind === 'csv') {
+    // Streamed, in two passes: the table, not the rows as strings (packCsv).
+    return 'path' in t.source ? packCsv(t.hash, { path: t.source.path }, t.source.size, limits) : packCsv(t.hash, t.source.bytes, t.source.bytes.byteLength, limits);
+  }
+  // A JSON document is parsed whole (JSON.parse); its size is bounded by files.max_file_bytes.
+  const bytes = 'path' in t.source ? await readFile(t.source.path) : t.source.bytes;
+  return packTable(t.hash, t.kind, parseTable(bytes, t.kind, limits));
+}
+
+export async function runPackTask(t: PackTask): Promise<PackTaskResult> {
   try {
-    return { ok: true, table: packTable(t.hash, t.kind, parseTable(t.bytes, t.kind, { maxRows: t.maxRows })) };
+    return { ok: true, table: await pack(t) };
   } catch (err) {
     if (err instanceof LogsvcError) return { ok: false, code: err.code, message: err.message };
     // Out of memory while reading the file (a huge string or array): too large, not a server fault.
     if (err instanceof RangeError) return { ok: false, code: 'E_BODY_TOO_LARGE', message: `the file is too large to read into a table: ${err.message}` };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: false, code: 'E_UNAVAILABLE', message: 'a lookup file was replaced or removed while it was being read; retry' };
     return { ok: false, code: 'E_INTERNAL', message: `reading the file failed: ${(err as Error).message}` };
   }
 }

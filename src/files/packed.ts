@@ -13,7 +13,7 @@
  */
 import { LogsvcError } from '../lib/errors.js';
 import type { FileKind } from './names.js';
-import { MAX_CELLS, type ParsedTable } from './parse.js';
+import { cellLimit, checkCells, checkColumns, csvRecords, MAX_CELLS, tooMany, type CsvSource, type ParseLimits, type ParsedTable } from './parse.js';
 
 export interface PackedTable {
   /** The content hash of the file the table was read from. */
@@ -43,26 +43,39 @@ export function tableKey(t: Pick<PackedTable, 'hash' | 'kind'>): string {
   return `${t.kind}:${t.hash}`;
 }
 
+/** A new table's buffer and its typed views, laid out as the module comment says. */
+function layout(cells: number, units: number, wide: boolean): { sab: SharedArrayBuffer; offsets: Uint32Array; absent: Uint8Array; heap: Uint8Array | Uint16Array } {
+  // parseTable and packCsv bound cells by the file's size; this guards any other caller.
+  if (cells > MAX_CELLS) throw new LogsvcError('E_BODY_TOO_LARGE', `the table has ${cells} cells, more than the limit of ${MAX_CELLS}`);
+  const absentAt = (cells + 1) * 4;
+  const heapAt = absentAt + cells + ((absentAt + cells) & 1);
+  const sab = allocate(heapAt + units * (wide ? 2 : 1));
+  return {
+    sab,
+    offsets: new Uint32Array(sab, 0, cells + 1),
+    absent: new Uint8Array(sab, absentAt, cells),
+    heap: wide ? new Uint16Array(sab, heapAt, units) : new Uint8Array(sab, heapAt, units),
+  };
+}
+
+function isWide(v: string): boolean {
+  for (let i = 0; i < v.length; i++) if (v.charCodeAt(i) > 255) return true;
+  return false;
+}
+
 export function packTable(hash: string, kind: FileKind, p: ParsedTable): PackedTable {
   const nCols = p.columns.length;
   const cells = p.rows.length * nCols;
-  // parseTable bounds cells by the file's size; this guards any other caller.
-  if (cells > MAX_CELLS) throw new LogsvcError('E_BODY_TOO_LARGE', `the table has ${cells} cells, more than the limit of ${MAX_CELLS}`);
   let units = 0;
   let wide = false;
   for (const row of p.rows) {
     for (const v of row) {
       if (v === null) continue;
       units += v.length;
-      if (!wide) for (let i = 0; i < v.length; i++) if (v.charCodeAt(i) > 255) { wide = true; break; }
+      if (!wide) wide = isWide(v);
     }
   }
-  const absentAt = (cells + 1) * 4;
-  const heapAt = absentAt + cells + ((absentAt + cells) & 1);
-  const sab = allocate(heapAt + units * (wide ? 2 : 1));
-  const offsets = new Uint32Array(sab, 0, cells + 1);
-  const absent = new Uint8Array(sab, absentAt, cells);
-  const heap = wide ? new Uint16Array(sab, heapAt, units) : new Uint8Array(sab, heapAt, units);
+  const { sab, offsets, absent, heap } = layout(cells, units, wide);
   let at = 0;
   let c = 0;
   for (const row of p.rows) {
@@ -78,6 +91,59 @@ export function packTable(hash: string, kind: FileKind, p: ParsedTable): PackedT
   }
   offsets[cells] = at;
   return { hash, kind, columns: p.columns, nRows: p.rows.length, keyColumn: p.keyColumn, wide, heapUnits: units, sab };
+}
+
+/**
+ * Packs a CSV file read as a stream, twice: the first pass validates it and counts its rows, code
+ * units and whether any unit is above 255, refusing as soon as a bound is passed (columns, rows,
+ * cells); the second fills a table of exactly that size. Memory is the table plus one record at a
+ * time, never the file's rows as strings (issue 24: an upload took ~13x the file's size).
+ * `fileBytes` is the file's size (the cell bound depends on it).
+ */
+export async function packCsv(hash: string, source: CsvSource, fileBytes: number, limits: ParseLimits): Promise<PackedTable> {
+  let columns: string[] | null = null;
+  let rows = 0;
+  let units = 0;
+  let wide = false;
+  const maxCells = cellLimit(fileBytes);
+  for await (const record of csvRecords(source)) {
+    if (columns === null) {
+      checkColumns(record);
+      columns = record;
+      continue;
+    }
+    rows++;
+    if (rows > limits.maxRows) throw tooMany(rows, limits);
+    if (rows * columns.length > maxCells) checkCells(rows, columns.length, fileBytes);
+    for (const v of record) {
+      units += v.length;
+      if (!wide) wide = isWide(v);
+    }
+  }
+  if (columns === null) throw new LogsvcError('E_VALIDATION', 'the CSV file is empty; its first row must name the columns');
+  const nCols = columns.length;
+  const cells = rows * nCols;
+  const { sab, offsets, absent, heap } = layout(cells, units, wide);
+  let at = 0;
+  let c = 0;
+  let header = true;
+  for await (const record of csvRecords(source)) {
+    if (header) {
+      header = false;
+      continue;
+    }
+    // The bytes are content-addressed and never change; a second pass that differs is a bug.
+    if (c + nCols > cells) throw new LogsvcError('E_INTERNAL', 'the CSV file read differently the second time');
+    for (let j = 0; j < nCols; j++, c++) {
+      offsets[c] = at;
+      const v = record[j]!;
+      if (at + v.length > units) throw new LogsvcError('E_INTERNAL', 'the CSV file read differently the second time');
+      for (let i = 0; i < v.length; i++) heap[at++] = v.charCodeAt(i);
+    }
+  }
+  if (c !== cells) throw new LogsvcError('E_INTERNAL', 'the CSV file read differently the second time');
+  offsets[cells] = at;
+  return { hash, kind: 'csv', columns, nRows: rows, keyColumn: null, wide, heapUnits: units, sab };
 }
 
 /** A shared buffer, or 413 when the process cannot have one that large (never a crash or a 500). */

@@ -6,6 +6,9 @@
  * array of flat objects (the key column is picked by the query). Every problem is an E_VALIDATION
  * naming the line, row or member.
  */
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { parse as parseCsvStream, type Options as CsvOptions } from 'csv-parse';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { LogsvcError } from '../lib/errors.js';
 import { jsonDepth } from '../lib/json.js';
@@ -33,7 +36,7 @@ export function cellLimit(bytes: number): number {
 }
 
 /** Refuses a table whose rows x columns is over the cell limit, before anything that size is built. */
-function checkCells(rows: number, columns: number, bytes: number): void {
+export function checkCells(rows: number, columns: number, bytes: number): void {
   const limit = cellLimit(bytes);
   if (rows * columns > limit) {
     throw new LogsvcError(
@@ -59,7 +62,7 @@ export interface ParseLimits {
   maxRows: number;
 }
 
-function tooMany(rows: number, limits: ParseLimits): LogsvcError {
+export function tooMany(rows: number, limits: ParseLimits): LogsvcError {
   return new LogsvcError('E_VALIDATION', `the file has ${rows} or more rows, more than the limit of ${limits.maxRows} (files.max_rows)`);
 }
 
@@ -67,22 +70,20 @@ export function parseTable(bytes: Uint8Array, kind: FileKind, limits: ParseLimit
   return kind === 'csv' ? csvTable(bytes, limits) : jsonTable(bytes, limits);
 }
 
+/** CSV as the product reads it (see the module comment). */
+const CSV_OPTIONS: CsvOptions = { bom: true, delimiter: ',', quote: '"', trim: false, skip_empty_lines: true, relax_column_count: false, max_record_size: MAX_RECORD_CHARS };
+
+function csvError(err: unknown): LogsvcError {
+  return new LogsvcError('E_VALIDATION', `the CSV file cannot be read: ${(err as Error).message.replace(/\s+/g, ' ').slice(0, 300)}`);
+}
+
 function csvTable(bytes: Uint8Array, limits: ParseLimits): ParsedTable {
   let records: string[][];
   try {
-    records = parseCsv(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), {
-      bom: true,
-      delimiter: ',',
-      quote: '"',
-      trim: false,
-      skip_empty_lines: true,
-      relax_column_count: false,
-      max_record_size: MAX_RECORD_CHARS,
-      // One record past the limit tells us the file is too long without reading all of it.
-      to: limits.maxRows + 2,
-    });
+    // One record past the limit tells us the file is too long without reading all of it.
+    records = parseCsv(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { ...CSV_OPTIONS, to: limits.maxRows + 2 });
   } catch (err) {
-    throw new LogsvcError('E_VALIDATION', `the CSV file cannot be read: ${(err as Error).message.replace(/\s+/g, ' ').slice(0, 300)}`);
+    throw csvError(err);
   }
   const header = records[0];
   if (header === undefined) throw new LogsvcError('E_VALIDATION', 'the CSV file is empty; its first row must name the columns');
@@ -90,6 +91,44 @@ function csvTable(bytes: Uint8Array, limits: ParseLimits): ParsedTable {
   if (records.length - 1 > limits.maxRows) throw tooMany(records.length - 1, limits);
   checkCells(records.length - 1, header.length, bytes.byteLength);
   return { columns: header, rows: records.slice(1), keyColumn: null };
+}
+
+/** Bytes read from a file or buffer at a time by csvRecords. */
+const READ_CHUNK_BYTES = 1024 * 1024;
+
+/** Where a CSV file is: its bytes in memory, or a file on disk. */
+export type CsvSource = Uint8Array | { path: string };
+
+function chunksOf(bytes: Uint8Array): Readable {
+  return Readable.from(
+    (function* () {
+      for (let at = 0; at < bytes.byteLength; at += READ_CHUNK_BYTES) yield Buffer.from(bytes.buffer, bytes.byteOffset + at, Math.min(READ_CHUNK_BYTES, bytes.byteLength - at));
+    })(),
+    { objectMode: false },
+  );
+}
+
+/**
+ * The records of a CSV file one at a time (csv-parse's stream API), the header first, read from
+ * disk or memory a megabyte at a time: memory follows one record, not the file. Stopping the
+ * iteration early (a bound passed) stops reading. Errors are E_VALIDATION naming the problem.
+ */
+export async function* csvRecords(source: CsvSource): AsyncGenerator<string[]> {
+  const input = source instanceof Uint8Array ? chunksOf(source) : createReadStream(source.path, { highWaterMark: READ_CHUNK_BYTES });
+  const parser = parseCsvStream(CSV_OPTIONS);
+  input.on('error', (err: Error) => parser.destroy(err));
+  input.pipe(parser);
+  try {
+    for await (const record of parser as AsyncIterable<string[]>) yield record;
+  } catch (err) {
+    if (err instanceof LogsvcError) throw err;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new LogsvcError('E_UNAVAILABLE', 'a lookup file was replaced or removed while it was being read; retry');
+    throw csvError(err);
+  } finally {
+    input.unpipe(parser);
+    input.destroy();
+    parser.destroy();
+  }
 }
 
 /**
@@ -108,7 +147,7 @@ export function checkCsvHeader(bytes: Uint8Array): void {
   if (header !== undefined && header.length > MAX_COLUMNS) throw new LogsvcError('E_VALIDATION', `the file has ${header.length} columns, more than the limit of ${MAX_COLUMNS}`);
 }
 
-function checkColumns(names: readonly string[]): void {
+export function checkColumns(names: readonly string[]): void {
   if (names.length > MAX_COLUMNS) throw new LogsvcError('E_VALIDATION', `the file has ${names.length} columns, more than the limit of ${MAX_COLUMNS}`);
   const seen = new Set<string>();
   for (const n of names) {

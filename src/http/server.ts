@@ -5,12 +5,13 @@
  * then runs the matched handler and writes its reply corked.
  */
 import { STATUS_CODES } from 'node:http';
+import { Readable } from 'node:stream';
 import type { HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { describeError, isLogsvcError, LogsvcError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { SlabPool } from '../lib/slab-pool.js';
 import type { Router } from './router.js';
-import { text, type Reply, type RequestInfo, type ResponseStream, type Route } from './types.js';
+import { text, type Reply, type RequestInfo, type ResponseStream, type Route, type StreamedHandler } from './types.js';
 
 export interface HttpServerOptions {
   host: string;
@@ -41,6 +42,9 @@ export interface HttpServer {
 
 /** A refused request's body up to this size is read past (the connection kept); a larger one closes it. */
 const DRAIN_REFUSED_BODY_BYTES = 64 * 1024;
+
+/** The stream of a streamed request body (Route.streamed) reads this much ahead of its reader. */
+const STREAM_BUFFER_BYTES = 1024 * 1024;
 
 const statusLine = (code: number): string => `${code} ${STATUS_CODES[code] ?? 'Unknown'}`;
 
@@ -196,6 +200,63 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
     write(res, pending, reply, false, info.method === 'HEAD');
   };
 
+  /**
+   * A route that reads its body as it arrives: chunks are pushed into a stream the handler reads.
+   * The connection is not paused when the handler reads slower than the body arrives (uWS's
+   * resume() re-arms its 10 s idle timeout, which then cut off answers that took longer after the
+   * body's end); what waits unread is within the body's declared length, which the in-flight body
+   * budget holds (http.max_inflight_body_bytes). A reply before the
+   * body ended (a refusal) is sent once the rest of the body has been read and dropped (clients
+   * send the whole body before they read an answer), within the route's limit: past it the answer
+   * is 413 and the connection closed.
+   */
+  const readStreamed = (res: HttpResponse, pending: Pending, route: Route, handler: StreamedHandler, info: RequestInfo, limit: number, release: () => void): void => {
+    let ended = false;
+    /** The handler's reply, waiting for the end of the body. */
+    let early: Reply | null = null;
+    const body = new Readable({ highWaterMark: STREAM_BUFFER_BYTES, read: () => undefined });
+    pending.onAbort = () => {
+      if (!ended) body.destroy(new LogsvcError('E_BAD_REQUEST', 'the client closed the connection before the body ended'));
+    };
+    let size = 0;
+    res.onData((chunk, isLast) => {
+      if (pending.aborted || ended) return;
+      size += chunk.byteLength;
+      if (size > limit) {
+        ended = true;
+        body.destroy(new LogsvcError('E_BODY_TOO_LARGE', `request body is larger than the limit of ${limit} bytes`));
+        if (early !== null) write(res, pending, text(413, `request body is larger than the limit of ${limit} bytes`), true);
+        return;
+      }
+      if (isLast) ended = true;
+      if (early !== null) {
+        if (isLast) write(res, pending, early, false, info.method === 'HEAD');
+        return;
+      }
+      if (body.destroyed) return;
+      // uWS neuters the ArrayBuffer when this callback returns: copy it.
+      body.push(Buffer.from(new Uint8Array(chunk)));
+      if (isLast) body.push(null);
+    });
+    void (async () => {
+      let reply: Reply;
+      try {
+        reply = await handler(info, body);
+      } catch (err) {
+        reply = errorReply(err, logger, info);
+      } finally {
+        release();
+      }
+      if (ended || pending.aborted) {
+        write(res, pending, reply, false, info.method === 'HEAD');
+        return;
+      }
+      // Answered before the body ended: the rest is read and dropped, then the answer sent.
+      early = reply;
+      body.destroy();
+    })();
+  };
+
   app.any('/*', (res, req) => {
     const pending: Pending = { aborted: false };
     inFlight++;
@@ -305,6 +366,11 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
     pending.onAbort = () => {
       if (!handed) release();
     };
+    if (route.streamed !== undefined) {
+      handed = true;
+      readStreamed(res, pending, route, route.streamed, info, limit, release);
+      return;
+    }
     const slab = route.body === 'ingest' && declared !== undefined ? bodySlabs.acquire(Number(declared)) : null;
     const chunks: Buffer[] = [];
     let size = 0;

@@ -1,4 +1,5 @@
 /** The HTTP vocabulary shared by the server, the router and the handlers (no uWebSockets.js types). */
+import type { Readable } from 'node:stream';
 
 export interface RequestInfo {
   /** Upper-case method. */
@@ -47,6 +48,13 @@ export type BodyKind = 'none' | 'api' | 'ingest' | 'upload';
 export type Handler = (req: RequestInfo, body: Buffer) => Promise<Reply> | Reply;
 
 /**
+ * A handler that reads the body as it arrives (a route's `streamed`): called once the checks before
+ * the body passed, with the body as a byte stream. A reply sent before the body ended closes the connection. The stream errors with
+ * E_BODY_TOO_LARGE past the route's body limit, and when the client leaves.
+ */
+export type StreamedHandler = (req: RequestInfo, body: Readable) => Promise<Reply>;
+
+/**
  * The credentials a route with a body needs, checked from the headers before any byte of the body
  * is read (issue 24): a request without them is answered 401/403 at once and its connection closed.
  * 'api': a valid API token (the default for api and upload bodies); 'any': a valid API or ingest
@@ -62,6 +70,8 @@ export interface Route {
   pattern: string;
   body: BodyKind;
   handle: Handler;
+  /** Set: the server hands the body to this as it arrives, instead of to `handle` once read whole. */
+  streamed?: StreamedHandler;
   /** Checked before the body is read; see PreAuth. Only for routes with a body. */
   preAuth?: PreAuth;
 }

@@ -13,7 +13,7 @@
  * An operator's own value wins: `node --heap-growing-percent=N bin/logsvc node` (Node does not allow
  * this flag in NODE_OPTIONS).
  */
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 
 /** Old-generation growth after a full collection, in percent of the live size. */
 export const HEAP_GROWING_PERCENT = 400;
@@ -31,9 +31,48 @@ export function heapFlags(execArgv: readonly string[]): string[] {
   return execArgv.some((arg) => flagName(arg) === FLAG) ? [] : [`--${FLAG}=${HEAP_GROWING_PERCENT}`];
 }
 
-/** Applies the tuning to this process; returns the flags it set. */
+/**
+ * Bytes of garbage the HTTP thread's heap may gather beyond its live size before a full
+ * collection, once that is less than HEAP_GROWING_PERCENT allows (issue 24). 5x a small live heap
+ * is tens of MB; 5x the heap of queries holding their results (up to query.max_total_query_memory_bytes
+ * on this thread) was gigabytes of RSS that no budget counted: 8 worst-case queries took the node to
+ * 4.2 GB.
+ */
+export const HEAP_SLACK_BYTES = 512 * 1024 * 1024;
+/** The growth is never set below this (a collection per few percent of growth costs more than it saves). */
+export const MIN_HEAP_GROWING_PERCENT = 25;
+
+/**
+ * The growth for a heap of `usedBytes` live: HEAP_GROWING_PERCENT while that is at most
+ * HEAP_SLACK_BYTES, then what keeps the slack at HEAP_SLACK_BYTES (at least MIN_HEAP_GROWING_PERCENT).
+ */
+export function growingPercentFor(usedBytes: number): number {
+  const pct = Math.floor((100 * HEAP_SLACK_BYTES) / Math.max(1, usedBytes));
+  return Math.max(MIN_HEAP_GROWING_PERCENT, Math.min(HEAP_GROWING_PERCENT, pct));
+}
+
+/** How often the growth is adapted to the heap's size. */
+const ADAPT_MS = 200;
+
+/**
+ * Applies the tuning to this process; returns the flags it set. Unless the operator gave the
+ * growth, it is then adapted to the HTTP thread's heap every ADAPT_MS (growingPercentFor), so the
+ * garbage a large live heap may gather stays near HEAP_SLACK_BYTES. V8 reads the flag when it sizes
+ * the heap after each full collection; it applies to every thread.
+ */
 export function tuneHeap(): string[] {
   const flags = heapFlags(process.execArgv);
   for (const f of flags) setFlagsFromString(f);
+  if (flags.length > 0) {
+    let current = HEAP_GROWING_PERCENT;
+    setInterval(() => {
+      const pct = growingPercentFor(getHeapStatistics().used_heap_size);
+      // Changed in steps of a fifth or more: no flag churn while the heap breathes.
+      if (Math.abs(pct - current) * 5 < current && pct !== HEAP_GROWING_PERCENT) return;
+      if (pct === current) return;
+      current = pct;
+      setFlagsFromString(`--${FLAG}=${pct}`);
+    }, ADAPT_MS).unref();
+  }
   return flags;
 }

@@ -227,7 +227,11 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     /** A cluster's segment replication, once the cluster protocol runs. */
     let replication: SegmentReplicator | null = null;
     const threads = config.digest.worker_threads;
-    const workers = new WorkerPool({ ...(threads === 0 ? {} : { threads }), backgroundNice: config.digest.block_build_nice });
+    const workers = new WorkerPool({
+      ...(threads === 0 ? {} : { threads }),
+      backgroundNice: config.digest.block_build_nice,
+      queryMemory: { perQueryBytes: config.query.max_query_memory_bytes, totalBytes: config.query.max_total_query_memory_bytes },
+    });
     cleanups.push(stopStep('worker pools', () => workers.close()));
     const digest = new Digest({
       dataDir,

@@ -33,7 +33,8 @@ interface TaskOf {
 
 /** Runs scan tasks: the worker pool, or inline (tests). */
 export interface ScanRunner {
-  scan(task: ScanTask): Promise<ScanResult>;
+  /** `short`: the query has no more tasks than its parallelism (served ahead of long ones). */
+  scan(task: ScanTask, short?: boolean): Promise<ScanResult>;
 }
 
 /** Where a repository's events are (the segment catalog and the digest). */
@@ -199,7 +200,7 @@ export class QueryExecutor {
     const worker = async (): Promise<void> => {
       while (next < tasks.length) {
         const { units, repoName, prefix } = tasks[next++]!;
-        const r = await this.opts.runner.scan({ spec, repoName, units, deadline, ...(memory === undefined ? {} : { memory }), ...(prefix === '' ? {} : { prefix }) });
+        const r = await this.opts.runner.scan({ spec, repoName, units, deadline, ...(memory === undefined ? {} : { memory }), ...(prefix === '' ? {} : { prefix }) }, tasks.length <= this.opts.parallelism);
         agg.merge(state, r.state);
         out.events += r.events;
         out.bytes += r.bytes;
@@ -349,7 +350,7 @@ export class QueryExecutor {
       while (next < tasks.length && failure === null && !run.cancelled) {
         const { units, repoName, prefix } = tasks[next++]!;
         try {
-          const r = await this.opts.runner.scan({ spec: run.spec, repoName, units, deadline, ...(memory === undefined ? {} : { memory }), ...(prefix === '' ? {} : { prefix }) });
+          const r = await this.opts.runner.scan({ spec: run.spec, repoName, units, deadline, ...(memory === undefined ? {} : { memory }), ...(prefix === '' ? {} : { prefix }) }, tasks.length <= this.opts.parallelism);
           if (failure !== null || run.cancelled) break;
           if (sink !== undefined) {
             await sink(r.state, deadline);

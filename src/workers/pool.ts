@@ -22,8 +22,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { FairTaskQueue } from './fair-queue.js';
 import { LogsvcError } from '../lib/errors.js';
+import { SHORT_SCAN, ShortFirstQueue } from './query-queue.js';
 import { ownsBuffer } from '../lib/bytes.js';
 import { isShared, SlabPool } from '../lib/slab-pool.js';
 import type { BlockPart } from '../digest/block-parts.js';
@@ -31,13 +31,32 @@ import { toEncoded, type BlockEncoder, type EncodedBlock } from '../digest/block
 import type { IngestTask, IngestTaskResult } from '../ingest/pipeline.js';
 import type { ScanResult, ScanTask } from '../query/scan.js';
 import type { FileKind, PackedTable, TablePacker } from '../files/index.js';
-import { unwrapPackResult, type PackTaskResult } from '../files/pack-task.js';
+import { unwrapPackResult, type PackSource, type PackTask, type PackTaskResult } from '../files/pack-task.js';
 
 export interface WorkerPoolOptions {
   /** Threads of each pool; one per core by default. */
   threads?: number;
   /** Added to the background threads' nice value (0 = same priority as requests). */
   backgroundNice?: number;
+  /**
+   * The query memory budgets (query.max_query_memory_bytes and max_total_query_memory_bytes): they
+   * set the old-generation heap limit of each query-scan thread (queryHeapLimitMb). A scan past it
+   * ends that thread alone, and the query with E_QUERY_MEMORY. None: no limit (tests).
+   */
+  queryMemory?: { perQueryBytes: number; totalBytes: number };
+}
+
+/** MiB of heap a query-scan thread may use beyond what one query may hold (code, caches, its inputs). */
+export const QUERY_HEAP_HEADROOM_MB = 64;
+
+/**
+ * The heap limit of each query-scan thread: one query's budget (never more than the node's total
+ * shared by the threads) plus headroom, so the threads' heaps together stay near the configured
+ * total whatever the budgets' estimates miss (garbage not collected yet, values not charged).
+ */
+export function queryHeapLimitMb(perQueryBytes: number, totalBytes: number, threads: number): number {
+  const share = Math.min(perQueryBytes, Math.floor(totalBytes / Math.max(1, threads)));
+  return Math.ceil(share / (1024 * 1024)) + QUERY_HEAP_HEADROOM_MB;
 }
 
 /** What a buffer handed to a task crosses with: shared memory as is, anything else moved (it must own its ArrayBuffer). */
@@ -50,14 +69,28 @@ export class WorkerPool implements BlockEncoder, TablePacker {
   readonly size: number;
   private readonly foreground: Piscina;
   private readonly background: Piscina;
+  private readonly queries: Piscina;
+  private readonly queryHeapMb: number | null;
   private readonly partSlabs = new SlabPool();
 
   constructor(opts: WorkerPoolOptions = {}) {
     const threads = opts.threads ?? Math.max(1, availableParallelism());
     this.size = threads;
     const filename = new URL('./task-worker.js', import.meta.url).href;
-    // Query scans and other work served in turn (src/workers/fair-queue.ts).
-    this.foreground = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', taskQueue: new FairTaskQueue() });
+    this.foreground = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async' });
+    // Query scans on threads of their own, each with a heap limit: a scan that makes more than the
+    // budgets' estimates caught ends its own thread (and its query), not the node; and ingest does
+    // not wait in line behind query tasks (the kernel shares the cores between the two pools).
+    this.queryHeapMb = opts.queryMemory === undefined ? null : queryHeapLimitMb(opts.queryMemory.perQueryBytes, opts.queryMemory.totalBytes, threads);
+    this.queries = new Piscina({
+      filename,
+      minThreads: 0,
+      maxThreads: threads,
+      idleTimeout: 30_000,
+      atomics: 'async',
+      taskQueue: new ShortFirstQueue(),
+      ...(this.queryHeapMb === null ? {} : { resourceLimits: { maxOldGenerationSizeMb: this.queryHeapMb } }),
+    });
     // piscina applies niceIncrement per thread through its optional @napi-rs/nice (nice(2) is
     // per thread on Linux); where that module cannot load the threads run at normal priority.
     this.background = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', niceIncrement: opts.backgroundNice ?? 0 });
@@ -93,17 +126,40 @@ export class WorkerPool implements BlockEncoder, TablePacker {
     return (await this.foreground.run(task, { name: 'ingest', transferList: transferListOf(task.body) })) as IngestTaskResult;
   }
 
-  /** Scans blocks for a query (src/query/scan.ts); errors come back as LogsvcError data. */
-  async scan(task: ScanTask): Promise<ScanResult> {
-    const r = (await this.foreground.run(task, { name: 'query' })) as ScanResult | { error: ReturnType<LogsvcError['toJSON']> };
+  /**
+   * Scans blocks for a query (src/query/scan.ts); errors come back as LogsvcError data. A short
+   * query's tasks (`short`: no more than the threads) go ahead of long ones' (query-queue.ts).
+   */
+  async scan(task: ScanTask, short = false): Promise<ScanResult> {
+    let r: ScanResult | { error: ReturnType<LogsvcError['toJSON']> };
+    try {
+      r = (await this.queries.run(task, { name: short ? SHORT_SCAN : 'query' })) as typeof r;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        throw new LogsvcError(
+          'E_QUERY_MEMORY',
+          `the query's scan needed more than the ${this.queryHeapMb ?? '?'} MiB heap of a query thread (from query.max_query_memory_bytes); narrow the search, keep fewer rows or groups, or make smaller values`,
+        );
+      }
+      throw err;
+    }
     if ('error' in r) throw new LogsvcError(r.error.code, r.error.message);
     return r;
   }
 
-  /** Parses and packs an uploaded lookup file on a worker; the table comes back in shared memory. */
-  async pack(bytes: Uint8Array, kind: FileKind, hash: string, maxRows: number): Promise<PackedTable> {
-    const copy = new Uint8Array(bytes);
-    const r = (await this.foreground.run({ bytes: copy, kind, hash, maxRows }, { name: 'table', transferList: [copy.buffer] })) as PackTaskResult;
+  /**
+   * Parses and packs a lookup file on a worker (a file on disk is read there, a CSV file streamed);
+   * the table comes back in shared memory.
+   */
+  async pack(source: PackSource, kind: FileKind, hash: string, maxRows: number): Promise<PackedTable> {
+    let task: PackTask;
+    let transferList: ArrayBuffer[] = [];
+    if ('bytes' in source) {
+      const copy = new Uint8Array(source.bytes);
+      task = { source: { bytes: copy }, kind, hash, maxRows };
+      transferList = [copy.buffer];
+    } else task = { source, kind, hash, maxRows };
+    const r = (await this.foreground.run(task, { name: 'table', transferList })) as PackTaskResult;
     return unwrapPackResult(r);
   }
 
@@ -112,10 +168,11 @@ export class WorkerPool implements BlockEncoder, TablePacker {
     return [
       { pool: 'foreground', utilization: this.foreground.utilization, queued: this.foreground.queueSize, threads: this.foreground.threads.length },
       { pool: 'background', utilization: this.background.utilization, queued: this.background.queueSize, threads: this.background.threads.length },
+      { pool: 'query', utilization: this.queries.utilization, queued: this.queries.queueSize, threads: this.queries.threads.length },
     ];
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.foreground.destroy(), this.background.destroy()]);
+    await Promise.all([this.foreground.destroy(), this.background.destroy(), this.queries.destroy()]);
   }
 }

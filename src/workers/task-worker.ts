@@ -46,7 +46,10 @@ export function query(task: ScanTask): ScanResult | { error: ReturnType<LogsvcEr
   }
 }
 
+/** The same scan, for a short query (the query pool serves these first: src/workers/query-queue.ts). */
+export const queryShort = query;
+
 /** Parses and packs an uploaded lookup file (src/files); the table's SharedArrayBuffer is shared, not copied. */
-export function table(task: PackTask): PackTaskResult {
+export function table(task: PackTask): Promise<PackTaskResult> {
   return runPackTask(task);
 }

@@ -3,8 +3,8 @@
  * `/repositories/` and the older `/dataspaces/` spelling), removal of a repository file, and the
  * shared files (`/api/v1/uploadedfiles/shared`), which only root may upload or delete.
  */
-import { LogsvcError } from '../../lib/errors.js';
-import { readMultipartFile, type FileService } from '../../files/index.js';
+import { Readable } from 'node:stream';
+import type { FileService } from '../../files/index.js';
 import type { StoredFile } from '../../global/index.js';
 import { apiPrincipal, type HttpServices } from '../context.js';
 import { json, type RequestInfo, type Route } from '../types.js';
@@ -18,15 +18,18 @@ const fileJson = (f: StoredFile, shared: boolean) => ({
 });
 
 export function fileRoutes(s: HttpServices & { files: FileService; maxFileBytes: number }): Route[] {
-  const upload = (shared: boolean) => async (req: RequestInfo, body: Buffer) => {
-    const p = apiPrincipal(s, req);
-    const part = await readMultipartFile(req.headers.get('content-type'), body, s.maxFileBytes);
-    if (part.fileName === '') throw new LogsvcError('E_VALIDATION', 'the "file" part has no filename; send it as a file (filename="name.csv")');
-    const f = await s.files.upload(p, shared ? null : req.params.repo!, part.fileName, part.bytes);
+  // The body is read as it arrives, straight to disk (FileService.uploadStream); `handle` takes a
+  // body already in memory the same way.
+  const streamed = (shared: boolean) => async (req: RequestInfo, body: Readable) => {
+    const f = await s.files.uploadStream(apiPrincipal(s, req), shared ? null : req.params.repo!, req.headers.get('content-type'), body);
     return json(200, fileJson(f, shared));
   };
+  const upload = (shared: boolean) => {
+    const run = streamed(shared);
+    return { streamed: run, handle: (req: RequestInfo, body: Buffer) => run(req, Readable.from([body])) };
+  };
   const routes: Route[] = [
-    { method: 'POST', pattern: '/api/v1/uploadedfiles/shared', body: 'upload', handle: upload(true) },
+    { method: 'POST', pattern: '/api/v1/uploadedfiles/shared', body: 'upload', ...upload(true) },
     {
       method: 'DELETE',
       pattern: '/api/v1/uploadedfiles/shared/:name',
@@ -39,7 +42,7 @@ export function fileRoutes(s: HttpServices & { files: FileService; maxFileBytes:
   ];
   for (const prefix of ['repositories', 'dataspaces']) {
     routes.push(
-      { method: 'POST', pattern: `/api/v1/${prefix}/:repo/files`, body: 'upload', handle: upload(false) },
+      { method: 'POST', pattern: `/api/v1/${prefix}/:repo/files`, body: 'upload', ...upload(false) },
       {
         method: 'GET',
         pattern: `/api/v1/${prefix}/:repo/files/:name`,

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedGlobalLog, GlobalStore } from '../../../src/global/index.js';
-import { BlobStore, FileService, runPackTask, type FileKind, type PackedTable, type TablePacker } from '../../../src/files/index.js';
+import { BlobStore, FileService, runPackTask, type FileKind, type PackSource, type PackedTable, type TablePacker } from '../../../src/files/index.js';
 import { unwrapPackResult } from '../../../src/files/pack-task.js';
 import { cellValue, viewsOf } from '../../../src/files/packed.js';
 import { systemClock } from '../../../src/lib/clock.js';
@@ -23,13 +23,13 @@ class InlinePacker implements TablePacker {
   running = 0;
   mostAtOnce = 0;
   packs = 0;
-  async pack(bytes: Uint8Array, kind: FileKind, hash: string, maxRows: number): Promise<PackedTable> {
+  async pack(source: PackSource, kind: FileKind, hash: string, maxRows: number): Promise<PackedTable> {
     this.running++;
     this.packs++;
     this.mostAtOnce = Math.max(this.mostAtOnce, this.running);
     try {
       await new Promise((r) => setTimeout(r, 5));
-      return unwrapPackResult(runPackTask({ bytes, kind, hash, maxRows }));
+      return unwrapPackResult(await runPackTask({ source, kind, hash, maxRows }));
     } finally {
       this.running--;
     }

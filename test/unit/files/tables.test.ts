@@ -72,8 +72,8 @@ t.test('the cell bound: sparse JSON files are refused before padding or packing'
   t.equal(p.columns.length, 200);
   t.equal(cellValue(viewsOf(packTable('fine', 'json', p)), 199, 199), '199');
   t.equal(cellValue(viewsOf(packTable('fine', 'json', p)), 0, 199), undefined);
-  t.equal(runPackTask({ bytes: enc(text), kind: 'json', hash: 'x', maxRows: 1_000_000 }).ok, false, 'the pool task reports it as data');
-  t.match(runPackTask({ bytes: enc(text), kind: 'json', hash: 'x', maxRows: 1_000_000 }), { ok: false, code: 'E_BODY_TOO_LARGE' });
+  t.equal((await runPackTask({ source: { bytes: enc(text) }, kind: 'json', hash: 'x', maxRows: 1_000_000 })).ok, false, 'the pool task reports it as data');
+  t.match(await runPackTask({ source: { bytes: enc(text) }, kind: 'json', hash: 'x', maxRows: 1_000_000 }), { ok: false, code: 'E_BODY_TOO_LARGE' });
 });
 
 t.test('packing: one byte per unit when possible, UTF-16 otherwise, absent cells', async (t) => {

@@ -38,3 +38,12 @@ t.test('tuneHeap sets flags V8 knows, in a real process, and reports them', asyn
   t.equal(plain.stderr, '', 'V8 accepted the flag');
   t.strictSame(run(['--heap-growing-percent=120']).flags, [], "the command line's value kept");
 });
+
+t.test('the growth adapts to the live heap: 400 % while small, a fixed slack past it, never below the floor', async (t) => {
+  const { growingPercentFor, HEAP_SLACK_BYTES, HEAP_GROWING_PERCENT, MIN_HEAP_GROWING_PERCENT } = await import('../../../src/lib/heap-tuning.js');
+  t.equal(growingPercentFor(20 * 1024 * 1024), HEAP_GROWING_PERCENT, 'a small heap keeps the ingest tuning');
+  t.equal(growingPercentFor(HEAP_SLACK_BYTES / 4), HEAP_GROWING_PERCENT);
+  t.equal(growingPercentFor(HEAP_SLACK_BYTES), 100, 'garbage allowed = the slack');
+  t.equal(growingPercentFor(2 * HEAP_SLACK_BYTES), 50);
+  t.equal(growingPercentFor(100 * HEAP_SLACK_BYTES), MIN_HEAP_GROWING_PERCENT);
+});
