@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../lib/clock.js';
 import type { ClusterNode, GlobalStore } from '../global/index.js';
+import { LogsvcError } from '../lib/errors.js';
 import { requireRoot, type Principal } from '../auth/index.js';
 import { defaultLayout, rotatedLayout, validateLayout } from './partition-layout.js';
 import { ownedBy, owners, type Handover } from './ownership.js';
@@ -107,6 +108,32 @@ export class ClusterService {
 
   layout(): readonly number[][] {
     return this.store.state.partitions;
+  }
+
+  /**
+   * Segments only `node` holds enough copies of (set by the node once segment replication runs):
+   * how many listed segments would be held by fewer nodes than the factor without it.
+   */
+  drainCheck: ((node: number) => number) | null = null;
+
+  /**
+   * clusterUnregisterNode: removes `nodeId` from the node list, every partition's hosts and every
+   * segment's holders. Unless `force`, a node whose segments are not yet held by enough other nodes
+   * is first marked draining (its segments are copied elsewhere) and the call is refused, naming how
+   * many are left; called again once they are copied, it succeeds. A partition it is the only host
+   * of is refused either way.
+   */
+  async unregisterNode(p: Principal, nodeId: number, force: boolean): Promise<void> {
+    requireRoot(p, 'unregistering a cluster node');
+    const left = await this.store.transact((s) => {
+      if (!s.nodes.has(nodeId)) throw new LogsvcError('E_NOT_FOUND', `no cluster node with id ${nodeId}`);
+      const only = s.partitions.flatMap((hosts, i) => (hosts.length === 1 && hosts[0] === nodeId ? [i] : []));
+      if (only.length > 0) throw new LogsvcError('E_VALIDATION', `node ${nodeId} is the only host of partitions ${only.join(', ')}: list another host first (POST /api/v1/clusterconfig/ingestpartitions)`);
+      const pending = force ? 0 : (this.drainCheck?.(nodeId) ?? 0);
+      if (pending > 0) return { events: s.draining.has(nodeId) ? [] : [{ type: 'NodeDrainingSet' as const, id: nodeId, at: this.clock.now() }], result: pending };
+      return { events: [{ type: 'NodeUnregistered' as const, id: nodeId, at: this.clock.now() }], result: 0 };
+    });
+    if (left > 0) throw new LogsvcError('E_CONFLICT', `node ${nodeId} is being drained: ${left} segments are not yet held by enough other nodes; they are being copied, call again once they are (GET /api/v1/clusterconfig/segments), or force`);
   }
 
   setLayout(p: Principal, proposed: unknown): Promise<readonly number[][]> {

@@ -202,7 +202,21 @@ export class SegmentReplicator {
   private desired(entry: SegmentEntry): number[] {
     const { store } = this.opts;
     const hosts = store.state.partitions[entry.segment.partition] ?? [];
-    return desiredHolders(hosts, [...store.state.nodes.keys()], this.factor(), (n) => this.available(n));
+    return desiredHolders(hosts, [...store.state.nodes.keys()], this.factor(), (n) => this.available(n), store.state.draining);
+  }
+
+  /** Listed segments `node` holds that fewer than the factor of other nodes hold (what draining it must copy). */
+  heldTooFewWithout(node: number): number {
+    const { store } = this.opts;
+    const factor = Math.max(1, Math.min(this.opts.factor, store.state.nodes.size - 1 || 1));
+    let n = 0;
+    for (const entry of store.state.cluster.segments.segments.values()) {
+      const holders = holdersOf(entry);
+      if (!holders.includes(node) || this.voided(entry.segment)) continue;
+      if (store.state.cluster.segments.superseded(entry.segment.id, () => true)) continue;
+      if (holders.filter((h) => h !== node).length < factor) n++;
+    }
+    return n;
   }
 
   private voided(s: StoredSegment): boolean {
@@ -210,6 +224,7 @@ export class SegmentReplicator {
   }
 
   private async step(): Promise<void> {
+    if (!this.opts.store.state.nodes.has(this.opts.selfId)) return; // unregistered: holds nothing any more
     await this.registerOwn();
     await this.tidy();
     this.startCopies();

@@ -38,6 +38,10 @@ export type GlobalEvent =
   | { type: 'MemberRemoved'; repositoryId: string; userId: string }
   | { type: 'DatasourceCreated'; repositoryId: string; id: string; tags: Record<string, string>; at: number }
   | { type: 'NodeRegistered'; id: number; uuid: string; name: string; uri: string; at: number }
+  /** A node being removed: its segments are copied to other nodes first (replication.md). */
+  | { type: 'NodeDrainingSet'; id: number; at: number }
+  /** clusterUnregisterNode: the node leaves the node list, every partition's hosts and every segment's holders. */
+  | { type: 'NodeUnregistered'; id: number; at: number }
   | { type: 'PartitionLayoutSet'; partitions: number[][] }
   | FileEvent
   | ParserEvent

@@ -87,6 +87,8 @@ export class GlobalState {
   readonly repositoriesByName = new Map<string, string>();
   readonly ingestTokensByDigest = new Map<string, { repositoryId: string; name: string }>();
   readonly nodes = new Map<number, ClusterNode>();
+  /** Nodes being drained before their removal (clusterUnregisterNode). */
+  readonly draining = new Set<number>();
   /** partitions[i] = node ids that may digest partition i, in priority order. */
   partitions: number[][] = [];
   /** Uploaded lookup files (repository and shared scopes). */
@@ -230,6 +232,15 @@ export class GlobalState {
       case 'PartitionLayoutSet':
         this.partitions = e.partitions.map((hosts) => [...hosts]);
         return;
+      case 'NodeDrainingSet':
+        this.draining.add(e.id);
+        return;
+      case 'NodeUnregistered':
+        this.nodes.delete(e.id);
+        this.draining.delete(e.id);
+        this.partitions = this.partitions.map((hosts) => hosts.filter((h) => h !== e.id));
+        this.cluster.segments.dropNode(e.id, seq);
+        return;
       case 'FileStored':
       case 'FileRemoved':
         this.files.apply(e);
@@ -249,11 +260,14 @@ export class GlobalState {
       case 'ScheduledSearchExecuted':
         this.alerting.apply(e);
         return;
+      case 'SegmentStored':
+        // A node that was unregistered holds nothing (it may still be running for a while).
+        if (this.nodes.has(e.node)) this.cluster.apply(e, seq);
+        return;
       case 'ClusterCreated':
       case 'PartitionEpochStarted':
       case 'PartitionProgress':
       case 'RepositoryHeld':
-      case 'SegmentStored':
       case 'SegmentDropped':
         this.cluster.apply(e, seq);
         return;
@@ -322,6 +336,7 @@ export class GlobalState {
         ...(r.retentionBound === null ? {} : { retentionBound: r.retentionBound }),
       })),
       nodes: [...this.nodes.values()],
+      ...(this.draining.size === 0 ? {} : { draining: [...this.draining] }),
       partitions: this.partitions,
       files: this.files.all(),
       parsers: this.parsers.all(),
@@ -360,6 +375,7 @@ export class GlobalState {
       for (const t of r.ingestTokens) g.ingestTokensByDigest.set(t.digest, { repositoryId: r.id, name: t.name });
     }
     for (const n of s.nodes) g.nodes.set(n.id, { ...n });
+    for (const id of s.draining ?? []) g.draining.add(id);
     g.partitions = s.partitions.map((h) => [...h]);
     g.files = FileIndex.fromSnapshot(s.files);
     g.parsers = ParserIndex.fromSnapshot(s.parsers);
@@ -393,6 +409,8 @@ export interface SnapshotData {
     retentionBound?: number;
   }[];
   nodes: ClusterNode[];
+  /** Absent when no node is being drained. */
+  draining?: number[];
   partitions: number[][];
   /** Absent in snapshots written before lookup files existed. */
   files?: StoredFile[];

@@ -98,6 +98,16 @@ export class SegmentHoldings {
     if (ids?.size === 0) this.byRepo.delete(entry.segment.repo);
   }
 
+  /** A node left the cluster: it holds nothing from `seq` on. */
+  dropNode(node: number, seq: number): void {
+    for (const [id, entry] of [...this.segments]) {
+      const h = entry.holders.get(node);
+      if (h === undefined || h.until !== null) continue;
+      h.until = seq;
+      if ([...entry.holders.values()].every((x) => x.until !== null)) this.forget(id);
+    }
+  }
+
   /** Nodes holding segment `id` as of sequence number `seq` (all current holders when omitted). */
   holdersAt(id: string, seq?: number): number[] {
     const entry = this.segments.get(id);

@@ -6,7 +6,7 @@
 import type { Repository, RetentionSettings, StoredSavedQuery, StoredView } from '../global/index.js';
 import type { SavedQueryInput } from '../saved-queries/saved-query-service.js';
 import type { ConnectionInput } from '../views/view-service.js';
-import { repositoryShape } from './resolvers.js';
+import { queryResolvers, repositoryShape } from './resolvers.js';
 import { GRAPHQL_FIELDS, type AlertInput, type AlertView, type FieldNames } from '../alerts/index.js';
 import { alertInput, alertShape } from './resolvers-alerting.js';
 import { LogsvcError } from '../lib/errors.js';
@@ -197,7 +197,10 @@ export const lifecycleMutationResolvers: Record<string, Resolver> = {
     requireUser(ctx.principal, 'removing users from a group');
     throw new LogsvcError('E_NOT_FOUND', `group "${String((a.input as Args).groupId)}" does not exist (groups are not built)`);
   },
-  clusterUnregisterNode: () => notBuilt('unregistering a cluster node'),
+  clusterUnregisterNode: async (a, ctx) => {
+    await ctx.services.cluster.unregisterNode(ctx.principal, Number(a.nodeID), a.force === true);
+    return { cluster: (queryResolvers.cluster as Resolver)({}, ctx) };
+  },
   createView: async (a, ctx) =>
     viewShape(await ctx.services.views.create(ctx.principal, a.name as string, (a.description as string | null) ?? '', a.connections as ConnectionInput[] | null), ctx),
   updateView: async (a, ctx) => viewShape(await ctx.services.views.update(ctx.principal, a.viewName as string, a.connections as ConnectionInput[]), ctx),

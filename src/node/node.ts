@@ -628,6 +628,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       });
       own.useReplication(replicator);
       replication = replicator;
+      cluster.drainCheck = (node) => replicator.heldTooFewWithout(node);
       health.addCheck(() => replicationCheck(replicator.stats()));
       await membership.start();
       cleanups.push(stopStep('cluster membership', () => membership.stop()));

@@ -15,7 +15,7 @@ import { clusterConfig, startCluster, waitForAlive, type TestCluster } from '../
 import { freePort, startBroker } from '../helpers/kafka-broker.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { startNode, tempDir } from '../helpers/node-process.js';
-import { api } from '../helpers/http.js';
+import { api, gql } from '../helpers/http.js';
 import { createRepo, runJob, sleep } from '../helpers/query.js';
 import type { TestNode } from '../helpers/node-process.js';
 
@@ -371,4 +371,35 @@ t.test('a network partition between two nodes: copies stall and resume after hea
   await waitAllReplicated(nodes, 2 * N, 120_000);
   await waitOwnedBy(n1, [1, 2, 3]);
   for (const n of nodes) t.same(await ledger(n), { count: N, distinct: N, warnings: [] }, `healed: asked on ${n.url}, the ledger exactly once, no warning`);
+});
+
+t.test('clusterUnregisterNode drains a node first: its segments are copied elsewhere, then it leaves', async (t) => {
+  const c = await startCluster(t, { nodes: 3, partitions: 6, clusterExtra: 'segment_replication_factor = 2' });
+  const [n1, n2, n3] = [c.node(1), c.node(2), c.node(3)];
+  await waitForAlive([n1, n2, n3], [1, 2, 3]);
+  const repo = await createRepo(n1.url, n1.adminToken, 'ledger');
+  const N = 3000;
+  await ingestLedger(n1, repo.ingestToken, 0, N);
+  await waitAllReplicated([n1, n2, n3], 2 * N);
+  const unregister = (force: boolean): Promise<any> =>
+    gql(n1.url, n1.adminToken, 'mutation ($id: Int!, $f: Boolean!) { clusterUnregisterNode(nodeID: $id, force: $f) { cluster { nodes { id } } } }', { id: 3, f: force });
+  const first = await unregister(false);
+  t.match(first.errors?.[0]?.message ?? '', /being drained: \d+ segments/, 'refused at first: node 3 is drained before it may leave');
+  const deadline = Date.now() + 120_000;
+  let done: any = first;
+  while (Date.now() < deadline && done.errors !== undefined) {
+    await sleep(500);
+    done = await unregister(false);
+  }
+  t.same(done.errors, undefined, 'accepted once its segments are held by enough other nodes');
+  t.same(done.data?.clusterUnregisterNode.cluster.nodes.map((x: { id: number }) => x.id).sort(), [1, 2], 'node 3 is no longer listed');
+  const layout = (await api(n1.url, '/api/v1/clusterconfig/ingestpartitions', { token: n1.adminToken })).json<{ partition: number; hosts: number[] }[]>();
+  t.ok(layout.length > 0 && layout.every((p) => !p.hosts.includes(3) && p.hosts.length > 0), 'nor a host of any partition');
+  await waitOwnedBy(n1, [1, 2]);
+  await n3.stop();
+  const r = await waitReplicated(n1);
+  t.notOk(r.nodes.some((x) => x.node === 3), 'and holds no segment');
+  for (const n of [n1, n2]) t.same(await ledger(n), { count: N, distinct: N, warnings: [] }, `node 3 gone: asked on ${n.url}, the whole ledger, no warning`);
+  const unknown = await gql(n1.url, n1.adminToken, 'mutation { clusterUnregisterNode(nodeID: 9, force: false) { cluster { nodes { id } } } }');
+  t.match(unknown.errors?.[0]?.message ?? '', /no cluster node with id 9/, 'an unknown node is refused, named');
 });
