@@ -11,15 +11,11 @@
  * Everything runs on 127.0.0.1 and is stopped by PID. Usage:
  *   node bench/cluster/replication.mjs [--seconds 15] [--dataset accesslog] [--bytes-per-second N]
  */
-import { join } from 'node:path';
 import { cleanupAll, makeTempDir, startLogsvcNode } from '../lib/processes.mjs';
-import { api, clusterToml, createRepo, freePort, ingestBench, KAFKA_DEV, run, sleep, summary } from '../lib/cluster.mjs';
+import { api, clusterToml, createRepo, freePort, ingestBench, option, sleep, startBenchBroker, summary } from '../lib/cluster.mjs';
 
 const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? dflt : args[i + 1];
-};
+const opt = (name, dflt) => option(args, name, dflt);
 if (args.includes('--help')) {
   console.log('usage: node bench/cluster/replication.mjs [--seconds 15] [--dataset accesslog] [--bytes-per-second N]');
   process.exit(0);
@@ -59,18 +55,8 @@ async function startCluster(brokers, prefix, factor) {
 
 async function main() {
   const root = await makeTempDir('logsvc-bench-repl-');
-  const kdir = join(root, 'kafka');
-  for (const sig of ['SIGINT', 'SIGTERM']) {
-    process.once(sig, () => {
-      void cleanupAll()
-        .then(() => run(KAFKA_DEV, ['stop', '--data-dir', kdir]))
-        .finally(() => process.exit(130));
-    });
-  }
-  const [kport, cport] = [await freePort(), await freePort()];
-  await run(KAFKA_DEV, ['fetch']);
-  await run(KAFKA_DEV, ['start', '--data-dir', kdir, '--port', String(kport), '--controller-port', String(cport)]);
-  const brokers = `127.0.0.1:${kport}`;
+  const broker = await startBenchBroker(root);
+  const brokers = broker.brokers;
   const result = { date: new Date().toISOString(), dataset: DATASET, seconds: SECONDS, replicationBytesPerSecond: RATE };
   const o = { dataset: DATASET, seconds: SECONDS };
   try {
@@ -122,7 +108,7 @@ async function main() {
     result.ingest.factor2ShareOfFactor1 = +(result.ingest.factor2.eventsPerSec / result.ingest.factor1.eventsPerSec).toFixed(2);
   } finally {
     await cleanupAll();
-    await run(KAFKA_DEV, ['stop', '--data-dir', kdir]).catch(() => undefined);
+    await broker.stop();
   }
   console.log(JSON.stringify(result));
 }

@@ -17,13 +17,10 @@
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { cleanupAll, makeTempDir, startLogsvcNode } from '../lib/processes.mjs';
-import { api, clusterToml as toml, createRepo, freePort, ingestBench as ingestRun, KAFKA_DEV, run, sleep, summary } from '../lib/cluster.mjs';
+import { api, clusterToml as toml, createRepo, freePort, ingestBench as ingestRun, option, sleep, startBenchBroker, summary } from '../lib/cluster.mjs';
 
 const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? dflt : args[i + 1];
-};
+const opt = (name, dflt) => option(args, name, dflt);
 if (args.includes('--help')) {
   console.log('usage: node bench/cluster/run.mjs [--seconds 15] [--dataset accesslog]');
   process.exit(0);
@@ -74,19 +71,8 @@ async function settled(url, token, timeoutMs) {
 
 async function main() {
   const root = await makeTempDir('logsvc-bench-cluster-');
-  const kdir = join(root, 'kafka');
-  // Interrupted: stop every child (nodes by PID, the broker by its PID file) before exiting.
-  for (const sig of ['SIGINT', 'SIGTERM']) {
-    process.once(sig, () => {
-      void cleanupAll()
-        .then(() => run(KAFKA_DEV, ['stop', '--data-dir', kdir]))
-        .finally(() => process.exit(130));
-    });
-  }
-  const [kport, cport] = [await freePort(), await freePort()];
-  await run(KAFKA_DEV, ['fetch']);
-  await run(KAFKA_DEV, ['start', '--data-dir', kdir, '--port', String(kport), '--controller-port', String(cport)]);
-  const brokers = `127.0.0.1:${kport}`;
+  const broker = await startBenchBroker(root);
+  const brokers = broker.brokers;
   const result = { date: new Date().toISOString(), dataset: DATASET, seconds: SECONDS };
   try {
     // 1. Ingest: embedded vs Kafka, same load.
@@ -174,7 +160,7 @@ async function main() {
     await emb.server.stop(15_000);
   } finally {
     await cleanupAll();
-    await run(KAFKA_DEV, ['stop', '--data-dir', kdir]).catch(() => undefined);
+    await broker.stop();
   }
   console.log(JSON.stringify(result));
 }

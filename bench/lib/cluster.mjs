@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readFile } from 'node:fs/promises';
-import { makeTempDir } from './processes.mjs';
+import { cleanupAll, makeTempDir } from './processes.mjs';
 import { createControlClient, graphql } from './http.mjs';
 
 export const KAFKA_DEV = fileURLToPath(new URL('../../bin/kafka-dev.mjs', import.meta.url));
@@ -69,3 +69,29 @@ export function clusterToml(id, brokers, prefix, port, peers, failureMs, cluster
   return `[node]\nid = ${id}\n[queue]\nkind = "kafka"\n[kafka]\nbrokers = "${brokers}"\ntopic_prefix = "${prefix}"\ntopic_replication_factor = 1\nmin_insync_replicas = 1\n[cluster]\nlisten = "127.0.0.1:${port}"\npeers = [${peers.map((p) => `"127.0.0.1:${p}"`).join(', ')}]\nheartbeat_interval_ms = 200\nfailure_timeout_ms = ${failureMs}\n${clusterExtra}\n[digest]\npartitions = 6\nflush_block_seconds = 1\n[health]\ngrace_period_seconds = 0\n`;
 }
 
+
+/** `--name value` from argv, or the default. */
+export function option(args, name, dflt) {
+  const i = args.indexOf(`--${name}`);
+  return i === -1 ? dflt : args[i + 1];
+}
+
+/**
+ * A local KRaft broker for a benchmark (bin/kafka-dev) under `root`, stopped by `stop()`; on SIGINT
+ * or SIGTERM every child process and the broker are stopped before the process exits.
+ */
+export async function startBenchBroker(root) {
+  const kdir = join(root, 'kafka');
+  const stop = () => run(KAFKA_DEV, ['stop', '--data-dir', kdir]).catch(() => undefined);
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.once(sig, () => {
+      void cleanupAll()
+        .then(stop)
+        .finally(() => process.exit(130));
+    });
+  }
+  const [kport, cport] = [await freePort(), await freePort()];
+  await run(KAFKA_DEV, ['fetch']);
+  await run(KAFKA_DEV, ['start', '--data-dir', kdir, '--port', String(kport), '--controller-port', String(cport)]);
+  return { brokers: `127.0.0.1:${kport}`, stop };
+}
