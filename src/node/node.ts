@@ -124,7 +124,17 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
   /** The logger of one part of the node (its lines carry module=<name>). */
   const log = (module: string): Logger => withModule(logger, module);
   let fatal: Error | null = null;
+  // Once the stop has begun, a failure is what a step left behind by its bound meets (a digest task
+  // whose worker the pools' close ended): what was not written stays in the queue and is replayed at
+  // the next start, so the stop goes on and ends unclean (exit 1) instead of exiting 70.
+  let unwinding = false;
+  const failedDuringStop: string[] = [];
   const onFatal = (err: Error): void => {
+    if (unwinding) {
+      logger.error('failure during the stop; what was not written is replayed from the queue at the next start', { error: err.message });
+      failedDuringStop.push(err.message);
+      return;
+    }
     if (fatal !== null) return;
     fatal = err;
     logger.error('fatal: durability can no longer be guaranteed; stopping', { error: err.message });
@@ -147,7 +157,12 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
   });
   const cleanups: StopStep[] = [stopStep('data-dir lock', () => lock.release())];
   // Each step bounded, the whole stop within STOP_LIMIT_MS (src/node/stop.ts).
-  const unwind = (): Promise<StopReport> => runStopSteps(cleanups.reverse(), logger);
+  const unwind = async (): Promise<StopReport> => {
+    unwinding = true;
+    const report = await runStopSteps(cleanups.reverse(), logger);
+    if (failedDuringStop.length === 0) return report;
+    return { ...report, clean: false, problems: [...report.problems, ...failedDuringStop.map((m) => `failed during the stop: ${m}`)] };
+  };
   try {
     const box = await SecretBox.openOrCreate(dataDir);
     const uuid = await nodeUuid(dataDir);
@@ -520,7 +535,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     else await cluster.ensureLayout(config.digest.partitions, selfId);
     await queue.ensurePartitions(store.state.partitions.length);
     await digest.start(clustered ? [] : owned());
-    cleanups.push(stopStep('digest', () => digest.stop(), 8_000));
+    cleanups.push(stopStep('digest', () => digest.stop(), 12_000));
     if (clustered) {
       ownership = new DigestOwnership({ selfId, store, digest, catalog, liveness, clock, logger, intervalMs: 500, graceMs: config.cluster.failure_timeout_ms });
       // Before this node answers any query: void what epochs it lost while away wrote past their end.
