@@ -22,9 +22,22 @@ import { chooseHolder, entirelyVoid, type Placement } from './placement.js';
 
 export const QUERY_SCAN = 'query.scan';
 
+/**
+ * The heartbeat payload a node sends from the start of its stop (node.ts): peers leave it out of
+ * query placement at once (another holder reads its segments, or the answer carries the
+ * missing-segments warning), and it refuses the query parts it is still asked for.
+ */
+export const STOPPING_PAYLOAD = { stopping: true } as const;
+
+export function announcesStopping(payload: unknown): boolean {
+  return typeof payload === 'object' && payload !== null && (payload as { stopping?: unknown }).stopping === true;
+}
+
 /** What this module needs of the cluster protocol (Membership). */
 export interface PeerRpc {
   aliveIds(): Set<number>;
+  /** A node's last heartbeat payload (STOPPING_PAYLOAD: it is stopping). */
+  payloadOf?(nodeId: number): unknown;
   request(nodeId: number, type: string, body: unknown, opts?: { timeoutMs?: number }): Promise<unknown>;
   handle(type: string, fn: (body: unknown) => Promise<unknown>): void;
 }
@@ -58,6 +71,8 @@ export interface PeerQueriesOptions {
   withFiles: (spec: QuerySpec, repoId: string) => Promise<QuerySpec>;
   timeoutMs: number;
   logger?: Logger;
+  /** Whether this node's stop has begun: it then refuses query parts (E_NODE_STOPPING). */
+  stopping?: () => boolean;
 }
 
 export class PeerQueries implements PeerScans {
@@ -68,6 +83,8 @@ export class PeerQueries implements PeerScans {
   plan(spec: QuerySpec, repo: SearchTarget): ReturnType<PeerScans['plan']> {
     const { selfId, rpc, store } = this.opts;
     const alive = rpc.aliveIds();
+    // A node that said it is stopping is not asked: it would refuse, or be gone mid-query.
+    for (const n of alive) if (n !== selfId && announcesStopping(rpc.payloadOf?.(n))) alive.delete(n);
     alive.add(selfId);
     const placement: Placement = { seq: store.state.seq, coordinator: selfId, live: [...alive].sort((a, b) => a - b) };
     const target: SearchTarget = repo.sources === undefined ? { id: repo.id, name: repo.name } : { id: repo.id, name: repo.name, sources: repo.sources.map((s) => ({ ...s })) };
@@ -135,6 +152,7 @@ export class PeerQueries implements PeerScans {
   }
 
   private async serve(body: unknown): Promise<WireScanResult> {
+    if (this.opts.stopping?.() === true) throw new LogsvcError('E_NODE_STOPPING', `query.scan: node ${this.opts.selfId} is stopping; its part is read from another holder or reported missing`);
     const b = body as Partial<ScanRequest> | null;
     if (b === null || typeof b !== 'object' || typeof b.text !== 'string' || b.repo === undefined || b.ctx === undefined || b.limits === undefined) {
       throw new LogsvcError('E_BAD_REQUEST', 'query.scan: malformed request');
