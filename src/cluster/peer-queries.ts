@@ -84,7 +84,8 @@ export class PeerQueries implements PeerScans {
     const { selfId, rpc, store } = this.opts;
     const alive = rpc.aliveIds();
     // A node that said it is stopping is not asked: it would refuse, or be gone mid-query.
-    for (const n of alive) if (n !== selfId && announcesStopping(rpc.payloadOf?.(n))) alive.delete(n);
+    const stopping = new Set([...alive].filter((n) => n !== selfId && announcesStopping(rpc.payloadOf?.(n))));
+    for (const n of stopping) alive.delete(n);
     alive.add(selfId);
     const placement: Placement = { seq: store.state.seq, coordinator: selfId, live: [...alive].sort((a, b) => a - b) };
     const target: SearchTarget = repo.sources === undefined ? { id: repo.id, name: repo.name } : { id: repo.id, name: repo.name, sources: repo.sources.map((s) => ({ ...s })) };
@@ -106,15 +107,16 @@ export class PeerQueries implements PeerScans {
         },
       }));
     const ids = repo.sources?.map((s) => s.id) ?? [repo.id];
-    return { remotes, unreachable: this.unreachable(ids, spec.ctx, placement), placement };
+    return { remotes, unreachable: this.unreachable(ids, spec.ctx, placement, stopping), placement };
   }
 
   /**
    * Nodes whose part of the answer cannot be had: holders of a listed segment in the range none of
-   * whose holders is live, and dead digest owners of data in the range (what they had in memory and
-   * in segments not listed yet is theirs alone until another node has taken the partition over).
+   * whose holders is live, dead digest owners of data in the range (what they had in memory and
+   * in segments not listed yet is theirs alone until another node has taken the partition over),
+   * and stopping nodes that hold data in the range.
    */
-  private unreachable(repoIds: readonly string[], ctx: QuerySpec['ctx'], p: Placement): number[] {
+  private unreachable(repoIds: readonly string[], ctx: QuerySpec['ctx'], p: Placement, stopping: ReadonlySet<number> = new Set()): number[] {
     const cluster = this.opts.store.state.cluster;
     const out = new Set<number>();
     for (const id of repoIds) {
@@ -129,6 +131,9 @@ export class PeerQueries implements PeerScans {
       }
       const holding = new Set(cluster.holdersOf(id, ctx.start, ctx.end));
       for (const ep of cluster.epochs.values()) if (!p.live.includes(ep.node) && holding.has(ep.node)) out.add(ep.node);
+      // A stopping node that holds data in the range may hold it alone (segments of its last blocks
+      // not listed yet, or not copied yet): the answer says it may be partial (issue 24).
+      for (const n of stopping) if (holding.has(n)) out.add(n);
     }
     // A partition being taken over or handed over: its new owner has not started digesting yet, so
     // its newest events are searchable nowhere for a moment.
