@@ -22,22 +22,9 @@ import { chooseHolder, entirelyVoid, type Placement } from './placement.js';
 
 export const QUERY_SCAN = 'query.scan';
 
-/**
- * The heartbeat payload a node sends from the start of its stop (node.ts): peers leave it out of
- * query placement at once (another holder reads its segments, or the answer carries the
- * missing-segments warning), and it refuses the query parts it is still asked for.
- */
-export const STOPPING_PAYLOAD = { stopping: true } as const;
-
-export function announcesStopping(payload: unknown): boolean {
-  return typeof payload === 'object' && payload !== null && (payload as { stopping?: unknown }).stopping === true;
-}
-
 /** What this module needs of the cluster protocol (Membership). */
 export interface PeerRpc {
   aliveIds(): Set<number>;
-  /** A node's last heartbeat payload (STOPPING_PAYLOAD: it is stopping). */
-  payloadOf?(nodeId: number): unknown;
   request(nodeId: number, type: string, body: unknown, opts?: { timeoutMs?: number }): Promise<unknown>;
   handle(type: string, fn: (body: unknown) => Promise<unknown>): void;
 }
@@ -83,9 +70,6 @@ export class PeerQueries implements PeerScans {
   plan(spec: QuerySpec, repo: SearchTarget): ReturnType<PeerScans['plan']> {
     const { selfId, rpc, store } = this.opts;
     const alive = rpc.aliveIds();
-    // A node that said it is stopping is not asked: it would refuse, or be gone mid-query.
-    const stopping = new Set([...alive].filter((n) => n !== selfId && announcesStopping(rpc.payloadOf?.(n))));
-    for (const n of stopping) alive.delete(n);
     alive.add(selfId);
     const placement: Placement = { seq: store.state.seq, coordinator: selfId, live: [...alive].sort((a, b) => a - b) };
     const target: SearchTarget = repo.sources === undefined ? { id: repo.id, name: repo.name } : { id: repo.id, name: repo.name, sources: repo.sources.map((s) => ({ ...s })) };
@@ -107,16 +91,15 @@ export class PeerQueries implements PeerScans {
         },
       }));
     const ids = repo.sources?.map((s) => s.id) ?? [repo.id];
-    return { remotes, unreachable: this.unreachable(ids, spec.ctx, placement, stopping), placement };
+    return { remotes, unreachable: this.unreachable(ids, spec.ctx, placement), placement };
   }
 
   /**
    * Nodes whose part of the answer cannot be had: holders of a listed segment in the range none of
    * whose holders is live, dead digest owners of data in the range (what they had in memory and
-   * in segments not listed yet is theirs alone until another node has taken the partition over),
-   * and stopping nodes that hold data in the range.
+   * in segments not listed yet is theirs alone until another node has taken the partition over).
    */
-  private unreachable(repoIds: readonly string[], ctx: QuerySpec['ctx'], p: Placement, stopping: ReadonlySet<number> = new Set()): number[] {
+  private unreachable(repoIds: readonly string[], ctx: QuerySpec['ctx'], p: Placement): number[] {
     const cluster = this.opts.store.state.cluster;
     const out = new Set<number>();
     for (const id of repoIds) {
@@ -131,9 +114,6 @@ export class PeerQueries implements PeerScans {
       }
       const holding = new Set(cluster.holdersOf(id, ctx.start, ctx.end));
       for (const ep of cluster.epochs.values()) if (!p.live.includes(ep.node) && holding.has(ep.node)) out.add(ep.node);
-      // A stopping node that holds data in the range may hold it alone (segments of its last blocks
-      // not listed yet, or not copied yet): the answer says it may be partial (issue 24).
-      for (const n of stopping) if (holding.has(n)) out.add(n);
     }
     // A partition being taken over or handed over: its new owner has not started digesting yet, so
     // its newest events are searchable nowhere for a moment.
@@ -157,7 +137,9 @@ export class PeerQueries implements PeerScans {
   }
 
   private async serve(body: unknown): Promise<WireScanResult> {
-    if (this.opts.stopping?.() === true) throw new LogsvcError('E_NODE_STOPPING', `query.scan: node ${this.opts.selfId} is stopping; its part is read from another holder or reported missing`);
+    // A stopping node takes no new work (issue 24): the coordinator leaves its part out and the
+    // answer carries the missing-segments warning, never a part that may be cut short by the stop.
+    if (this.opts.stopping?.() === true) throw new LogsvcError('E_NODE_STOPPING', `query.scan: node ${this.opts.selfId} is stopping; its part is left out and the answer says so`);
     const b = body as Partial<ScanRequest> | null;
     if (b === null || typeof b !== 'object' || typeof b.text !== 'string' || b.repo === undefined || b.ctx === undefined || b.limits === undefined) {
       throw new LogsvcError('E_BAD_REQUEST', 'query.scan: malformed request');

@@ -24,7 +24,7 @@ import { RepositoryService } from '../repositories/repository-service.js';
 import { ClusterService, SelfLiveness, type Liveness } from '../cluster/index.js';
 import { Membership, parseAddr } from '../cluster/protocol/membership.js';
 import { DigestOwnership } from '../cluster/digest-ownership.js';
-import { PeerQueries, STOPPING_PAYLOAD } from '../cluster/peer-queries.js';
+import { PeerQueries } from '../cluster/peer-queries.js';
 import { servePeerFiles } from '../cluster/peer-files.js';
 import { SegmentReplicator } from '../cluster/replication.js';
 import { readsHere } from '../cluster/placement.js';
@@ -148,8 +148,6 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
   const cleanups: StopStep[] = [stopStep('data-dir lock', () => lock.release())];
   // Each step bounded, the whole stop within STOP_LIMIT_MS (src/node/stop.ts).
   const unwind = (): Promise<StopReport> => runStopSteps(cleanups.reverse(), logger);
-  /** Tells the cluster's peers this node is stopping (set once membership runs). */
-  let announceStop = (): void => undefined;
   try {
     const box = await SecretBox.openOrCreate(dataDir);
     const uuid = await nodeUuid(dataDir);
@@ -585,10 +583,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         failureTimeoutMs: config.cluster.failure_timeout_ms,
         logger,
         clock,
-        // From the start of a stop: peers leave this node out of query placement (issue 24).
-        payload: () => (health.isStopping() ? STOPPING_PAYLOAD : null),
       });
-      announceStop = () => membership.heartbeatNow();
       const own = ownership;
       membership.on('up', () => own.trigger());
       membership.on('down', () => own.trigger());
@@ -751,9 +746,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       dataDir,
       stop() {
         stopping ??= (async () => {
-          // From here new queries and ingest are refused (src/http/stopping-gate.ts), and peers told.
+          // From here new queries, query parts and ingest are refused (src/http/stopping-gate.ts).
           health.markStopping();
-          announceStop();
           return unwind();
         })();
         return stopping;

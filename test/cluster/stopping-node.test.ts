@@ -3,9 +3,9 @@
  * takes no new work from the start of its stop: every new query and ingest it is sent (on a
  * keep-alive connection opened before, since its listener may already be closed) is answered 503 +
  * Retry-After naming that it is stopping, never a partial answer of its own. Meanwhile the other
- * nodes, which it told it is stopping, answer every query completely or with the product's
- * missing-segments warning (never silently partial); once it is gone they answer completely, and
- * their /api/v1/status still answers.
+ * nodes answer every query completely or with the product's missing-segments warning (the stopping
+ * node refuses their query parts; never silently partial); once it is gone they answer completely,
+ * the events it acknowledged while stopping included, and their /api/v1/status still answers.
  */
 import t from 'tap';
 import { startCluster, waitForAlive } from '../helpers/cluster.js';

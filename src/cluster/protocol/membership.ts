@@ -197,11 +197,6 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     for (const c of this.conns) c.socket.destroy();
   }
 
-  /** Sends a heartbeat (with the current payload) to every peer now, not at the next interval. */
-  heartbeatNow(): void {
-    if (!this.stopped) this.sendHeartbeats();
-  }
-
   // ---- Liveness ----
 
   isAlive(nodeId: number): boolean {
