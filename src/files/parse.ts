@@ -201,7 +201,7 @@ export class JsonRows {
       if (t.token === TokenType.LEFT_BRACE || t.token === TokenType.LEFT_BRACKET) {
         if (this.depth === 0) this.keyed ??= t.token === TokenType.LEFT_BRACE;
         if (++this.depth > JSON_MAX_DEPTH) {
-          throw new LogsvcError('E_VALIDATION', `the JSON file nests too deeply at byte ${t.offset}: it must be an object of flat objects or an array of flat objects (values are strings, numbers or booleans)`);
+          throw new LogsvcError('E_VALIDATION', `the JSON file nests too deeply at byte ${t.offset}: nested objects and arrays are not supported in lookup files; it must be an object of flat objects or an array of flat objects (values are strings, numbers or booleans)`);
         }
       } else if (t.token === TokenType.RIGHT_BRACE || t.token === TokenType.RIGHT_BRACKET) {
         this.depth--;

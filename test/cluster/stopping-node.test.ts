@@ -106,10 +106,12 @@ t.test('a stopping cluster node refuses new queries and ingest; its peers answer
   await onPeers;
   ka.close();
   slow.close();
-  // Seen once here: exit 70, "fatal: durability can no longer be guaranteed; error=Terminating worker
-  // thread" after an 11.6 s stop (a step left behind past its bound still used the worker pool when
-  // it was closed). Recorded, not yet fixed: see docs/hardening.md.
-  t.equal(o.code, 0, o.describe, o.code === 70 ? { todo: 'a stop that leaves a step behind can end in exit 70 (worker pool closed under it)' } : {});
+  // Bounded and honest: exit 0, or 1 naming a step left behind past its bound; never killed, and
+  // never 70 (seen once before: a digest task cut off by the pools closing was taken for lost
+  // durability; see docs/hardening.md).
+  t.notOk(o.killedByTest, o.describe);
+  t.not(o.code, 70, o.describe);
+  t.ok(o.code === 0 || (o.code === 1 && /not cleanly: .*after its bound/.test(n2.stderr())), o.describe);
   t.ok(fromStopping.length >= 2, `node 2 was asked during its stop (${fromStopping.length} answers)`);
   t.same(
     fromStopping.filter((a) => !/^503 retry-after=\d+ this node is stopping \(shutting down\) and takes no new (queries|ingest)/.test(a)),
