@@ -54,7 +54,7 @@ import { ListenerService } from '../ingest/listeners/listener-service.js';
 import { ListenerManager } from '../ingest/listeners/manager.js';
 import { BlobStore, FileService } from '../files/index.js';
 import { ParserService } from '../parsers/index.js';
-import { isStopCutOff, runStopSteps, stopStep, type StopReport, type StopStep } from './stop.js';
+import { runStopSteps, stopStep, type StopReport, type StopStep } from './stop.js';
 import { ActionDispatcher, ActionService, AlertScheduler, AlertService, isAlertRunner, OutboundHttp, publishAlertNode, SmtpMailer, TargetPolicy } from '../alerts/index.js';
 
 export const LOCAL_ADMIN_TOKEN_FILE = 'local-admin-token.txt';
@@ -124,17 +124,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
   /** The logger of one part of the node (its lines carry module=<name>). */
   const log = (module: string): Logger => withModule(logger, module);
   let fatal: Error | null = null;
-  /** Set when the stop begins (stop()). */
-  let stopBegun = false;
   const onFatal = (err: Error): void => {
     if (fatal !== null) return;
-    // A digest task cut off by the stop closing the worker pools (its step was left behind past its
-    // bound) is the stop's own doing, not lost durability: its events are replayed from the queue
-    // at the next start, and the stop reports the step left behind (exit 1), not exit 70 (issue 24).
-    if (stopBegun && isStopCutOff(err)) {
-      logger.warn('stop: a digest task was cut off as the worker pools closed; its events are replayed from the queue at the next start', { error: err.message });
-      return;
-    }
     fatal = err;
     logger.error('fatal: durability can no longer be guaranteed; stopping', { error: err.message });
     (opts.onFatal ?? (() => process.exit(70)))(err);
@@ -755,7 +746,6 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       dataDir,
       stop() {
         stopping ??= (async () => {
-          stopBegun = true;
           // From here new queries, query parts and ingest are refused (src/http/stopping-gate.ts).
           health.markStopping();
           return unwind();

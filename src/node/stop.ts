@@ -61,11 +61,3 @@ export async function runStopSteps(steps: readonly StopStep[], logger: Logger, l
   for (const p of problems) logger.warn('stop step not clean', { problem: p });
   return { clean: problems.length === 0, ms, problems };
 }
-
-/**
- * Whether an error is a task cut off by the stop itself: the worker pools' threads terminated
- * under it (piscina's "Terminating worker thread") after the step that ran it was left behind.
- */
-export function isStopCutOff(err: Error): boolean {
-  return err.message === 'Terminating worker thread';
-}

@@ -107,8 +107,8 @@ t.test('a stopping cluster node refuses new queries and ingest; its peers answer
   ka.close();
   slow.close();
   // Bounded and honest: exit 0, or 1 naming a step left behind past its bound; never killed, and
-  // never 70 (seen once before: a digest task cut off by the pools closing was taken for lost
-  // durability; see docs/hardening.md).
+  // never 70 (seen once: a digest task cut off by the pools closing was taken for lost durability;
+  // docs/hardening.md).
   t.notOk(o.killedByTest, o.describe);
   t.not(o.code, 70, o.describe);
   t.ok(o.code === 0 || (o.code === 1 && /not cleanly: .*after its bound/.test(n2.stderr())), o.describe);
