@@ -616,6 +616,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           },
           timeoutMs: config.query.max_query_seconds * 1000,
           logger: log('cluster'),
+          stopping: () => health.isStopping(),
         }),
       );
       files.setRemoteBlobs(servePeerFiles(membership, selfId, (h) => files.localBlob(h), config.files.max_file_bytes, config.query.max_query_seconds * 1000));
@@ -760,6 +761,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       dataDir,
       stop() {
         stopping ??= (async () => {
+          // From here new queries, query parts and ingest are refused (src/http/stopping-gate.ts).
           health.markStopping();
           return unwind();
         })();
