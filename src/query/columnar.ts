@@ -22,6 +22,8 @@ import type { Aggregator, ColumnAggregator, ColumnRows, MapStage } from './runti
 import { fold, isTokenUnit } from './casefold.js';
 import { hasWildcard } from './wildcard.js';
 import { decodeStrings, type StringColumn } from '../segments/columns.js';
+import { Needle, templateRows, type TemplateRows } from './text-match.js';
+import { regexLiteral } from './regex-literal.js';
 import { LogsvcError } from '../lib/errors.js';
 
 /** One filter specialised to one block: row index -> kept. */
@@ -97,7 +99,7 @@ function columnTest(col: StringColumn, n: number, test: (s: string) => boolean):
  * string built and searched. Null when the block is not such a block or a placed field is one
  * free text does not search.
  */
-function templateWordTest(view: BlockView, test: (s: string) => boolean, digits: boolean): RowTest | null {
+function templateWordTest(view: BlockView, test: (s: string) => boolean, digits: boolean, nd: Needle | null): RowTest | null {
   const tpl = view.template();
   if (tpl === null) return null;
   for (const layout of tpl.layouts) for (const j of layout) if (!searchedField(tpl.names[j] ?? '')) return null;
@@ -153,11 +155,14 @@ function templateWordTest(view: BlockView, test: (s: string) => boolean, digits:
     }
     return false;
   };
+  // A row whose token run is cut: its pieces searched in order (text-match.ts), not its raw string built.
+  let rows: TemplateRows | null = null;
   let raw: readonly string[] | null = null;
   return (i) => {
     for (let k = 0; k < gapTests.length; k++) if (gapTests[k]!(i)) return true;
     for (let k = 0; k < fieldTests.length; k++) if (fieldTests[k]!(i)) return true;
     if (!cutsRun(i)) return false;
+    if (nd !== null) return (rows ??= templateRows(view, nd)!).has(i);
     const r = (raw ??= view.raw())[i];
     return r !== undefined && test(r);
   };
@@ -171,21 +176,39 @@ function wordOnly(s: string): boolean {
   return true;
 }
 
+/** How free text or a regex searches @rawstring without building it (text-match.ts). */
+interface RawSearch {
+  /** The needle every match contains. */
+  nd: Needle;
+  /** Row i of a templated block matches, given its pieces (null: when it contains the needle). */
+  row: ((rows: TemplateRows, i: number) => boolean) | null;
+}
+
 /** Free text or a bare regex: @rawstring, then every stored field the block has (filter.ts searchedValues). */
-function anyValueTest(view: BlockView, test: (s: string) => boolean, word = false, digits = false): RowTest {
+function anyValueTest(view: BlockView, test: (s: string) => boolean, word = false, digits = false, search: RawSearch | null = null): RowTest {
   if (word) {
-    const t = templateWordTest(view, test, digits);
+    const t = templateWordTest(view, test, digits, search?.nd ?? null);
     if (t !== null) return t;
   }
-  const raw = view.raw();
+  const rows = search === null ? null : templateRows(view, search.nd);
+  let rawTest: RowTest;
+  if (rows !== null) {
+    const row = search!.row;
+    rawTest = row === null ? (i) => rows.has(i) : (i) => row(rows, i);
+  } else {
+    const raw = view.raw();
+    rawTest = (i) => {
+      const r = raw[i];
+      return r !== undefined && test(r);
+    };
+  }
   const parts: RowTest[] = [];
   for (const name of view.fieldNames()) {
     if (!searchedField(name)) continue;
     parts.push(fieldTest(view, name, (s) => s !== undefined && test(s)));
   }
   return (i) => {
-    const r = raw[i];
-    if (r !== undefined && test(r)) return true;
+    if (rawTest(i)) return true;
     for (let k = 0; k < parts.length; k++) if (parts[k]!(i)) return true;
     return false;
   };
@@ -254,14 +277,25 @@ export function blockFilter(f: Filter): BlockFilter | null {
     }
     case 'text': {
       const test = textTest(f.value);
-      const word = !hasWildcard(f.value) && wordOnly(f.value);
+      const wild = hasWildcard(f.value);
+      const word = !wild && wordOnly(f.value);
       const digits = /^[0-9]+$/.test(f.value);
-      return (v) => anyValueTest(v, test, word, digits);
+      const search = wild || f.value.length === 0 ? null : { nd: new Needle(f.value, true), row: null };
+      return (v) => anyValueTest(v, test, word, digits, search);
     }
     case 'regex': {
       const re = regexFor(f.source, f.flags, f.span, hooks).re;
-      const test = (s: string): boolean => re.test(s);
-      return (v) => anyValueTest(v, test);
+      const lit = regexLiteral(f.source, f.flags);
+      if (lit === null) {
+        const test = (s: string): boolean => re.test(s);
+        return (v) => anyValueTest(v, test);
+      }
+      // The required literal first; the regex only where it is (and not at all for a plain literal).
+      const nd = new Needle(lit.text, lit.folded);
+      const inside = nd.inside;
+      const test = lit.exact ? inside : (s: string): boolean => inside(s) && re.test(s);
+      const row = lit.exact ? null : (rows: TemplateRows, i: number): boolean => rows.has(i) && re.test(rows.text(i));
+      return (v) => anyValueTest(v, test, false, false, { nd, row });
     }
     default:
       return null;
