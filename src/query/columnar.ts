@@ -182,6 +182,12 @@ interface RawSearch {
   nd: Needle;
   /** Row i of a templated block matches, given its pieces (null: when it contains the needle). */
   row: ((rows: TemplateRows, i: number) => boolean) | null;
+  /**
+   * Whether a value matching implies any text holding it matches (true for free text; false for a
+   * regex with an assertion that looks at the context: `^`, `$`, `\b`, `\B`). Then the fields placed
+   * in a row's raw string need no search of their own.
+   */
+  contained: boolean;
 }
 
 /** Free text or a bare regex: @rawstring, then every stored field the block has (filter.ts searchedValues). */
@@ -191,24 +197,46 @@ function anyValueTest(view: BlockView, test: (s: string) => boolean, word = fals
     if (t !== null) return t;
   }
   const rows = search === null ? null : templateRows(view, search.nd);
-  let rawTest: RowTest;
-  if (rows !== null) {
-    const row = search!.row;
-    rawTest = row === null ? (i) => rows.has(i) : (i) => row(rows, i);
-  } else {
-    const raw = view.raw();
-    rawTest = (i) => {
-      const r = raw[i];
-      return r !== undefined && test(r);
-    };
-  }
+  if (rows !== null) return templateAnyTest(view, rows, search!, test);
+  const raw = view.raw();
   const parts: RowTest[] = [];
   for (const name of view.fieldNames()) {
     if (!searchedField(name)) continue;
     parts.push(fieldTest(view, name, (s) => s !== undefined && test(s)));
   }
   return (i) => {
+    const r = raw[i];
+    if (r !== undefined && test(r)) return true;
+    for (let k = 0; k < parts.length; k++) if (parts[k]!(i)) return true;
+    return false;
+  };
+}
+
+/**
+ * Free text or a regex over a templated block: the raw string searched piece by piece, then only
+ * the searched fields its layout did not place in it (a placed value is part of the raw string,
+ * so what it contains the raw string contains; for a regex, a match inside the value is a match
+ * inside the raw string too). The field lists are made once per layout.
+ */
+function templateAnyTest(view: BlockView, rows: TemplateRows, search: RawSearch, test: (s: string) => boolean): RowTest {
+  const { row, contained } = search;
+  const names = view.fieldNames().filter(searchedField);
+  const tests = new Map<string, RowTest>();
+  const testOf = (name: string): RowTest => {
+    let f = tests.get(name);
+    if (f === undefined) tests.set(name, (f = fieldTest(view, name, (s) => s !== undefined && test(s))));
+    return f;
+  };
+  const byLayout: (RowTest[] | undefined)[] = [];
+  const rawTest: RowTest = row === null ? (i) => rows.has(i) : (i) => row(rows, i);
+  return (i) => {
     if (rawTest(i)) return true;
+    const id = rows.layoutId(i);
+    let parts = byLayout[id];
+    if (parts === undefined) {
+      const placed = new Set(contained ? rows.placed(i) : []);
+      byLayout[id] = parts = names.filter((n) => !placed.has(n)).map(testOf);
+    }
     for (let k = 0; k < parts.length; k++) if (parts[k]!(i)) return true;
     return false;
   };
@@ -280,7 +308,7 @@ export function blockFilter(f: Filter): BlockFilter | null {
       const wild = hasWildcard(f.value);
       const word = !wild && wordOnly(f.value);
       const digits = /^[0-9]+$/.test(f.value);
-      const search = wild || f.value.length === 0 ? null : { nd: new Needle(f.value, true), row: null };
+      const search = wild || f.value.length === 0 ? null : { nd: new Needle(f.value, true), row: null, contained: true };
       return (v) => anyValueTest(v, test, word, digits, search);
     }
     case 'regex': {
@@ -295,7 +323,9 @@ export function blockFilter(f: Filter): BlockFilter | null {
       const inside = nd.inside;
       const test = lit.exact ? inside : (s: string): boolean => inside(s) && re.test(s);
       const row = lit.exact ? null : (rows: TemplateRows, i: number): boolean => rows.has(i) && re.test(rows.text(i));
-      return (v) => anyValueTest(v, test, false, false, { nd, row });
+      // Assertions are read conservatively (anywhere in the source, a class or an escape included).
+      const contained = !/[$^]|\\[bB]/.test(f.source);
+      return (v) => anyValueTest(v, test, false, false, { nd, row, contained });
     }
     default:
       return null;

@@ -187,6 +187,10 @@ export interface TemplateRows {
   has(i: number): boolean;
   /** Row i's raw string (built for this call). */
   text(i: number): string;
+  /** Row i's layout number (rows of one layout have the same fields placed in their raw strings). */
+  layoutId(i: number): number;
+  /** The names of the fields whose values row i's raw string holds (its layout's columns). */
+  placed(i: number): readonly string[];
 }
 
 /** Row access to a block's templated raw strings for `nd`; null when the block's raw strings are not templates. */
@@ -220,7 +224,10 @@ export function templateRows(view: BlockView, nd: Needle): TemplateRows | null {
     return layout;
   };
   const m = nd.m;
+  const placedNames = layouts.map((layout) => layout.map((j) => tpl.names[j] ?? corrupt(`no field column ${j}`)));
   return {
+    layoutId: (i) => ids[i]!,
+    placed: (i) => placedNames[ids[i]!] ?? corrupt(`event ${i} has no layout ${ids[i]}`),
     has(i) {
       const layout = layoutOf(i);
       let q = gaps[0]!.next(i, 0);

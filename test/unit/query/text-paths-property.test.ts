@@ -49,6 +49,8 @@ function events(r: () => number, n: number, t0: number): Raw[] {
     fields['size'] = String(Math.floor(r() * 20000) - (r() < 0.1 ? 30000 : 0));
     if (r() < 0.8) fields['user'] = pick(USERS);
     fields['agent'] = pick(AGENTS);
+    // A numeric dictionary column (a response time), sometimes absent or not a number.
+    if (r() < 0.95) fields['rt'] = r() < 0.02 ? 'n/a' : (Math.floor(r() * 300) / 1000).toFixed(3);
     if (r() < 0.2) fields['extra'] = `${pick(USERS)} ${pick(PATHS)}`;
     const form = r() < 0.9 ? main : r();
     const raw =
@@ -253,4 +255,24 @@ t.test('regexLiteral on hand-picked patterns', async (t) => {
     ['^abc$', '', { text: 'abc', folded: false, exact: false }],
   ];
   for (const [src, flags, want] of cases) t.same(regexLiteral(src, flags), want, `/${src}/${flags}`);
+});
+
+t.test('percentile: column path = per-event path (exact values and sketches, dictionary, integer and text columns)', async (t) => {
+  const r = rnd(95);
+  let checked = 0;
+  // Blocks small and large: the state stays exact (up to 5000 values) or becomes a sketch in one block or on merging.
+  for (const sizes of [[50, 80], [3000, 2500], [6000], [200, 5200, 10]]) {
+    const blocks = sizes.map((n, b) => events(r, n, 1_000_000 + b * 10_000_000));
+    const views = blocks.map(block);
+    for (const text of ['percentile(rt, percentiles=[50, 95, 99])', 'percentile(size)', 'percentile(url)', 'status=404 | percentile(rt)', 'percentile(client, percentiles=[10])', '"Mac OS" | percentile(size, percentiles=[99.9])']) {
+      const q = compileQuery(text, { ctx: ctxOf({ start: 0, end: 1e15 }) });
+      const want = oracle(q, blocks);
+      const perEvent = count(q, blocks, views, false);
+      const columns = count(q, blocks, views, true);
+      t.equal(perEvent, want, `${text} over ${sizes.join('+')} rows: per event`);
+      t.equal(columns, want, `${text} over ${sizes.join('+')} rows: column path`);
+      checked++;
+    }
+  }
+  t.equal(checked, 24);
 });
