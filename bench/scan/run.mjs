@@ -26,6 +26,7 @@ prints CPU ms and raw MB per CPU second of each, and the stored ratio.
 
 /** Query, and what it shows (access log). */
 const ACCESS_QUERIES = [
+  ['Firefox | count()', 'common word of bench/peers'],
   ['mozilla | count()', 'common word, free text: nothing pruned, every raw string searched'],
   ['inventory | count()', 'selective word, free text: in every block, in ~4 % of events'],
   ['/GET \\/products/ | count()', 'regex over @rawstring'],

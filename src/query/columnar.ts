@@ -22,7 +22,7 @@ import type { Aggregator, ColumnAggregator, ColumnRows, MapStage } from './runti
 import { fold, isTokenUnit } from './casefold.js';
 import { hasWildcard } from './wildcard.js';
 import { decodeStrings, type StringColumn } from '../segments/columns.js';
-import { Needle, templateRows, type TemplateRows } from './text-match.js';
+import { cutRows, Needle, templateRows, type TemplateRows } from './text-match.js';
 import { regexLiteral } from './regex-literal.js';
 import { LogsvcError } from '../lib/errors.js';
 
@@ -105,7 +105,6 @@ function templateWordTest(view: BlockView, test: (s: string) => boolean, digits:
   for (const layout of tpl.layouts) for (const j of layout) if (!searchedField(tpl.names[j] ?? '')) return null;
   const n = view.n;
   const gapTests = tpl.gaps.map((g) => columnTest(g, n, test));
-  const gapValues = tpl.gaps.map((g) => decodeStrings(g, n));
   const fieldTests: RowTest[] = [];
   for (const name of view.fieldNames()) {
     if (!searchedField(name)) continue;
@@ -114,54 +113,14 @@ function templateWordTest(view: BlockView, test: (s: string) => boolean, digits:
     if ((e === 'i' || e === '4') && !digits) continue;
     fieldTests.push(fieldTest(view, name, (s) => s !== undefined && test(s)));
   }
-  // The first and last unit of a placed value (-1: empty), typed columns without building their text.
-  const DIGIT = 48;
-  const edges = tpl.names.map((name): ((i: number, last: boolean) => number) | null => {
-    const e = view.encoding(name);
-    if (e === '4') return () => DIGIT;
-    if (e === 'i') {
-      const ints = view.ints(name)!;
-      return (i, last) => (last || ints[i]! >= 0 ? DIGIT : 45);
-    }
-    return null;
-  });
-  const placed: (readonly (string | null | undefined)[] | null)[] = tpl.names.map(() => null);
-  const edgeOf = (j: number, i: number, last: boolean): number => {
-    const typed = edges[j];
-    if (typed !== null && typed !== undefined) return typed(i, last);
-    const v = (placed[j] ??= view.field(tpl.names[j]!) ?? [])[i];
-    if (v === null || v === undefined || v.length === 0) return -1;
-    return v.charCodeAt(last ? v.length - 1 : 0);
-  };
-  const { layouts, ids } = tpl;
-  /** True when a cut between two pieces of row i falls inside a token run. */
-  const cutsRun = (i: number): boolean => {
-    const layout = layouts[ids[i]!];
-    if (layout === undefined) return true;
-    let last = -1;
-    for (let k = 0; k <= layout.length; k++) {
-      const g = gapValues[k]?.[i];
-      if (g !== null && g !== undefined && g.length > 0) {
-        if (last >= 0 && isTokenUnit(last) && isTokenUnit(g.charCodeAt(0))) return true;
-        last = g.charCodeAt(g.length - 1);
-      }
-      if (k === layout.length) break;
-      const j = layout[k]!;
-      const first = edgeOf(j, i, false);
-      if (first >= 0) {
-        if (last >= 0 && isTokenUnit(last) && isTokenUnit(first)) return true;
-        last = edgeOf(j, i, true);
-      }
-    }
-    return false;
-  };
   // A row whose token run is cut: its pieces searched in order (text-match.ts), not its raw string built.
   let rows: TemplateRows | null = null;
   let raw: readonly string[] | null = null;
+  let cuts: Uint8Array | null = null;
   return (i) => {
     for (let k = 0; k < gapTests.length; k++) if (gapTests[k]!(i)) return true;
     for (let k = 0; k < fieldTests.length; k++) if (fieldTests[k]!(i)) return true;
-    if (!cutsRun(i)) return false;
+    if ((cuts ??= cutRows(view)!)[i] === 0) return false;
     if (nd !== null) return (rows ??= templateRows(view, nd)!).has(i);
     const r = (raw ??= view.raw())[i];
     return r !== undefined && test(r);

@@ -15,7 +15,7 @@
  * a row lacks is never run on that row, and only the rows that have it are built (regex-literal.ts).
  */
 import type { BlockView } from './block-view.js';
-import { foldUnit, foldedIncludes } from './casefold.js';
+import { foldUnit, foldedIncludes, isTokenUnit } from './casefold.js';
 import { decodeStrings, type StringColumn } from '../segments/columns.js';
 import { LogsvcError } from '../lib/errors.js';
 
@@ -246,4 +246,109 @@ export function templateRows(view: BlockView, nd: Needle): TemplateRows | null {
       return s;
     },
   };
+}
+
+/** Per row, the first and last unit of one template piece as token-ness: -1 empty or absent, 0 not a token unit, 1 a token unit. */
+interface Edges {
+  first: Int8Array;
+  last: Int8Array;
+}
+
+function edgesOfValues(values: readonly (string | null | undefined)[], n: number): Edges {
+  const first = new Int8Array(n).fill(-1);
+  const last = new Int8Array(n).fill(-1);
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (v === null || v === undefined || v.length === 0) continue;
+    first[i] = isTokenUnit(v.charCodeAt(0)) ? 1 : 0;
+    last[i] = isTokenUnit(v.charCodeAt(v.length - 1)) ? 1 : 0;
+  }
+  return edges(first, last);
+}
+
+function edges(first: Int8Array, last: Int8Array): Edges {
+  return { first, last };
+}
+
+/** A dictionary's entries' edges, then each row's by its code (no string per row). */
+function edgesOfDict(d: readonly string[], codes: Uint8Array | Uint16Array, absent: number, n: number): Edges {
+  const e = edgesOfValues(d, d.length);
+  const first = new Int8Array(n).fill(-1);
+  const last = new Int8Array(n).fill(-1);
+  for (let i = 0; i < n; i++) {
+    const c = codes[i]!;
+    if (c === absent || c >= d.length) continue;
+    first[i] = e.first[c]!;
+    last[i] = e.last[c]!;
+  }
+  return edges(first, last);
+}
+
+/**
+ * Per row of a templated block: 1 when a cut between two of its pieces (gap | value) falls inside
+ * a token run of its raw string (token units on both sides), so a word may span pieces; 0 when
+ * every token run lies inside one piece. Null for a block whose raw strings are not templates.
+ * Computed from each piece's first and last unit: dictionary columns per entry, integers and IPv4
+ * addresses from their numbers (digits, a leading '-'), without building the pieces' text.
+ */
+export function cutRows(view: BlockView): Uint8Array | null {
+  const tpl = view.template();
+  if (tpl === null) return null;
+  const n = view.n;
+  const gapEdges = tpl.gaps.map((g) => {
+    if (g.e !== 'k') return edgesOfValues(decodeStrings(g, n), n);
+    const { codes, absent } = codesOf(g, n);
+    return edgesOfDict(g.d, codes, absent, n);
+  });
+  const fieldEdges: (Edges | undefined)[] = new Array(tpl.names.length);
+  const fieldOf = (j: number): Edges => {
+    let e = fieldEdges[j];
+    if (e !== undefined) return e;
+    const name = tpl.names[j] ?? corrupt(`no field column ${j}`);
+    const enc = view.encoding(name);
+    const ints = enc === 'i' ? view.ints(name) : null;
+    if (enc === '4') e = edges(new Int8Array(n).fill(1), new Int8Array(n).fill(1));
+    else if (ints !== null) {
+      const first = new Int8Array(n);
+      for (let i = 0; i < n; i++) first[i] = ints[i]! >= 0 ? 1 : 0;
+      e = edges(first, new Int8Array(n).fill(1));
+    } else {
+      const dict = view.dict(name);
+      e = dict !== null ? edgesOfDict(dict.d, dict.codes, dict.absent, n) : edgesOfValues(view.field(name) ?? [], n);
+    }
+    fieldEdges[j] = e;
+    return e;
+  };
+  const out = new Uint8Array(n);
+  const { layouts, ids } = tpl;
+  for (let i = 0; i < n; i++) {
+    const layout = layouts[ids[i]!];
+    if (layout === undefined || gapEdges.length <= layout.length) {
+      out[i] = 1;
+      continue;
+    }
+    let last = -1;
+    for (let k = 0; k <= layout.length; k++) {
+      const g = gapEdges[k]!;
+      const gf = g.first[i]!;
+      if (gf >= 0) {
+        if (last === 1 && gf === 1) {
+          out[i] = 1;
+          break;
+        }
+        last = g.last[i]!;
+      }
+      if (k === layout.length) break;
+      const f = fieldOf(layout[k]!);
+      const ff = f.first[i]!;
+      if (ff >= 0) {
+        if (last === 1 && ff === 1) {
+          out[i] = 1;
+          break;
+        }
+        last = f.last[i]!;
+      }
+    }
+  }
+  return out;
 }
