@@ -284,6 +284,16 @@ function edgesOfDict(d: readonly string[], codes: Uint8Array | Uint16Array, abse
   return edges(first, last);
 }
 
+const CUT = 2;
+
+/** The token-ness of the text's last unit after piece `e` of row i follows `last`, or CUT when the two join inside a token run. */
+function join(last: number, e: Edges, i: number): number {
+  const f = e.first[i]!;
+  if (f < 0) return last;
+  if (last === 1 && f === 1) return CUT;
+  return e.last[i]!;
+}
+
 /**
  * Per row of a templated block: 1 when a cut between two of its pieces (gap | value) falls inside
  * a token run of its raw string (token units on both sides), so a word may span pieces; 0 when
@@ -328,27 +338,11 @@ export function cutRows(view: BlockView): Uint8Array | null {
       continue;
     }
     let last = -1;
-    for (let k = 0; k <= layout.length; k++) {
-      const g = gapEdges[k]!;
-      const gf = g.first[i]!;
-      if (gf >= 0) {
-        if (last === 1 && gf === 1) {
-          out[i] = 1;
-          break;
-        }
-        last = g.last[i]!;
-      }
-      if (k === layout.length) break;
-      const f = fieldOf(layout[k]!);
-      const ff = f.first[i]!;
-      if (ff >= 0) {
-        if (last === 1 && ff === 1) {
-          out[i] = 1;
-          break;
-        }
-        last = f.last[i]!;
-      }
+    for (let k = 0; k <= layout.length && last !== CUT; k++) {
+      last = join(last, gapEdges[k]!, i);
+      if (k < layout.length && last !== CUT) last = join(last, fieldOf(layout[k]!), i);
     }
+    if (last === CUT) out[i] = 1;
   }
   return out;
 }
