@@ -116,11 +116,11 @@ function templateWordTest(view: BlockView, test: (s: string) => boolean, digits:
   // A row whose token run is cut: its pieces searched in order (text-match.ts), not its raw string built.
   let rows: TemplateRows | null = null;
   let raw: readonly string[] | null = null;
-  let cuts: Uint8Array | null = null;
+  let cuts: ((i: number) => boolean) | null = null;
   return (i) => {
     for (let k = 0; k < gapTests.length; k++) if (gapTests[k]!(i)) return true;
     for (let k = 0; k < fieldTests.length; k++) if (fieldTests[k]!(i)) return true;
-    if ((cuts ??= cutRows(view)!)[i] === 0) return false;
+    if (!(cuts ??= cutRows(view)!)(i)) return false;
     if (nd !== null) return (rows ??= templateRows(view, nd)!).has(i);
     const r = (raw ??= view.raw())[i];
     return r !== undefined && test(r);

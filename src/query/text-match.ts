@@ -115,6 +115,9 @@ export class Needle {
   }
 }
 
+/** Transition table entries one dictionary piece may hold (2 bytes each). */
+const MAX_TABLE = 1 << 20;
+
 /** One position of a template (a gap, or a field column), read per row. */
 interface Piece {
   /** The automaton state after this row's piece, from `state`. */
@@ -198,8 +201,11 @@ export function templateRows(view: BlockView, nd: Needle): TemplateRows | null {
   const tpl = view.template();
   if (tpl === null) return null;
   const n = view.n;
+  // A dictionary's transition table holds entries × needle length states: bounded (a long needle
+  // over a large dictionary reads the entries' text instead).
+  const small = (entries: number): boolean => entries * nd.m <= MAX_TABLE;
   const gaps: Piece[] = tpl.gaps.map((g) => {
-    if (g.e === 'k') {
+    if (g.e === 'k' && small(g.d.length)) {
       const { codes, absent } = codesOf(g, n);
       return new DictPiece(g.d, codes, absent, nd);
     }
@@ -212,7 +218,7 @@ export function templateRows(view: BlockView, nd: Needle): TemplateRows | null {
     const name = tpl.names[j];
     if (name === undefined) corrupt(`no field column ${j}`);
     const dict = view.dict(name);
-    if (dict !== null) p = new DictPiece(dict.d, dict.codes, dict.absent, nd);
+    if (dict !== null && small(dict.d.length)) p = new DictPiece(dict.d, dict.codes, dict.absent, nd);
     else p = new PlainPiece(view.field(name) ?? corrupt(`no field column ${name}`), nd);
     fields[j] = p;
     return p;
@@ -295,13 +301,14 @@ function join(last: number, e: Edges, i: number): number {
 }
 
 /**
- * Per row of a templated block: 1 when a cut between two of its pieces (gap | value) falls inside
- * a token run of its raw string (token units on both sides), so a word may span pieces; 0 when
- * every token run lies inside one piece. Null for a block whose raw strings are not templates.
+ * For a row of a templated block: true when a cut between two of its pieces (gap | value) falls
+ * inside a token run of its raw string (token units on both sides), so a word may span pieces;
+ * false when every token run lies inside one piece. Null for a block whose raw strings are not
+ * templates. Asked only for the rows that need it (a row a gap or value already matched does not).
  * Computed from each piece's first and last unit: dictionary columns per entry, integers and IPv4
  * addresses from their numbers (digits, a leading '-'), without building the pieces' text.
  */
-export function cutRows(view: BlockView): Uint8Array | null {
+export function cutRows(view: BlockView): ((i: number) => boolean) | null {
   const tpl = view.template();
   if (tpl === null) return null;
   const n = view.n;
@@ -329,20 +336,15 @@ export function cutRows(view: BlockView): Uint8Array | null {
     fieldEdges[j] = e;
     return e;
   };
-  const out = new Uint8Array(n);
   const { layouts, ids } = tpl;
-  for (let i = 0; i < n; i++) {
+  return (i) => {
     const layout = layouts[ids[i]!];
-    if (layout === undefined || gapEdges.length <= layout.length) {
-      out[i] = 1;
-      continue;
-    }
+    if (layout === undefined || gapEdges.length <= layout.length) return true;
     let last = -1;
     for (let k = 0; k <= layout.length && last !== CUT; k++) {
       last = join(last, gapEdges[k]!, i);
       if (k < layout.length && last !== CUT) last = join(last, fieldOf(layout[k]!), i);
     }
-    if (last === CUT) out[i] = 1;
-  }
-  return out;
+    return last === CUT;
+  };
 }
