@@ -116,7 +116,7 @@ export class Needle {
 }
 
 /** Transition table entries one dictionary piece may hold (2 bytes each). */
-const MAX_TABLE = 1 << 20;
+const MAX_TABLE = 1 << 18;
 
 /** One position of a template (a gap, or a field column), read per row. */
 interface Piece {
