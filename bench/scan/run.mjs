@@ -15,17 +15,18 @@ import { parseArgs } from 'node:util';
 import { createDataset } from '../lib/datasets.mjs';
 import { numberOption } from '../lib/cli.mjs';
 
-const HELP = `Usage: node bench/scan/run.mjs [--dist DIR] [--mb N] [--block-mb N] [--repeat N]
+const HELP = `Usage: node bench/scan/run.mjs [--dist DIR] [--dataset accesslog|json] [--mb N] [--block-mb N] [--repeat N] [--only SUBSTRING]
 
-Writes N MB (default 32) of seeded access-log text as blocks of --block-mb (default 0.8) raw MB with
+Writes N MB (default 32) of seeded access-log (or JSON, attributes flattened as ingest does) text as blocks of --block-mb (default 0.8) raw MB with
 the build's encoder into one segment, then times the build's scan task for each query (one
 thread, best of --repeat, default 5), its column path and its per-event path alternately, and
 prints CPU ms and raw MB per CPU second of each, and the stored ratio.
---dist picks the build (default: this checkout's dist/).
+--dist picks the build (default: this checkout's dist/). --only runs the queries containing SUBSTRING.
 `;
 
-/** Query, and what it shows. */
-const QUERIES = [
+/** Query, and what it shows (access log). */
+const ACCESS_QUERIES = [
+  ['Firefox | count()', 'common word of bench/peers'],
   ['mozilla | count()', 'common word, free text: nothing pruned, every raw string searched'],
   ['inventory | count()', 'selective word, free text: in every block, in ~4 % of events'],
   ['/GET \\/products/ | count()', 'regex over @rawstring'],
@@ -39,9 +40,22 @@ const QUERIES = [
   ['timechart(span=1m)', 'time histogram'],
   ['"Mac OS X" | count()', 'phrase'],
   ['ireless | count()', 'substring'],
+  ['/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel/ | count()', 'regex of bench/peers: literal prefix, then a class'],
+  ['percentile(field=responsetime, percentiles=[95])', 'percentile'],
 ];
 
-const { values } = parseArgs({ options: { dist: { type: 'string' }, mb: { type: 'string', default: '32' }, 'block-mb': { type: 'string', default: '0.8' }, repeat: { type: 'string', default: '5' }, help: { type: 'boolean' } } });
+/** The JSON set's questions (bench/peers/questions.mjs). */
+const JSON_QUERIES = [
+  ['failed | count()', 'common word'],
+  ['"cache miss" | count()', 'phrase'],
+  ['/request failed: (Timeout|Deadlock)/ | count()', 'regex with a literal prefix'],
+  ['eadlockDetec | count()', 'substring'],
+  ['level=ERROR | count()', 'field filter'],
+  ['percentile(field=duration_ms, percentiles=[95])', 'percentile'],
+  ['timechart(span=1m)', 'time histogram'],
+];
+
+const { values } = parseArgs({ options: { dist: { type: 'string' }, dataset: { type: 'string', default: 'accesslog' }, only: { type: 'string', default: '' }, mb: { type: 'string', default: '32' }, 'block-mb': { type: 'string', default: '0.8' }, repeat: { type: 'string', default: '5' }, help: { type: 'boolean' } } });
 if (values.help) {
   process.stdout.write(HELP);
   process.exit(0);
@@ -51,6 +65,7 @@ const num = numberOption(problems);
 const totalMb = num('mb', values.mb, 1, 4096, false);
 const blockMb = num('block-mb', values['block-mb'], 0.01, 64, false);
 const repeat = num('repeat', values.repeat, 1, 100, true);
+if (values.dataset !== 'accesslog' && values.dataset !== 'json') problems.push('--dataset: accesslog or json');
 if (problems.length > 0) {
   process.stderr.write(`${problems.join('\n')}\n\n${HELP}`);
   process.exit(2);
@@ -63,11 +78,13 @@ const { SegmentWriter } = await load('segments/segment-writer.js');
 const { runScanTask } = await load('query/scan.js');
 const { DEFAULT_LIMITS } = await load('query/runtime.js');
 const { SEGMENT_FORMAT_VERSION } = await load('segments/segment-file.js');
+const { flattenInto } = await load('ingest/flatten.js');
+const QUERIES = (values.dataset === 'json' ? JSON_QUERIES : ACCESS_QUERIES).filter(([q]) => q.includes(values.only));
 
 const dir = await mkdtemp(join(tmpdir(), 'logsvc-bench-scan-'));
 try {
   const w = await SegmentWriter.create(join(dir, 'r', 'ds'), { id: 'bench', repo: 'r', ds: 'ds', tags: {}, partition: 0, createdAt: 0 });
-  const gen = createDataset('accesslog', 1);
+  const gen = createDataset(values.dataset, 1);
   let raw = 0;
   let ts = 1_700_000_000_000;
   let offset = 0;
@@ -79,7 +96,8 @@ try {
       ts += 3;
       /** @type {Record<string, string>} */
       const fields = {};
-      for (const [k, v] of Object.entries(e.attributes)) fields[k] = String(v);
+      // Attributes flattened as ingest flattens them (nested objects joined with ".").
+      flattenInto(fields, e.attributes, '', 1000);
       // 500 events per queue record, as an ingest request of 500 would give.
       if (c.count % 500 === 0) offset += 4096;
       appendEvent(c, ts, 'Z', e.rawstring, fields, ts, offset, c.count % 500);
