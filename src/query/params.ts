@@ -4,7 +4,7 @@
  * standing alone as a filter becomes free text; in a comparison it becomes the compared value; in
  * an expression or function argument it becomes a string.
  */
-import type { Call, Expr, Filter, MatchArm, Pipeline, Span, Stage, Value } from './ast.js';
+import type { Arg, Call, Expr, Filter, MatchArm, Pipeline, Span, Stage, Value } from './ast.js';
 
 export type ParamFail = (span: Span, message: string) => never;
 
@@ -32,7 +32,15 @@ export function substituteParams(p: Pipeline, args: Readonly<Record<string, stri
         }),
       };
     }
-    return { name: c.name, span: c.span, args: c.args.map((a) => ({ name: a.name, span: a.span, value: expr(a.value) })) };
+    return {
+      name: c.name,
+      span: c.span,
+      args: c.args.map((a) => {
+        const out: Arg = { name: a.name, span: a.span, value: expr(a.value) };
+        if (a.subquery !== undefined) out.subquery = { include: a.subquery.include === null ? null : expr(a.subquery.include) };
+        return out;
+      }),
+    };
   };
 
   const arm = (a: MatchArm): MatchArm => {
@@ -57,6 +65,8 @@ export function substituteParams(p: Pipeline, args: Readonly<Record<string, stri
         return { kind: 'match', field: s.field, arms: s.arms.map(arm), span: s.span };
       case 'list':
         return { kind: 'list', calls: s.calls.map(call), span: s.span };
+      case 'link':
+        return s;
     }
   };
 

@@ -144,7 +144,7 @@ interface KeyState {
 }
 
 /** A filter that only reads the event (no regex with named groups, no function): run without a copy. */
-function readsOnly(f: Filter): boolean {
+export function readsOnly(f: Filter): boolean {
   switch (f.k) {
     case 'and':
     case 'or':
