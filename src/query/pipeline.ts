@@ -182,7 +182,17 @@ export class PipelineCompiler implements CompileEnv {
   }
 
   subFilter(p: Pipeline): (e: Ev) => boolean {
-    const run = this.subStages(p);
+    const infos = this.pipeline(p, 'branch');
+    // Only pure filters: their predicates, with no runner (no array or closure per event).
+    if (infos.every((i) => i.pred !== undefined)) {
+      const preds = infos.map((i) => i.pred!);
+      if (preds.length === 1) return preds[0]!;
+      return (e) => {
+        for (const f of preds) if (!f(e)) return false;
+        return true;
+      };
+    }
+    const run = this.branchRunner(infos).run;
     return (e) => {
       const out: Ev[] = [];
       run(e, out);
