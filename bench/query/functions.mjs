@@ -94,6 +94,7 @@ const PAIRS = [
   ['split', 'split(tags) | count()', 'count()'],
   ['min', 'min(responsesize)', 'max(responsesize)'],
   ['selfJoinFilter', 'selfJoinFilter(url, where=[{method=GET}, {method=POST}]) | count()', 'groupBy(url)'],
+  ['correlate', 'correlate(get: { method=GET } include: [statuscode], post: { method=POST | url <=> get.url } include: [statuscode], within=1h)', 'selfJoinFilter(url, where=[{method=GET}, {method=POST}])'],
   ['avg', 'avg(responsesize)', 'sum(responsesize)'],
   ['kvParse', 'kvParse(url) | count()', 'regex("(?<k>\\\\w+)=(?<v>\\\\w+)", field=url, strict=false) | count()'],
   ['splitString', 'splitString(url, by="/") | count()', 'lower(url) | count()'],

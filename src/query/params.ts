@@ -8,10 +8,35 @@ import type { Arg, Call, Expr, Filter, MatchArm, Pipeline, Span, Stage, Value } 
 
 export type ParamFail = (span: Span, message: string) => never;
 
+/**
+ * The defaults the query declares (`?{name=default}`, anywhere): a declaration such as a first step
+ * `?{signal="*"} | ...` gives every `?signal` of the query its default (query-functions.md §2.10).
+ * The first declaration of a name wins.
+ */
+function declaredDefaults(p: Pipeline): Map<string, string> {
+  const out = new Map<string, string>();
+  const todo: unknown[] = [p];
+  while (todo.length > 0) {
+    const v = todo.pop();
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) todo.push(v[i]);
+      continue;
+    }
+    const o = v as Record<string, unknown>;
+    if (o.k === 'param' && typeof o.name === 'string' && typeof o.default === 'string' && !out.has(o.name)) out.set(o.name, o.default);
+    for (const k in o) if (k !== 'span') todo.push(o[k]);
+  }
+  return out;
+}
+
 export function substituteParams(p: Pipeline, args: Readonly<Record<string, string>>, fail: ParamFail): Pipeline {
+  const declared = declaredDefaults(p);
   const lookup = (name: string, def: string | null, span: Span): string => {
     if (Object.hasOwn(args, name)) return args[name]!;
     if (def !== null) return def;
+    const d = declared.get(name);
+    if (d !== undefined) return d;
     return fail(span, `the query parameter ${name} has no value; pass it in arguments or give a default with ?{${name}=...}`);
   };
 
