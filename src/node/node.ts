@@ -32,7 +32,7 @@ import { holdersOf } from '../global/segment-holdings.js';
 import { replicationCheck } from '../cluster/replication-health.js';
 import { fileNamesIn } from '../query/file-refs.js';
 import { HealthService } from '../health/index.js';
-import { createGraphqlEndpoint } from '../graphql/index.js';
+import { lazyGraphqlEndpoint } from '../graphql/lazy.js';
 import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
 import { EmbeddedDigestQueue, ingestTopic, kafkaConnection, openDigestQueue } from '../queue/index.js';
 import { KafkaTail } from '../queue/kafka-tail.js';
@@ -482,7 +482,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       cluster,
       users,
       repositories,
-      graphql: createGraphqlEndpoint({ maxDepth: config.graphql.max_depth, maxFields: config.graphql.max_complexity, logger: log('graphql') }),
+      graphql: lazyGraphqlEndpoint({ maxDepth: config.graphql.max_depth, maxFields: config.graphql.max_complexity, logger: log('graphql') }),
       graphqlServices,
       version: VERSION,
       maxJsonDepth: config.http.max_json_depth,
