@@ -1,12 +1,14 @@
 /**
  * `logsvc node`: loads the config, tunes the heap, starts the node and stops it on SIGTERM/SIGINT.
- * The node's modules are imported only here, after the heap tuning, so that the young generation
- * is not sized by the start-up's burst of module loading (src/lib/heap-tuning.ts).
+ * The node's modules are imported only here, after the heap tuning and the native allocators'
+ * settings, so that the young generation is not sized by the start-up's burst of module loading
+ * (src/lib/heap-tuning.ts) and mimalloc starts with its settings (src/lib/native-allocators.ts).
  */
 import { ConfigError, loadConfig, type Overrides } from '../config/index.js';
 import { describeError, isLogsvcError } from '../lib/errors.js';
 import { VERSION } from '../lib/version.js';
 import { holdYoungGeneration, tuneHeap } from '../lib/heap-tuning.js';
+import { settleNativeAllocators } from '../lib/native-allocators.js';
 
 export interface NodeArgs {
   config?: string | undefined;
@@ -25,6 +27,8 @@ export function printConfigError(err: ConfigError, source: string): void {
 }
 
 export async function runNode(a: NodeArgs): Promise<void> {
+  // Before anything loads the native modules and the node's own modules.
+  settleNativeAllocators();
   const releaseYoung = holdYoungGeneration();
   let config;
   try {

@@ -77,7 +77,7 @@ export class WorkerPool implements BlockEncoder, TablePacker {
     const threads = opts.threads ?? Math.max(1, availableParallelism());
     this.size = threads;
     const filename = new URL('./task-worker.js', import.meta.url).href;
-    this.foreground = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async' });
+    this.foreground = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', recordTiming: false });
     // Query scans on threads of their own, each with a heap limit: a scan that makes more than the
     // budgets' estimates caught ends its own thread (and its query), not the node; and ingest does
     // not wait in line behind query tasks (the kernel shares the cores between the two pools).
@@ -88,12 +88,13 @@ export class WorkerPool implements BlockEncoder, TablePacker {
       maxThreads: threads,
       idleTimeout: 30_000,
       atomics: 'async',
+      recordTiming: false,
       taskQueue: new ShortFirstQueue(),
       ...(this.queryHeapMb === null ? {} : { resourceLimits: { maxOldGenerationSizeMb: this.queryHeapMb } }),
     });
     // piscina applies niceIncrement per thread through its optional @napi-rs/nice (nice(2) is
     // per thread on Linux); where that module cannot load the threads run at normal priority.
-    this.background = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', niceIncrement: opts.backgroundNice ?? 0 });
+    this.background = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', recordTiming: false, niceIncrement: opts.backgroundNice ?? 0 });
   }
 
   async encode(parts: BlockPart[]): Promise<EncodedBlock> {
