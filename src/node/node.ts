@@ -17,25 +17,19 @@ import { VERSION } from '../lib/version.js';
 import { RuntimeMonitor } from '../lib/runtime-metrics.js';
 import { atomicWriteFile, DataDirLock, diskUsage, ensureDir, ensureReserve, isNoSpaceError, releaseReserve } from '../storage/index.js';
 import { EmbeddedGlobalLog, GlobalStore } from '../global/index.js';
-import { KafkaGlobalLog } from '../global/kafka-log.js';
 import { Authenticator, newApiToken, SecretBox, tokenDigest } from '../auth/index.js';
 import { UserService } from '../accounts/user-service.js';
 import { RepositoryService } from '../repositories/repository-service.js';
 import { ClusterService, SelfLiveness, type Liveness } from '../cluster/index.js';
-import { Membership, parseAddr } from '../cluster/protocol/membership.js';
-import { DigestOwnership } from '../cluster/digest-ownership.js';
-import { PeerQueries } from '../cluster/peer-queries.js';
-import { servePeerFiles } from '../cluster/peer-files.js';
-import { SegmentReplicator } from '../cluster/replication.js';
+import type { DigestOwnership } from '../cluster/digest-ownership.js';
+import type { SegmentReplicator } from '../cluster/replication.js';
 import { readsHere } from '../cluster/placement.js';
 import { holdersOf } from '../global/segment-holdings.js';
-import { replicationCheck } from '../cluster/replication-health.js';
 import { fileNamesIn } from '../query/file-refs.js';
 import { HealthService } from '../health/index.js';
-import { createGraphqlEndpoint } from '../graphql/index.js';
+import { lazyGraphqlEndpoint } from '../graphql/lazy.js';
 import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
 import { EmbeddedDigestQueue, ingestTopic, kafkaConnection, openDigestQueue } from '../queue/index.js';
-import { KafkaTail } from '../queue/kafka-tail.js';
 import { SegmentCatalog, type SegmentInfo } from '../segments/catalog.js';
 import { SegmentDeletions } from '../segments/deletions.js';
 import { raiseRetentionBounds, RetentionService } from '../retention/index.js';
@@ -167,10 +161,12 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const box = await SecretBox.openOrCreate(dataDir);
     const uuid = await nodeUuid(dataDir);
     const clustered = config.queue.kind === 'kafka';
+    // Loaded only for a cluster (src/node/cluster-parts.ts).
+    const cl = clustered ? await import('./cluster-parts.js') : null;
     const kafka = kafkaConnection(config);
     const store = clustered
       ? await GlobalStore.openShared(
-          new KafkaGlobalLog({
+          new cl!.KafkaGlobalLog({
             connection: kafka,
             topicPrefix: config.kafka.topic_prefix,
             replicationFactor: config.kafka.topic_replication_factor,
@@ -359,7 +355,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     // Saved searches are looked up through the service built below (queries only call it at run time).
     let savedQueries: SavedQueryService | null = null;
     const liveTail = clustered
-      ? new KafkaTail({ connection: kafka, topic: ingestTopic(config.kafka.topic_prefix), partitions: () => store.state.partitions.length, timeoutMs: config.kafka.request_timeout_ms, logger })
+      ? new cl!.KafkaTail({ connection: kafka, topic: ingestTopic(config.kafka.topic_prefix), partitions: () => store.state.partitions.length, timeoutMs: config.kafka.request_timeout_ms, logger })
       : null;
     if (liveTail !== null) cleanups.push(stopStep('live tail', () => liveTail.close()));
     const queries = new QueryService({
@@ -497,7 +493,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       cluster,
       users,
       repositories,
-      graphql: createGraphqlEndpoint({ maxDepth: config.graphql.max_depth, maxFields: config.graphql.max_complexity, logger: log('graphql') }),
+      graphql: lazyGraphqlEndpoint({ maxDepth: config.graphql.max_depth, maxFields: config.graphql.max_complexity, logger: log('graphql') }),
       graphqlServices,
       version: VERSION,
       maxJsonDepth: config.http.max_json_depth,
@@ -537,7 +533,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     await digest.start(clustered ? [] : owned());
     cleanups.push(stopStep('digest', () => digest.stop(), 12_000));
     if (clustered) {
-      ownership = new DigestOwnership({ selfId, store, digest, catalog, liveness, clock, logger, intervalMs: 500, graceMs: config.cluster.failure_timeout_ms });
+      ownership = new cl!.DigestOwnership({ selfId, store, digest, catalog, liveness, clock, logger, intervalMs: 500, graceMs: config.cluster.failure_timeout_ms });
       // Before this node answers any query: void what epochs it lost while away wrote past their end.
       await ownership.fenceAll();
     }
@@ -583,7 +579,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     );
     const url = effectiveExternalUrl(config, http.port);
     await cluster.registerSelf({ id: selfId, uuid, name: config.node.name === '' ? `node-${selfId}` : config.node.name, uri: url });
-    if (clustered && ownership !== null && clusterId !== null) {
+    if (clustered && cl !== null && ownership !== null && clusterId !== null) {
+      const { Membership, parseAddr, PeerQueries, servePeerFiles, SegmentReplicator, replicationCheck } = cl;
       const listen = parseAddr(config.cluster.listen);
       if (listen === null) throw new LogsvcError('E_CONFIG_INVALID', `cluster.listen: "${config.cluster.listen}" is not a host:port`);
       const membership = new Membership({
