@@ -27,6 +27,7 @@ import { DigestOwnership } from '../cluster/digest-ownership.js';
 import { PeerQueries } from '../cluster/peer-queries.js';
 import { servePeerFiles } from '../cluster/peer-files.js';
 import { SegmentReplicator } from '../cluster/replication.js';
+import { loadClusterSecret } from '../cluster/cluster-secret.js';
 import { readsHere } from '../cluster/placement.js';
 import { holdersOf } from '../global/segment-holdings.js';
 import { replicationCheck } from '../cluster/replication-health.js';
@@ -152,6 +153,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const box = await SecretBox.openOrCreate(dataDir);
     const uuid = await nodeUuid(dataDir);
     const clustered = config.queue.kind === 'kafka';
+    // Read first: a secret file that cannot be read stops the node before it does anything.
+    const clusterSecret = clustered ? await loadClusterSecret(config.cluster) : null;
     const kafka = kafkaConnection(config);
     const store = clustered
       ? await GlobalStore.openShared(
@@ -205,6 +208,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           runningQueries: () => queries.runningCount,
           queryJobs: () => queryJobs.size,
           replication: () => replication?.stats() ?? null,
+          clusterAuthFailures: () => clusterAuthFailures?.() ?? null,
         })
       : null;
     metrics = prom ?? noMetrics;
@@ -226,6 +230,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     let ownership: DigestOwnership | null = null;
     /** A cluster's segment replication, once the cluster protocol runs. */
     let replication: SegmentReplicator | null = null;
+    /** Connections the cluster port refused for want of the secret (once the protocol runs). */
+    let clusterAuthFailures: (() => number) | null = null;
     const threads = config.digest.worker_threads;
     const workers = new WorkerPool({
       ...(threads === 0 ? {} : { threads }),
@@ -583,7 +589,9 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         failureTimeoutMs: config.cluster.failure_timeout_ms,
         logger,
         clock,
+        secret: clusterSecret,
       });
+      clusterAuthFailures = () => membership.authFailures;
       const own = ownership;
       membership.on('up', () => own.trigger());
       membership.on('down', () => own.trigger());
