@@ -334,9 +334,14 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           const listed = store.state.cluster.segments.segments;
           const holdings = store.state.cluster.segments;
           const live = (n: number): boolean => placement.live.includes(n);
-          return all.filter((seg) => readsHere(config.node.id, seg.meta, listed.get(seg.meta.id), placement, (id) => listed.get(id)) && !holdings.superseded(seg.meta.id, live, placement.seq));
+          const chosen = all.filter((seg) => readsHere(config.node.id, seg.meta, listed.get(seg.meta.id), placement, (id) => listed.get(id)) && !holdings.superseded(seg.meta.id, live, placement.seq));
+          // Blocks past the marks their epoch ended with are void (the next owner digests those
+          // events again): left out here already, not only once this node's fencing has run.
+          return chosen.map((seg) => withoutVoidBlocks(seg, seg.meta.epoch === undefined ? undefined : store.state.cluster.endOf(seg.meta.partition, seg.meta.epoch)));
         },
-        memory: (repoId) => digest.memory(repoId),
+        // A deposed owner's digester may hold blocks for a moment after its epoch ended: only the
+        // current owner's memory is read.
+        memory: (repoId) => (clustered ? digest.memory(repoId).filter((m) => store.state.cluster.epochs.get(m.partition)?.node === config.node.id) : digest.memory(repoId)),
         highWater: (partition, ds) => catalog.highWater(partition, ds),
         pin: (paths) => catalog.pin(paths),
       },
@@ -772,4 +777,12 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
 function rewriteCrashStep(): RewriteStep | null {
   const v = process.env.LOGSVC_TEST_CRASH_REWRITE;
   return v === 'intent' || v === 'written' || v === 'swapped' || v === 'unlinked' ? v : null;
+}
+
+/** `seg` without the blocks past its datasource's mark in `end` (its epoch's end; undefined: not ended). */
+function withoutVoidBlocks(seg: SegmentInfo, end: ReadonlyMap<string, { offset: number; index: number }> | undefined): SegmentInfo {
+  if (end === undefined) return seg;
+  const mark = end.get(seg.meta.ds);
+  const keep = seg.blocks.filter((b) => mark !== undefined && (b.lastOffset < mark.offset || (b.lastOffset === mark.offset && b.lastIndex <= mark.index)));
+  return keep.length === seg.blocks.length ? seg : { ...seg, blocks: keep };
 }
