@@ -65,7 +65,7 @@ try {
     // A fresh topic per node: each spawned node has an empty data dir (its checkpoints start at 0).
     await writeFile(
       kafkaToml,
-      `[queue]\nkind = "kafka"\n[kafka]\nbrokers = "${broker.brokers}"\ntopic_prefix = "bench${++n}-"\ntopic_replication_factor = 1\nmin_insync_replicas = 1\n[cluster]\nlisten = "127.0.0.1:${await freePort()}"\n`,
+      `[queue]\nkind = "kafka"\n[kafka]\nbrokers = "${broker.brokers}"\ntopic_prefix = "bench${++n}-"\ntopic_replication_factor = 1\nmin_insync_replicas = 1\n[cluster]\nlisten = "127.0.0.1:${await freePort()}"\nsecret = "bench-cluster-secret-0123456789"\n`,
     );
     return ['--node-config', kafkaToml];
   };

@@ -66,7 +66,7 @@ export function summary(line) {
 
 /** A cluster node's config; `clusterExtra` adds keys to [cluster]. */
 export function clusterToml(id, brokers, prefix, port, peers, failureMs, clusterExtra = '') {
-  return `[node]\nid = ${id}\n[queue]\nkind = "kafka"\n[kafka]\nbrokers = "${brokers}"\ntopic_prefix = "${prefix}"\ntopic_replication_factor = 1\nmin_insync_replicas = 1\n[cluster]\nlisten = "127.0.0.1:${port}"\npeers = [${peers.map((p) => `"127.0.0.1:${p}"`).join(', ')}]\nheartbeat_interval_ms = 200\nfailure_timeout_ms = ${failureMs}\n${clusterExtra}\n[digest]\npartitions = 6\nflush_block_seconds = 1\n[health]\ngrace_period_seconds = 0\n`;
+  return `[node]\nid = ${id}\n[queue]\nkind = "kafka"\n[kafka]\nbrokers = "${brokers}"\ntopic_prefix = "${prefix}"\ntopic_replication_factor = 1\nmin_insync_replicas = 1\n[cluster]\nlisten = "127.0.0.1:${port}"\nsecret = "bench-cluster-secret-0123456789"\npeers = [${peers.map((p) => `"127.0.0.1:${p}"`).join(', ')}]\nheartbeat_interval_ms = 200\nfailure_timeout_ms = ${failureMs}\n${clusterExtra}\n[digest]\npartitions = 6\nflush_block_seconds = 1\n[health]\ngrace_period_seconds = 0\n`;
 }
 
 

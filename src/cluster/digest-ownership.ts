@@ -122,6 +122,13 @@ export class DigestOwnership {
     this.checkpoints.set(partition, checkpoint);
   }
 
+  /** Drops what this node knew of its own digest of `p` (it no longer digests it, or starts anew). */
+  private forget(p: number): void {
+    this.owned.delete(p);
+    this.reported.delete(p);
+    this.checkpoints.delete(p);
+  }
+
   /** Partitions this node digests now, with their epochs. */
   ownedEpochs(): ReadonlyMap<number, number> {
     return this.owned;
@@ -144,6 +151,10 @@ export class DigestOwnership {
             await store.publish([{ type: 'PartitionEpochStarted', partition: p, node: desired, epoch: ep.epoch + 1, at: this.opts.clock.now() }]);
             continue;
           }
+          // A checkpoint noted by an earlier digester of this partition (an earlier epoch of this
+          // node) must not be reported for this one: the new digester starts from the epoch's
+          // checkpoint, which may be lower (that epoch's last reports may never have been applied).
+          this.forget(p);
           await digest.ownFrom(p, ep.checkpoint, [...ep.marks], ep.epoch);
           this.owned.set(p, ep.epoch);
         } else if (desired !== null && desired !== selfId) {
@@ -153,8 +164,7 @@ export class DigestOwnership {
       }
       if (mine !== undefined) {
         // Deposed: another epoch started while this node digested.
-        this.owned.delete(p);
-        this.reported.delete(p);
+        this.forget(p);
         await digest.release(p, 'abandon');
         this.opts.logger.warn('digest partition lost to another node; its unreported blocks are voided', { partition: p, owner: actual });
       }
@@ -195,8 +205,7 @@ export class DigestOwnership {
   private async handOver(p: number, epoch: number, to: number, settleMs = 0): Promise<void> {
     const started = this.opts.clock.monotonic();
     const released = await this.opts.digest.release(p, 'handover');
-    this.owned.delete(p);
-    this.reported.delete(p);
+    this.forget(p);
     // The successor goes on from what enough nodes hold; it re-reads the rest from the queue. A
     // stopping node waits a little for the last copies (less to re-read); a handover between live
     // nodes does not (nobody digests the partition meanwhile, so waiting delays every new event).
@@ -297,7 +306,7 @@ export class DigestOwnership {
         if (next !== undefined) await this.handOver(p, epoch, next, Math.max(0, deadline - Date.now()));
         else {
           const released = await this.opts.digest.release(p, 'handover');
-          this.owned.delete(p);
+          this.forget(p);
           if (deadline > Date.now()) await this.opts.replication?.settle(p, epoch, deadline - Date.now());
           await store.publish([{ type: 'PartitionProgress', partition: p, node: selfId, epoch, checkpoint: this.checkpointOf(p, epoch, released ?? 0), marks: this.marks(p, epoch) }]);
         }

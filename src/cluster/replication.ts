@@ -34,6 +34,15 @@ const CHUNK_BYTES = 256 * 1024;
 const INCOMING = '.incoming';
 /** A copy that failed is tried again after this long (doubling up to a minute). */
 const RETRY_MS = 1000;
+/**
+ * A surplus copy stays on disk (and in the catalog) this long after its drop applied: a query
+ * placed before the drop may still choose this node for it (its parts reach the nodes within the
+ * 5 s a node waits for the placement's sequence number). A scan already reading it pins the file
+ * past this too.
+ */
+export const SURPLUS_GRACE_MS = 30_000;
+/** Surplus drops decided per step (each is one global-state decision). */
+const SURPLUS_PER_STEP = 20;
 
 export interface ReplicationRpc {
   aliveIds(): Set<number>;
@@ -69,6 +78,8 @@ export interface ReplicationOptions {
   transferTimeoutMs: number;
   /** False for a segment this node should not copy (its repository is gone, it is past retention). */
   wanted?: (s: StoredSegment) => boolean;
+  /** How long a surplus copy is kept after its drop (default SURPLUS_GRACE_MS). */
+  surplusGraceMs?: number;
 }
 
 /** Paces reads or writes to a rate: each caller waits for its turn. */
@@ -99,6 +110,8 @@ export interface ReplicationStats {
   bytesSent: number;
   copied: number;
   corrupt: number;
+  /** Surplus copies this node dropped and deleted (held by their desired holders without it). */
+  surplusDeleted: number;
 }
 
 async function fileCrc(path: string, pace?: Pace, signal?: AbortSignal): Promise<{ crc: number; size: number }> {
@@ -139,6 +152,9 @@ export class SegmentReplicator {
   private bytesSent = 0;
   private copied = 0;
   private corrupt = 0;
+  private surplusDeleted = 0;
+  /** Surplus copies dropped from global state, by id: when (monotonic) the drop applied; deleted after the grace. */
+  private readonly surplus = new Map<string, number>();
 
   constructor(private readonly opts: ReplicationOptions) {
     this.pace = new Pace(opts.bytesPerSecond);
@@ -228,6 +244,72 @@ export class SegmentReplicator {
     await this.registerOwn();
     await this.tidy();
     this.startCopies();
+    await this.dropSurplus();
+    this.deleteDropped();
+  }
+
+  /**
+   * Copies this node holds beyond the factor: a listed segment whose desired holders (placement.ts)
+   * do not include this node, when every desired holder holds it and is alive, so the segment stays
+   * held by at least the factor of live nodes. Each drop is a global-state decision (transact), so
+   * drops racing on other nodes are decided one after the other, each on the holders the previous
+   * left. The file itself goes after SURPLUS_GRACE_MS (deleteDropped).
+   */
+  private async dropSurplus(): Promise<void> {
+    const { store, selfId, catalog } = this.opts;
+    let n = 0;
+    for (const entry of store.state.cluster.segments.segments.values()) {
+      if (n >= SURPLUS_PER_STEP) return;
+      const id = entry.segment.id;
+      if (this.surplus.has(id) || this.transfers.has(id) || this.registering.has(id) || catalog.get(id) === undefined) continue;
+      if (!this.isSurplus(entry)) continue;
+      n++;
+      const dropped = await store.transact((s) => {
+        const now = s.cluster.segments.segments.get(id);
+        if (now === undefined || !this.isSurplus(now)) return { events: [], result: false };
+        return { events: [{ type: 'SegmentDropped' as const, node: selfId, id, reason: 'surplus copy: its desired holders hold it' }], result: true };
+      });
+      if (!dropped) continue;
+      this.surplus.set(id, this.opts.clock.monotonic());
+      this.opts.logger.info('replication: surplus segment copy dropped; the file goes after the grace period', { segment: id, holders: holdersOf(store.state.cluster.segments.segments.get(id) ?? entry).join(',') });
+    }
+  }
+
+  /** Whether this node's copy of `entry` is surplus now (see dropSurplus). */
+  private isSurplus(entry: SegmentEntry): boolean {
+    const { selfId, rpc, store } = this.opts;
+    const holders = holdersOf(entry);
+    if (!holders.includes(selfId) || this.voided(entry.segment)) return false;
+    if (store.state.cluster.segments.superseded(entry.segment.id, () => true)) return false; // tidy's business
+    const factor = this.factor();
+    const desired = this.desired(entry);
+    if (desired.includes(selfId) || desired.length < factor) return false;
+    if (!desired.every((n) => holders.includes(n) && rpc.isAlive(n))) return false;
+    return holders.filter((h) => h !== selfId && rpc.isAlive(h)).length >= factor;
+  }
+
+  /** Deletes the surplus copies whose grace passed (once no query snapshot reads them). */
+  private deleteDropped(): void {
+    const { catalog, store, selfId } = this.opts;
+    const now = this.opts.clock.monotonic();
+    const grace = this.opts.surplusGraceMs ?? SURPLUS_GRACE_MS;
+    for (const [id, at] of this.surplus) {
+      const entry = store.state.cluster.segments.segments.get(id);
+      if (entry !== undefined && holdersOf(entry).includes(selfId)) {
+        this.surplus.delete(id); // listed here again (copied back, say): it is not surplus any more
+        continue;
+      }
+      if (now - at < grace) continue;
+      this.surplus.delete(id);
+      const info = catalog.get(id);
+      if (info === undefined) continue;
+      catalog.remove(id);
+      this.surplusDeleted++;
+      catalog.whenUnpinned(info.path, () => {
+        void unlink(info.path).catch(() => undefined);
+      });
+      this.opts.logger.info('replication: surplus segment copy deleted', { segment: id, bytes: info.bytes });
+    }
   }
 
   /**
@@ -265,7 +347,7 @@ export class SegmentReplicator {
     const events: { type: 'SegmentStored'; node: number; segment: StoredSegment }[] = [];
     for (const info of catalog.all()) {
       const m = info.meta;
-      if (!info.closed || m.epoch === undefined || m.writer === undefined || info.blocks.length === 0 || this.registering.has(m.id)) continue;
+      if (!info.closed || m.epoch === undefined || m.writer === undefined || info.blocks.length === 0 || this.registering.has(m.id) || this.surplus.has(m.id)) continue;
       const entry = holdings.segments.get(m.id);
       if (entry !== undefined && holdersOf(entry).includes(selfId)) continue;
       // A copy of a segment no longer listed stays unlisted; a rewrite made here (redaction) is listed.
@@ -575,6 +657,7 @@ export class SegmentReplicator {
       bytesSent: this.bytesSent,
       copied: this.copied,
       corrupt: this.corrupt,
+      surplusDeleted: this.surplusDeleted,
     };
   }
 

@@ -113,6 +113,9 @@ export interface NodeConfig {
     rereplicate_after_seconds: number;
     scrub_bytes_per_second: number;
     scrub_interval_seconds: number;
+    secret: string;
+    secret_file: string;
+    insecure_loopback: boolean;
   };
 
   metrics: { enabled: boolean; open_on_loopback: boolean; token: string };
@@ -144,6 +147,15 @@ export function integer(min: number, max: number): Check<number> {
     typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max
       ? v
       : { error: `must be an integer from ${min} to ${max} (got ${show(v)})` };
+}
+
+/** A secret: empty (not set) or 16 to 1024 characters without spaces; a refusal never shows the value. */
+export function secretText(): Check<string> {
+  return (v) => {
+    if (typeof v !== 'string') return { error: 'must be a string' };
+    if (v !== '' && !/^\S{16,1024}$/.test(v)) return { error: `must be 16 to 1024 characters without spaces (got ${v.length} characters; the value is not shown)` };
+    return v;
+  };
 }
 
 /** A string; with a pattern, a non-empty value must match it (empty means "not set" unless `required`). */
@@ -377,6 +389,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'cluster.rereplicate_after_seconds', default: 300, doc: 'a node dead this long no longer counts as a holder: its segments are copied to other nodes to keep the replication factor', check: integer(0, 30 * 86400) },
   { path: 'cluster.scrub_bytes_per_second', default: 8 * 1024 * 1024, doc: 'rate at which held segments are re-read to check their checksums (a damaged copy is replaced from a healthy holder); 0 turns scrubbing off', check: integer(0, 2 ** 40) },
   { path: 'cluster.scrub_interval_seconds', default: 86400, doc: 'pause between two full scrub passes (the first starts when the node starts)', check: integer(1, 365 * 86400) },
+  { path: 'cluster.secret', default: '', doc: 'shared secret of the cluster (the same on every node, at least 16 characters): nodes prove they hold it (HMAC challenge-response) before anything else on the cluster port; required in a cluster unless secret_file is set', check: secretText() },
+  { path: 'cluster.secret_file', default: '', doc: 'file holding the cluster secret instead of secret (its content, trimmed, at least 16 characters); keeps the secret out of this file', check: text() },
+  { path: 'cluster.insecure_loopback', default: false, doc: 'development only: allow a cluster without a secret when listen, advertise and every peer are loopback addresses', check: boolean() },
 
   { path: 'metrics.enabled', default: true, doc: 'serve Prometheus metrics (text exposition format) at GET /metrics', check: boolean() },
   { path: 'metrics.open_on_loopback', default: true, doc: 'a scrape from a loopback address needs no token; from elsewhere it needs metrics.token or a root API token', check: boolean() },
@@ -433,5 +448,28 @@ function clusterChecks(c: NodeConfig, failed: ReadonlySet<string>): string[] {
   if (cluster && c.cluster.listen === '') out.push('cluster.listen: required in a cluster (host:port of this node\'s cluster protocol)');
   if (kafka && c.kafka.brokers === '') out.push('kafka.brokers: required with queue.kind = "kafka" (e.g. "10.0.0.1:9092,10.0.0.2:9092")');
   if (cluster && kafka && c.queue.kind !== 'kafka') out.push('queue.kind: must be "kafka" in a cluster (every node digests from the same Kafka topic)');
+  if (cluster && !['cluster.secret', 'cluster.secret_file', 'cluster.advertise'].some((p) => failed.has(p))) out.push(...secretChecks(c));
   return out;
+}
+
+/**
+ * The cluster port is authenticated by a shared secret: a cluster needs one (inline or in a file,
+ * not both), unless it is a development cluster on loopback addresses that says so.
+ */
+function secretChecks(c: NodeConfig): string[] {
+  const { secret, secret_file: file, insecure_loopback: insecure } = c.cluster;
+  if (secret !== '' && file !== '') return ['cluster.secret: give the cluster secret once, either secret or secret_file, not both'];
+  if (secret !== '' || file !== '') return [];
+  const addrs = [c.cluster.listen, c.cluster.advertise, ...c.cluster.peers].filter((a) => a !== '');
+  const remote = addrs.filter((a) => !isLoopbackAddr(a));
+  if (!insecure) {
+    return ['cluster.secret: a cluster needs a shared secret, the same on every node (secret or secret_file, at least 16 characters), so only its own nodes can join and read segments; a development cluster on loopback addresses only may set insecure_loopback = true instead'];
+  }
+  return remote.length === 0 ? [] : [`cluster.insecure_loopback: allowed only when every cluster address is a loopback address, and ${remote.join(', ')} is not; set cluster.secret`];
+}
+
+/** Whether host:port names this machine's loopback interface (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackAddr(addr: string): boolean {
+  const host = addr.startsWith('[') ? addr.slice(1, addr.indexOf(']')) : addr.slice(0, addr.lastIndexOf(':'));
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }

@@ -32,6 +32,8 @@ export interface MetricSources {
   queryJobs(): number;
   /** A cluster's segment replication (null on a single node). */
   replication?(): { bytesReceived: number; bytesSent: number; active: number; queued: number; underReplicated: number; lagMs: number } | null;
+  /** Connections the cluster port refused because the peer did not prove the cluster secret (null: not a cluster). */
+  clusterAuthFailures?(): number | null;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -121,6 +123,16 @@ export class PrometheusMetrics implements NodeMetrics {
     new Gauge({ name: 'logsvc_queries_running', help: 'query runs in progress', registers, collect() { this.set(src.runningQueries()); } });
     new Gauge({ name: 'logsvc_query_jobs', help: 'query jobs held (running or waiting to be polled)', registers, collect() { this.set(src.queryJobs()); } });
     if (src.replication !== undefined) this.replicationMetrics(src.replication.bind(src), registers);
+    if (src.clusterAuthFailures !== undefined) {
+      const read = src.clusterAuthFailures.bind(src);
+      let seen = 0;
+      new Counter({ name: 'logsvc_cluster_auth_failures_total', help: 'cluster connections refused because the peer did not prove the cluster secret', registers, collect() {
+        const n = read();
+        if (n === null) return;
+        if (n > seen) this.inc(n - seen);
+        seen = n;
+      } });
+    }
   }
 
   private replicationMetrics(read: NonNullable<MetricSources['replication']>, registers: Registry[]): void {

@@ -12,3 +12,4 @@ export { PeerQueries } from '../cluster/peer-queries.js';
 export { servePeerFiles } from '../cluster/peer-files.js';
 export { SegmentReplicator } from '../cluster/replication.js';
 export { replicationCheck } from '../cluster/replication-health.js';
+export { loadClusterSecret } from '../cluster/cluster-secret.js';

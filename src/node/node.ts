@@ -163,6 +163,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const clustered = config.queue.kind === 'kafka';
     // Loaded only for a cluster (src/node/cluster-parts.ts).
     const cl = clustered ? await import('./cluster-parts.js') : null;
+    // Read first: a secret file that cannot be read stops the node before it does anything.
+    const clusterSecret = cl === null ? null : await cl.loadClusterSecret(config.cluster);
     const kafka = kafkaConnection(config);
     const store = clustered
       ? await GlobalStore.openShared(
@@ -216,6 +218,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           runningQueries: () => queries.runningCount,
           queryJobs: () => queryJobs.size,
           replication: () => replication?.stats() ?? null,
+          clusterAuthFailures: () => clusterAuthFailures?.() ?? null,
         })
       : null;
     metrics = prom ?? noMetrics;
@@ -237,6 +240,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     let ownership: DigestOwnership | null = null;
     /** A cluster's segment replication, once the cluster protocol runs. */
     let replication: SegmentReplicator | null = null;
+    /** Connections the cluster port refused for want of the secret (once the protocol runs). */
+    let clusterAuthFailures: (() => number) | null = null;
     const threads = config.digest.worker_threads;
     const workers = new WorkerPool({
       ...(threads === 0 ? {} : { threads }),
@@ -339,9 +344,14 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           const listed = store.state.cluster.segments.segments;
           const holdings = store.state.cluster.segments;
           const live = (n: number): boolean => placement.live.includes(n);
-          return all.filter((seg) => readsHere(config.node.id, seg.meta, listed.get(seg.meta.id), placement, (id) => listed.get(id)) && !holdings.superseded(seg.meta.id, live, placement.seq));
+          const chosen = all.filter((seg) => readsHere(config.node.id, seg.meta, listed.get(seg.meta.id), placement, (id) => listed.get(id)) && !holdings.superseded(seg.meta.id, live, placement.seq));
+          // Blocks past the marks their epoch ended with are void (the next owner digests those
+          // events again): left out here already, not only once this node's fencing has run.
+          return chosen.map((seg) => withoutVoidBlocks(seg, seg.meta.epoch === undefined ? undefined : store.state.cluster.endOf(seg.meta.partition, seg.meta.epoch)));
         },
-        memory: (repoId) => digest.memory(repoId),
+        // A deposed owner's digester may hold blocks for a moment after its epoch ended: only the
+        // current owner's memory is read.
+        memory: (repoId) => (clustered ? digest.memory(repoId).filter((m) => store.state.cluster.epochs.get(m.partition)?.node === config.node.id) : digest.memory(repoId)),
         highWater: (partition, ds) => catalog.highWater(partition, ds),
         pin: (paths) => catalog.pin(paths),
       },
@@ -595,7 +605,9 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         failureTimeoutMs: config.cluster.failure_timeout_ms,
         logger,
         clock,
+        secret: clusterSecret,
       });
+      clusterAuthFailures = () => membership.authFailures;
       const own = ownership;
       membership.on('up', () => own.trigger());
       membership.on('down', () => own.trigger());
@@ -778,4 +790,12 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
 function rewriteCrashStep(): RewriteStep | null {
   const v = process.env.LOGSVC_TEST_CRASH_REWRITE;
   return v === 'intent' || v === 'written' || v === 'swapped' || v === 'unlinked' ? v : null;
+}
+
+/** `seg` without the blocks past its datasource's mark in `end` (its epoch's end; undefined: not ended). */
+function withoutVoidBlocks(seg: SegmentInfo, end: ReadonlyMap<string, { offset: number; index: number }> | undefined): SegmentInfo {
+  if (end === undefined) return seg;
+  const mark = end.get(seg.meta.ds);
+  const keep = seg.blocks.filter((b) => mark !== undefined && (b.lastOffset < mark.offset || (b.lastOffset === mark.offset && b.lastIndex <= mark.index)));
+  return keep.length === seg.blocks.length ? seg : { ...seg, blocks: keep };
 }

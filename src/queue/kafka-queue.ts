@@ -335,6 +335,8 @@ class FollowHub {
   private loop: Promise<void> | null = null;
   private reassign = false;
   private closed = false;
+  /** Partitions paused on the current reader (librdkafka's application pause). */
+  private readonly pausedOnReader = new Set<number>();
 
   constructor(
     private readonly topic: string,
@@ -383,7 +385,7 @@ class FollowHub {
       f.next = m.offset + 1;
       if (f.paused && f.buffer.length < FOLLOW_MAX_RECORDS / 2 && f.bufferedBytes < FOLLOW_MAX_BYTES / 2) {
         f.paused = false;
-        this.reader?.resume(this.topic, f.partition);
+        if (this.reader !== null && this.pausedOnReader.delete(f.partition)) this.reader.resume(this.topic, f.partition);
       }
     }
   }
@@ -398,6 +400,16 @@ class FollowHub {
         continue;
       }
       const reader = this.reader;
+      if (this.reassign && this.pausedOnReader.size > 0) {
+        // librdkafka keeps an application's pause across unassign/assign (the partition would never
+        // be fetched again), and a resume racing an assignment can be dropped as outdated: a
+        // re-assignment while anything is paused starts from a fresh consumer instead.
+        this.reader = null;
+        this.pausedOnReader.clear();
+        for (const f of this.follows.values()) f.paused = false;
+        await reader.close().catch(() => undefined);
+        continue;
+      }
       if (this.reassign) {
         this.reassign = false;
         // From each follow's own position: what it has buffered plus what it has handled.
@@ -429,12 +441,14 @@ class FollowHub {
         f.wake?.();
         if (!f.paused && (f.buffer.length >= FOLLOW_MAX_RECORDS || f.bufferedBytes >= FOLLOW_MAX_BYTES)) {
           f.paused = true;
+          this.pausedOnReader.add(f.partition);
           reader.pause(this.topic, f.partition);
         }
       }
     }
     const r = this.reader;
     this.reader = null;
+    this.pausedOnReader.clear();
     await r?.close();
   }
 

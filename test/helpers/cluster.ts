@@ -6,6 +6,7 @@ import { startBroker, freePort, type TestBroker } from './kafka-broker.js';
 import { startNode, tempDir, type Teardown, type TestNode } from './node-process.js';
 import { api } from './http.js';
 import { sleep } from './query.js';
+import { randomBytes } from 'node:crypto';
 
 export interface ClusterNodeHandle {
   id: number;
@@ -34,6 +35,8 @@ export interface ClusterOptions {
   flushSeconds?: number;
   /** Extra keys of every node's [cluster] section (e.g. "segment_replication_factor = 1"). */
   clusterExtra?: string;
+  /** The cluster's shared secret ([cluster] secret); default: a random one per cluster. */
+  secret?: string;
 }
 
 export function clusterConfig(id: number, brokers: string, prefix: string, port: number, peers: number[], o: ClusterOptions): string {
@@ -49,6 +52,7 @@ min_insync_replicas = 1
 [cluster]
 listen = "127.0.0.1:${port}"
 peers = [${peers.map((p) => `"127.0.0.1:${p}"`).join(', ')}]
+secret = "${o.secret ?? 'test-cluster-secret-0123456789'}"
 heartbeat_interval_ms = ${o.heartbeatMs ?? 200}
 failure_timeout_ms = ${o.failureMs ?? 2000}
 ${o.clusterExtra ?? ''}
@@ -67,6 +71,8 @@ export async function startCluster(t: Teardown, o: ClusterOptions = {}): Promise
   const ports: number[] = [];
   for (let i = 0; i < n; i++) ports.push(await freePort());
   const prefix = `c${Date.now().toString(36)}-`;
+  // Every node of the cluster proves the same secret on the cluster port (docs/cluster-protocol.md).
+  o = { ...o, secret: o.secret ?? `test-${randomBytes(12).toString('hex')}` };
   const nodes: ClusterNodeHandle[] = [];
   for (let i = 0; i < n; i++) {
     const id = i + 1;

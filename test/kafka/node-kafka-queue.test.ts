@@ -26,6 +26,7 @@ t.test('ingest through a Kafka queue survives a broker outage', async (t) => {
     'request_timeout_ms = 2000',
     '[cluster]',
     `listen = "127.0.0.1:${await freePort()}"`,
+    'secret = "node-kafka-queue-test-secret"',
     '[digest]',
     'partitions = 4',
     'flush_block_seconds = 1',

@@ -4,10 +4,11 @@
  * the connection (handshake timeout, idle timeout, write-buffer bound). What the messages mean is
  * the membership's and the RPC channel's business; this class only carries them.
  */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { describeError, LogsvcError } from '../../lib/errors.js';
 import { encodeFrame, FrameParser, PROTOCOL_VERSION, type Message } from './frames.js';
-import { parseHello, parseMessage, type Close, type CloseReason, type Hello, type PeerMessage } from './messages.js';
+import { parseAuth, parseHello, parseMessage, type Auth, type Close, type CloseReason, type Hello, type PeerMessage } from './messages.js';
 
 export interface ConnectionOptions {
   maxFrameBytes: number;
@@ -17,6 +18,12 @@ export interface ConnectionOptions {
   idleTimeoutMs: number;
   /** Bytes queued for a peer that does not read; past this the connection is ended. */
   maxWriteBufferBytes: number;
+  /**
+   * The cluster's shared secret: before anything else each side proves it holds it, answering the
+   * other's hello nonce with an HMAC (`authMac`); the secret itself never crosses the wire. Null:
+   * no authentication (a development cluster on loopback addresses).
+   */
+  secret: Buffer | null;
 }
 
 export interface Refusal {
@@ -44,6 +51,10 @@ export type Direction = 'inbound' | 'outbound';
 export class PeerConnection {
   private readonly parser: FrameParser;
   private remote: Hello | null = null;
+  /** The peer's hello, passed its checks, while its `auth` is awaited (a cluster with a secret). */
+  private unproven: Hello | null = null;
+  /** This side's hello as sent: `local` with this connection's own nonce. */
+  private readonly sent: Hello & { nonce: Uint8Array };
   private closed = false;
   private localClose: Refusal | null = null;
   private peerClose: Refusal | null = null;
@@ -70,7 +81,8 @@ export class PeerConnection {
     const tick = Math.max(10, Math.min(opts.handshakeTimeoutMs, opts.idleTimeoutMs) / 4);
     this.timer = setInterval(() => this.checkTimeouts(), tick);
     this.timer.unref();
-    this.send(local);
+    this.sent = { ...local, nonce: randomBytes(32), ...(opts.secret === null ? {} : { auth: true }) };
+    this.send(this.sent);
   }
 
   /** The peer's hello, once received and accepted. */
@@ -87,7 +99,7 @@ export class PeerConnection {
   }
 
   /** Queues one message; false when the connection is closed. Throws E_PROTOCOL for an oversized one. */
-  send(msg: Hello | PeerMessage): boolean {
+  send(msg: Hello | Auth | PeerMessage): boolean {
     if (this.closed || this.socket.destroyed) return false;
     this.socket.write(encodeFrame(msg, this.opts.maxFrameBytes));
     if (this.socket.writableLength > this.opts.maxWriteBufferBytes) {
@@ -155,14 +167,34 @@ export class PeerConnection {
         this.close('protocol-version', `protocol version ${m.version} is not ours (${PROTOCOL_VERSION})`);
         return;
       }
+      if (this.unproven !== null) {
+        this.checkAuth(this.unproven, parseAuth(m));
+        return;
+      }
       const hello = parseHello(m);
-      const refusal = checkHello(this.local, hello) ?? this.handlers.onHello(this, hello);
+      const refusal = checkHello(this.local, hello);
       if (refusal !== null) {
         this.close(refusal.reason, refusal.message);
         return;
       }
-      this.remote = hello;
-      this.handlers.onReady(this);
+      const secret = this.opts.secret;
+      if (secret === null) {
+        if (hello.auth === true) this.close('auth', 'the peer authenticates with a cluster secret and this node has none; set the same [cluster] secret on every node');
+        else this.accept(hello);
+        return;
+      }
+      if (hello.auth !== true || hello.nonce === undefined) {
+        this.close('auth', 'the peer has no cluster secret (or is a build without cluster authentication); set the same [cluster] secret on every node');
+        return;
+      }
+      // Prove the secret to the peer, then wait for its proof before anything else.
+      this.unproven = hello;
+      this.send({ t: 'auth', mac: authMac(secret, this.direction, this.local.clusterId, this.local.nodeId, hello.nonce, this.sent.nonce) });
+      return;
+    }
+    if (m.t === 'auth') {
+      // Only a peer with a secret sends one unasked; this node has none (it accepted without).
+      this.close('auth', 'the peer authenticates with a cluster secret and this node has none; set the same [cluster] secret on every node');
       return;
     }
     const msg = parseMessage(m);
@@ -173,6 +205,27 @@ export class PeerConnection {
       return;
     }
     this.handlers.onMessage(this, msg);
+  }
+
+  /** The peer's proof: the HMAC of this side's nonce under the secret, as the peer's direction makes it. */
+  private checkAuth(hello: Hello, auth: Auth): void {
+    const want = authMac(this.opts.secret!, this.direction === 'inbound' ? 'outbound' : 'inbound', this.local.clusterId, hello.nodeId, this.sent.nonce, hello.nonce!);
+    if (auth.mac.byteLength !== want.byteLength || !timingSafeEqual(auth.mac, want)) {
+      this.close('auth', `authentication failed: the peer (calling itself node ${hello.nodeId}) did not prove this cluster's secret (a different [cluster] secret?)`);
+      return;
+    }
+    this.unproven = null;
+    this.accept(hello);
+  }
+
+  private accept(hello: Hello): void {
+    const refusal = this.handlers.onHello(this, hello);
+    if (refusal !== null) {
+      this.close(refusal.reason, refusal.message);
+      return;
+    }
+    this.remote = hello;
+    this.handlers.onReady(this);
   }
 
   private checkTimeouts(): void {
@@ -201,4 +254,18 @@ export function checkHello(local: Hello, remote: Hello): Refusal | null {
     return { reason: 'cluster-id', message: `cluster id "${remote.clusterId}" is not ours ("${local.clusterId}")` };
   }
   return null;
+}
+
+/**
+ * A side's proof that it holds the cluster secret: HMAC-SHA256 over a fixed label, the prover's
+ * direction (so a proof cannot be reflected back on a connection of the other direction), the
+ * cluster id, the prover's node id, the nonce it was challenged with and its own nonce (so every
+ * connection needs a new proof).
+ */
+export function authMac(secret: Buffer, direction: Direction, clusterId: string, nodeId: number, challenge: Uint8Array, own: Uint8Array): Buffer {
+  return createHmac('sha256', secret)
+    .update(`logsvc-cluster-auth-1\0${direction}\0${clusterId}\0${nodeId}\0`)
+    .update(challenge)
+    .update(own)
+    .digest();
 }

@@ -42,6 +42,12 @@ export interface MembershipOptions {
   maxFrameBytes?: number;
   /** Default timeout of RPC requests. */
   requestTimeoutMs?: number;
+  /**
+   * The cluster's shared secret: every connection is authenticated by it (connection.ts) before the
+   * peer may join, send heartbeats or make requests. Absent or null: no authentication (a
+   * development cluster on loopback addresses; the config refuses it elsewhere).
+   */
+  secret?: Buffer | null;
 }
 
 /** One node as this node sees it. */
@@ -133,6 +139,8 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
   private readonly reconnectInitialMs: number;
   private readonly reconnectMaxMs: number;
   private readonly maxFrameBytes: number;
+  /** Connections this node refused because the peer did not prove the cluster secret. */
+  private authRefusals = 0;
 
   constructor(private readonly o: MembershipOptions) {
     super();
@@ -235,6 +243,11 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     return this.members.get(nodeId)?.payload ?? null;
   }
 
+  /** How many connections this node refused because the peer did not prove the cluster secret. */
+  get authFailures(): number {
+    return this.authRefusals;
+  }
+
   /** Open connections by peer (diagnostics: at most one per peer once duplicates resolve). */
   connections(): { nodeId: number; direction: 'inbound' | 'outbound' }[] {
     const out: { nodeId: number; direction: 'inbound' | 'outbound' }[] = [];
@@ -312,6 +325,7 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
         handshakeTimeoutMs: this.o.failureTimeoutMs,
         idleTimeoutMs: this.o.failureTimeoutMs,
         maxWriteBufferBytes: 4 * this.maxFrameBytes,
+        secret: this.o.secret ?? null,
       },
       this.handlers,
       () => this.o.clock.monotonic(),
@@ -462,6 +476,7 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     const reasonText = why.local !== null ? `closed here: ${why.local.reason}: ${why.local.message}` : why.byPeer !== null ? `closed by peer: ${why.byPeer.reason}: ${why.byPeer.message}` : (why.error ?? 'connection closed');
     this.channels.get(conn)?.close(reasonText);
     this.channels.delete(conn);
+    if (why.local?.reason === 'auth') this.authRefusals++;
     const refused = why.local ?? why.byPeer;
     const problem = refused !== null && refused.reason !== 'self' && refused.reason !== 'duplicate' && refused.reason !== 'leaving' ? refused : null;
     if (problem !== null && peer === null) {

@@ -20,12 +20,29 @@ export interface Hello {
   addr: string;
   /** Differs on every start of the node's process. */
   incarnation: number;
+  /**
+   * Random bytes, new for every connection: the challenge the peer answers with an `auth` message
+   * when the cluster has a secret (absent from builds without cluster authentication).
+   */
+  nonce?: Uint8Array;
+  /** True when the sender has a cluster secret and will authenticate (answer with `auth`). */
+  auth?: boolean;
+}
+
+/**
+ * The answer to the peer's hello nonce when the cluster has a secret: HMAC-SHA256 keyed by the
+ * secret (connection.ts `authMac`). Both sides send one; nothing else is accepted before it checks.
+ */
+export interface Auth {
+  t: 'auth';
+  mac: Uint8Array;
 }
 
 /** Why a side ends a connection; sent in a final `close` frame. */
 export type CloseReason =
   | 'protocol-version'
   | 'cluster-id'
+  | 'auth'
   | 'node-id-conflict'
   | 'self'
   | 'duplicate'
@@ -35,7 +52,7 @@ export type CloseReason =
   | 'overloaded';
 
 const CLOSE_REASONS: ReadonlySet<string> = new Set<CloseReason>([
-  'protocol-version', 'cluster-id', 'node-id-conflict', 'self', 'duplicate', 'leaving', 'protocol-error', 'timeout', 'overloaded',
+  'protocol-version', 'cluster-id', 'auth', 'node-id-conflict', 'self', 'duplicate', 'leaving', 'protocol-error', 'timeout', 'overloaded',
 ]);
 
 export interface Close {
@@ -134,7 +151,19 @@ export function parseHello(m: Message): Hello {
   if (!isName(uri)) bad('hello.uri');
   if (!isName(addr)) bad('hello.addr');
   if (!isId(incarnation)) bad('hello.incarnation');
-  return { t: 'hello', version, clusterId, nodeId, uuid, uri, addr, incarnation };
+  const hello: Hello = { t: 'hello', version, clusterId, nodeId, uuid, uri, addr, incarnation };
+  if (m.nonce !== undefined && m.nonce !== null) {
+    if (!(m.nonce instanceof Uint8Array) || m.nonce.byteLength < 16 || m.nonce.byteLength > 64) bad('hello.nonce');
+    hello.nonce = m.nonce;
+  }
+  if (m.auth === true) hello.auth = true;
+  return hello;
+}
+
+export function parseAuth(m: Message): Auth {
+  if (m.t !== 'auth') bad(`expected "auth" after the hello, got "${m.t.slice(0, 40)}"`);
+  if (!(m.mac instanceof Uint8Array) || m.mac.byteLength > 64) bad('auth.mac');
+  return { t: 'auth', mac: m.mac };
 }
 
 function parseMember(v: unknown): MemberInfo {

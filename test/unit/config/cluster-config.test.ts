@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { buildConfig } from '../../../src/config/index.js';
 import { runCli } from '../../helpers/node-process.js';
 
-const CLUSTER = { listen: '127.0.0.1:7071', peers: ['127.0.0.1:7072', 'node3.example:7073'] };
+const CLUSTER = { listen: '127.0.0.1:7071', peers: ['127.0.0.1:7072', 'node3.example:7073'], secret: 'a-shared-cluster-secret' };
 const KAFKA = { brokers: '127.0.0.1:9092, 10.0.0.2:9092' };
 
 t.test('no sections: a single node with the embedded queue, no problems', async (t) => {
@@ -36,7 +36,7 @@ t.test('a full cluster with Kafka is accepted; brokers are normalised, propertie
 t.test('a cluster without Kafka is refused, naming Kafka', async (t) => {
   const { problems } = buildConfig({ cluster: CLUSTER });
   t.strictSame(problems, ['cluster: a cluster needs Kafka, and it is missing: set [queue] kind = "kafka" and [kafka] brokers']);
-  const peersOnly = buildConfig({ cluster: { peers: ['10.0.0.2:7070'] }, queue: { kind: 'kafka' }, kafka: KAFKA });
+  const peersOnly = buildConfig({ cluster: { peers: ['10.0.0.2:7070'], secret: CLUSTER.secret }, queue: { kind: 'kafka' }, kafka: KAFKA });
   t.strictSame(peersOnly.problems, ["cluster.listen: required in a cluster (host:port of this node's cluster protocol)"]);
 });
 
@@ -73,7 +73,7 @@ t.test('bad values name their key', async (t) => {
   t.equal(problems.length, 10, 'the queue/kafka/cluster rule is skipped when its options are invalid');
   t.match(buildConfig({ kafka: { properties: { ok: [1] } } }).problems[0], /^kafka\.properties: ok: must be a string, number or boolean/);
   t.match(buildConfig({ kafka: { properties: 'x' } }).problems[0], /^kafka\.properties: must be a table/);
-  t.strictSame(buildConfig({ cluster: { listen: '[::1]:7070' }, kafka: KAFKA, queue: { kind: 'kafka' } }).problems, [], 'a bracketed IPv6 listen address');
+  t.strictSame(buildConfig({ cluster: { listen: '[::1]:7070', secret: CLUSTER.secret }, kafka: KAFKA, queue: { kind: 'kafka' } }).problems, [], 'a bracketed IPv6 listen address');
 });
 
 t.test('min_insync_replicas above the replication factor is refused', async (t) => {
@@ -96,4 +96,22 @@ t.test('`logsvc config check` reports the missing part, and refuses to start a n
   const n = await runCli(['node', '--config', file, '--port', '0', '--data-dir', join(dir, 'data')]);
   t.not(n.code, 0, 'the node does not start');
   t.match(n.stdout + n.stderr, /the \[cluster\] section is missing/);
+});
+
+t.test('a cluster needs a shared secret, unless it is a development cluster on loopback that says so', async (t) => {
+  const base = { queue: { kind: 'kafka' }, kafka: KAFKA };
+  const none = buildConfig({ ...base, cluster: { listen: '10.0.0.1:7071', peers: ['10.0.0.2:7072'] } }).problems;
+  t.equal(none.length, 1);
+  t.match(none[0], /^cluster\.secret: a cluster needs a shared secret, the same on every node \(secret or secret_file/);
+  t.strictSame(buildConfig({ ...base, cluster: { listen: '10.0.0.1:7071', secret_file: '/etc/logsvc/cluster.secret' } }).problems, [], 'a secret file');
+  t.strictSame(buildConfig({ ...base, cluster: { listen: '10.0.0.1:7071', secret: 'x'.repeat(16), secret_file: '/f' } }).problems, ['cluster.secret: give the cluster secret once, either secret or secret_file, not both']);
+  const short = buildConfig({ ...base, cluster: { listen: '10.0.0.1:7071', secret: 'too-short' } }).problems;
+  t.match(short, [/^cluster\.secret: must be 16 to 1024 characters without spaces \(got 9 characters; the value is not shown\)$/]);
+  t.notMatch(short.join('\n'), /too-short/, 'a refused secret is not echoed');
+  // Development: loopback only, and only when asked for.
+  t.match(buildConfig({ ...base, cluster: { listen: '127.0.0.1:7071', peers: ['127.0.0.1:7072'] } }).problems, [/^cluster\.secret: a cluster needs a shared secret/], 'loopback alone is not enough');
+  t.strictSame(buildConfig({ ...base, cluster: { listen: '127.0.0.1:7071', peers: ['localhost:7072', '[::1]:7073'], insecure_loopback: true } }).problems, [], 'insecure_loopback on loopback addresses');
+  t.strictSame(buildConfig({ ...base, cluster: { listen: '127.0.0.1:7071', peers: ['10.0.0.2:7072'], insecure_loopback: true } }).problems, [
+    'cluster.insecure_loopback: allowed only when every cluster address is a loopback address, and 10.0.0.2:7072 is not; set cluster.secret',
+  ]);
 });
