@@ -369,7 +369,7 @@ export function blockIntact(buf: Buffer, pos: number, m: BlockMeta): boolean {
     const dir = blockDirectory(buf.subarray(pos, pos + m.headerLength), m);
     if (dir === null || crc32c(buf.subarray(pos + m.headerLength, pos + bodyOffset(m))) !== buf.readUInt32LE(pos + 68)) return false;
     const frames = pos + bodyOffset(m);
-    return dir.every((c) => crc32c(buf.subarray(frames + c.at, frames + c.at + c.stored)) === c.crc);
+    return dir.frames.every((f) => crc32c(buf.subarray(frames + f.at, frames + f.at + f.stored)) === f.crc);
   }
   let crc = crc32c(buf.subarray(pos, pos + m.headerLength - 4));
   crc = crc32c(buf.subarray(pos + m.headerLength, end), crc);

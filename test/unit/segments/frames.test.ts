@@ -44,12 +44,13 @@ t.test('only the columns asked for are decompressed', async (t) => {
 
 t.test('a damaged column frame: the block is left out with a warning, the other blocks still answer', async (t) => {
   const dir = await tempDir(t);
-  const blocks = [makeEvents(30, 0), makeEvents(40, 10_000, 30), makeEvents(50, 20_000, 70)];
+  // Blocks large enough that the larger columns (timestamps, raw strings, seq) have frames of their own.
+  const blocks = [makeEvents(3000, 0), makeEvents(3000, 100_000, 3000), makeEvents(3000, 200_000, 6000)];
   const w = await writeSegment(dir, segMeta('dmg'), blocks, true);
   const buf = Buffer.from(await readFile(w.path));
   const seg = parseSegment(buf, 'dmg');
   const b1 = seg.blocks[1]!;
-  // The last frame of block 1 (a field column): one byte flipped.
+  // The last frame of block 1 (small field columns, "five" among them): one byte flipped.
   const end = b1.pos + b1.headerLength + b1.bloomLength + b1.gramLength + b1.compressedLength;
   buf[end - 2]! ^= 0x40;
   await writeFile(w.path, buf);
@@ -62,12 +63,12 @@ t.test('a damaged column frame: the block is left out with a warning, the other 
   t.ok(info.blocks.every((b) => b.framed === true), 'format 5 blocks');
   for (const perEvent of [false, true]) {
     const all = scan('count()', perEvent);
-    t.equal(all.matched, 120, 'count() is answered from the headers: no frame read');
+    t.equal(all.matched, 9000, 'count(): from the headers, or from the timestamps (an intact frame)');
     const r = scan('* | groupBy(five)', perEvent);
     t.equal(r.warnings.length, 1, `${perEvent ? 'per event' : 'columns'}: one warning`);
     t.match(r.warnings[0], /block at \d+ is damaged and was left out/);
   }
   // Each frame has its own checksum: a query that reads only intact columns of the block is answered.
-  const ok = scan('seq=45 | count()');
+  const ok = scan('seq=4500 | count()');
   t.strictSame([ok.matched, ok.warnings], [1, []], 'an intact column of the damaged block still answers');
 });
