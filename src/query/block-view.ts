@@ -30,8 +30,8 @@ export class BlockView {
   private itCol: number[] | null = null;
   private offCol: number[] | null = null;
   private idxCol: number[] | null = null;
-  /** Stored field name -> its column number in the body (the last, should a name repeat). */
-  private readonly encFields: Map<string, number>;
+  /** Stored field names in body order (a name's column: its last occurrence, should one repeat). */
+  private readonly encNames: readonly string[];
   /** Decoded field columns by column number (templates refer to them so). */
   private readonly fieldAt: ((string | null)[] | undefined)[] = [];
   private readonly fieldCols = new Map<string, readonly (string | null | undefined)[]>();
@@ -45,8 +45,8 @@ export class BlockView {
   ) {
     this.n = n;
     this.enc = enc;
-    this.encFields = new Map((enc?.names ?? []).map((name, j) => [name, j] as const));
-    this.tagFields = new Map(Object.entries(origin.tags).map(([k, v]) => [`#${k}`, v] as const));
+    this.encNames = enc?.names ?? [];
+    this.tagFields = tagFieldsOf(origin);
   }
 
   /** From a decompressed block body of formats 1 to 4 (a whole msgpack body map). */
@@ -112,8 +112,8 @@ export class BlockView {
   field(name: string): readonly (string | null | undefined)[] | null {
     const got = this.fieldCols.get(name);
     if (got !== undefined) return got;
-    const j = this.encFields.get(name);
-    if (j === undefined) return null;
+    const j = this.encNames.lastIndexOf(name);
+    if (j < 0) return null;
     const col = this.columnAt(j);
     this.fieldCols.set(name, col);
     return col;
@@ -121,8 +121,8 @@ export class BlockView {
 
   /** The encoded column of a stored field when its encoding is `e` (known without reading it in format 5). */
   private encodedAs<E extends StringColumn['e']>(name: string, e: E): Extract<StringColumn, { e: E }> | null {
-    const j = this.enc === null ? undefined : this.encFields.get(name);
-    if (j === undefined || this.enc!.encoding(j) !== e) return null;
+    const j = this.encNames.lastIndexOf(name);
+    if (j < 0 || this.enc!.encoding(j) !== e) return null;
     const col = this.enc!.field(j);
     return col.e === e ? (col as Extract<StringColumn, { e: E }>) : null;
   }
@@ -147,8 +147,8 @@ export class BlockView {
 
   /** How a stored field's column is encoded (columns.ts StringColumn `e`); null for blocks in memory. */
   encoding(name: string): StringColumn['e'] | null {
-    const j = this.enc === null ? undefined : this.encFields.get(name);
-    return j === undefined ? null : ((this.enc!.encoding(j) as StringColumn['e'] | '') || null);
+    const j = this.encNames.lastIndexOf(name);
+    return j < 0 ? null : ((this.enc!.encoding(j) as StringColumn['e'] | '') || null);
   }
 
   /**
@@ -180,7 +180,7 @@ export class BlockView {
   }
 
   fieldNames(): string[] {
-    return this.enc === null ? [...this.fieldCols.keys()] : [...this.encFields.keys()];
+    return this.enc === null ? [...this.fieldCols.keys()] : [...new Set(this.encNames)];
   }
 
   /** The value of `name` for row `i` as the query language sees it. */
@@ -217,6 +217,14 @@ export class BlockView {
     }
     return out;
   }
+}
+
+/** `#name` -> value of an origin's tags, made once per origin (a scan task's blocks of one unit share it). */
+const tagFieldsMade = new WeakMap<BlockOrigin, Map<string, string>>();
+function tagFieldsOf(origin: BlockOrigin): Map<string, string> {
+  let m = tagFieldsMade.get(origin);
+  if (m === undefined) tagFieldsMade.set(origin, (m = new Map(Object.entries(origin.tags).map(([k, v]) => [`#${k}`, v] as const))));
+  return m;
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
