@@ -8,7 +8,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { LogsvcError } from '../lib/errors.js';
 import { decodeGroupEvents } from '../events/index.js';
 import type { BlockPart } from '../digest/block-parts.js';
-import { appendEvent, blockDirectory, blockIntact, blockLength, bodyOffset, emptyColumns, framedFiltersIntact, framedHeaderIntact, readBlockMeta } from '../segments/block.js';
+import { appendEvent, blockDirectory, blockIntact, blockLength, bodyOffset, emptyColumns, encodedBlockAt, framedFiltersIntact, framedHeaderIntact, readBlockMeta } from '../segments/block.js';
 import { FrameDamage, framedColumns } from '../segments/frames.js';
 import { bloomMayContain } from '../segments/bloom.js';
 import { gramFilterMayContain, gramProbes } from '../segments/grams.js';
@@ -371,11 +371,11 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
           result.warnings.push(damaged(u.path, b.pos));
           continue;
         }
-        const body = lz4Codec.decompress(whole.subarray(bodyOffset(b)));
-        if (body.length !== b.uncompressedLength) throw new LogsvcError('E_STATE_CORRUPT', `segment ${u.path}: block at ${b.pos} decompressed to ${body.length} bytes, expected ${b.uncompressedLength}`);
+        // Any format by what the block says it is (a catalog entry without `framed` read whole).
+        const view = BlockView.fromEncoded(encodedBlockAt(whole, 0, meta, lz4Codec), origin);
         result.blocksRead++;
         result.bytes += b.uncompressedLength;
-        scanView(BlockView.fromBody(body, origin), b.minTs >= start && b.maxTs <= end);
+        scanView(view, b.minTs >= start && b.maxTs <= end);
       }
     } finally {
       closeSync(fd);
