@@ -10,7 +10,10 @@
  *            too many columns (defect 9): peak RSS above the idle node, and the answers.
  *
  *   node bench/hostile/clients.mjs unauth [--connections 100] [--base /path/to/other/bin/logsvc]
- *   node bench/hostile/clients.mjs lookup [--mb 60] [--parallel 4] [--base ...]
+ *   node bench/hostile/clients.mjs lookup [--mb 60] [--parallel 4] [--kind csv|json] [--base ...]
+ *
+ * --kind json uploads a JSON array of flat objects of the same rows (and, for the refusal phase, a
+ * JSON file whose first row nests too deeply, followed by --mb/3 MB of rows).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -159,6 +162,18 @@ function csv(mb, columns) {
   return Buffer.from(rows.join('\n') + '\n');
 }
 
+/** The rows csv() makes, as a JSON array of flat objects, one row a line. */
+function json(mb, columns) {
+  const rows = [];
+  let size = 2;
+  for (let i = 0; size < mb * MiB; i++) {
+    const row = JSON.stringify(Object.fromEntries(Array.from({ length: columns }, (_, j) => [`c${j}`, j === 0 ? `key-${i}` : `value-${(i * 7919 + j) % 100000}`])));
+    rows.push(row);
+    size += row.length + 2;
+  }
+  return Buffer.from(`[\n${rows.join(',\n')}\n]\n`);
+}
+
 function multipart(name, content) {
   const b = 'HoStIlEbOuNdArY';
   return {
@@ -167,12 +182,12 @@ function multipart(name, content) {
   };
 }
 
-async function lookup(bin, label, mb, parallel, file, wide) {
+async function lookup(bin, label, mb, parallel, file, wide, ext) {
   // Each phase on a fresh node: RSS seldom falls back, so a peak would carry over.
   const phases = [
     ['one', 1, file],
     [`${parallel} at once`, parallel, file],
-    ['too many columns', 1, wide],
+    [ext === 'csv' ? 'too many columns' : 'nested too deeply', 1, wide],
   ];
   const out = {};
   for (const [phase, count, content] of phases) {
@@ -190,14 +205,14 @@ async function lookup(bin, label, mb, parallel, file, wide) {
       const statuses = await Promise.all(
         Array.from({ length: count }, (_, i) => {
           const c = Buffer.from(content);
-          if (i > 0) c[c.indexOf(10) + 1] = 0x41 + i;
-          return post(`f${i}.csv`, multipart(`f${i}.csv`, c));
+          if (i > 0) c[c.indexOf('key-')] = 0x41 + i;
+          return post(`f${i}.${ext}`, multipart(`f${i}.${ext}`, c));
         }),
       );
       const peak = await rss.stop();
       const status = await fetch(`${node.url}/api/v1/status`).then((r) => r.status, () => 'no answer');
       out[phase] = { peak, statuses };
-      console.log(`${label}: ${phase} (${(content.length / 1e6).toFixed(0)} MB CSV): idle RSS ${(idle / MiB).toFixed(0)} MB, peak ${(peak / MiB).toFixed(0)} MB (+${((peak - idle) / MiB).toFixed(0)}), answers ${statuses.join(' ')}, ${Date.now() - t0} ms; /api/v1/status ${status}`);
+      console.log(`${label}: ${phase} (${(content.length / 1e6).toFixed(0)} MB ${ext.toUpperCase()}): idle RSS ${(idle / MiB).toFixed(0)} MB, peak ${(peak / MiB).toFixed(0)} MB (+${((peak - idle) / MiB).toFixed(0)}), answers ${statuses.join(' ')}, ${Date.now() - t0} ms; /api/v1/status ${status}`);
     } finally {
       await node.stop();
     }
@@ -216,9 +231,10 @@ if (task === 'unauth') {
 } else if (task === 'lookup') {
   const mb = Number(arg('mb', '60'));
   const parallel = Number(arg('parallel', '4'));
-  const file = csv(mb, 4);
-  const wide = csv(Math.min(mb, 20), 1500);
-  for (const [bin, label] of builds) await lookup(bin, label, mb, parallel, file, wide);
+  const ext = arg('kind', 'csv');
+  const file = ext === 'json' ? json(mb, 4) : csv(mb, 4);
+  const wide = ext === 'json' ? Buffer.concat([Buffer.from('[{"a":{"b":1}},'), json(mb / 3, 4).subarray(1)]) : csv(Math.min(mb, 20), 1500);
+  for (const [bin, label] of builds) await lookup(bin, label, mb, parallel, file, wide, ext);
 } else {
   console.error('usage: node bench/hostile/clients.mjs unauth|lookup [--base /path/to/bin/logsvc] (see the header)');
   process.exit(2);

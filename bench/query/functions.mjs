@@ -6,7 +6,10 @@
  * compiled query's stages up to and including its aggregate, rounds alternating between the pair so
  * a shared machine's noise falls on both. Prints ns/event for each and the ratio new/baseline.
  *
- *   node bench/query/functions.mjs [--events 20000] [--rounds 5] [--only name,name]
+ *   node bench/query/functions.mjs [--events 20000] [--rounds 5] [--only name,name] [--against DIR]
+ *
+ * --against DIR: the baseline of each pair is the same query compiled by another build's dist/
+ * (e.g. main's), so a change to a function is measured against its previous version side by side.
  *
  * Needs `npm run build` (it loads dist/). In-process, one thread, no server.
  */
@@ -18,6 +21,7 @@ const arg = (name, def) => {
 };
 const EVENTS = arg('events', 20_000);
 const ROUNDS = arg('rounds', 5);
+const AGAINST = process.argv.includes('--against') ? process.argv[process.argv.indexOf('--against') + 1] : null;
 const ONLY = process.argv.includes('--only') ? new Set(process.argv[process.argv.indexOf('--only') + 1].split(',')) : null;
 
 const dist = new URL('../../dist/', import.meta.url);
@@ -25,6 +29,9 @@ const { compileQuery } = await import(new URL('query/compile.js', dist));
 const { BlockView, ColumnEvent } = await import(new URL('query/block-view.js', dist));
 const { chainStages } = await import(new URL('query/pipeline.js', dist));
 const { appendEvent, emptyColumns, encodeBlockContent } = await import(new URL('segments/block.js', dist));
+const other = AGAINST === null ? null : new URL(`file://${AGAINST.replace(/\/?$/, '/')}`);
+const otherCompile = other === null ? compileQuery : (await import(new URL('query/compile.js', other))).compileQuery;
+const otherChain = other === null ? chainStages : (await import(new URL('query/pipeline.js', other))).chainStages;
 
 /** Blocks of 2,000 access-log events with their parsed fields, plus a few array/location fields. */
 function blocks() {
@@ -87,6 +94,7 @@ const PAIRS = [
   ['split', 'split(tags) | count()', 'count()'],
   ['min', 'min(responsesize)', 'max(responsesize)'],
   ['selfJoinFilter', 'selfJoinFilter(url, where=[{method=GET}, {method=POST}]) | count()', 'groupBy(url)'],
+  ['correlate', 'correlate(get: { method=GET } include: [statuscode], post: { method=POST | url <=> get.url } include: [statuscode], within=1h)', 'selfJoinFilter(url, where=[{method=GET}, {method=POST}])'],
   ['avg', 'avg(responsesize)', 'sum(responsesize)'],
   ['kvParse', 'kvParse(url) | count()', 'regex("(?<k>\\\\w+)=(?<v>\\\\w+)", field=url, strict=false) | count()'],
   ['splitString', 'splitString(url, by="/") | count()', 'lower(url) | count()'],
@@ -109,12 +117,12 @@ const { joinKey } = await import(new URL('query/subqueries.js', dist));
 const table = packTable('bench', 'csv', { columns: ['method', 'kind'], rows: [['GET', 'read'], ['POST', 'write']], keyColumn: null });
 const files = { t: table, [joinKey(0)]: table };
 
-function runOnce(text, bodies) {
-  const q = compileQuery(text, { ctx, files });
+function runOnce(text, bodies, old = false) {
+  const q = (old ? otherCompile : compileQuery)(text, { ctx, files });
   const at = q.stages.findIndex((s) => s.kind === 'agg');
   const agg = q.stages[at].agg;
   const st = agg.init();
-  const feed = chainStages(q.stages.slice(0, at), (e) => agg.add(st, e));
+  const feed = (old ? otherChain : chainStages)(q.stages.slice(0, at), (e) => agg.add(st, e));
   const t0 = process.hrtime.bigint();
   let n = 0;
   for (const body of bodies) {
@@ -128,15 +136,17 @@ function runOnce(text, bodies) {
 
 const bodies = blocks();
 const rows = [];
-for (const [name, q, base] of PAIRS) {
+for (const [name, q, baseQuery] of PAIRS) {
   if (ONLY !== null && !ONLY.has(name)) continue;
+  const base = other === null ? baseQuery : `${q} (${AGAINST})`;
+  const old = other !== null;
   runOnce(q, bodies.slice(0, 1));
-  runOnce(base, bodies.slice(0, 1));
+  runOnce(old ? q : base, bodies.slice(0, 1), old);
   const a = [];
   const b = [];
   for (let r = 0; r < ROUNDS; r++) {
     a.push(runOnce(q, bodies));
-    b.push(runOnce(base, bodies));
+    b.push(runOnce(old ? q : base, bodies, old));
   }
   const med = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
   rows.push([name, q, base, med(a), med(b)]);

@@ -15,17 +15,18 @@ import { parseArgs } from 'node:util';
 import { createDataset } from '../lib/datasets.mjs';
 import { numberOption } from '../lib/cli.mjs';
 
-const HELP = `Usage: node bench/scan/run.mjs [--dist DIR] [--dataset accesslog|json] [--mb N] [--block-mb N] [--repeat N]
+const HELP = `Usage: node bench/scan/run.mjs [--dist DIR] [--dataset accesslog|json] [--mb N] [--block-mb N] [--repeat N] [--only SUBSTRING]
 
-Writes N MB (default 32) of seeded access-log text (or JSON events, parsed by the node's json parser) as blocks of --block-mb (default 0.8) raw MB with
+Writes N MB (default 32) of seeded access-log (or JSON, attributes flattened as ingest does) text as blocks of --block-mb (default 0.8) raw MB with
 the build's encoder into one segment, then times the build's scan task for each query (one
 thread, best of --repeat, default 5), its column path and its per-event path alternately, and
 prints CPU ms and raw MB per CPU second of each, and the stored ratio.
---dist picks the build (default: this checkout's dist/).
+--dist picks the build (default: this checkout's dist/). --only runs the queries containing SUBSTRING.
 `;
 
 /** Query, and what it shows (access log). */
 const ACCESS_QUERIES = [
+  ['Firefox | count()', 'common word of bench/peers'],
   ['mozilla | count()', 'common word, free text: nothing pruned, every raw string searched'],
   ['inventory | count()', 'selective word, free text: in every block, in ~4 % of events'],
   ['/GET \\/products/ | count()', 'regex over @rawstring'],
@@ -39,24 +40,28 @@ const ACCESS_QUERIES = [
   ['timechart(span=1m)', 'time histogram'],
   ['"Mac OS X" | count()', 'phrase'],
   ['ireless | count()', 'substring'],
+  ['/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel/ | count()', 'regex of bench/peers: literal prefix, then a class'],
+  ['percentile(field=responsetime, percentiles=[95])', 'percentile'],
 ];
 
-/** The JSON set (bench/peers' JSON questions and a few more). */
+/** The JSON set's questions (bench/peers/questions.mjs). */
 const JSON_QUERIES = [
   ['failed | count()', 'common word'],
+  ['"cache miss" | count()', 'phrase'],
+  ['/request failed: (Timeout|Deadlock)/ | count()', 'regex with a literal prefix'],
+  ['eadlockDetec | count()', 'substring'],
   ['level=ERROR | count()', 'field filter'],
+  ['percentile(field=duration_ms, percentiles=[95])', 'percentile'],
+  ['timechart(span=1m)', 'time histogram'],
   ['groupBy(service)', 'count by a field'],
   ['top(version, limit=10)', 'top 10'],
-  ['timechart(span=1m)', 'time histogram'],
   ['count(user.id, distinct=true)', 'count distinct'],
   ['http.response.status >= 500 | count()', 'numeric range'],
   ['user.plan=enterprise | groupBy(user.geo.country)', 'nested filter, count by a nested field'],
   ['sum(http.response.bytes)', 'sum of a nested field'],
-  ['percentile(field=duration_ms, percentiles=[95])', 'percentile'],
-  ['"cache miss" | count()', 'phrase'],
 ];
 
-const { values } = parseArgs({ options: { dist: { type: 'string' }, dataset: { type: 'string', default: 'accesslog' }, mb: { type: 'string', default: '32' }, 'block-mb': { type: 'string', default: '0.8' }, repeat: { type: 'string', default: '5' }, help: { type: 'boolean' } } });
+const { values } = parseArgs({ options: { dist: { type: 'string' }, dataset: { type: 'string', default: 'accesslog' }, only: { type: 'string', default: '' }, mb: { type: 'string', default: '32' }, 'block-mb': { type: 'string', default: '0.8' }, repeat: { type: 'string', default: '5' }, help: { type: 'boolean' } } });
 if (values.help) {
   process.stdout.write(HELP);
   process.exit(0);
@@ -79,8 +84,8 @@ const { SegmentWriter } = await load('segments/segment-writer.js');
 const { runScanTask } = await load('query/scan.js');
 const { DEFAULT_LIMITS } = await load('query/runtime.js');
 const { SEGMENT_FORMAT_VERSION } = await load('segments/segment-file.js');
-const json = values.dataset === 'json' ? new (await load('ingest/parsers/json.js')).JsonParser() : null;
-const QUERIES = json === null ? ACCESS_QUERIES : JSON_QUERIES;
+const { flattenInto } = await load('ingest/flatten.js');
+const QUERIES = (values.dataset === 'json' ? JSON_QUERIES : ACCESS_QUERIES).filter(([q]) => q.includes(values.only));
 
 const dir = await mkdtemp(join(tmpdir(), 'logsvc-bench-scan-'));
 try {
@@ -96,9 +101,9 @@ try {
       const e = gen();
       ts += 3;
       /** @type {Record<string, string>} */
-      let fields = {};
-      if (json !== null) fields = json.parse(e.rawstring, 1000).fields;
-      else for (const [k, v] of Object.entries(e.attributes)) fields[k] = String(v);
+      const fields = {};
+      // Attributes flattened as ingest flattens them (nested objects joined with ".").
+      flattenInto(fields, e.attributes, '', 1000);
       // 500 events per queue record, as an ingest request of 500 would give.
       if (c.count % 500 === 0) offset += 4096;
       appendEvent(c, ts, 'Z', e.rawstring, fields, ts, offset, c.count % 500);
@@ -111,7 +116,7 @@ try {
   await w.close(0);
   const stored = (await stat(w.path)).size;
   const ctx = { start: 0, end: 2e12, timeZoneOffsetMinutes: 0, now: 2e12, live: false };
-  process.stdout.write(`build ${dist} (segment format ${SEGMENT_FORMAT_VERSION}), ${values.dataset}, ${w.blocks.length} blocks, ${(raw / 1e6).toFixed(1)} MB raw, stored ${(stored / 1e6).toFixed(2)} MB (${(raw / stored).toFixed(2)}x), best of ${repeat}, one thread\n`);
+  process.stdout.write(`build ${dist} (segment format ${SEGMENT_FORMAT_VERSION}), ${w.blocks.length} blocks, ${(raw / 1e6).toFixed(1)} MB raw, stored ${(stored / 1e6).toFixed(2)} MB (${(raw / stored).toFixed(2)}x), best of ${repeat}, one thread\n`);
   // Both paths of the scan task, alternating on the same data: the column path (columnar.ts) and
   // every event through the stages one by one (`perEvent`). CPU time of this process (one thread),
   // which a machine shared with other work disturbs less than wall time.

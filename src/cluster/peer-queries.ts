@@ -58,6 +58,8 @@ export interface PeerQueriesOptions {
   withFiles: (spec: QuerySpec, repoId: string) => Promise<QuerySpec>;
   timeoutMs: number;
   logger?: Logger;
+  /** Whether this node's stop has begun: it then refuses query parts (E_NODE_STOPPING). */
+  stopping?: () => boolean;
 }
 
 export class PeerQueries implements PeerScans {
@@ -94,7 +96,7 @@ export class PeerQueries implements PeerScans {
 
   /**
    * Nodes whose part of the answer cannot be had: holders of a listed segment in the range none of
-   * whose holders is live, and dead digest owners of data in the range (what they had in memory and
+   * whose holders is live, dead digest owners of data in the range (what they had in memory and
    * in segments not listed yet is theirs alone until another node has taken the partition over).
    */
   private unreachable(repoIds: readonly string[], ctx: QuerySpec['ctx'], p: Placement): number[] {
@@ -135,6 +137,9 @@ export class PeerQueries implements PeerScans {
   }
 
   private async serve(body: unknown): Promise<WireScanResult> {
+    // A stopping node takes no new work (issue 24): the coordinator leaves its part out and the
+    // answer carries the missing-segments warning, never a part that may be cut short by the stop.
+    if (this.opts.stopping?.() === true) throw new LogsvcError('E_NODE_STOPPING', `query.scan: node ${this.opts.selfId} is stopping; its part is left out and the answer says so`);
     const b = body as Partial<ScanRequest> | null;
     if (b === null || typeof b !== 'object' || typeof b.text !== 'string' || b.repo === undefined || b.ctx === undefined || b.limits === undefined) {
       throw new LogsvcError('E_BAD_REQUEST', 'query.scan: malformed request');

@@ -1,9 +1,7 @@
 /** The worker-pool task that reads an uploaded file into a packed table (or says why it cannot). */
-import { readFile } from 'node:fs/promises';
 import { LogsvcError, type ErrorCode } from '../lib/errors.js';
 import type { FileKind } from './names.js';
-import { packCsv, packTable, type PackedTable } from './packed.js';
-import { parseTable } from './parse.js';
+import { packCsv, packJson, type PackedTable } from './packed.js';
 
 /** A file to pack: its bytes, or its path on disk and size (a CSV file is then streamed from disk). */
 export type PackSource = { bytes: Uint8Array } | { path: string; size: number };
@@ -19,13 +17,9 @@ export type PackTaskResult = { ok: true; table: PackedTable } | { ok: false; cod
 
 async function pack(t: PackTask): Promise<PackedTable> {
   const limits = { maxRows: t.maxRows };
-  if (t.kind === 'csv') {
-    // Streamed, in two passes: the table, not the rows as strings (packCsv).
-    return 'path' in t.source ? packCsv(t.hash, { path: t.source.path }, t.source.size, limits) : packCsv(t.hash, t.source.bytes, t.source.bytes.byteLength, limits);
-  }
-  // A JSON document is parsed whole (JSON.parse); its size is bounded by files.max_file_bytes.
-  const bytes = 'path' in t.source ? await readFile(t.source.path) : t.source.bytes;
-  return packTable(t.hash, t.kind, parseTable(bytes, t.kind, limits));
+  // Streamed, in two passes: the table, not the rows as strings (packCsv, packJson).
+  const packer = t.kind === 'csv' ? packCsv : packJson;
+  return 'path' in t.source ? packer(t.hash, { path: t.source.path }, t.source.size, limits) : packer(t.hash, t.source.bytes, t.source.bytes.byteLength, limits);
 }
 
 export async function runPackTask(t: PackTask): Promise<PackTaskResult> {

@@ -13,7 +13,7 @@
  */
 import { LogsvcError } from '../lib/errors.js';
 import type { FileKind } from './names.js';
-import { cellLimit, checkCells, checkColumns, csvRecords, MAX_CELLS, tooMany, type CsvSource, type ParseLimits, type ParsedTable } from './parse.js';
+import { cellLimit, cellText, checkCells, checkColumns, columnOf, csvRecords, fileChunks, JsonRows, MAX_CELLS, tooMany, type CsvSource, type JsonRow, type ParseLimits, type ParsedTable } from './parse.js';
 
 export interface PackedTable {
   /** The content hash of the file the table was read from. */
@@ -144,6 +144,79 @@ export async function packCsv(hash: string, source: CsvSource, fileBytes: number
   if (c !== cells) throw new LogsvcError('E_INTERNAL', 'the CSV file read differently the second time');
   offsets[cells] = at;
   return { hash, kind: 'csv', columns, nRows: rows, keyColumn: null, wide, heapUnits: units, sab };
+}
+
+/** Feeds a file's chunks to a JsonRows reader that calls `onRow`; returns whether the file was a keyed object. */
+async function readJsonRows(source: CsvSource, onRow: (row: JsonRow) => void): Promise<boolean> {
+  const reader = new JsonRows(onRow);
+  for await (const chunk of fileChunks(source)) reader.write(chunk);
+  reader.end();
+  return reader.keyed === true;
+}
+
+/**
+ * Packs a JSON file read as a stream, in two passes as packCsv does: the first validates it and
+ * counts its rows, columns (distinct members, in order of appearance; a keyed object's unnamed key
+ * column first), code units and whether any unit is above 255, refusing as soon as a bound is
+ * passed (nesting, columns, rows, cells); the second fills a table of exactly that size, a row at a
+ * time. Memory is the table plus one row, never the document (issue 24: JSON.parse of the whole
+ * file and its rows as strings took several times the file).
+ */
+export async function packJson(hash: string, source: CsvSource, fileBytes: number, limits: ParseLimits): Promise<PackedTable> {
+  const columns: string[] = [];
+  const index = new Map<string, number>();
+  let rows = 0;
+  let units = 0;
+  let wide = false;
+  const maxCells = cellLimit(fileBytes);
+  const count = (v: string | null): void => {
+    if (v === null) return;
+    units += v.length;
+    if (!wide) wide = isWide(v);
+  };
+  const keyed = await readJsonRows(source, (r) => {
+    if (r.key !== null && columns.length === 0) columns.push('');
+    rows++;
+    if (rows > limits.maxRows) throw tooMany(rows, limits);
+    if (r.key !== null) count(r.key);
+    for (const [name, v] of Object.entries(r.members)) {
+      columnOf(name, r.where, columns, index);
+      count(cellText(v, `${r.where}.${name.slice(0, 100)}`));
+    }
+    if (rows * columns.length > maxCells) checkCells(rows, columns.length, fileBytes);
+  });
+  if (keyed && columns.length === 0) columns.push('');
+  const nCols = columns.length;
+  const cells = rows * nCols;
+  const { sab, offsets, absent, heap } = layout(cells, units, wide);
+  const differs = (): LogsvcError => new LogsvcError('E_INTERNAL', 'the JSON file read differently the second time');
+  /** One row's values by column (reused; cleared after each row). */
+  const values: (string | null | undefined)[] = new Array<string | null | undefined>(nCols).fill(undefined);
+  let at = 0;
+  let c = 0;
+  await readJsonRows(source, (r) => {
+    if (c + nCols > cells) throw differs();
+    if (r.key !== null) values[0] = r.key;
+    for (const [name, v] of Object.entries(r.members)) {
+      const col = index.get(name);
+      if (col === undefined) throw differs();
+      values[col] = cellText(v, r.where);
+    }
+    for (let j = 0; j < nCols; j++, c++) {
+      offsets[c] = at;
+      const v = values[j];
+      values[j] = undefined;
+      if (v === null || v === undefined) {
+        absent[c] = 1;
+        continue;
+      }
+      if (at + v.length > units) throw differs();
+      for (let i = 0; i < v.length; i++) heap[at++] = v.charCodeAt(i);
+    }
+  });
+  if (c !== cells) throw differs();
+  offsets[cells] = at;
+  return { hash, kind: 'json', columns, nRows: rows, keyColumn: keyed ? 0 : null, wide, heapUnits: units, sab };
 }
 
 /** A shared buffer, or 413 when the process cannot have one that large (never a crash or a 500). */

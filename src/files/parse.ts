@@ -1,5 +1,5 @@
 /**
- * Turning an uploaded file's bytes into rows (csv-parse's one home). CSV as the product reads it: the
+ * Turning an uploaded file's bytes into rows (csv-parse's and @streamparser/json's one home). CSV as the product reads it: the
  * first row names the columns, values are comma separated, whitespace is kept in names and values,
  * a value holding a comma is quoted with double quotes. JSON in the two shapes the product takes: an
  * object keyed by the lookup value whose values are flat objects (the key column has no name), or an
@@ -10,8 +10,8 @@ import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { parse as parseCsvStream, type Options as CsvOptions } from 'csv-parse';
 import { parse as parseCsv } from 'csv-parse/sync';
+import { Tokenizer, TokenParser, TokenType } from '@streamparser/json';
 import { LogsvcError } from '../lib/errors.js';
-import { jsonDepth } from '../lib/json.js';
 import type { FileKind } from './names.js';
 
 /** Columns one file may have. */
@@ -157,66 +157,143 @@ export function checkColumns(names: readonly string[]): void {
   }
 }
 
-const JSON_MAX_DEPTH = 3;
+/**
+ * Containers a JSON lookup file may nest: the document (1) and its rows (2). A row's value that is
+ * an object or an array (3) is refused as soon as it opens.
+ */
+const JSON_MAX_DEPTH = 2;
 
-function cellText(v: unknown, where: string): string | null {
+export function cellText(v: unknown, where: string): string | null {
   if (v === null || v === undefined) return null;
   if (typeof v === 'string') return v;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   throw new LogsvcError('E_VALIDATION', `${where}: nested objects and arrays are not supported in lookup files; values must be strings, numbers or booleans`);
 }
 
-function jsonTable(bytes: Uint8Array, limits: ParseLimits): ParsedTable {
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8').replace(/^\uFEFF/, '');
-  if (jsonDepth(text, JSON_MAX_DEPTH + 1) > JSON_MAX_DEPTH) {
-    throw new LogsvcError('E_VALIDATION', 'the JSON file nests too deeply: it must be an object of flat objects or an array of flat objects');
+/** One row of a JSON lookup file. */
+export interface JsonRow {
+  /** Its key, for an object keyed by lookup value; null in an array. */
+  key: string | null;
+  /** Where it is, for messages: `[3]` or `"key"`. */
+  where: string;
+  members: Record<string, unknown>;
+}
+
+const notTableShaped = (): LogsvcError => new LogsvcError('E_VALIDATION', 'the JSON file must be an object keyed by lookup value, or an array of objects');
+
+/**
+ * A JSON lookup file read as it arrives (@streamparser/json's tokenizer and token parser, pushed a
+ * chunk at a time): `onRow` gets each row of the document as soon as it closed, and the emitted rows
+ * are not kept, so memory follows one row, not the file. The nesting bound is checked on every
+ * token, so a too-deep file is refused where it passes it, before the value is built; errors are
+ * E_VALIDATION naming the problem (or what `onRow` threw). Synchronous per chunk.
+ */
+export class JsonRows {
+  /** True: an object keyed by lookup value; false: an array; null: nothing read yet. */
+  keyed: boolean | null = null;
+  private readonly tokenizer = new Tokenizer();
+  private readonly parser = new TokenParser({ paths: ['$.*'], keepStack: false });
+  private depth = 0;
+  private index = 0;
+
+  constructor(onRow: (row: JsonRow) => void) {
+    this.tokenizer.onToken = (t) => {
+      if (t.token === TokenType.LEFT_BRACE || t.token === TokenType.LEFT_BRACKET) {
+        if (this.depth === 0) this.keyed ??= t.token === TokenType.LEFT_BRACE;
+        if (++this.depth > JSON_MAX_DEPTH) {
+          throw new LogsvcError('E_VALIDATION', `the JSON file nests too deeply at byte ${t.offset}: nested objects and arrays are not supported in lookup files; it must be an object of flat objects or an array of flat objects (values are strings, numbers or booleans)`);
+        }
+      } else if (t.token === TokenType.RIGHT_BRACE || t.token === TokenType.RIGHT_BRACKET) {
+        this.depth--;
+      } else if (this.depth === 0) {
+        throw notTableShaped();
+      }
+      this.parser.write(t);
+    };
+    this.parser.onValue = ({ value, key }) => {
+      const where = typeof key === 'string' ? JSON.stringify(key.slice(0, 100)) : `[${this.index}]`;
+      this.index++;
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new LogsvcError('E_VALIDATION', `${where}: must be an object of fields`);
+      onRow({ key: typeof key === 'string' ? key : null, where, members: value as Record<string, unknown> });
+    };
   }
-  let doc: unknown;
+
+  write(chunk: Uint8Array): void {
+    this.guard(() => this.tokenizer.write(chunk));
+  }
+
+  /** The end of the file: refuses a document that is cut short or empty. */
+  end(): void {
+    this.guard(() => {
+      this.tokenizer.end();
+      if (!this.parser.isEnded) this.parser.end();
+    });
+    if (this.keyed === null) throw notTableShaped();
+  }
+
+  private guard(run: () => void): void {
+    try {
+      run();
+    } catch (err) {
+      if (err instanceof LogsvcError) throw err;
+      throw new LogsvcError('E_VALIDATION', `the JSON file is not valid JSON: ${(err as Error).message.slice(0, 200)}`);
+    }
+  }
+}
+
+/** The bytes of a file on disk or in memory, a megabyte at a time. */
+export async function* fileChunks(source: CsvSource): AsyncGenerator<Uint8Array> {
+  if (source instanceof Uint8Array) {
+    for (let at = 0; at < source.byteLength; at += READ_CHUNK_BYTES) yield source.subarray(at, Math.min(source.byteLength, at + READ_CHUNK_BYTES));
+    return;
+  }
   try {
-    doc = JSON.parse(text);
+    for await (const chunk of createReadStream(source.path, { highWaterMark: READ_CHUNK_BYTES })) yield chunk as Buffer;
   } catch (err) {
-    throw new LogsvcError('E_VALIDATION', `the JSON file is not valid JSON: ${(err as Error).message.slice(0, 200)}`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new LogsvcError('E_UNAVAILABLE', 'a lookup file was replaced or removed while it was being read; retry');
+    throw err;
   }
+}
+
+/** Reads a whole JSON lookup file held in memory (tests and small callers; uploads use packJson's streaming passes). */
+function jsonTable(bytes: Uint8Array, limits: ParseLimits): ParsedTable {
   const columns: string[] = [];
   const index = new Map<string, number>();
   // Rows are kept sparse (the members each object has) until the cell count has been checked:
   // the dense table of a sparse file is what could not fit in memory.
   const sparse: SparseRow[] = [];
-  const addRow = (obj: unknown, where: string, key: string | null): void => {
-    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw new LogsvcError('E_VALIDATION', `${where}: must be an object of fields`);
+  const reader = new JsonRows((r) => {
+    // The key column comes first and has no name.
+    if (r.key !== null && columns.length === 0) columns.push('');
     if (sparse.length >= limits.maxRows) throw tooMany(sparse.length + 1, limits);
     const row: SparseRow = { cols: [], values: [] };
-    if (key !== null) {
+    if (r.key !== null) {
       row.cols.push(0);
-      row.values.push(key);
+      row.values.push(r.key);
     }
-    for (const [name, v] of Object.entries(obj as Record<string, unknown>)) {
-      if (name === '') throw new LogsvcError('E_VALIDATION', `${where}: a member has an empty name`);
-      let col = index.get(name);
-      if (col === undefined) {
-        if (columns.length >= MAX_COLUMNS) throw new LogsvcError('E_VALIDATION', `the file has more than ${MAX_COLUMNS} distinct members`);
-        col = columns.length;
-        columns.push(name);
-        index.set(name, col);
-      }
-      row.cols.push(col);
-      row.values.push(cellText(v, `${where}.${name.slice(0, 100)}`));
+    for (const [name, v] of Object.entries(r.members)) {
+      row.cols.push(columnOf(name, r.where, columns, index));
+      row.values.push(cellText(v, `${r.where}.${name.slice(0, 100)}`));
     }
     sparse.push(row);
-  };
-  let keyColumn: number | null = null;
-  if (Array.isArray(doc)) {
-    doc.forEach((obj, i) => addRow(obj, `[${i}]`, null));
-  } else if (typeof doc === 'object' && doc !== null) {
-    // The key column comes first and has no name.
-    columns.push('');
-    keyColumn = 0;
-    for (const [key, obj] of Object.entries(doc as Record<string, unknown>)) addRow(obj, JSON.stringify(key.slice(0, 100)), key);
-  } else {
-    throw new LogsvcError('E_VALIDATION', 'the JSON file must be an object keyed by lookup value, or an array of objects');
-  }
+  });
+  reader.write(bytes);
+  reader.end();
+  if (reader.keyed === true && columns.length === 0) columns.push('');
   checkCells(sparse.length, columns.length, bytes.byteLength);
-  return { columns, rows: sparse.map(denseRow), keyColumn };
+  return { columns, rows: sparse.map(denseRow), keyColumn: reader.keyed === true ? 0 : null };
+}
+
+/** The column of member `name` (added when new), refusing an empty name and more than MAX_COLUMNS. */
+export function columnOf(name: string, where: string, columns: string[], index: Map<string, number>): number {
+  let col = index.get(name);
+  if (col !== undefined) return col;
+  if (name === '') throw new LogsvcError('E_VALIDATION', `${where}: a member has an empty name`);
+  if (columns.length >= MAX_COLUMNS) throw new LogsvcError('E_VALIDATION', `the file has more than ${MAX_COLUMNS} distinct members`);
+  col = columns.length;
+  columns.push(name);
+  index.set(name, col);
+  return col;
 }
 
 interface SparseRow {

@@ -69,6 +69,11 @@ export class HealthService {
     this.stopping = true;
   }
 
+  /** Whether the node's stop has begun (new queries and ingest are refused: src/http/stopping-gate.ts). */
+  isStopping(): boolean {
+    return this.stopping;
+  }
+
   stop(): void {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;

@@ -13,6 +13,7 @@ import { fileRoutes } from './routes/files.js';
 import { alertRoutes } from './routes/alerts.js';
 import { alertNotifierRoutes } from './routes/alert-notifiers.js';
 import { preBodyAuth } from './pre-auth.js';
+import { gateWhileStopping } from './stopping-gate.js';
 import { doorRoutes } from './routes/doors.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { uiApiRoutes, uiRoutes } from './routes/ui.js';
@@ -35,6 +36,7 @@ export function buildRouter(s: HttpServices): Router {
   routes.push(...metricsRoutes(s), ...uiApiRoutes(s), ...(s.ui ? uiRoutes() : []));
   for (const r of routes) router.add(r);
   // Every route with a body, whichever module adds it: credentials before the body (issue 24).
-  router.beforeBody = preBodyAuth(s);
+  // A stopping node refuses new queries and ingest first (src/http/stopping-gate.ts).
+  router.beforeBody = gateWhileStopping(() => s.health.isStopping(), preBodyAuth(s));
   return router;
 }

@@ -30,6 +30,7 @@ export type ErrorCode =
   | 'E_TOO_MANY_REQUESTS'
   | 'E_UNAVAILABLE'
   | 'E_DISK_FULL'
+  | 'E_NODE_STOPPING'
   | 'E_NOT_CONFIGURED'
   | 'E_TARGET_REFUSED'
   | 'E_ACTION_FAILED'
@@ -64,6 +65,7 @@ const STATUS: Record<ErrorCode, number> = {
   E_TOO_MANY_REQUESTS: 429,
   E_UNAVAILABLE: 503,
   E_DISK_FULL: 503,
+  E_NODE_STOPPING: 503,
   E_NOT_CONFIGURED: 400,
   E_TARGET_REFUSED: 400,
   E_ACTION_FAILED: 502,
@@ -73,7 +75,7 @@ const STATUS: Record<ErrorCode, number> = {
   E_INTERNAL: 500,
 };
 
-const RETRIABLE: ReadonlySet<ErrorCode> = new Set(['E_STATE_WRITE_FAILED', 'E_UNAVAILABLE', 'E_DISK_FULL', 'E_TOO_MANY_REQUESTS', 'E_TIMEOUT', 'E_QUERY_MEMORY_BUSY']);
+const RETRIABLE: ReadonlySet<ErrorCode> = new Set(['E_STATE_WRITE_FAILED', 'E_UNAVAILABLE', 'E_DISK_FULL', 'E_NODE_STOPPING', 'E_TOO_MANY_REQUESTS', 'E_TIMEOUT', 'E_QUERY_MEMORY_BUSY']);
 
 export class LogsvcError extends Error {
   readonly code: ErrorCode;

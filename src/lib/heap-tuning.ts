@@ -76,3 +76,34 @@ export function tuneHeap(): string[] {
   }
   return flags;
 }
+
+const GROWTH_FLAG = 'semi-space-growth-factor';
+/** V8's default growth of the young generation (new space) when a scavenge finds it too small. */
+export const DEFAULT_SEMI_SPACE_GROWTH = 2;
+
+/**
+ * Keeps the young generation at its initial size while the node starts; returns the function that
+ * lets it grow again (called once the node serves).
+ *
+ * Loading the node's modules and building its services is a burst of allocations that survive
+ * (module code, schemas, registries); with V8's default growth each scavenge doubles the new space,
+ * up to two 8 MiB semi-spaces, and an idle node keeps them resident: about 12 MB of an empty
+ * node's RSS (docs/benchmarks.md, "Idle RSS"). Held at growth 1 the start-up's survivors are
+ * promoted instead, where they belong; once released, the new space grows under load exactly as
+ * before (V8 reads the factor at each scavenge), so ingest and queries get the same young
+ * generation. An operator's own `--semi-space-growth-factor` or `--max-semi-space-size`/`--min-semi-space-size` wins.
+ */
+export function holdYoungGeneration(execArgv: readonly string[] = process.execArgv): () => void {
+  const own = execArgv.some((arg) => {
+    const f = flagName(arg);
+    return f === GROWTH_FLAG || f === 'max-semi-space-size' || f === 'min-semi-space-size';
+  });
+  if (own) return () => {};
+  setFlagsFromString(`--${GROWTH_FLAG}=1`);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    setFlagsFromString(`--${GROWTH_FLAG}=${DEFAULT_SEMI_SPACE_GROWTH}`);
+  };
+}

@@ -6,6 +6,7 @@
  * counter increments and nothing else.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { residentMemory } from '../lib/process-memory.js';
 
 /** What the node's components report as it happens (all cheap: an increment or a bucket). */
 export interface NodeMetrics {
@@ -109,6 +110,13 @@ export class PrometheusMetrics implements NodeMetrics {
     } });
     new Gauge({ name: 'logsvc_worker_pool_threads', help: 'worker threads alive', labelNames: ['pool'], registers, collect() {
       for (const p of src.pools()) this.set({ pool: p.pool }, p.threads);
+    } });
+    new Gauge({ name: 'logsvc_process_resident_bytes', help: 'resident memory by kind (Linux): anon (heaps, malloc, stacks), file (executable, libraries, native modules), shmem', labelNames: ['kind'], registers, collect() {
+      const m = residentMemory();
+      if (m === null) return;
+      this.set({ kind: 'anon' }, m.anon);
+      this.set({ kind: 'file' }, m.file);
+      this.set({ kind: 'shmem' }, m.shmem);
     } });
     new Gauge({ name: 'logsvc_queries_running', help: 'query runs in progress', registers, collect() { this.set(src.runningQueries()); } });
     new Gauge({ name: 'logsvc_query_jobs', help: 'query jobs held (running or waiting to be polled)', registers, collect() { this.set(src.queryJobs()); } });

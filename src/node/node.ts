@@ -17,25 +17,19 @@ import { VERSION } from '../lib/version.js';
 import { RuntimeMonitor } from '../lib/runtime-metrics.js';
 import { atomicWriteFile, DataDirLock, diskUsage, ensureDir, ensureReserve, isNoSpaceError, releaseReserve } from '../storage/index.js';
 import { EmbeddedGlobalLog, GlobalStore } from '../global/index.js';
-import { KafkaGlobalLog } from '../global/kafka-log.js';
 import { Authenticator, newApiToken, SecretBox, tokenDigest } from '../auth/index.js';
 import { UserService } from '../accounts/user-service.js';
 import { RepositoryService } from '../repositories/repository-service.js';
 import { ClusterService, SelfLiveness, type Liveness } from '../cluster/index.js';
-import { Membership, parseAddr } from '../cluster/protocol/membership.js';
-import { DigestOwnership } from '../cluster/digest-ownership.js';
-import { PeerQueries } from '../cluster/peer-queries.js';
-import { servePeerFiles } from '../cluster/peer-files.js';
-import { SegmentReplicator } from '../cluster/replication.js';
+import type { DigestOwnership } from '../cluster/digest-ownership.js';
+import type { SegmentReplicator } from '../cluster/replication.js';
 import { readsHere } from '../cluster/placement.js';
 import { holdersOf } from '../global/segment-holdings.js';
-import { replicationCheck } from '../cluster/replication-health.js';
 import { fileNamesIn } from '../query/file-refs.js';
 import { HealthService } from '../health/index.js';
-import { createGraphqlEndpoint } from '../graphql/index.js';
+import { lazyGraphqlEndpoint } from '../graphql/lazy.js';
 import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
 import { EmbeddedDigestQueue, ingestTopic, kafkaConnection, openDigestQueue } from '../queue/index.js';
-import { KafkaTail } from '../queue/kafka-tail.js';
 import { SegmentCatalog, type SegmentInfo } from '../segments/catalog.js';
 import { SegmentDeletions } from '../segments/deletions.js';
 import { raiseRetentionBounds, RetentionService } from '../retention/index.js';
@@ -124,7 +118,17 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
   /** The logger of one part of the node (its lines carry module=<name>). */
   const log = (module: string): Logger => withModule(logger, module);
   let fatal: Error | null = null;
+  // Once the stop has begun, a failure is what a step left behind by its bound meets (a digest task
+  // whose worker the pools' close ended): what was not written stays in the queue and is replayed at
+  // the next start, so the stop goes on and ends unclean (exit 1) instead of exiting 70.
+  let unwinding = false;
+  const failedDuringStop: string[] = [];
   const onFatal = (err: Error): void => {
+    if (unwinding) {
+      logger.error('failure during the stop; what was not written is replayed from the queue at the next start', { error: err.message });
+      failedDuringStop.push(err.message);
+      return;
+    }
     if (fatal !== null) return;
     fatal = err;
     logger.error('fatal: durability can no longer be guaranteed; stopping', { error: err.message });
@@ -147,15 +151,22 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
   });
   const cleanups: StopStep[] = [stopStep('data-dir lock', () => lock.release())];
   // Each step bounded, the whole stop within STOP_LIMIT_MS (src/node/stop.ts).
-  const unwind = (): Promise<StopReport> => runStopSteps(cleanups.reverse(), logger);
+  const unwind = async (): Promise<StopReport> => {
+    unwinding = true;
+    const report = await runStopSteps(cleanups.reverse(), logger);
+    if (failedDuringStop.length === 0) return report;
+    return { ...report, clean: false, problems: [...report.problems, ...failedDuringStop.map((m) => `failed during the stop: ${m}`)] };
+  };
   try {
     const box = await SecretBox.openOrCreate(dataDir);
     const uuid = await nodeUuid(dataDir);
     const clustered = config.queue.kind === 'kafka';
+    // Loaded only for a cluster (src/node/cluster-parts.ts).
+    const cl = clustered ? await import('./cluster-parts.js') : null;
     const kafka = kafkaConnection(config);
     const store = clustered
       ? await GlobalStore.openShared(
-          new KafkaGlobalLog({
+          new cl!.KafkaGlobalLog({
             connection: kafka,
             topicPrefix: config.kafka.topic_prefix,
             replicationFactor: config.kafka.topic_replication_factor,
@@ -344,7 +355,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     // Saved searches are looked up through the service built below (queries only call it at run time).
     let savedQueries: SavedQueryService | null = null;
     const liveTail = clustered
-      ? new KafkaTail({ connection: kafka, topic: ingestTopic(config.kafka.topic_prefix), partitions: () => store.state.partitions.length, timeoutMs: config.kafka.request_timeout_ms, logger })
+      ? new cl!.KafkaTail({ connection: kafka, topic: ingestTopic(config.kafka.topic_prefix), partitions: () => store.state.partitions.length, timeoutMs: config.kafka.request_timeout_ms, logger })
       : null;
     if (liveTail !== null) cleanups.push(stopStep('live tail', () => liveTail.close()));
     const queries = new QueryService({
@@ -482,7 +493,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       cluster,
       users,
       repositories,
-      graphql: createGraphqlEndpoint({ maxDepth: config.graphql.max_depth, maxFields: config.graphql.max_complexity, logger: log('graphql') }),
+      graphql: lazyGraphqlEndpoint({ maxDepth: config.graphql.max_depth, maxFields: config.graphql.max_complexity, logger: log('graphql') }),
       graphqlServices,
       version: VERSION,
       maxJsonDepth: config.http.max_json_depth,
@@ -520,9 +531,9 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     else await cluster.ensureLayout(config.digest.partitions, selfId);
     await queue.ensurePartitions(store.state.partitions.length);
     await digest.start(clustered ? [] : owned());
-    cleanups.push(stopStep('digest', () => digest.stop(), 8_000));
+    cleanups.push(stopStep('digest', () => digest.stop(), 12_000));
     if (clustered) {
-      ownership = new DigestOwnership({ selfId, store, digest, catalog, liveness, clock, logger, intervalMs: 500, graceMs: config.cluster.failure_timeout_ms });
+      ownership = new cl!.DigestOwnership({ selfId, store, digest, catalog, liveness, clock, logger, intervalMs: 500, graceMs: config.cluster.failure_timeout_ms });
       // Before this node answers any query: void what epochs it lost while away wrote past their end.
       await ownership.fenceAll();
     }
@@ -568,7 +579,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     );
     const url = effectiveExternalUrl(config, http.port);
     await cluster.registerSelf({ id: selfId, uuid, name: config.node.name === '' ? `node-${selfId}` : config.node.name, uri: url });
-    if (clustered && ownership !== null && clusterId !== null) {
+    if (clustered && cl !== null && ownership !== null && clusterId !== null) {
+      const { Membership, parseAddr, PeerQueries, servePeerFiles, SegmentReplicator, replicationCheck } = cl;
       const listen = parseAddr(config.cluster.listen);
       if (listen === null) throw new LogsvcError('E_CONFIG_INVALID', `cluster.listen: "${config.cluster.listen}" is not a host:port`);
       const membership = new Membership({
@@ -601,6 +613,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           },
           timeoutMs: config.query.max_query_seconds * 1000,
           logger: log('cluster'),
+          stopping: () => health.isStopping(),
         }),
       );
       files.setRemoteBlobs(servePeerFiles(membership, selfId, (h) => files.localBlob(h), config.files.max_file_bytes, config.query.max_query_seconds * 1000));
@@ -745,6 +758,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       dataDir,
       stop() {
         stopping ??= (async () => {
+          // From here new queries, query parts and ingest are refused (src/http/stopping-gate.ts).
           health.markStopping();
           return unwind();
         })();

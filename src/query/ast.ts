@@ -28,6 +28,8 @@ export type Stage =
   | { kind: 'case'; branches: Pipeline[]; span: Span }
   /** `field match { "v" => p ; /re/ => p ; * => p }`. */
   | { kind: 'match'; field: string; arms: MatchArm[]; span: Span }
+  /** `field <=> query.other`: inside a named subquery of correlate(), links its events to `query`'s by equal values. */
+  | { kind: 'link'; field: string; query: string; other: string; span: Span }
   /** `[f1(), f2()]`: shorthand for `stats([f1(), f2()])`. */
   | { kind: 'list'; calls: Call[]; span: Span };
 
@@ -114,4 +116,6 @@ export interface Arg {
   name: string | null;
   value: Expr;
   span: Span;
+  /** `name: { ... } include: [...]`: a named subquery (correlate()); `value` is the block. */
+  subquery?: { include: Expr | null };
 }

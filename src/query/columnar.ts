@@ -22,6 +22,8 @@ import type { Aggregator, ColumnAggregator, ColumnRows, MapStage } from './runti
 import { fold, isTokenUnit } from './casefold.js';
 import { hasWildcard } from './wildcard.js';
 import { decodeStrings, type StringColumn } from '../segments/columns.js';
+import { cutRows, Needle, templateRows, type TemplateRows } from './text-match.js';
+import { regexLiteral } from './regex-literal.js';
 import { LogsvcError } from '../lib/errors.js';
 
 /** One filter specialised to one block: row index -> kept. */
@@ -97,13 +99,12 @@ function columnTest(col: StringColumn, n: number, test: (s: string) => boolean):
  * string built and searched. Null when the block is not such a block or a placed field is one
  * free text does not search.
  */
-function templateWordTest(view: BlockView, test: (s: string) => boolean, digits: boolean): RowTest | null {
+function templateWordTest(view: BlockView, test: (s: string) => boolean, digits: boolean, nd: Needle | null): RowTest | null {
   const tpl = view.template();
   if (tpl === null) return null;
   for (const layout of tpl.layouts) for (const j of layout) if (!searchedField(tpl.names[j] ?? '')) return null;
   const n = view.n;
   const gapTests = tpl.gaps.map((g) => columnTest(g, n, test));
-  const gapValues = tpl.gaps.map((g) => decodeStrings(g, n));
   const fieldTests: RowTest[] = [];
   for (const name of view.fieldNames()) {
     if (!searchedField(name)) continue;
@@ -112,52 +113,15 @@ function templateWordTest(view: BlockView, test: (s: string) => boolean, digits:
     if ((e === 'i' || e === '4') && !digits) continue;
     fieldTests.push(fieldTest(view, name, (s) => s !== undefined && test(s)));
   }
-  // The first and last unit of a placed value (-1: empty), typed columns without building their text.
-  const DIGIT = 48;
-  const edges = tpl.names.map((name): ((i: number, last: boolean) => number) | null => {
-    const e = view.encoding(name);
-    if (e === '4') return () => DIGIT;
-    if (e === 'i') {
-      const ints = view.ints(name)!;
-      return (i, last) => (last || ints[i]! >= 0 ? DIGIT : 45);
-    }
-    return null;
-  });
-  const placed: (readonly (string | null | undefined)[] | null)[] = tpl.names.map(() => null);
-  const edgeOf = (j: number, i: number, last: boolean): number => {
-    const typed = edges[j];
-    if (typed !== null && typed !== undefined) return typed(i, last);
-    const v = (placed[j] ??= view.field(tpl.names[j]!) ?? [])[i];
-    if (v === null || v === undefined || v.length === 0) return -1;
-    return v.charCodeAt(last ? v.length - 1 : 0);
-  };
-  const { layouts, ids } = tpl;
-  /** True when a cut between two pieces of row i falls inside a token run. */
-  const cutsRun = (i: number): boolean => {
-    const layout = layouts[ids[i]!];
-    if (layout === undefined) return true;
-    let last = -1;
-    for (let k = 0; k <= layout.length; k++) {
-      const g = gapValues[k]?.[i];
-      if (g !== null && g !== undefined && g.length > 0) {
-        if (last >= 0 && isTokenUnit(last) && isTokenUnit(g.charCodeAt(0))) return true;
-        last = g.charCodeAt(g.length - 1);
-      }
-      if (k === layout.length) break;
-      const j = layout[k]!;
-      const first = edgeOf(j, i, false);
-      if (first >= 0) {
-        if (last >= 0 && isTokenUnit(last) && isTokenUnit(first)) return true;
-        last = edgeOf(j, i, true);
-      }
-    }
-    return false;
-  };
+  // A row whose token run is cut: its pieces searched in order (text-match.ts), not its raw string built.
+  let rows: TemplateRows | null = null;
   let raw: readonly string[] | null = null;
+  let cuts: ((i: number) => boolean) | null = null;
   return (i) => {
     for (let k = 0; k < gapTests.length; k++) if (gapTests[k]!(i)) return true;
     for (let k = 0; k < fieldTests.length; k++) if (fieldTests[k]!(i)) return true;
-    if (!cutsRun(i)) return false;
+    if (!(cuts ??= cutRows(view)!)(i)) return false;
+    if (nd !== null) return (rows ??= templateRows(view, nd)!).has(i);
     const r = (raw ??= view.raw())[i];
     return r !== undefined && test(r);
   };
@@ -171,12 +135,28 @@ function wordOnly(s: string): boolean {
   return true;
 }
 
+/** How free text or a regex searches @rawstring without building it (text-match.ts). */
+interface RawSearch {
+  /** The needle every match contains. */
+  nd: Needle;
+  /** Row i of a templated block matches, given its pieces (null: when it contains the needle). */
+  row: ((rows: TemplateRows, i: number) => boolean) | null;
+  /**
+   * Whether a value matching implies any text holding it matches (true for free text; false for a
+   * regex with an assertion that looks at the context: `^`, `$`, `\b`, `\B`). Then the fields placed
+   * in a row's raw string need no search of their own.
+   */
+  contained: boolean;
+}
+
 /** Free text or a bare regex: @rawstring, then every stored field the block has (filter.ts searchedValues). */
-function anyValueTest(view: BlockView, test: (s: string) => boolean, word = false, digits = false): RowTest {
+function anyValueTest(view: BlockView, test: (s: string) => boolean, word = false, digits = false, search: RawSearch | null = null): RowTest {
   if (word) {
-    const t = templateWordTest(view, test, digits);
+    const t = templateWordTest(view, test, digits, search?.nd ?? null);
     if (t !== null) return t;
   }
+  const rows = search === null ? null : templateRows(view, search.nd);
+  if (rows !== null) return templateAnyTest(view, rows, search!, test);
   const raw = view.raw();
   const parts: RowTest[] = [];
   for (const name of view.fieldNames()) {
@@ -186,6 +166,36 @@ function anyValueTest(view: BlockView, test: (s: string) => boolean, word = fals
   return (i) => {
     const r = raw[i];
     if (r !== undefined && test(r)) return true;
+    for (let k = 0; k < parts.length; k++) if (parts[k]!(i)) return true;
+    return false;
+  };
+}
+
+/**
+ * Free text or a regex over a templated block: the raw string searched piece by piece, then only
+ * the searched fields its layout did not place in it (a placed value is part of the raw string,
+ * so what it contains the raw string contains; for a regex, a match inside the value is a match
+ * inside the raw string too). The field lists are made once per layout.
+ */
+function templateAnyTest(view: BlockView, rows: TemplateRows, search: RawSearch, test: (s: string) => boolean): RowTest {
+  const { row, contained } = search;
+  const names = view.fieldNames().filter(searchedField);
+  const tests = new Map<string, RowTest>();
+  const testOf = (name: string): RowTest => {
+    let f = tests.get(name);
+    if (f === undefined) tests.set(name, (f = fieldTest(view, name, (s) => s !== undefined && test(s))));
+    return f;
+  };
+  const byLayout: (RowTest[] | undefined)[] = [];
+  const rawTest: RowTest = row === null ? (i) => rows.has(i) : (i) => row(rows, i);
+  return (i) => {
+    if (rawTest(i)) return true;
+    const id = rows.layoutId(i);
+    let parts = byLayout[id];
+    if (parts === undefined) {
+      const placed = new Set(contained ? rows.placed(i) : []);
+      byLayout[id] = parts = names.filter((n) => !placed.has(n)).map(testOf);
+    }
     for (let k = 0; k < parts.length; k++) if (parts[k]!(i)) return true;
     return false;
   };
@@ -254,14 +264,27 @@ export function blockFilter(f: Filter): BlockFilter | null {
     }
     case 'text': {
       const test = textTest(f.value);
-      const word = !hasWildcard(f.value) && wordOnly(f.value);
+      const wild = hasWildcard(f.value);
+      const word = !wild && wordOnly(f.value);
       const digits = /^[0-9]+$/.test(f.value);
-      return (v) => anyValueTest(v, test, word, digits);
+      const search = wild || f.value.length === 0 ? null : { nd: new Needle(f.value, true), row: null, contained: true };
+      return (v) => anyValueTest(v, test, word, digits, search);
     }
     case 'regex': {
       const re = regexFor(f.source, f.flags, f.span, hooks).re;
-      const test = (s: string): boolean => re.test(s);
-      return (v) => anyValueTest(v, test);
+      const lit = regexLiteral(f.source, f.flags);
+      if (lit === null) {
+        const test = (s: string): boolean => re.test(s);
+        return (v) => anyValueTest(v, test);
+      }
+      // The required literal first; the regex only where it is (and not at all for a plain literal).
+      const nd = new Needle(lit.text, lit.folded);
+      const inside = nd.inside;
+      const test = lit.exact ? inside : (s: string): boolean => inside(s) && re.test(s);
+      const row = lit.exact ? null : (rows: TemplateRows, i: number): boolean => rows.has(i) && re.test(rows.text(i));
+      // Assertions are read conservatively (anywhere in the source, a class or an escape included).
+      const contained = !/[$^]|\\[bB]/.test(f.source);
+      return (v) => anyValueTest(v, test, false, false, { nd, row, contained });
     }
     default:
       return null;

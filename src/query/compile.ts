@@ -33,6 +33,7 @@ export function compileQuery(text: string, opts: CompileOptions): CompiledQuery 
     throw queryError(source, span, message);
   };
   const parsed: Pipeline = substituteParams(parseQuery(source), opts.args ?? {}, fail);
+  refuseTableWithJoins(parsed, fail);
   const pc = new PipelineCompiler(source, opts.ctx, limits, opts.files ?? {});
   const infos = pc.pipeline(parsed, 'top');
   const isAggregate = infos.some((i) => i.stage.kind === 'agg');
@@ -53,6 +54,31 @@ export function compileQuery(text: string, opts: CompileOptions): CompiledQuery 
   if (streamed) compiled.streamed = true;
   if (pc.warnings.length > 0) compiled.warnings = pc.warnings;
   return compiled;
+}
+
+const JOINS = new Set(['join', 'selfjoin', 'selfjoinfilter']);
+
+/**
+ * query-functions.md §2.14: defineTable() cannot be combined with join(), selfJoin() or
+ * selfJoinFilter(). preambleOf (subqueries.ts) refuses it before a query's subqueries run; this
+ * covers every compile (alert and saved-search validation, tests), at the offending call.
+ */
+function refuseTableWithJoins(p: Pipeline, fail: (span: Span, message: string) => never): void {
+  if (!p.stages.some((s) => s.kind === 'expr' && s.expr.k === 'call' && s.expr.call.name.toLowerCase() === 'definetable')) return;
+  const todo: unknown[] = [p];
+  while (todo.length > 0) {
+    const v = todo.pop();
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) {
+      for (const x of v) todo.push(x);
+      continue;
+    }
+    const o = v as Record<string, unknown>;
+    if (typeof o.name === 'string' && Array.isArray(o.args) && JOINS.has(o.name.toLowerCase())) {
+      fail(o.span as Span, `defineTable() cannot be combined with join(), selfJoin() or selfJoinFilter() in one query; match against the defined table with match(table=...) instead of ${o.name}()`);
+    }
+    for (const k in o) if (k !== 'span') todo.push(o[k]);
+  }
 }
 
 /**

@@ -100,6 +100,8 @@ export class QueryRun {
   outcome: QueryOutcome | null = null;
   error: LogsvcError | null = null;
   cancelled = false;
+  /** The warnings known so far (a streamed answer sends those known when its headers go out). */
+  readonly warnings = new Set<string>();
   readonly done: Promise<void>;
 
   constructor(
@@ -316,7 +318,8 @@ export class QueryExecutor {
     const state = agg.init();
     // A streamed filter query: each partial goes to the sink as it arrives, nothing is merged.
     const sink = run.query.streamed === true ? run.sink : undefined;
-    const warnings = new Set<string>(run.query.warnings ?? []);
+    const warnings = run.warnings;
+    for (const w of run.query.warnings ?? []) warnings.add(w);
     if (peers.unreachable.length > 0) warnings.add(MISSING_SEGMENTS_WARNING);
     let matched = 0;
     // What block headers answered (charged as it is merged, as a task's partial is).

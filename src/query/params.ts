@@ -4,14 +4,39 @@
  * standing alone as a filter becomes free text; in a comparison it becomes the compared value; in
  * an expression or function argument it becomes a string.
  */
-import type { Call, Expr, Filter, MatchArm, Pipeline, Span, Stage, Value } from './ast.js';
+import type { Arg, Call, Expr, Filter, MatchArm, Pipeline, Span, Stage, Value } from './ast.js';
 
 export type ParamFail = (span: Span, message: string) => never;
 
+/**
+ * The defaults the query declares (`?{name=default}`, anywhere): a declaration such as a first step
+ * `?{signal="*"} | ...` gives every `?signal` of the query its default (query-functions.md §2.10).
+ * The first declaration of a name wins.
+ */
+function declaredDefaults(p: Pipeline): Map<string, string> {
+  const out = new Map<string, string>();
+  const todo: unknown[] = [p];
+  while (todo.length > 0) {
+    const v = todo.pop();
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) todo.push(v[i]);
+      continue;
+    }
+    const o = v as Record<string, unknown>;
+    if (o.k === 'param' && typeof o.name === 'string' && typeof o.default === 'string' && !out.has(o.name)) out.set(o.name, o.default);
+    for (const k in o) if (k !== 'span') todo.push(o[k]);
+  }
+  return out;
+}
+
 export function substituteParams(p: Pipeline, args: Readonly<Record<string, string>>, fail: ParamFail): Pipeline {
+  const declared = declaredDefaults(p);
   const lookup = (name: string, def: string | null, span: Span): string => {
     if (Object.hasOwn(args, name)) return args[name]!;
     if (def !== null) return def;
+    const d = declared.get(name);
+    if (d !== undefined) return d;
     return fail(span, `the query parameter ${name} has no value; pass it in arguments or give a default with ?{${name}=...}`);
   };
 
@@ -32,7 +57,15 @@ export function substituteParams(p: Pipeline, args: Readonly<Record<string, stri
         }),
       };
     }
-    return { name: c.name, span: c.span, args: c.args.map((a) => ({ name: a.name, span: a.span, value: expr(a.value) })) };
+    return {
+      name: c.name,
+      span: c.span,
+      args: c.args.map((a) => {
+        const out: Arg = { name: a.name, span: a.span, value: expr(a.value) };
+        if (a.subquery !== undefined) out.subquery = { include: a.subquery.include === null ? null : expr(a.subquery.include) };
+        return out;
+      }),
+    };
   };
 
   const arm = (a: MatchArm): MatchArm => {
@@ -57,6 +90,8 @@ export function substituteParams(p: Pipeline, args: Readonly<Record<string, stri
         return { kind: 'match', field: s.field, arms: s.arms.map(arm), span: s.span };
       case 'list':
         return { kind: 'list', calls: s.calls.map(call), span: s.span };
+      case 'link':
+        return s;
     }
   };
 

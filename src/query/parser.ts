@@ -114,6 +114,7 @@ class Parser {
       if (name.bare && name.text.toLowerCase() === 'case' && s.peek() === '{') return this.caseStage(start);
       if (s.startsWith(':=')) return this.assignStage(name);
       if (s.startsWith('=~')) return this.fieldOpStage(name);
+      if (s.startsWith('<=>')) return this.linkStage(name);
       if (s.peekWord().toLowerCase() === 'match') {
         const before = s.pos;
         s.scanWord();
@@ -154,6 +155,33 @@ class Parser {
     const stage: Stage = { kind: 'fieldOp', field: field.text, call, span: { start: field.span.start, end: call.span.end } };
     if (negate) stage.negate = true;
     return stage;
+  }
+
+  /** `field <=> query.field` (a link of correlate()'s named subqueries), at the `<=>`. */
+  private linkStage(field: Name): Stage {
+    const s = this.s;
+    s.pos += 3;
+    s.skipTrivia();
+    const start = s.pos;
+    let query: string | null = null;
+    let other: Name | null = null;
+    if (s.atWordStart()) {
+      const w = s.scanWord();
+      const dot = w.text.indexOf('.');
+      if (dot > 0 && dot < w.text.length - 1) {
+        query = w.text.slice(0, dot);
+        other = { text: w.text.slice(dot + 1), span: { start: w.span.start + dot + 1, end: w.span.end }, bare: true };
+      } else if (dot === w.text.length - 1 && s.peek() === '`') {
+        query = w.text.slice(0, dot);
+        const q = s.scanBackquoted();
+        other = { text: q.value, span: q.span, bare: false };
+      }
+    }
+    if (query === null || other === null || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(query)) {
+      s.pos = start;
+      return this.expected('a field of another subquery, written query.field, after "<=>"');
+    }
+    return { kind: 'link', field: field.text, query, other: other.text, span: { start: field.span.start, end: other.span.end } };
   }
 
   /** `case { p1 ; p2 ; * | p3 }`, at the `{`. */
@@ -413,6 +441,9 @@ class Parser {
     const c = s.peek();
     const n = s.peek(1);
     if (c === '!' && n === '=') return { op: '!=', text: '!=' };
+    if (c === '<' && n === '=' && s.peek(2) === '>') {
+      s.fail({ start: s.pos, end: s.pos + 3 }, 'The link "<=>" is a step of its own: write "| field <=> query.field" inside a named subquery of correlate()');
+    }
     if (c === '<') return n === '=' ? { op: '<=', text: '<=' } : { op: '<', text: '<' };
     if (c === '>') return n === '=' ? { op: '>=', text: '>=' } : { op: '>', text: '>' };
     if (c === '=') {
@@ -508,6 +539,8 @@ class Parser {
 
   private arg(where: string, conditionOnly: boolean): Arg {
     const start = this.s.pos;
+    const sub = conditionOnly ? null : this.subqueryArg();
+    if (sub !== null) return sub;
     const name = conditionOnly ? null : this.argName();
     if (name !== null) {
       this.s.skipTrivia();
@@ -516,6 +549,43 @@ class Parser {
     }
     const value = this.expr(where);
     return { name: null, value, span: value.span };
+  }
+
+  /**
+   * `name: { pipeline } include: [fields]` (correlate()'s named subqueries, query-functions.md §2.12)
+   * at pos; else null with nothing consumed. `include:` is optional.
+   */
+  private subqueryArg(): Arg | null {
+    const s = this.s;
+    const start = s.pos;
+    const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(s.text.slice(start, start + 256));
+    if (m === null) return null;
+    s.pos = start + m[0].length;
+    s.skipTrivia();
+    if (s.peek() !== ':' || s.peek(1) === '=') {
+      s.pos = start;
+      return null;
+    }
+    s.pos++;
+    s.skipTrivia();
+    if (s.peek() !== '{') {
+      s.pos = start;
+      return null;
+    }
+    const value = this.blockExpr();
+    let end = value.span.end;
+    const arg: Arg = { name: m[0], value, span: { start, end }, subquery: { include: null } };
+    const after = s.pos;
+    s.skipTrivia();
+    if (/^include\s*:(?!=)/i.test(s.text.slice(s.pos, s.pos + 64))) {
+      s.pos = s.text.indexOf(':', s.pos) + 1;
+      s.skipTrivia();
+      const include = this.expr('after "include:"');
+      end = include.span.end;
+      arg.subquery = { include };
+      arg.span = { start, end };
+    } else s.pos = after;
+    return arg;
   }
 
   /** `name =` (not `==`, `=~`, `=>`) at pos: consumes through `=` and returns the name; else null, nothing consumed. */

@@ -142,7 +142,14 @@ export class PipelineCompiler implements CompileEnv {
   aggCall(call: Call): AggSpec {
     const a = this.bind(call);
     if (a.def.agg === undefined) return this.fail(call.span, `function ${a.def.name} is not an aggregate function and cannot be used here`);
-    return a.def.agg(a, this);
+    // An aggregate given as an argument (function=..., [a(), b()]) is inside another function.
+    const saved = this.where;
+    this.where = 'sub';
+    try {
+      return a.def.agg(a, this);
+    } finally {
+      this.where = saved;
+    }
   }
 
   aggPipeline(p: Pipeline, span: Span): AggSpec {
@@ -175,7 +182,17 @@ export class PipelineCompiler implements CompileEnv {
   }
 
   subFilter(p: Pipeline): (e: Ev) => boolean {
-    const run = this.subStages(p);
+    const infos = this.pipeline(p, 'branch');
+    // Only pure filters: their predicates, with no runner (no array or closure per event).
+    if (infos.every((i) => i.pred !== undefined)) {
+      const preds = infos.map((i) => i.pred!);
+      if (preds.length === 1) return preds[0]!;
+      return (e) => {
+        for (const f of preds) if (!f(e)) return false;
+        return true;
+      };
+    }
+    const run = this.branchRunner(infos).run;
     return (e) => {
       const out: Ev[] = [];
       run(e, out);
@@ -306,6 +323,9 @@ export class PipelineCompiler implements CompileEnv {
         const spec = statsOf(s.calls.map((c) => this.aggCall(c)), s.span, this);
         return [{ stage: { kind: 'agg', name: 'stats', agg: spec.agg }, pure: false, order: () => spec.outputs, aggSpec: spec }];
       }
+      case 'link':
+        // correlate() takes its subqueries' links out before compiling them; anywhere else a link has no meaning.
+        return this.fail(s.span, 'The link "<=>" can only be used inside a named subquery of correlate() (name: { ... | field <=> other.field })');
     }
   }
 

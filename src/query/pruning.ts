@@ -19,6 +19,7 @@ import { fold, isTokenUnit } from './casefold.js';
 import { comparePredicate, conjuncts, extractingRegex, type Pred } from './filter.js';
 import { MapEvent, type BlockNeeds, type Pruning } from './runtime.js';
 import { GRAM } from '../segments/grams.js';
+import { regexLiteral } from './regex-literal.js';
 import type { Span } from './ast.js';
 
 const MAX_TOKEN = 64;
@@ -116,6 +117,12 @@ export function bloomOf(f: Filter): Dnf {
       // so whole token runs of the search text are needed; a format 4 gram filter holds the grams
       // of both, so every gram of each word is needed too.
       return single(wildcardTokens(f.value, false), gramWords(f.value.split('*')));
+    case 'regex': {
+      // A bare regex searches @rawstring and the stored fields like free text: its required
+      // literal (regex-literal.ts; ASCII only under `i`, so folding finds it) is in every match.
+      const lit = regexLiteral(f.source, f.flags);
+      return lit === null ? null : single(boundedTokens(lit.text, false, false), gramWords([lit.text]));
+    }
     case 'compare': {
       if (f.field.startsWith('@') || f.field.startsWith('#') || f.value.k !== 'str') return null;
       const v = f.value;

@@ -26,7 +26,7 @@ import { LogsvcError } from '../lib/errors.js';
 import { SHORT_SCAN, ShortFirstQueue } from './query-queue.js';
 import { ownsBuffer } from '../lib/bytes.js';
 import { isShared, SlabPool } from '../lib/slab-pool.js';
-import type { BlockPart } from '../digest/block-parts.js';
+import { buildBlock, type BlockPart } from '../digest/block-parts.js';
 import { toEncoded, type BlockEncoder, type EncodedBlock } from '../digest/block-encoder.js';
 import type { IngestTask, IngestTaskResult } from '../ingest/pipeline.js';
 import type { ScanResult, ScanTask } from '../query/scan.js';
@@ -44,7 +44,21 @@ export interface WorkerPoolOptions {
    * ends that thread alone, and the query with E_QUERY_MEMORY. None: no limit (tests).
    */
   queryMemory?: { perQueryBytes: number; totalBytes: number };
+  /**
+   * A block of at most this many record bytes is built on the calling thread while the background
+   * pool runs no thread (default INLINE_BLOCK_BYTES; 0: always on the pool).
+   */
+  inlineBlockBytes?: number;
 }
+
+/**
+ * A trickle of events (the node's own log lines, a quiet source) makes blocks of a few KB every
+ * digest.flush_block_seconds. Starting a background thread for one costs tens of ms of CPU and
+ * ~20 MB of memory for the thread's 30 s idle life, where building it here takes well under a
+ * millisecond; so a small block is built inline unless a background thread is already running
+ * (then it goes to the pool as before, and blocks of a loaded node always do).
+ */
+export const INLINE_BLOCK_BYTES = 32 * 1024;
 
 /** MiB of heap a query-scan thread may use beyond what one query may hold (code, caches, its inputs). */
 export const QUERY_HEAP_HEADROOM_MB = 64;
@@ -72,12 +86,14 @@ export class WorkerPool implements BlockEncoder, TablePacker {
   private readonly queries: Piscina;
   private readonly queryHeapMb: number | null;
   private readonly partSlabs = new SlabPool();
+  private readonly inlineBlockBytes: number;
 
   constructor(opts: WorkerPoolOptions = {}) {
     const threads = opts.threads ?? Math.max(1, availableParallelism());
     this.size = threads;
+    this.inlineBlockBytes = opts.inlineBlockBytes ?? INLINE_BLOCK_BYTES;
     const filename = new URL('./task-worker.js', import.meta.url).href;
-    this.foreground = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async' });
+    this.foreground = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', recordTiming: false });
     // Query scans on threads of their own, each with a heap limit: a scan that makes more than the
     // budgets' estimates caught ends its own thread (and its query), not the node; and ingest does
     // not wait in line behind query tasks (the kernel shares the cores between the two pools).
@@ -88,12 +104,13 @@ export class WorkerPool implements BlockEncoder, TablePacker {
       maxThreads: threads,
       idleTimeout: 30_000,
       atomics: 'async',
+      recordTiming: false,
       taskQueue: new ShortFirstQueue(),
       ...(this.queryHeapMb === null ? {} : { resourceLimits: { maxOldGenerationSizeMb: this.queryHeapMb } }),
     });
     // piscina applies niceIncrement per thread through its optional @napi-rs/nice (nice(2) is
     // per thread on Linux); where that module cannot load the threads run at normal priority.
-    this.background = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', niceIncrement: opts.backgroundNice ?? 0 });
+    this.background = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', recordTiming: false, niceIncrement: opts.backgroundNice ?? 0 });
   }
 
   async encode(parts: BlockPart[]): Promise<EncodedBlock> {
@@ -104,6 +121,7 @@ export class WorkerPool implements BlockEncoder, TablePacker {
     // else a new buffer that is transferred.
     let total = 0;
     for (const p of parts) total += p.events.byteLength;
+    if (total <= this.inlineBlockBytes && this.background.threads.length === 0) return toEncoded(buildBlock(parts));
     const slab = this.partSlabs.acquire(total);
     const joined = slab ?? new Uint8Array(total);
     let at = 0;

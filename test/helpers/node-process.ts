@@ -86,7 +86,7 @@ function exited(proc: ChildProcess): Promise<number | null> {
 }
 
 /** Runs the CLI to completion (bounded), for commands that exit by themselves. */
-export async function runCli(args: string[], timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCli(args: string[], timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const proc = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
   let stdout = '';
   let stderr = '';
@@ -124,8 +124,8 @@ export async function startNode(t: Teardown, opts: StartOptions = {}): Promise<T
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
-      reject(new Error(`node did not become ready within ${opts.readyTimeoutMs ?? 20_000} ms; stderr:\n${stderr}`));
-    }, opts.readyTimeoutMs ?? 20_000);
+      reject(new Error(`node did not become ready within ${opts.readyTimeoutMs ?? 60_000} ms; stderr:\n${stderr}`));
+    }, opts.readyTimeoutMs ?? 60_000);
     const onData = (): void => {
       const m = READY.exec(stdout);
       if (m !== null) {

@@ -118,12 +118,22 @@ export async function countOf(base: string, repo: string, token: string, filter 
   return Number(rows[0]!._count);
 }
 
-/** Polls `count()` until it equals `expected` or `timeoutMs` passes; returns the last count seen. */
+/**
+ * Polls `count()` until it equals `expected` or `timeoutMs` passes; returns the last count seen. A
+ * refused poll (a node with a short query time limit still digesting on a busy machine, a 429) is
+ * asked again until the deadline, then its error is thrown.
+ */
 export async function waitForCount(base: string, repo: string, token: string, expected: number, timeoutMs = 10_000, filter = ''): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   let last = -1;
   for (;;) {
-    last = await countOf(base, repo, token, filter);
+    try {
+      last = await countOf(base, repo, token, filter);
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(250);
+      continue;
+    }
     if (last === expected || Date.now() > deadline) return last;
     await sleep(100);
   }

@@ -50,7 +50,7 @@ export async function segmentFiles(dataDir: string): Promise<string[]> {
 const BLOCK_LINE = /^ {2}block \d+ @(\d+): (\d+) events, .* (\d+) -> (\d+) bytes, bloom (\d+) bytes, grams (\d+) bytes(?:, header (\d+) bytes)?/;
 
 export async function inspectSegment(file: string): Promise<InspectedSegment> {
-  const r = await runCli(['segments', 'inspect', file], 30_000);
+  const r = await runCli(['segments', 'inspect', file], 60_000);
   const seg: InspectedSegment = { file, code: r.code, ds: '', partition: -1, damage: [], blocks: [], events: [], stdout: r.stdout, stderr: r.stderr };
   for (const line of r.stdout.split('\n')) {
     if (line.startsWith('{')) {
@@ -101,7 +101,7 @@ export interface VerifyResult {
 }
 
 export async function verifyDataDir(dataDir: string): Promise<VerifyResult> {
-  const r = await runCli(['segments', 'verify', dataDir], 30_000);
+  const r = await runCli(['segments', 'verify', dataDir], 60_000);
   const lines = r.stdout.split('\n').filter((l) => l !== '');
   return {
     code: r.code,

@@ -47,7 +47,11 @@ async function run(t: Test, env: NodeJS.ProcessEnv): Promise<{ first: TestNode; 
   const first = await startNode(t, { config: CONFIG, env });
   const repo = await createRepo(first.url, first.adminToken, 'builders');
   await ingestStructured(first.url, repo.ingestToken, events, 400);
-  t.equal(await first.stop(), 0, 'a clean stop writes every event to segments');
+  // A stop writes what the digest holds to segments within its bound; on a machine too busy for
+  // that the stop ends unclean (exit 1, naming the step left behind) and the restart replays the
+  // rest from the queue. Either way every event must come back once, below; never a fatal exit.
+  const code = await first.stop();
+  t.ok(code === 0 || (code === 1 && /not cleanly/.test(first.stderr())), `the stop is bounded and not fatal (exit ${code})`, code === 0 ? {} : { stderr: first.stderr().slice(-4000) });
   const again = await startNode(t, { dataDir: first.dataDir, config: CONFIG, env });
   const rows = (await queryJson(again.url, 'builders', { queryString: 'tail(5000)', start: T0 - 60_000, end: T0 + 60_000 }, { token: again.adminToken })) as Row[];
   await again.stop();

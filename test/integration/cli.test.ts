@@ -252,7 +252,7 @@ t.test('help, version, unknown commands and flags', async (t) => {
     runCli(['--version']),
     runCli(['frobnicate']),
     runCli([]),
-    runCli(['node', '--port', '0', '--data-dir', dataDir, '--frobnicate'], 15_000),
+    runCli(['node', '--port', '0', '--data-dir', dataDir, '--frobnicate'], 60_000),
   ]);
   t.equal(help.code, 0, '--help: exit 0');
   t.match(help.stdout, /logsvc node/);
@@ -285,8 +285,8 @@ t.test('help, version, unknown commands and flags', async (t) => {
 t.test('--port 99999 is rejected naming node.port', async (t) => {
   const dataDir = join(await tempDir(t), 'd');
   const [r, notNumber] = await Promise.all([
-    runCli(['node', '--port', '99999', '--data-dir', dataDir], 15_000),
-    runCli(['node', '--port', 'eighty', '--data-dir', dataDir], 15_000),
+    runCli(['node', '--port', '99999', '--data-dir', dataDir], 60_000),
+    runCli(['node', '--port', 'eighty', '--data-dir', dataDir], 60_000),
   ]);
   t.equal(r.code, 2, `exit 2 (${r.stderr.trim()})`);
   t.match(r.stderr, /node\.port: must be an integer from 0 to 65535 \(got 99999\)/);

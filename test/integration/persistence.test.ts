@@ -380,7 +380,7 @@ t.test('a second node on a data dir in use fails to start; the first keeps servi
   const dataDir = await tempDir(t);
   const node = await startNode(t, { dataDir });
   await mutate(node, ADD_USER, { u: 'first' });
-  const second = await runCli(['node', '--port', '0', '--data-dir', dataDir], 15_000);
+  const second = await runCli(['node', '--port', '0', '--data-dir', dataDir], 60_000);
   t.not(second.code, 0, `the second node exits non-zero (code ${second.code})`);
   t.not(second.code, null, 'it exits by itself (not killed by the timeout)');
   t.notMatch(second.stdout, /ready at/, 'it never reports ready');

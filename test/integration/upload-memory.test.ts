@@ -3,8 +3,9 @@
  * a CSV file packed in streaming passes), so a 60 MiB CSV raises the node's RSS by under 5x its
  * size, the packed table the node keeps for queries (~1.5x the file) included — it was ~13x —,
  * four different ones at once stay within 5x each (packs run one at a time and the bodies are
- * not held), and a file with too many columns is refused from its header. RSS is read from
- * /proc/<pid>/status as a bound, not a timing. The node answers /api/v1/status after.
+ * not held), and a file with too many columns is refused from its header. A JSON file is streamed
+ * the same way (it was parsed whole: ~14x), and one nested too deeply is refused where it nests.
+ * RSS is read from /proc/<pid>/status as a bound, not a timing. The node answers /api/v1/status after.
  */
 import t from 'tap';
 import { readdir, readFile } from 'node:fs/promises';
@@ -133,4 +134,37 @@ t.test('a streamed upload past files.max_rows or files.max_file_bytes is refused
   t.strictSame(left.filter((n) => n.startsWith('.upload-')), [], `blob directory: ${left.join(' ')}`);
   t.equal(left.length, 1);
   t.equal((await api(node.url, '/api/v1/status')).status, 200);
+});
+
+t.test('a 60 MiB JSON upload is streamed too: RSS grows by under 5x the file (it was ~14x); too deep is refused where it nests', async (t) => {
+  t.setTimeout(900_000);
+  const node = await startNode(t, { config: `[files]\nmax_file_bytes = ${256 * MiB}\nmax_rows = 10000000\ncache_bytes = ${1024 * MiB}\n` });
+  const pid = node.proc.pid!;
+  const rows: string[] = [];
+  let size = 2;
+  while (size < 60 * MiB) {
+    const i = rows.length;
+    const row = JSON.stringify({ c0: `key-${i}`, c1: `value-${(i * 7919 + 1) % 100000}`, c2: `value-${(i * 7919 + 2) % 100000}`, c3: `value-${(i * 7919 + 3) % 100000}` });
+    rows.push(row);
+    size += row.length + 2;
+  }
+  const text = `[\n${rows.join(',\n')}\n]\n`;
+  await new Promise((r) => setTimeout(r, 1000));
+  const idle = await vmRss(pid);
+  const rss = sampleRss(pid);
+  const r = await upload(node, 'one.json', text);
+  const peak = await rss.stop();
+  t.equal(r.status, 200, r.text.slice(0, 300));
+  t.equal(JSON.parse(r.text).rows, rows.length, 'every row was packed');
+  t.comment(`one ${(text.length / MiB).toFixed(0)} MiB JSON upload: idle RSS ${(idle / MiB).toFixed(0)} MiB, peak ${(peak / MiB).toFixed(0)} MiB (+${((peak - idle) / MiB).toFixed(0)} MiB)`);
+  t.ok(peak - idle < 5 * text.length, `RSS grew by ${((peak - idle) / MiB).toFixed(0)} MiB, under 5x the file's ${(text.length / MiB).toFixed(0)} MiB`);
+  const q = await api(node.url, '/api/v1/status');
+  t.equal(q.status, 200);
+
+  // Nested too deeply in its first row, then 20 MiB more: refused naming where.
+  const deep = `[{"a":{"b":1}},\n${rows.slice(0, 300_000).join(',\n')}\n]\n`;
+  const d = await upload(node, 'deep.json', deep);
+  t.equal(d.status, 400, d.text.slice(0, 300));
+  t.match(d.text, /nests too deeply at byte 6/);
+  t.equal((await api(node.url, '/api/v1/status')).status, 200, 'the node serves on');
 });

@@ -82,9 +82,11 @@ function renderer(format: Format): { render: (e: Ev) => string; line: (e: Ev) =>
  * in the Warning header and an error is still its status; past that the status and headers go out
  * and the events follow, the scan waiting while the client is slower (uWS backpressure). A bound
  * that stops a stream already under way (query.max_query_seconds, the memory budgets) closes the
- * connection, so the client sees a cut body rather than a complete one. (Warnings that arise after
- * the headers went out, such as a peer's data left out, cannot be told on this endpoint; query
- * jobs carry them.)
+ * connection, so the client sees a cut body rather than a complete one; before that, the body's
+ * last element names the error (see lastElement). The warnings known when the headers go out are in
+ * the Warning header; warnings that arise later (a damaged block or a peer's data left out, found
+ * after the stream started) are the body's last element, so every form tells a cut or partial
+ * answer (docs/query-streaming.md).
  */
 async function streamedQuery(s: HttpServices, spec: QuerySpec, repo: Repo, principal: Principal, format: Format, headers: Record<string, string>): Promise<Reply> {
   spec.stream = true;
@@ -108,6 +110,9 @@ async function streamedQuery(s: HttpServices, spec: QuerySpec, repo: Repo, princ
     answer.leave();
     run.cancel();
   });
+  const early = [...run.warnings];
+  const warning = warningHeader(early);
+  if (warning !== undefined) headers.warning = warning;
   return {
     status: 200,
     headers,
@@ -123,10 +128,11 @@ async function streamedQuery(s: HttpServices, spec: QuerySpec, repo: Repo, princ
         answerStreams.delete(o);
         if (o.closed) return;
         if (run.error !== null) {
+          o.write(answer.lastElement([], run.error));
           o.abort();
           return;
         }
-        o.write(close());
+        o.write(answer.lastElement(lateWarnings(run, early)) + close());
         o.end();
       });
     },
@@ -154,7 +160,7 @@ class HeldAnswer {
     this.fill = r;
   });
 
-  constructor(format: Format) {
+  constructor(private readonly format: Format) {
     this.r = renderer(format);
   }
 
@@ -212,6 +218,29 @@ class HeldAnswer {
   close(): string {
     return this.r.close();
   }
+
+  /**
+   * What a streamed answer says last when its headers could not: the warnings that arose after
+   * they went out, or the error that stops it (then the connection is cut). NDJSON and JSON: one
+   * element `{"@warnings": [...]}` or `{"@error": "...", "@errorCode": "E_..."}`, fields no stored
+   * event has; text: one line per warning `logsvc warning: ...`, or `logsvc error: ...`. '' when
+   * there is nothing to say.
+   */
+  lastElement(warnings: readonly string[], error?: LogsvcError): string {
+    if (warnings.length === 0 && error === undefined) return '';
+    if (this.format === 'text') {
+      if (error !== undefined) return `logsvc error: ${error.message.replace(/\r?\n/g, ' ')}\n`;
+      return warnings.map((w) => `logsvc warning: ${w.replace(/\r?\n/g, ' ')}\n`).join('');
+    }
+    const o = error !== undefined ? { '@error': error.message, '@errorCode': error.code } : { '@warnings': warnings };
+    return this.r.piece(this.format === 'ndjson' ? `${JSON.stringify(o)}\n` : JSON.stringify(o));
+  }
+}
+
+/** The warnings of a finished streamed run that were not in its headers (`early`). */
+function lateWarnings(run: Parameters<typeof runWarnings>[0], early: readonly string[]): string[] {
+  const sent = new Set(early);
+  return runWarnings(run).filter((w) => !sent.has(w));
 }
 
 /** Waits for a slow client to take what was buffered, at most until the query's deadline. */
@@ -295,14 +324,13 @@ export function queryRoutes(s: HttpServices): Route[] {
     // error is the answer and its warnings go into the headers.
     let started = false;
     await Promise.race([historical.done, answer.full]);
-    if (historical.finished) {
-      if (historical.error !== null) {
-        follow.stop();
-        throw historical.error;
-      }
-      const warning = warningHeader(runWarnings(historical));
-      if (warning !== undefined) headers.warning = warning;
+    if (historical.finished && historical.error !== null) {
+      follow.stop();
+      throw historical.error;
     }
+    const early = historical.finished ? runWarnings(historical) : [...historical.warnings];
+    const warning = warningHeader(early);
+    if (warning !== undefined) headers.warning = warning;
     // A client that left meanwhile never gets the stream: stop following once the reply was not taken.
     setImmediate(() => {
       if (started) return;
@@ -328,9 +356,13 @@ export function queryRoutes(s: HttpServices): Route[] {
           if (out.closed) return;
           if (historical.error !== null || overflow) {
             follow.stop();
+            const why = historical.error ?? new LogsvcError('E_QUERY_LIMIT', `more than ${LIVE_WAITING_MAX} new events arrived while the historical part was streamed; the live stream was cut`);
+            out.write(answer.lastElement([], why));
             out.abort();
             return;
           }
+          // Warnings of the historical part found after the headers went out, then the live events.
+          out.write(answer.lastElement(lateWarnings(historical, early)));
           out.write(waiting.map((e) => answer.render(e)).join(''));
           waiting.length = 0;
           stream = out;

@@ -86,9 +86,19 @@ function tryInput(body: Buffer, maxDepth: number): { script: string; cases: Pars
 
 /** What the UI asks beyond the public API: the query functions (completion) and parser trial runs. */
 export function uiApiRoutes(s: HttpServices): Route[] {
-  const functions = JSON.stringify(functionSignatures().sort((a, b) => a.name.localeCompare(b.name)));
+  // Built at the first request, not at start: the collation (ICU) and the JSON stay out of an
+  // idle node's memory (docs/benchmarks.md, "Idle RSS").
+  let functions: string | null = null;
   return [
-    { method: 'GET', pattern: '/api/v1/ui/query-functions', body: 'none', handle: () => ({ status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' }, body: functions }) },
+    {
+      method: 'GET',
+      pattern: '/api/v1/ui/query-functions',
+      body: 'none',
+      handle: () => {
+        functions ??= JSON.stringify(functionSignatures().sort((a, b) => a.name.localeCompare(b.name)));
+        return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' }, body: functions };
+      },
+    },
     {
       method: 'POST',
       pattern: '/api/v1/repositories/:repo/parsers/try',

@@ -5,7 +5,7 @@
  * the body of an OTLP/HTTP error. Nothing else imports either package.
  */
 import { createRequire } from 'node:module';
-import protobuf from 'protobufjs/minimal.js';
+import type protobufMinimal from 'protobufjs/minimal.js';
 
 const require = createRequire(import.meta.url);
 
@@ -18,6 +18,11 @@ interface MessageType {
 
 interface GeneratedRoot {
   opentelemetry: { proto: { collector: { logs: { v1: { ExportLogsServiceRequest: MessageType; ExportLogsServiceResponse: MessageType } } } } };
+}
+
+/** protobufjs's runtime, loaded with the first OTLP error answer (an idle node keeps none of it). */
+function protobufRuntime(): typeof protobufMinimal {
+  return require('protobufjs/minimal.js') as typeof protobufMinimal;
 }
 
 type LogsMessages = GeneratedRoot['opentelemetry']['proto']['collector']['logs']['v1'];
@@ -52,7 +57,7 @@ export function encodeLogsResponse(rejected: number, errorMessage: string): Buff
 
 /** A binary google.rpc.Status {code = 1, message = 2}: the body of an OTLP/HTTP error answer. */
 export function encodeRpcStatus(code: number, message: string): Buffer {
-  return Buffer.from(protobuf.Writer.create().uint32(8).int32(code).uint32(18).string(message).finish());
+  return Buffer.from(protobufRuntime().Writer.create().uint32(8).int32(code).uint32(18).string(message).finish());
 }
 
 /**
@@ -72,7 +77,7 @@ export function decodeLogsResponse(body: Uint8Array): Record<string, unknown> {
 
 /** Decodes a binary google.rpc.Status {code, message} (tests). */
 export function decodeRpcStatus(body: Uint8Array): { code: number; message: string } {
-  const r = protobuf.Reader.create(body);
+  const r = protobufRuntime().Reader.create(body);
   const out = { code: 0, message: '' };
   while (r.pos < r.len) {
     const tag = r.uint32();

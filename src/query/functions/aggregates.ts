@@ -12,6 +12,7 @@ import { formatNumber, parseNumber } from '../values.js';
 import { compareKeys, row } from './common.js';
 import { distinctAdd, distinctCount, distinctInit, distinctMerge, quantileAdd, quantileInit, quantileMerge, quantiles, type DistinctState, type QuantileState } from './sketches.js';
 import type { AggSpec, CompileEnv, FnDef } from './types.js';
+import { eachNumber, percentileColumns } from './percentile-columns.js';
 
 function one(agg: Aggregator<any>, output: string | null): AggSpec {
   return { agg, outputs: output === null ? null : [output], oneRow: true };
@@ -123,19 +124,8 @@ function numAdd(st: NumState, x: number): void {
 function numericColumns(field: string): ColumnAggregator<NumState> {
   return {
     addRows(st, rows) {
-      const { sel, count } = rows;
       // An integer column: numbers as stored (parseNumber of their canonical text gives them back).
-      const ints = rows.ints(field);
-      if (ints !== null) {
-        for (let j = 0; j < count; j++) numAdd(st, ints[sel[j]!]!);
-        return;
-      }
-      const col = rows.strings(field);
-      if (col === null) return;
-      for (let j = 0; j < count; j++) {
-        const x = parseNumber(col[sel[j]!] ?? undefined);
-        if (x !== undefined) numAdd(st, x);
-      }
+      eachNumber(rows, field, (x) => numAdd(st, x));
     },
   };
 }
@@ -204,6 +194,7 @@ const percentile: FnDef = {
     const names = ps.map((p) => `${prefix}_${formatNumber(p)}`);
     const agg: Aggregator<QuantileState> = {
       name: 'percentile',
+      ...(plainField(field) ? { columns: percentileColumns(field) } : {}),
       init: () => quantileInit(accuracy),
       add(st, e) {
         const x = parseNumber(e.get(field));

@@ -54,6 +54,10 @@ export class BoundArgs {
     const fn = def.name;
     if (def.freeArgs === true) return;
     for (const arg of call.args) {
+      if (arg.subquery !== undefined) {
+        if (def.namedSubqueries === true) continue;
+        env.fail(arg.span, `function ${fn} takes no named subqueries (name: { ... }); only correlate() does`);
+      }
       let spec: ParamSpec | undefined;
       if (arg.name === null) {
         spec = def.params.find((p) => p.unnamed === true);

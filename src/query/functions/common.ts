@@ -40,15 +40,16 @@ export function pairsKey(p: readonly (readonly [string, string])[]): string {
 }
 
 /**
- * The value a `field`-style argument denotes: a bare or quoted name reads that field (function
- * parameters named field take field names in the product); any other expression, such as a nested
- * call, is evaluated.
+ * The value a `field`-style argument denotes: a bare or quoted name, or a number, reads that field
+ * (function parameters named field take field names in the product); any other expression, such
+ * as a nested call, is evaluated.
  */
 export function fieldValue(a: BoundArgs, name: string): ValueFn | undefined {
   const raw: Expr | undefined = a.raw(name);
   if (raw === undefined) return undefined;
-  if (raw.k === 'ident' || raw.k === 'str') {
-    const f = raw.k === 'ident' ? raw.name : raw.v;
+  // A number names a field too: `math:cos(1)` reads the field `1` (query-functions.md §1 notation).
+  if (raw.k === 'ident' || raw.k === 'str' || raw.k === 'num') {
+    const f = raw.k === 'ident' ? raw.name : raw.k === 'num' ? raw.text : raw.v;
     return (e) => e.get(f);
   }
   return a.env.expr(raw);

@@ -137,14 +137,37 @@ const readFile: FnDef = {
 
 // --- selfJoin / selfJoinFilter --------------------------------------------------------------------
 
+/** An event kept in a state as one flat array `[name, value, name, value, ...]` (one allocation, clone-safe). */
+type Flat = string[];
+
+function flatOf(e: Ev): Flat {
+  const out: Flat = [];
+  for (const n of e.names()) {
+    const v = e.get(n);
+    if (v !== undefined) out.push(n, v);
+  }
+  return out;
+}
+
+function flatGet(f: Flat, name: string): string | undefined {
+  for (let i = 0; i < f.length; i += 2) if (f[i] === name) return f[i + 1];
+  return undefined;
+}
+
+function flatPairs(f: Flat): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i < f.length; i += 2) out.push([f[i]!, f[i + 1]!]);
+  return out;
+}
+
 interface KeyState {
   /** Key text -> [clause mask, events kept]. */
-  k: Map<string, [number, [string, string][][]]>;
+  k: Map<string, [number, Flat[]]>;
   events: number;
 }
 
 /** A filter that only reads the event (no regex with named groups, no function): run without a copy. */
-function readsOnly(f: Filter): boolean {
+export function readsOnly(f: Filter): boolean {
   switch (f.k) {
     case 'and':
     case 'or':
@@ -209,7 +232,7 @@ function keyAggregator(name: string, a: BoundArgs, env: CompileEnv, prefilter: b
       cur[0] |= mask;
       if (keepEvents(mask)) {
         if (++st.events > maxEvents) over(`more than ${maxEvents} events to keep (query.max_rows)`);
-        cur[1].push(pairsOf(e));
+        cur[1].push(flatOf(e));
       }
     },
     merge(into, o) {
@@ -231,12 +254,17 @@ function keyAggregator(name: string, a: BoundArgs, env: CompileEnv, prefilter: b
 }
 
 /** Events newest first, ties by content: the same order however the events were split. */
-function byTime(rows: [string, string][][]): Ev[] {
-  const ts = (p: [string, string][]): number => Number(p.find(([n]) => n === '@timestamp')?.[1] ?? NaN);
-  return rows
-    .map((p) => [ts(p), JSON.stringify(p), p] as const)
-    .sort((x, y) => (y[0] || 0) - (x[0] || 0) || (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0))
-    .map(([, , p]) => row(p));
+function byTime(rows: Flat[]): Ev[] {
+  const keyed = rows.map((f) => ({ t: Number(flatGet(f, '@timestamp') ?? NaN) || 0, f, j: '' }));
+  // The content text only for ties (rare): most comparisons are one subtraction.
+  const text = (x: { f: Flat; j: string }): string => (x.j === '' ? (x.j = JSON.stringify(x.f)) : x.j);
+  keyed.sort((x, y) => {
+    if (x.t !== y.t) return y.t - x.t;
+    const a = text(x);
+    const b = text(y);
+    return a < b ? -1 : a > b ? 1 : 0;
+  });
+  return keyed.map((x) => row(flatPairs(x.f)));
 }
 
 const WHERE_PARAMS = [
@@ -286,7 +314,7 @@ const selfJoin: FnDef = {
         const k: string[] = fields.length === 1 ? [key] : (JSON.parse(key) as string[]);
         const pairs: [string, string][] = fields.map((f, i) => [f, k[i]!]);
         for (const c of collect) {
-          const vals = [...new Set(evs.map((p) => p.find(([n]) => n === c)?.[1]).filter((v): v is string => v !== undefined))].sort();
+          const vals = [...new Set(evs.map((p) => flatGet(p, c)).filter((v): v is string => v !== undefined))].sort();
           if (vals.length > 0) pairs.push([c, vals.join('\n')]);
         }
         out.push(row(pairs));

@@ -58,6 +58,8 @@ export function fieldName(a: BoundArgs, name = 'field'): string | undefined {
   if (raw === undefined) return undefined;
   if (raw.k === 'ident') return raw.name;
   if (raw.k === 'str') return raw.v;
+  // A number names a field too (`math:cos(1)` reads the field `1`: query-functions.md §1).
+  if (raw.k === 'num') return raw.text;
   return undefined;
 }
 

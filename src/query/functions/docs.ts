@@ -50,7 +50,8 @@ export function renderFunctionReference(): string {
   ];
   for (const d of fns) {
     const doc = FUNCTION_DOCS[d.name];
-    const params = d.freeArgs === true ? 'name = expression, ...' : d.params.length === 0 ? '(none)' : d.params.map(param).join('; ');
+    let params = d.freeArgs === true ? 'name = expression, ...' : d.params.length === 0 ? '(none)' : d.params.map(param).join('; ');
+    if (d.namedSubqueries === true) params = `named subqueries \`name: { ... } include: [fields]\` linked by \`field <=> name.field\`, required; ${params}`;
     lines.push(`| \`${d.name}\` | ${kind(d)} | ${cell(params)} | ${cell(doc?.summary ?? '')} | \`${cell(doc?.example ?? '')}\` |`);
   }
   lines.push('', '## Not built', '', 'Functions of the product reference that logsvc does not implement, and why:', '');

@@ -154,6 +154,7 @@ const ifFn: FnDef = {
     { name: 'condition', type: 'expr', unnamed: true, required: true },
     { name: 'then', type: 'expr', required: true },
     { name: 'else', type: 'expr', required: true },
+    { name: 'as', type: 'string', default: '_if' },
   ],
   value(a, env) {
     const c = env.cond(a.raw('condition')!);

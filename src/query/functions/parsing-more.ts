@@ -5,7 +5,7 @@
  * product drops the event (parseXml strict=true on invalid XML). Inputs are capped at
  * MAX_PARSE_CHARS characters so a parse of one event is bounded.
  */
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { createRequire } from 'node:module';
 import type { Ev } from '../runtime.js';
 import { parseNumber } from '../values.js';
 import type { BoundArgs } from './args.js';
@@ -279,7 +279,24 @@ const parseUrl: FnDef = {
 
 // --- parseXml -------------------------------------------------------------------------------------
 
-const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', parseTagValue: false, parseAttributeValue: false, trimValues: true, textNodeName: '#text', processEntities: true, htmlEntities: false });
+type Fxp = typeof import('fast-xml-parser');
+const require = createRequire(import.meta.url);
+let fxp: { parser: InstanceType<Fxp['XMLParser']>; validator: Fxp['XMLValidator'] } | null = null;
+
+/**
+ * fast-xml-parser, loaded when a query first uses parseXml (its one-file CommonJS build, the same
+ * version): the parser and its entity tables stay out of an idle node's memory.
+ */
+function xmlLib(): { parser: InstanceType<Fxp['XMLParser']>; validator: Fxp['XMLValidator'] } {
+  if (fxp === null) {
+    const m = require('fast-xml-parser') as Fxp;
+    fxp = {
+      parser: new m.XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', parseTagValue: false, parseAttributeValue: false, trimValues: true, textNodeName: '#text', processEntities: true, htmlEntities: false }),
+      validator: m.XMLValidator,
+    };
+  }
+  return fxp;
+}
 
 function flattenInto(e: Ev, prefix: string, v: unknown, count: { n: number }): void {
   if (count.n >= MAX_OUTPUT_FIELDS) return;
@@ -311,6 +328,7 @@ const parseXml: FnDef = {
     const field = inputField(a);
     const prefix = a.string('prefix', '');
     const strict = a.bool('strict', false);
+    const { parser: xml, validator: XMLValidator } = xmlLib();
     return {
       run(e, emit) {
         const s = e.get(field);

@@ -20,6 +20,7 @@ import { networkFunctions } from './network.js';
 import { moreParsingFunctions } from './parsing-more.js';
 import { miscFunctions } from './misc.js';
 import { correlationFunctions } from './correlation.js';
+import { correlateFunctions } from './correlate.js';
 import { dnsFunctions } from './dns.js';
 import type { FnDef } from './types.js';
 
@@ -44,6 +45,7 @@ const registry: ReadonlyMap<string, FnDef> = (() => {
     moreParsingFunctions,
     miscFunctions,
     correlationFunctions,
+    correlateFunctions,
     dnsFunctions,
   ]) {
     for (const def of list) {

@@ -151,6 +151,19 @@ export function quantileAdd(s: QuantileState, x: number): void {
   sketchAdd(s, x, 1);
 }
 
+/** How many exact values a quantile state keeps before it becomes a sketch. */
+export const QUANTILE_EXACT_VALUES = EXACT_VALUES;
+
+/**
+ * Adds `x` `count` times to a state that would be a sketch after them (the column path): the same
+ * state as `count` quantileAdd calls, since a sketch's buckets do not depend on the order of adds
+ * (collapsing keeps the largest keys seen and folds the rest into the smallest kept).
+ */
+export function quantileAddMany(s: QuantileState, x: number, count: number): void {
+  toSketch(s);
+  sketchAdd(s, x, count);
+}
+
 export function quantileMerge(into: QuantileState, other: QuantileState): void {
   if (into.v !== null && other.v !== null && into.v.length + other.v.length <= EXACT_VALUES) {
     for (const x of other.v) into.v.push(x);

@@ -48,22 +48,25 @@ const format: FnDef = {
     { name: 'as', type: 'string', default: '_format' },
     { name: 'timezone', type: 'string' },
   ],
-  stage(a) {
-    const pieces = parsePrintf(a.string('format')!);
-    if (typeof pieces === 'string') return a.fail('format', pieces);
-    const fields = a.list('field')!;
-    const as = a.string('as', '_format');
-    return setter(as, (e) => {
-      const vals: string[] = [];
-      for (const f of fields) {
-        const v = e.get(f);
-        if (v === undefined) return undefined;
-        vals.push(v);
-      }
-      return printf(pieces, vals);
-    });
-  },
+  stage: (a) => setter(a.string('as', '_format'), formatter(a)),
+  // Also a value in expressions: `format("%s%s", field=[a, a]) + 1` (query-functions.md §2.4).
+  value: (a) => formatter(a),
 };
+
+function formatter(a: BoundArgs): ValueFn {
+  const pieces = parsePrintf(a.string('format')!);
+  if (typeof pieces === 'string') return a.fail('format', pieces);
+  const fields = a.list('field')!;
+  return (e) => {
+    const vals: string[] = [];
+    for (const f of fields) {
+      const v = e.get(f);
+      if (v === undefined) return undefined;
+      vals.push(v);
+    }
+    return printf(pieces, vals);
+  };
+}
 
 /** Epoch ms of a time value: `auto` reads values up to 100,000,000,000 as seconds. */
 export function epochMs(v: string | undefined, unit: string): number | undefined {

@@ -12,7 +12,8 @@ import type { BoundArgs } from './args.js';
 import { addField, argValue, fieldName, oneOf, setter, valueDef } from './define.js';
 import type { CompileEnv, FnDef, ValueFn } from './types.js';
 
-const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
+/** Made when a query first uses text:length: its ICU break data stays out of an idle node's memory. */
+let segmenter: Intl.Segmenter | null = null;
 
 function exprArg(a: BoundArgs, env: CompileEnv, name: string): ValueFn {
   const raw = a.raw(name);
@@ -58,11 +59,12 @@ function textTest(name: string, test: (s: string, sub: string) => boolean): FnDe
 
 const textLength = valueDef('text:length', [{ name: 'string', type: 'expr', unnamed: true, required: true }], '_length', (a, env) => {
   const s = exprArg(a, env, 'string');
+  const graphemes = (segmenter ??= new Intl.Segmenter('en', { granularity: 'grapheme' }));
   return (e) => {
     const v = s(e);
     if (v === undefined) return undefined;
     let n = 0;
-    for (const _ of segmenter.segment(v)) n++;
+    for (const _ of graphemes.segment(v)) n++;
     return String(n);
   };
 });

@@ -115,6 +115,8 @@ export interface FnDef {
   valueAs?: string;
   /** Must follow an aggregate that orders its rows (sequence functions: accumulate, neighbor, ...). */
   afterOrdering?: boolean;
+  /** Takes named subqueries `name: { ... } include: [...]` besides its parameters (correlate). */
+  namedSubqueries?: boolean;
   /** Only in parsers (copyEvent). */
   parserOnly?: boolean;
   /** Calls compiled before this one in stage position (rdns() before any aggregate: a tail()). */

@@ -417,7 +417,7 @@ t.test('a multi-datasource record: copies unless one group is at least 90 % of t
  * inline encoder and through the worker pool (which copies every part into one transferred buffer).
  */
 t.test('blocks built from view parts hold exactly the right events (inline and worker pool)', async (t) => {
-  const pool = new WorkerPool({ threads: 1 });
+  const pool = new WorkerPool({ threads: 1, inlineBlockBytes: 0 });
   t.teardown(() => pool.close());
   for (const [name, encoder] of [['inline', undefined], ['worker pool', pool]] as const) {
     const dir = await tempDir(t);

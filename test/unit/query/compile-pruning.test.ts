@@ -55,6 +55,9 @@ t.test('block needs: whole field values and bounded free-text tokens for the blo
   t.strictSame(prune('"x ÄBC-Ünï x"').bloom, [n(['äbc', 'ünï'])], 'non-ASCII letters are token characters, folded');
   t.strictSame(prune('"x ÄBCD-Ünï x"').bloom, [n(['äbcd', 'ünï'], ['äbcd'])]);
   t.strictSame(boundedTokens('a-b-c', true, false), ['a', 'b']);
+  t.strictSame(prune('/POST \\/api\\/v2\\/orders\\/[0-9]+/').bloom, [n(['api', 'v2', 'orders'], ['post', 'orders'])], 'a regex: its required literal');
+  t.strictSame(prune('/request failed: (Timeout|Deadlock)/i').bloom, [n(['failed'], ['request', 'failed'])]);
+  t.strictSame(prune('/x|timeout/').bloom, null, 'no literal every match needs');
 });
 
 t.test('tag predicate: false only when no event of the datasource can match', async (t) => {
@@ -88,6 +91,11 @@ t.test('tag predicate: false only when no event of the datasource can match', as
 const WORDS = ['alpha', 'alphabet', 'Beta', 'GET', 'GETs', 'post', 'ppost', 'x7', 'x7y', 'err', 'errx', 'timeout', 'timeouts', 'a-b', 'ÄÖ', 'ÄÖx', 'login', 'xlogin', 'Login', 'api/v1', '404', '200'];
 const QUERIES = [
   'alpha',
+  '/GET .*login/',
+  '/api\\/v1\\/x7/',
+  '/LOGIN/i',
+  '/(?:err|x7)timeout/',
+  '/alpha[bB]et/',
   '"GET /login "',
   '"post api/v1 "',
   'err*timeout',

@@ -424,7 +424,7 @@ t.test('size bound and a big query', async (t) => {
   const p = parseQuery(q);
   const ms = performance.now() - started;
   t.equal(p.stages.length, 701);
-  t.ok(ms < 2000, `parsed in ${ms.toFixed(0)} ms`);
+  t.ok(ms < 15_000, `parsed in ${ms.toFixed(0)} ms (quadratic parsing would take minutes)`);
   let depth = 0;
   for (let f: Filter = (p.stages[0] as Extract<Stage, { kind: 'expr' }>).expr; f.k === 'or'; f = f.right) depth++;
   t.equal(depth, 2599, 'the or-chain groups to the right');

@@ -242,6 +242,10 @@ const SCAN_AGGS = [
   'min(ip)',
   'range(x)',
   'tail(5)',
+  'percentile(n, percentiles=[50, 99])',
+  'percentile(x)',
+  'percentile(k, as=p)',
+  'percentile(ip)',
 ];
 
 /** Rows as text, each row's fields by name (a block row and a MapEvent list their names in different orders). */

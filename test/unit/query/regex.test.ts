@@ -82,13 +82,15 @@ t.test('catastrophic backtracking patterns finish quickly on 50,000 characters',
   // (tap's coverage hooks install one) would run.
   const env = { ...process.env };
   delete env['NODE_OPTIONS'];
-  const r = spawnSync(process.execPath, [...loader, '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL', env });
+  const r = spawnSync(process.execPath, [...loader, '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 100_000, killSignal: 'SIGKILL', env });
   t.equal(r.signal, null, 'the child was not killed by the timeout');
   t.equal(r.status, 0, r.stderr);
   const results = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { p: string; f: string; m: boolean; ms: number }[];
   t.equal(results.length, 8);
   for (const x of results) {
     t.equal(x.m, false, `${x.p} /${x.f} does not match`);
-    t.ok(x.ms < 2000, `${x.p} /${x.f} took ${x.ms} ms`);
+    // Backtracking on 50,000 characters would run for hours; linear matching takes milliseconds.
+    // The bound only tells the two apart, generously for a busy machine.
+    t.ok(x.ms < 15_000, `${x.p} /${x.f} took ${x.ms} ms`);
   }
 });

@@ -18,7 +18,7 @@ import type { BlockPart } from '../../../src/digest/block-parts.js';
 import { decodeBlockEvents } from '../../../src/segments/block.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
 import { runIngestTask, type IngestTask } from '../../../src/ingest/pipeline.js';
-import { WorkerPool } from '../../../src/workers/pool.js';
+import { INLINE_BLOCK_BYTES, WorkerPool } from '../../../src/workers/pool.js';
 import { SlabPool } from '../../../src/lib/slab-pool.js';
 import { threadNices } from '../../helpers/threads.js';
 
@@ -60,7 +60,7 @@ function structuredBody(count: number, rawBytes: number): string {
 t.test('block builds run at backgroundNice; ingest parsing and the rest of the process do not', { skip: niceUnavailable() ?? false }, async (t) => {
   const base = threadNices().get(process.pid)!;
   const before = new Set(threadNices().keys());
-  const pool = new WorkerPool({ threads: 1, backgroundNice: 7 });
+  const pool = new WorkerPool({ threads: 1, backgroundNice: 7, inlineBlockBytes: 0 });
   t.teardown(() => pool.close());
 
   const { payload, summary } = encodeRecord({ repo: 'r', at: T0, groups: [{ ds: 'ds', tags: {}, events: events('n', 50) }] });
@@ -85,7 +85,7 @@ t.test('block builds run at backgroundNice; ingest parsing and the rest of the p
 });
 
 t.test('encode(): parts that are views into shared buffers give the inline encoder\'s block, and stay intact', async (t) => {
-  const pool = new WorkerPool({ threads: 1 });
+  const pool = new WorkerPool({ threads: 1, inlineBlockBytes: 0 });
   t.teardown(() => pool.close());
 
   // Records with one, two and three groups; their sections laid out in one large shared buffer
@@ -204,4 +204,28 @@ t.test('ingest(): the inline pipeline\'s record, in a buffer of its own', async 
   const badInline = runIngestTask(ingestTask('[{"events": 5}]'));
   t.equal(bad.ok, false);
   t.strictSame(bad, badInline, 'the same refusal as inline');
+});
+
+t.test('encode(): a small block is built on the calling thread while no background thread runs; larger ones go to the pool', async (t) => {
+  const pool = new WorkerPool({ threads: 1 });
+  t.teardown(() => pool.close());
+  const background = (): number => pool.stats().find((s) => s.pool === 'background')!.threads;
+  const partsOf = (count: number): BlockPart[] => {
+    const { payload, summary } = encodeRecord({ repo: 'r', at: T0, groups: [{ ds: 'ds', tags: {}, events: events('s', count) }] });
+    return [{ events: new Uint8Array(groupSection(payload, summary, 0)), offset: 0, base: 0, skip: 0, at: T0 }];
+  };
+  const small = partsOf(20);
+  t.ok(small[0]!.events.byteLength <= INLINE_BLOCK_BYTES, `the small block's records (${small[0]!.events.byteLength} bytes) are within INLINE_BLOCK_BYTES`);
+  const inline = await new InlineBlockEncoder().encode(small);
+  const built = await pool.encode(small);
+  t.ok(built.bytes.equals(inline.bytes), "the small block is the inline encoder's, byte for byte");
+  t.equal(background(), 0, 'no background thread was started for it');
+
+  const large = partsOf(600);
+  t.ok(large[0]!.events.byteLength > INLINE_BLOCK_BYTES, `the large block's records (${large[0]!.events.byteLength} bytes) are above INLINE_BLOCK_BYTES`);
+  const big = await pool.encode(large);
+  t.ok(big.bytes.equals((await new InlineBlockEncoder().encode(large)).bytes), 'the large block is the same from the pool');
+  t.equal(background(), 1, 'the large block ran on a background thread');
+  // With a background thread running, even a small block goes to it (it is already paid for).
+  t.ok((await pool.encode(small)).bytes.equals(inline.bytes), 'a small block while a thread runs: the same bytes');
 });

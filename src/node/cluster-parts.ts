@@ -1,0 +1,14 @@
+/**
+ * What only a cluster node runs (queue.kind = "kafka"): the cluster protocol, digest ownership,
+ * peer queries and files, segment replication and the Kafka-backed global state and live tail.
+ * node.ts imports this module only when the node is clustered, so a single node never loads their
+ * code (docs/benchmarks.md, "Idle RSS of an empty node").
+ */
+export { KafkaGlobalLog } from '../global/kafka-log.js';
+export { KafkaTail } from '../queue/kafka-tail.js';
+export { Membership, parseAddr } from '../cluster/protocol/membership.js';
+export { DigestOwnership } from '../cluster/digest-ownership.js';
+export { PeerQueries } from '../cluster/peer-queries.js';
+export { servePeerFiles } from '../cluster/peer-files.js';
+export { SegmentReplicator } from '../cluster/replication.js';
+export { replicationCheck } from '../cluster/replication-health.js';

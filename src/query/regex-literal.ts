@@ -1,0 +1,160 @@
+/**
+ * The required literal of a regular expression (issue 19): a run of characters every match must
+ * contain, read from the pattern as written (the product's syntax is JavaScript's, without the `u`
+ * flag: regex.ts). Text that lacks it cannot match, so a scan tests the literal first (allocation-
+ * free over templated raw strings, text-match.ts) and runs the regex only on the rows that have it;
+ * a pattern that is nothing but the literal (and is case-sensitive) needs no regex run at all.
+ *
+ * Conservative by construction: anything not plainly a literal character (classes, groups, `.`,
+ * anchors, escapes of letters or digits, `{` that is not a quantifier) ends the current run; a
+ * quantifier that allows zero repetitions (`?`, `*`, `{0,...}`) takes the character before it
+ * out of the run; a top-level `|` means no literal is required. With the `i` flag only ASCII
+ * characters are kept (each then matches exactly itself and its other ASCII case, which folding
+ * maps to the same unit), and the literal is searched folded.
+ */
+
+export interface RegexLiteral {
+  /** The literal as written (search it folded when `folded`). */
+  text: string;
+  /** The regex had the `i` flag: search the literal case-insensitively. */
+  folded: boolean;
+  /** The regex matches exactly the strings that contain `text` (case-sensitively): no regex run needed. */
+  exact: boolean;
+}
+
+const QUANT = /^\{(\d+)(,\d*)?\}/;
+
+function isAsciiAlnum(c: string): boolean {
+  return /^[A-Za-z0-9]$/.test(c);
+}
+
+/** Index just past the group opened at `src[at] === '('`, or -1 when unbalanced. */
+function skipGroup(src: string, at: number): number {
+  let depth = 0;
+  for (let i = at; i < src.length; i++) {
+    const c = src[i];
+    if (c === '\\') i++;
+    else if (c === '[') {
+      const end = skipClass(src, i);
+      if (end < 0) return -1;
+      i = end - 1;
+    } else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return i + 1;
+  }
+  return -1;
+}
+
+/** Index just past the class opened at `src[at] === '['`, or -1 when unclosed. */
+function skipClass(src: string, at: number): number {
+  for (let i = at + 1; i < src.length; i++) {
+    const c = src[i];
+    if (c === '\\') i++;
+    else if (c === ']') return i + 1;
+  }
+  return -1;
+}
+
+/** The longest required literal of `/source/flags`, or null when none can be read. */
+export function regexLiteral(source: string, flags: string): RegexLiteral | null {
+  const folded = flags.includes('i');
+  const runs: string[] = [];
+  let cur = '';
+  let plain = true;
+  const end = (): void => {
+    if (cur.length > 0) runs.push(cur);
+    cur = '';
+  };
+  const breaks = (): void => {
+    plain = false;
+    end();
+  };
+  const literal = (ch: string): void => {
+    if (folded && ch.charCodeAt(0) >= 0x80) breaks();
+    else cur += ch;
+  };
+  /** After a quantifier: a lazy `?` belongs to it. */
+  const lazy = (i: number): number => (source[i] === '?' ? i + 1 : i);
+  let i = 0;
+  while (i < source.length) {
+    const c = source[i]!;
+    switch (c) {
+      case '\\': {
+        const e = source[i + 1];
+        if (e === undefined) return null;
+        if (isAsciiAlnum(e)) {
+          // \d \w \b \x41 \u0041 \cA \1 ...: not taken as literals (their length skipped conservatively).
+          breaks();
+          i += e === 'x' ? 4 : e === 'u' ? 6 : e === 'c' ? 3 : 2;
+          if (e === 'u' && source[i - 4] === '{') {
+            const close = source.indexOf('}', i - 4);
+            if (close < 0) return null;
+            i = close + 1;
+          }
+          continue;
+        }
+        literal(e);
+        i += 2;
+        continue;
+      }
+      case '(': {
+        breaks();
+        const next = skipGroup(source, i);
+        if (next < 0) return null;
+        i = next;
+        continue;
+      }
+      case '[': {
+        breaks();
+        const next = skipClass(source, i);
+        if (next < 0) return null;
+        i = next;
+        continue;
+      }
+      case '|':
+        return null;
+      case '*':
+      case '?':
+        plain = false;
+        cur = cur.slice(0, -1);
+        end();
+        i = lazy(i + 1);
+        continue;
+      case '+':
+        breaks();
+        i = lazy(i + 1);
+        continue;
+      case '{': {
+        const q = QUANT.exec(source.slice(i, i + 32));
+        if (q === null) {
+          breaks();
+          i++;
+          continue;
+        }
+        plain = false;
+        if (Number(q[1]) === 0) cur = cur.slice(0, -1);
+        end();
+        i = lazy(i + q[0].length);
+        continue;
+      }
+      case '.':
+      case '^':
+      case '$':
+      case ')':
+      case ']':
+      case '}':
+        breaks();
+        i++;
+        continue;
+      default: {
+        // One UTF-16 unit at a time: without the `u` flag a quantifier applies to the last unit.
+        literal(c);
+        i++;
+      }
+    }
+  }
+  end();
+  if (runs.length === 0) return null;
+  let best = runs[0]!;
+  for (const r of runs) if (r.length > best.length) best = r;
+  return { text: best, folded, exact: plain && runs.length === 1 && !folded };
+}

@@ -1,0 +1,284 @@
+/**
+ * Property: free-text phrases, substrings and regexes searched over templated raw strings without
+ * building them (text-match.ts, regex-literal.ts, the text parts of columnar.ts) give the same
+ * answer as the per-event path and as MapEvents one by one, on random log-like blocks (values
+ * placed in the raw strings, some glued to words, unicode that folds oddly: Kelvin sign, final
+ * sigma, dotted capital I, sharp s, astral characters) and random queries cut from the events'
+ * own text (spanning gaps and values, case changed, regex metacharacters, quantifiers, classes,
+ * groups, the `i`, `m` and `d` flags). And: a regex's required literal is in every string it
+ * matches, and a pattern called exact matches exactly the strings that contain it.
+ */
+import t from 'tap';
+import { eventId } from '../../../src/events/event-id.js';
+import { BlockView } from '../../../src/query/block-view.js';
+import { compileQuery } from '../../../src/query/compile.js';
+import { Meter } from '../../../src/query/memory.js';
+import { compileRegex } from '../../../src/query/regex.js';
+import { regexLiteral } from '../../../src/query/regex-literal.js';
+import { blockScanner, splitAtAggregate } from '../../../src/query/scan.js';
+import { chainStages } from '../../../src/query/pipeline.js';
+import { fold } from '../../../src/query/casefold.js';
+import { Needle } from '../../../src/query/text-match.js';
+import { MapEvent, type Aggregator, type Ev, type MapStage } from '../../../src/query/runtime.js';
+import { appendEvent, assembleBlock, assembleBlockV4, emptyColumns, encodeBlockContent, encodedBlockAt, readBlockMeta } from '../../../src/segments/block.js';
+import { lz4Codec } from '../../../src/segments/codec.js';
+import { rnd } from '../../helpers/random.js';
+import { ctxOf } from './driver.js';
+
+interface Raw {
+  ts: number;
+  raw: string;
+  fields: Record<string, string>;
+  off: number;
+}
+
+const ORIGIN = { repoName: 'r', partition: 1, tags: { type: 'web' } };
+const USERS = ['alice', 'Bob', 'ΣΊΣΥΦΟΣ', 'straße', 'İstanbul', '\u212Aelvin', 'kelvin', 'x😀y', '-', 'OS X'];
+const AGENTS = ['Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15)', 'curl/8.1', 'Go-http-client/1.1', 'MOZILLA/4.0 (compatible; MSIE 6.0)', 'ΣΑΣ agent ς', 'bot\u212A/1'];
+const PATHS = ['/products', '/products/42', '/checkout', '/api/v1/items', '/ÄÖ/ü', '/search?q=Mac+OS', '/x7'];
+
+function events(r: () => number, n: number, t0: number): Raw[] {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  // One main line format per block (as a log source has), a few lines of the others.
+  const main = r() < 0.5 ? 0.3 : 0.7;
+  return Array.from({ length: n }, (_, i) => {
+    const fields: Record<string, string> = {};
+    fields['client'] = `10.${Math.floor(r() * 3)}.${Math.floor(r() * 4)}.${Math.floor(r() * 256)}`;
+    fields['method'] = pick(['GET', 'POST', 'get', 'DELETE']);
+    fields['url'] = `${pick(PATHS)}${r() < 0.5 ? `/${Math.floor(r() * 100000)}` : ''}`;
+    fields['status'] = pick(['200', '404', '500', '301']);
+    fields['size'] = String(Math.floor(r() * 20000) - (r() < 0.1 ? 30000 : 0));
+    if (r() < 0.8) fields['user'] = pick(USERS);
+    fields['agent'] = pick(AGENTS);
+    // A numeric dictionary column (a response time), sometimes absent or not a number.
+    if (r() < 0.95) fields['rt'] = r() < 0.02 ? 'n/a' : (Math.floor(r() * 300) / 1000).toFixed(3);
+    if (r() < 0.2) fields['extra'] = `${pick(USERS)} ${pick(PATHS)}`;
+    const form = r() < 0.9 ? main : r();
+    const raw =
+      form < 0.6
+        ? `${fields['client']} - ${fields['user'] ?? '-'} [06/May/2024] "${fields['method']} ${fields['url']} HTTP/1.1" ${fields['status']} ${fields['size']} "${fields['agent']}"`
+        : form < 0.85
+          ? // Values glued to words and to each other (template cuts inside token runs).
+            `x${fields['method']}${fields['status']}y ${fields['user'] ?? ''}${fields['size']}:${fields['url']}Z ${fields['agent']}`
+          : `${pick(USERS)} free text ${pick(AGENTS)}`;
+    return { ts: t0 + i * 1000, raw, fields, off: 10 + i };
+  });
+}
+
+let blocksMade = 0;
+
+/** A block as segments store it: segment format 5 (column frames), every third one format 4 (one LZ4 body). */
+function block(evs: readonly Raw[]): BlockView {
+  const c = emptyColumns();
+  for (const e of evs) appendEvent(c, e.ts, 'Z', e.raw, e.fields, 5, e.off, 0);
+  const content = encodeBlockContent(c);
+  const bytes = blocksMade++ % 3 === 2 ? assembleBlockV4(content, lz4Codec) : assembleBlock(content, lz4Codec);
+  return BlockView.fromEncoded(encodedBlockAt(bytes, 0, readBlockMeta(bytes, 0)!, lz4Codec), ORIGIN);
+}
+
+function mapEvent(e: Raw): Ev {
+  return new MapEvent([
+    ['@timestamp', String(e.ts)],
+    ['@rawstring', e.raw],
+    ['@id', eventId(ORIGIN.partition, e.off, 0, e.ts)],
+    ['@timezone', 'Z'],
+    ['@ingesttimestamp', '5'],
+    ['#repo', 'r'],
+    ['#type', 'web'],
+    ...Object.entries(e.fields),
+  ]);
+}
+
+/** Some units of `s` in the other case (or folded). */
+function recase(r: () => number, s: string): string {
+  let out = '';
+  for (const ch of s) out += r() < 0.3 ? (r() < 0.5 ? ch.toUpperCase() : ch.toLowerCase()) : ch;
+  return out;
+}
+
+/** A piece of an event's text, 1 to 14 units long, cut anywhere (across gaps and values). */
+function cutOf(r: () => number, evs: readonly Raw[]): string {
+  const e = evs[Math.floor(r() * evs.length)]!;
+  const src = r() < 0.85 ? e.raw : (Object.values(e.fields)[Math.floor(r() * Object.keys(e.fields).length)] ?? e.raw);
+  const len = 1 + Math.floor(r() * 14);
+  const at = Math.floor(r() * Math.max(1, src.length - len));
+  return src.slice(at, at + len);
+}
+
+/** A free-text phrase (quoted: spaces and punctuation kept), or null when it cannot be quoted as is. */
+function phraseOf(r: () => number, evs: readonly Raw[]): string | null {
+  let s = cutOf(r, evs);
+  if (r() < 0.5) s = recase(r, s);
+  if (r() < 0.05) s = 'no such phrase here';
+  if (/["\\*]/.test(s) || s.length === 0) return null;
+  return `"${s}"`;
+}
+
+const META = /[\\^$.*+?()[\]{}|/]/g;
+
+/** A regex made from an event's text: literal runs, with metacharacters, quantifiers, classes and groups mixed in. */
+function regexOf(r: () => number, evs: readonly Raw[]): string {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const s = cutOf(r, evs);
+  let src = '';
+  for (const ch of s) {
+    // An astral character stays whole (a quantifier after half of it would be a new pattern).
+    src += ch.replace(META, '\\$&');
+    const x = r();
+    if (x < 0.04) src += pick(['?', '*', '+', '{0,2}', '{1}', '+?', '*?']);
+    else if (x < 0.08) src += pick(['.', '\\d', '\\w+', '[a-z]', '[^ ]*', '(?:GET|post)', '\\s?', '\\/']);
+    else if (x < 0.09) src += '|';
+  }
+  if (r() < 0.1) src = `^${src}`;
+  if (r() < 0.1) src += '$';
+  if (src.endsWith('\\') && !src.endsWith('\\\\')) src = src.slice(0, -1);
+  const flags = pick(['', '', 'i', 'i', 'm', 'd', 'im']);
+  return `/${src}/${flags}`;
+}
+
+function count(q: ReturnType<typeof compileQuery>, blocks: readonly Raw[][], views: readonly BlockView[], columnPath: boolean): string {
+  const { maps, agg } = splitAtAggregate(q);
+  const merged = agg.init();
+  blocks.forEach((evs, b) => {
+    const result = { state: agg.init(), events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
+    const scanner = blockScanner(maps, agg, result, { start: 0, end: 1e15, columnPath, meter: new Meter(null), overTime: () => undefined });
+    scanner.view(views[b]!, true);
+    agg.merge(merged, structuredClone(result.state));
+    void evs;
+  });
+  return JSON.stringify(agg.finish(merged).map((x) => x.names().sort().map((n) => [n, x.get(n)])));
+}
+
+function oracle(q: ReturnType<typeof compileQuery>, blocks: readonly Raw[][]): string {
+  const at = q.stages.findIndex((s) => s.kind === 'agg');
+  const agg = (q.stages[at] as { agg: Aggregator<unknown> }).agg;
+  const merged = agg.init();
+  for (const evs of blocks) {
+    const st = agg.init();
+    const feed = chainStages(q.stages.slice(0, at) as MapStage[], (e) => agg.add(st, e));
+    for (const e of evs) feed(mapEvent(e));
+    agg.merge(merged, structuredClone(st));
+  }
+  return JSON.stringify(agg.finish(merged).map((x) => x.names().sort().map((n) => [n, x.get(n)])));
+}
+
+t.test('text search over templates = per-event path = MapEvents (phrases, substrings, regexes)', async (t) => {
+  const r = rnd(1919);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  let checked = 0;
+  let templated = 0;
+  let matchedSome = 0;
+  for (let round = 0; round < 25; round++) {
+    const blocks: Raw[][] = [];
+    for (let b = 0; b < 1 + Math.floor(r() * 3); b++) blocks.push(events(r, 40 + Math.floor(r() * 120), 1_000_000 + b * 1_000_000));
+    const views = blocks.map(block);
+    templated += views.filter((v) => v.template() !== null).length;
+    const all = blocks.flat();
+    for (let k = 0; k < 16; k++) {
+      const kind = r();
+      let filter: string | null;
+      if (kind < 0.45) filter = phraseOf(r, all);
+      else if (kind < 0.55) {
+        // A bare word or substring (the word path, and its cut rows searched piece by piece).
+        const w = cutOf(r, all).replace(/[^A-Za-z0-9\u0080-\uffff]/g, '');
+        filter = w.length === 0 ? null : recase(r, w);
+      } else filter = regexOf(r, all);
+      if (filter === null) continue;
+      const rest = pick(['count()', 'count()', 'groupBy(method)', 'count(user, distinct=true)']);
+      const second = r() < 0.15 ? ` | ${pick(['status=404', 'not "GET"', '/\\d{3}/', 'method=GET'])}` : '';
+      const text = `${filter}${second} | ${rest}`;
+      let q: ReturnType<typeof compileQuery>;
+      try {
+        q = compileQuery(text, { ctx: ctxOf({ start: 0, end: 1e15 }) });
+      } catch {
+        continue; // a generated regex the product refuses (not linear): nothing to compare
+      }
+      const want = oracle(q, blocks);
+      const perEvent = count(q, blocks, views, false);
+      const columns = count(q, blocks, views, true);
+      if (perEvent !== want) t.fail(`${text}: per-event path differs from MapEvents\nmap events: ${want}\nper event:  ${perEvent}`);
+      if (columns !== want) t.fail(`${text}: column path differs\nmap events: ${want}\ncolumns:    ${columns}`);
+      if (!want.includes('"_count","0"')) matchedSome++;
+      checked++;
+    }
+  }
+  t.ok(checked > 300, `${checked} random text searches compared`);
+  t.ok(templated > 20, `${templated} blocks with templated raw strings`);
+  t.ok(matchedSome > checked / 3, `${matchedSome} of them matched something`);
+});
+
+t.test('a required literal is in every match; an exact literal is the whole pattern', async (t) => {
+  const r = rnd(77);
+  const evs = events(r, 200, 0);
+  const texts = evs.flatMap((e) => [e.raw, ...Object.values(e.fields)]);
+  let withLiteral = 0;
+  let exact = 0;
+  for (let k = 0; k < 400; k++) {
+    const lit = regexOf(r, evs);
+    const close = lit.lastIndexOf('/');
+    const source = lit.slice(1, close);
+    const flags = lit.slice(close + 1);
+    let re: RegExp;
+    try {
+      re = compileRegex(source, flags, (m) => {
+        throw new Error(m);
+      }).re;
+    } catch {
+      continue;
+    }
+    const got = regexLiteral(source, flags);
+    if (got === null) continue;
+    withLiteral++;
+    if (got.exact) exact++;
+    const nd = new Needle(got.text, got.folded);
+    for (const s of texts) {
+      const m = re.test(s);
+      const has = got.folded ? fold(s).includes(fold(got.text)) : s.includes(got.text);
+      if (m && !has) t.fail(`/${source}/${flags} matches ${JSON.stringify(s)} without its literal ${JSON.stringify(got.text)}`);
+      if (got.exact && m !== has) t.fail(`/${source}/${flags} called exact: ${m} vs contains ${has} on ${JSON.stringify(s)}`);
+      if (nd.inside(s) !== has) t.fail(`needle ${JSON.stringify(got.text)} (folded ${got.folded}) inside ${JSON.stringify(s)}: ${!has}`);
+    }
+  }
+  t.ok(withLiteral > 200, `${withLiteral} patterns with a literal`);
+  t.ok(exact > 20, `${exact} exact`);
+});
+
+t.test('regexLiteral on hand-picked patterns', async (t) => {
+  const cases: [string, string, ReturnType<typeof regexLiteral>][] = [
+    ['GET \\/products', '', { text: 'GET /products', folded: false, exact: true }],
+    ['GET \\/products', 'i', { text: 'GET /products', folded: true, exact: false }],
+    ['ab?cdef', '', { text: 'cdef', folded: false, exact: false }],
+    ['abc+de', '', { text: 'abc', folded: false, exact: false }],
+    ['x{0,3}yz', '', { text: 'yz', folded: false, exact: false }],
+    ['ab{2}c', '', { text: 'ab', folded: false, exact: false }],
+    ['a|b', '', null],
+    ['(a|b)cd', '', { text: 'cd', folded: false, exact: false }],
+    ['\\d+ms', '', { text: 'ms', folded: false, exact: false }],
+    ['\\x41BC', '', { text: 'BC', folded: false, exact: false }],
+    ['[abc]', '', null],
+    ['straße', 'i', { text: 'stra', folded: true, exact: false }],
+    ['straße', '', { text: 'straße', folded: false, exact: true }],
+    ['^abc$', '', { text: 'abc', folded: false, exact: false }],
+  ];
+  for (const [src, flags, want] of cases) t.same(regexLiteral(src, flags), want, `/${src}/${flags}`);
+});
+
+t.test('percentile: column path = per-event path (exact values and sketches, dictionary, integer and text columns)', async (t) => {
+  const r = rnd(95);
+  let checked = 0;
+  // Blocks small and large: the state stays exact (up to 5000 values) or becomes a sketch in one block or on merging.
+  for (const sizes of [[50, 80], [3000, 2500], [6000], [200, 5200, 10]]) {
+    const blocks = sizes.map((n, b) => events(r, n, 1_000_000 + b * 10_000_000));
+    const views = blocks.map(block);
+    for (const text of ['percentile(rt, percentiles=[50, 95, 99])', 'percentile(size)', 'percentile(url)', 'status=404 | percentile(rt)', 'percentile(client, percentiles=[10])', '"Mac OS" | percentile(size, percentiles=[99.9])']) {
+      const q = compileQuery(text, { ctx: ctxOf({ start: 0, end: 1e15 }) });
+      const want = oracle(q, blocks);
+      const perEvent = count(q, blocks, views, false);
+      const columns = count(q, blocks, views, true);
+      t.equal(perEvent, want, `${text} over ${sizes.join('+')} rows: per event`);
+      t.equal(columns, want, `${text} over ${sizes.join('+')} rows: column path`);
+      checked++;
+    }
+  }
+  t.equal(checked, 24);
+});
