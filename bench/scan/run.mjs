@@ -53,6 +53,12 @@ const JSON_QUERIES = [
   ['level=ERROR | count()', 'field filter'],
   ['percentile(field=duration_ms, percentiles=[95])', 'percentile'],
   ['timechart(span=1m)', 'time histogram'],
+  ['groupBy(service)', 'count by a field'],
+  ['top(version, limit=10)', 'top 10'],
+  ['count(user.id, distinct=true)', 'count distinct'],
+  ['http.response.status >= 500 | count()', 'numeric range'],
+  ['user.plan=enterprise | groupBy(user.geo.country)', 'nested filter, count by a nested field'],
+  ['sum(http.response.bytes)', 'sum of a nested field'],
 ];
 
 const { values } = parseArgs({ options: { dist: { type: 'string' }, dataset: { type: 'string', default: 'accesslog' }, only: { type: 'string', default: '' }, mb: { type: 'string', default: '32' }, 'block-mb': { type: 'string', default: '0.8' }, repeat: { type: 'string', default: '5' }, help: { type: 'boolean' } } });

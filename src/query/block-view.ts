@@ -6,8 +6,9 @@
 import { eventId } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import { unpack } from '../lib/msgpack.js';
-import { fieldColumn, type BlockBody, type BlockColumns } from '../segments/block.js';
+import { type BlockBody, type BlockColumns } from '../segments/block.js';
 import { decodeNumbers, decodeRaw, decodeStrings, type StringColumn } from '../segments/columns.js';
+import { bodyColumns, type EncodedBlock } from '../segments/frames.js';
 import { chargeMade } from './memory.js';
 import type { Ev } from './runtime.js';
 
@@ -21,14 +22,18 @@ export interface BlockOrigin {
 
 export class BlockView {
   readonly n: number;
-  private readonly enc: BlockBody | null;
+  /** The block's encoded columns (format 5: each read from its frame on first use); null in memory. */
+  private readonly enc: EncodedBlock | null;
   private tsCol: number[] | null = null;
   private tzCol: (string | null)[] | null = null;
   private rawCol: string[] | null = null;
   private itCol: number[] | null = null;
   private offCol: number[] | null = null;
   private idxCol: number[] | null = null;
-  private readonly encFields: Map<string, StringColumn>;
+  /** Stored field names in body order (a name's column: its last occurrence, should one repeat). */
+  private readonly encNames: readonly string[];
+  /** Decoded field columns by column number (templates refer to them so). */
+  private readonly fieldAt: ((string | null)[] | undefined)[] = [];
   private readonly fieldCols = new Map<string, readonly (string | null | undefined)[]>();
   /** `#name` -> value. */
   readonly tagFields: Map<string, string>;
@@ -36,18 +41,21 @@ export class BlockView {
   private constructor(
     readonly origin: BlockOrigin,
     n: number,
-    enc: BlockBody | null,
+    enc: EncodedBlock | null,
   ) {
     this.n = n;
     this.enc = enc;
-    this.encFields = new Map(enc?.fields ?? []);
-    this.tagFields = new Map(Object.entries(origin.tags).map(([k, v]) => [`#${k}`, v] as const));
+    this.encNames = enc?.names ?? [];
+    this.tagFields = tagFieldsOf(origin);
   }
 
-  /** From a decompressed block body (segments). */
+  /** From a decompressed block body of formats 1 to 4 (a whole msgpack body map). */
   static fromBody(body: Buffer, origin: BlockOrigin): BlockView {
-    const enc = unpack(body) as BlockBody;
-    if (enc === null || typeof enc !== 'object' || typeof enc.n !== 'number') throw new LogsvcError('E_STATE_CORRUPT', 'block body is not a column map');
+    return BlockView.fromEncoded(bodyColumns(unpack(body) as BlockBody), origin);
+  }
+
+  /** From a block's encoded columns, any format (segments/block.ts encodedBlockAt; scan.ts for reads of single columns). */
+  static fromEncoded(enc: EncodedBlock, origin: BlockOrigin): BlockView {
     return new BlockView(origin, enc.n, enc);
   }
 
@@ -65,38 +73,58 @@ export class BlockView {
   }
 
   ts(): number[] {
-    return (this.tsCol ??= decodeNumbers(this.enc!.ts, this.n));
+    return (this.tsCol ??= decodeNumbers(this.enc!.builtin('ts'), this.n));
   }
   raw(): string[] {
     if (this.rawCol !== null) return this.rawCol;
     const enc = this.enc!;
     // Template-encoded raw strings are built from the field columns (decoded once, shared with field()).
-    this.rawCol = decodeRaw(enc.raw, this.n, (j) => this.field(fieldColumn(enc.fields, j)[0])!);
+    this.rawCol = decodeRaw(enc.builtin('raw'), this.n, (j) => this.columnAt(j));
     return this.rawCol;
   }
   private tz(): (string | null)[] {
-    return (this.tzCol ??= decodeStrings(this.enc!.tz, this.n));
+    return (this.tzCol ??= decodeStrings(this.enc!.builtin('tz'), this.n));
   }
   private it(): number[] {
-    return (this.itCol ??= decodeNumbers(this.enc!.it, this.n));
+    return (this.itCol ??= decodeNumbers(this.enc!.builtin('it'), this.n));
   }
   off(): number[] {
-    return (this.offCol ??= decodeNumbers(this.enc!.off, this.n));
+    return (this.offCol ??= decodeNumbers(this.enc!.builtin('off'), this.n));
   }
   idx(): number[] {
-    return (this.idxCol ??= decodeNumbers(this.enc!.idx, this.n));
+    return (this.idxCol ??= decodeNumbers(this.enc!.builtin('idx'), this.n));
+  }
+
+  /** Field column j of the body, decoded (once). */
+  private columnAt(j: number): (string | null)[] {
+    const got = this.fieldAt[j];
+    if (got !== undefined) return got;
+    const enc = this.enc!;
+    if (j < 0 || j >= enc.names.length) throw new LogsvcError('E_STATE_CORRUPT', `raw template refers to field column ${j}, the block has ${enc.names.length}`);
+    const col = enc.field(j);
+    if (col.e === 'x' && enc.encoding('raw') === 't') throw new LogsvcError('E_STATE_CORRUPT', `field column ${JSON.stringify(enc.names[j])} refers to raw strings that are built from the field columns`);
+    const out = decodeStrings(col, this.n, col.e === 'x' ? this.raw() : undefined);
+    this.fieldAt[j] = out;
+    return out;
   }
 
   /** A stored field's column, or null when no event of the block has it. */
   field(name: string): readonly (string | null | undefined)[] | null {
     const got = this.fieldCols.get(name);
     if (got !== undefined) return got;
-    const enc = this.encFields.get(name);
-    if (enc === undefined) return null;
-    if (enc.e === 'x' && this.enc!.raw.e === 't') throw new LogsvcError('E_STATE_CORRUPT', `field column ${JSON.stringify(name)} refers to raw strings that are built from the field columns`);
-    const col = decodeStrings(enc, this.n, enc.e === 'x' ? this.raw() : undefined);
+    const j = this.encNames.lastIndexOf(name);
+    if (j < 0) return null;
+    const col = this.columnAt(j);
     this.fieldCols.set(name, col);
     return col;
+  }
+
+  /** The encoded column of a stored field when its encoding is `e` (known without reading it in format 5). */
+  private encodedAs<E extends StringColumn['e']>(name: string, e: E): Extract<StringColumn, { e: E }> | null {
+    const j = this.encNames.lastIndexOf(name);
+    if (j < 0 || this.enc!.encoding(j) !== e) return null;
+    const col = this.enc!.field(j);
+    return col.e === e ? (col as Extract<StringColumn, { e: E }>) : null;
   }
 
   /**
@@ -104,8 +132,8 @@ export class BlockView {
    * it), so a filter or a tally can look at each distinct value once. Null for other encodings.
    */
   dict(name: string): { d: readonly string[]; codes: Uint8Array | Uint16Array; absent: number } | null {
-    const enc = this.encFields.get(name);
-    if (enc === undefined || enc.e !== 'k') return null;
+    const enc = this.encodedAs(name, 'k');
+    if (enc === null) return null;
     const i = enc.i;
     if (i.byteLength !== this.n * enc.w) throw new LogsvcError('E_STATE_CORRUPT', 'dictionary column has the wrong length');
     if (enc.w === 1) return { d: enc.d, codes: i, absent: 255 };
@@ -119,7 +147,8 @@ export class BlockView {
 
   /** How a stored field's column is encoded (columns.ts StringColumn `e`); null for blocks in memory. */
   encoding(name: string): StringColumn['e'] | null {
-    return this.encFields.get(name)?.e ?? null;
+    const j = this.encNames.lastIndexOf(name);
+    return j < 0 ? null : ((this.enc!.encoding(j) as StringColumn['e'] | '') || null);
   }
 
   /**
@@ -129,27 +158,29 @@ export class BlockView {
    */
   template(): { layouts: readonly (readonly number[])[]; ids: readonly number[]; gaps: readonly StringColumn[]; names: readonly string[] } | null {
     const enc = this.enc;
-    if (enc === null || enc.raw.e !== 't') return null;
-    return { layouts: enc.raw.t, ids: decodeNumbers(enc.raw.li, this.n), gaps: enc.raw.g, names: enc.fields.map(([name]) => name) };
+    if (enc === null || enc.encoding('raw') !== 't') return null;
+    const raw = enc.builtin('raw');
+    if (raw.e !== 't') return null;
+    return { layouts: raw.t, ids: decodeNumbers(raw.li, this.n), gaps: raw.g, names: enc.names };
   }
 
   /** An IPv4-typed stored field (every row holds one): four bytes per row; null for other encodings. */
   ipv4(name: string): Uint8Array | null {
-    const enc = this.enc === null ? undefined : this.encFields.get(name);
-    if (enc === undefined || enc.e !== '4') return null;
+    const enc = this.encodedAs(name, '4');
+    if (enc === null) return null;
     if (enc.b.length !== this.n * 4) throw new LogsvcError('E_STATE_CORRUPT', 'IPv4 column has the wrong length');
     return enc.b;
   }
 
   /** An integer-typed stored field (every row holds one) as numbers; null for other encodings. */
   ints(name: string): readonly number[] | null {
-    const enc = this.enc === null ? undefined : this.encFields.get(name);
-    if (enc === undefined || enc.e !== 'i') return null;
+    const enc = this.encodedAs(name, 'i');
+    if (enc === null) return null;
     return decodeNumbers(enc.v, this.n);
   }
 
   fieldNames(): string[] {
-    return this.enc === null ? [...this.fieldCols.keys()] : [...this.encFields.keys()];
+    return this.enc === null ? [...this.fieldCols.keys()] : [...new Set(this.encNames)];
   }
 
   /** The value of `name` for row `i` as the query language sees it. */
@@ -186,6 +217,14 @@ export class BlockView {
     }
     return out;
   }
+}
+
+/** `#name` -> value of an origin's tags, made once per origin (a scan task's blocks of one unit share it). */
+const tagFieldsMade = new WeakMap<BlockOrigin, Map<string, string>>();
+function tagFieldsOf(origin: BlockOrigin): Map<string, string> {
+  let m = tagFieldsMade.get(origin);
+  if (m === undefined) tagFieldsMade.set(origin, (m = new Map(Object.entries(origin.tags).map(([k, v]) => [`#${k}`, v] as const))));
+  return m;
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;

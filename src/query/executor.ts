@@ -249,7 +249,7 @@ export class QueryExecutor {
       let newest = -Infinity;
       for (const b of seg.blocks) {
         if (b.maxTs < start || b.minTs > end) continue;
-        blocks.push({ pos: b.pos, headerLength: b.headerLength, bloomLength: b.bloomLength, gramLength: b.gramLength, fieldGrams: b.fieldGrams === true, compressedLength: b.compressedLength, uncompressedLength: b.uncompressedLength, eventCount: b.eventCount, minTs: b.minTs, maxTs: b.maxTs });
+        blocks.push({ pos: b.pos, headerLength: b.headerLength, bloomLength: b.bloomLength, gramLength: b.gramLength, fieldGrams: b.fieldGrams === true, ...(b.framed === true ? { framed: true } : {}), compressedLength: b.compressedLength, uncompressedLength: b.uncompressedLength, eventCount: b.eventCount, minTs: b.minTs, maxTs: b.maxTs });
         newest = Math.max(newest, b.maxTs);
       }
       if (blocks.length > 0) units.push({ unit: { kind: 'seg', path: seg.path, partition: seg.meta.partition, tags: seg.meta.tags, blocks }, newest });

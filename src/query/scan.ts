@@ -8,7 +8,8 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { LogsvcError } from '../lib/errors.js';
 import { decodeGroupEvents } from '../events/index.js';
 import type { BlockPart } from '../digest/block-parts.js';
-import { appendEvent, blockIntact, blockLength, bodyOffset, emptyColumns, readBlockMeta } from '../segments/block.js';
+import { appendEvent, blockDirectory, blockIntact, blockLength, bodyOffset, emptyColumns, encodedBlockAt, framedFiltersIntact, framedHeaderIntact, readBlockMeta } from '../segments/block.js';
+import { FrameDamage, framedColumns } from '../segments/frames.js';
 import { bloomMayContain } from '../segments/bloom.js';
 import { gramFilterMayContain, gramProbes } from '../segments/grams.js';
 import { lz4Codec } from '../segments/codec.js';
@@ -30,6 +31,8 @@ export interface BlockRef {
   gramLength: number;
   /** The gram filter holds field values' grams (BlockMeta.fieldGrams). */
   fieldGrams?: boolean;
+  /** Format 5: columns in their own frames, read one by one (BlockMeta.framed). */
+  framed?: boolean;
   compressedLength: number;
   uncompressedLength: number;
   eventCount: number;
@@ -172,7 +175,7 @@ export function blockScanner(
   agg: Aggregator,
   result: ScanResult,
   opts: { start: number; end: number; columnPath: boolean; meter: Meter; overTime: () => void },
-): { headers: boolean; meta(minTs: number, maxTs: number, n: number): boolean; view(view: BlockView, whollyInRange: boolean): void } {
+): { headers: boolean; columnsOnly: boolean; meta(minTs: number, maxTs: number, n: number): boolean; view(view: BlockView, whollyInRange: boolean): void } {
   const { start, end, meter, overTime } = opts;
   const state = result.state;
   const toAgg = (e: Ev): void => {
@@ -185,6 +188,8 @@ export function blockScanner(
   const fromMeta = plan !== null && metadataAnswers(plan);
   return {
     headers: fromMeta,
+    // Rows reach the aggregate as columns: a block's columns are read as they are asked for.
+    columnsOnly: plan !== null && plan.rest.length === 0 && plan.agg?.addRows !== undefined,
     meta(minTs, maxTs, n) {
       if (!fromMeta || minTs < start || maxTs > end || !addFromMetadata(plan!, state, minTs, maxTs, n)) return false;
       result.events += n;
@@ -271,6 +276,63 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
   const scanView = scanner.view;
 
   const probes = q.pruning.bloom === null ? null : blockProbes(q.pruning.bloom);
+  const damaged = (path: string, pos: number): string => `segment ${path}: the block at ${pos} is damaged and was left out (run logsvc segments verify)`;
+  /**
+   * A format 5 block: its header and column directory (with the filters when they can rule it
+   * out) in one read, checked by their own checksum; then, when rows reach the aggregate as
+   * columns, each column the query asks for is read from the file on first use (one read of its
+   * frame, checked by its checksum); otherwise all frames in one read. A damaged frame leaves the
+   * block out with a warning.
+   */
+  const scanFramed = (fd: number, path: string, b: BlockRef, origin: BlockOrigin): void => {
+    const filterBytes = probes === null ? 0 : b.bloomLength + b.gramLength;
+    const head = Buffer.allocUnsafe(b.headerLength + filterBytes);
+    const got = readSync(fd, head, 0, head.length, b.pos);
+    const meta = got === head.length ? readBlockMeta(head, 0) : null;
+    const top = head.subarray(0, b.headerLength);
+    const dir = meta === null || meta.framed !== true || meta.headerLength !== b.headerLength || !framedHeaderIntact(top, meta) ? null : blockDirectory(top, meta);
+    if (meta === null || dir === null || (probes !== null && !framedFiltersIntact(top, head.subarray(b.headerLength)))) {
+      result.warnings.push(damaged(path, b.pos));
+      return;
+    }
+    if (probes !== null) {
+      const filters = head.subarray(b.headerLength);
+      if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes, b.fieldGrams === true)) {
+        result.blocksSkipped++;
+        return;
+      }
+    }
+    const framesAt = b.pos + bodyOffset(b);
+    let read: (at: number, length: number) => Buffer;
+    const single = scanner.columnsOnly;
+    if (single) {
+      read = (at, length) => {
+        const frame = Buffer.allocUnsafe(length);
+        const n = readSync(fd, frame, 0, length, framesAt + at);
+        return n === length ? frame : frame.subarray(0, n);
+      };
+    } else {
+      const frames = Buffer.allocUnsafe(meta.compressedLength);
+      const n = readSync(fd, frames, 0, frames.length, framesAt);
+      read = (at, length) => frames.subarray(at, Math.min(n, at + length));
+    }
+    result.blocksRead++;
+    result.bytes += b.uncompressedLength;
+    const where = `segment ${path}: block at ${b.pos}`;
+    try {
+      scanView(BlockView.fromEncoded(framedColumns(meta.eventCount, dir, (at, length) => read(at, length), lz4Codec, where), origin), b.minTs >= start && b.maxTs <= end);
+    } catch (err) {
+      if (!(err instanceof FrameDamage)) throw err;
+      result.warnings.push(`${damaged(path, b.pos)}: ${err.message}`);
+    } finally {
+      // Column aggregates keep no rows; should one outlive its block, it must not read a file closed by then.
+      if (single) {
+        read = () => {
+          throw new LogsvcError('E_INTERNAL', `${where}: a column was asked for after its block was scanned`);
+        };
+      }
+    }
+  };
   for (const u of task.units) {
     overTime();
     const origin: BlockOrigin = { repoName: task.repoName, partition: u.partition, tags: u.tags };
@@ -287,6 +349,10 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
         overTime();
         // Answered by what the block's header says, without reading it.
         if (scanner.meta(b.minTs, b.maxTs, b.eventCount)) continue;
+        if (b.framed === true) {
+          scanFramed(fd, u.path, b, origin);
+          continue;
+        }
         if (probes !== null) {
           // Both filters in one read, before (and usually instead of) the block.
           const filters = Buffer.allocUnsafe(b.bloomLength + b.gramLength);
@@ -302,14 +368,14 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
         const got = readSync(fd, whole, 0, length, b.pos);
         const meta = got === length ? readBlockMeta(whole, 0) : null;
         if (meta === null || !blockIntact(whole, 0, meta)) {
-          result.warnings.push(`segment ${u.path}: the block at ${b.pos} is damaged and was left out (run logsvc segments verify)`);
+          result.warnings.push(damaged(u.path, b.pos));
           continue;
         }
-        const body = lz4Codec.decompress(whole.subarray(bodyOffset(b)));
-        if (body.length !== b.uncompressedLength) throw new LogsvcError('E_STATE_CORRUPT', `segment ${u.path}: block at ${b.pos} decompressed to ${body.length} bytes, expected ${b.uncompressedLength}`);
+        // Any format by what the block says it is (a catalog entry without `framed` read whole).
+        const view = BlockView.fromEncoded(encodedBlockAt(whole, 0, meta, lz4Codec), origin);
         result.blocksRead++;
         result.bytes += b.uncompressedLength;
-        scanView(BlockView.fromBody(body, origin), b.minTs >= start && b.maxTs <= end);
+        scanView(view, b.minTs >= start && b.maxTs <= end);
       }
     } finally {
       closeSync(fd);

@@ -18,7 +18,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { isRoot, requireUser, canSeeRepository, type Principal } from '../auth/index.js';
 import type { GlobalEvent, GlobalStore, RedactionTask, Repository } from '../global/index.js';
-import { addEvent, assembleBlock, blockLength, bodyOffset, decodeBlockEvents, emptyColumns, encodeBlockContent } from '../segments/block.js';
+import { addEvent, assembleBlock, blockLength, decodeBlockEvents, emptyColumns, encodeBlockContent, encodedBlockAt } from '../segments/block.js';
 import { lz4Codec } from '../segments/codec.js';
 import { SEGMENT_FORMAT_VERSION, segmentVersion } from '../segments/segment-file.js';
 import type { SegmentCatalog, SegmentInfo } from '../segments/catalog.js';
@@ -231,7 +231,7 @@ export class RedactionService {
         continue;
       }
       const events = decodeBlockEvents(buf, b.pos, b, lz4Codec);
-      const view = BlockView.fromBody(lz4Codec.decompress(buf.subarray(b.pos + bodyOffset(b), b.pos + blockLength(b))), origin);
+      const view = BlockView.fromEncoded(encodedBlockAt(buf, b.pos, b, lz4Codec), origin);
       const cols = emptyColumns();
       for (let i = 0; i < events.length; i++) {
         const e = events[i]!;

@@ -10,9 +10,19 @@ import { crc32c } from '../storage/index.js';
 import { BloomBuilder } from './bloom.js';
 import type { BlockCodec } from './codec.js';
 import { GramFilterBuilder } from './grams.js';
-import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeRaw, encodeStrings, encodeTemplate, templatePieces, type NumberColumn, type RawColumn, type StringColumn } from './columns.js';
+import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeRaw, encodeStrings, encodeTemplate, templatePieces, type StringColumn } from './columns.js';
+import { bodyColumns, frameBody, FrameDamage, framedColumns, parseDirectory, wholeBody, type BlockBody, type EncodedBlock } from './frames.js';
 
-/** Blocks of segment formats 2 and 3: the header also gives the gram filter's length. */
+export type { BlockBody } from './frames.js';
+
+/**
+ * Blocks of segment format 5: a column directory after the fixed header, each column its own
+ * frame (frames.ts). Header: the 64 bytes of format 2 to 4, then u32 directory length, u32 CRC-32C
+ * of the bloom and gram filters, u32 CRC-32C over bytes 0..71 and the directory.
+ */
+export const BLOCK_MAGIC_V5 = Buffer.from('LBK5');
+export const BLOCK_FIXED_BYTES_V5 = 76;
+/** Blocks of segment formats 2 to 4: the header also gives the gram filter's length. */
 export const BLOCK_MAGIC = Buffer.from('LBK2');
 export const BLOCK_HEADER_BYTES = 68;
 /** In the header's gram filter length (offset 60): the filter holds field values' grams too (format 4). */
@@ -139,9 +149,12 @@ export interface BlockMeta {
    * flagged, not its segment, because a rewrite (redaction) copies old blocks into a new segment.
    */
   fieldGrams?: boolean;
-  /** 68, or 64 in format 1. */
+  /** 68, or 64 in format 1; format 5: 76 + the column directory's length. */
   headerLength: number;
+  /** Format 5: the CRC of the header and directory; before: of the whole block. */
   crc: number;
+  /** Format 5: the body is column frames listed in the directory (frames.ts). Absent: one LZ4 body. */
+  framed?: boolean;
 }
 
 /**
@@ -239,15 +252,26 @@ export function encodeBlockContent(c: BlockColumns): BlockContent {
   };
 }
 
-/** Compresses the body and puts the header (with its checksum) and the filters in front. */
+/**
+ * A format 5 block: the header, the column directory, the filters and each column as its own
+ * frame (frames.ts), each with its checksum.
+ */
 export function assembleBlock(b: BlockContent, codec: BlockCodec): Buffer {
-  const compressed = codec.compress(b.body);
-  const bloomBytes = b.bloom;
-  const gramBytes = b.grams;
-  const header = Buffer.alloc(BLOCK_HEADER_BYTES);
-  BLOCK_MAGIC.copy(header, 0);
-  header.writeUInt32LE(compressed.length, 4);
-  header.writeUInt32LE(b.body.length, 8);
+  const { directory, frames, stored, plain } = frameBody(b.body, codec);
+  const header = Buffer.alloc(BLOCK_FIXED_BYTES_V5);
+  BLOCK_MAGIC_V5.copy(header, 0);
+  header.writeUInt32LE(stored, 4);
+  header.writeUInt32LE(plain, 8);
+  writeEventFields(header, b);
+  header.writeUInt32LE(b.bloom.length, 56);
+  header.writeUInt32LE((b.grams.length | FIELD_GRAMS_BIT) >>> 0, 60);
+  header.writeUInt32LE(directory.length, 64);
+  header.writeUInt32LE(crc32c(b.grams, crc32c(b.bloom)), 68);
+  header.writeUInt32LE(crc32c(directory, crc32c(header.subarray(0, 72))), 72);
+  return Buffer.concat([header, directory, b.bloom, b.grams, ...frames]);
+}
+
+function writeEventFields(header: Buffer, b: BlockContent): void {
   header.writeUInt32LE(b.count, 12);
   header.writeDoubleLE(b.minTs, 16);
   header.writeDoubleLE(b.maxTs, 24);
@@ -255,6 +279,21 @@ export function assembleBlock(b: BlockContent, codec: BlockCodec): Buffer {
   header.writeUInt32LE(b.firstIndex, 40);
   header.writeDoubleLE(b.lastOffset, 44);
   header.writeUInt32LE(b.lastIndex, 52);
+}
+
+/**
+ * A format 4 block (one LZ4 body): what builds before format 5 wrote. Only tests and fixtures
+ * write it now (mixed-format segments must keep reading).
+ */
+export function assembleBlockV4(b: BlockContent, codec: BlockCodec): Buffer {
+  const compressed = codec.compress(b.body);
+  const bloomBytes = b.bloom;
+  const gramBytes = b.grams;
+  const header = Buffer.alloc(BLOCK_HEADER_BYTES);
+  BLOCK_MAGIC.copy(header, 0);
+  header.writeUInt32LE(compressed.length, 4);
+  header.writeUInt32LE(b.body.length, 8);
+  writeEventFields(header, b);
   header.writeUInt32LE(bloomBytes.length, 56);
   // Bit 31: the gram filter holds field values' grams (format 4 content, both builders).
   header.writeUInt32LE((gramBytes.length | FIELD_GRAMS_BIT) >>> 0, 60);
@@ -268,16 +307,33 @@ export function assembleBlock(b: BlockContent, codec: BlockCodec): Buffer {
 
 /** The block magic of a segment format version. */
 export function blockMagicOf(version: number): Buffer {
-  return version === 1 ? BLOCK_MAGIC_V1 : BLOCK_MAGIC;
+  return version === 1 ? BLOCK_MAGIC_V1 : version >= 5 ? BLOCK_MAGIC_V5 : BLOCK_MAGIC;
 }
 
-/** Reads a block header (formats 2 and 3, or format 1 by its magic) at `pos`; null if there is no complete header there. */
+/**
+ * Reads a block header (format 5, formats 2 to 4, or format 1, by its magic) at `pos`; null if
+ * there is no complete fixed header there (format 5: the directory may still be missing).
+ */
 export function readBlockMeta(buf: Buffer, pos: number): BlockMeta | null {
   if (buf.length - pos < BLOCK_HEADER_BYTES_V1) return null;
   const magic = buf.subarray(pos, pos + 4);
+  if (magic.equals(BLOCK_MAGIC_V5)) {
+    if (buf.length - pos < BLOCK_FIXED_BYTES_V5) return null;
+    return { ...eventFields(buf, pos), gramLength: buf.readUInt32LE(pos + 60) & ~FIELD_GRAMS_BIT, fieldGrams: (buf.readUInt32LE(pos + 60) & FIELD_GRAMS_BIT) !== 0, headerLength: BLOCK_FIXED_BYTES_V5 + buf.readUInt32LE(pos + 64), crc: buf.readUInt32LE(pos + 72), framed: true };
+  }
   const v1 = magic.equals(BLOCK_MAGIC_V1);
   if (!v1 && (!magic.equals(BLOCK_MAGIC) || buf.length - pos < BLOCK_HEADER_BYTES)) return null;
   const headerLength = v1 ? BLOCK_HEADER_BYTES_V1 : BLOCK_HEADER_BYTES;
+  return {
+    ...eventFields(buf, pos),
+    gramLength: v1 ? 0 : buf.readUInt32LE(pos + 60) & ~FIELD_GRAMS_BIT,
+    fieldGrams: !v1 && (buf.readUInt32LE(pos + 60) & FIELD_GRAMS_BIT) !== 0,
+    headerLength,
+    crc: buf.readUInt32LE(pos + headerLength - 4),
+  };
+}
+
+function eventFields(buf: Buffer, pos: number): Omit<BlockMeta, 'gramLength' | 'fieldGrams' | 'headerLength' | 'crc' | 'framed'> {
   return {
     compressedLength: buf.readUInt32LE(pos + 4),
     uncompressedLength: buf.readUInt32LE(pos + 8),
@@ -289,10 +345,6 @@ export function readBlockMeta(buf: Buffer, pos: number): BlockMeta | null {
     lastOffset: buf.readDoubleLE(pos + 44),
     lastIndex: buf.readUInt32LE(pos + 52),
     bloomLength: buf.readUInt32LE(pos + 56),
-    gramLength: v1 ? 0 : buf.readUInt32LE(pos + 60) & ~FIELD_GRAMS_BIT,
-    fieldGrams: !v1 && (buf.readUInt32LE(pos + 60) & FIELD_GRAMS_BIT) !== 0,
-    headerLength,
-    crc: buf.readUInt32LE(pos + headerLength - 4),
   };
 }
 
@@ -308,10 +360,17 @@ export function bodyOffset(m: BlockLayout): number {
   return m.headerLength + m.bloomLength + m.gramLength;
 }
 
-/** True if the block at `pos` is complete and its checksum matches. */
+/** True if the block at `pos` is complete and its checksum matches (format 5: every checksum). */
 export function blockIntact(buf: Buffer, pos: number, m: BlockMeta): boolean {
   const end = pos + blockLength(m);
   if (end > buf.length) return false;
+  if (m.framed === true) {
+    if (!framedHeaderIntact(buf.subarray(pos, pos + m.headerLength), m)) return false;
+    const dir = blockDirectory(buf.subarray(pos, pos + m.headerLength), m);
+    if (dir === null || crc32c(buf.subarray(pos + m.headerLength, pos + bodyOffset(m))) !== buf.readUInt32LE(pos + 68)) return false;
+    const frames = pos + bodyOffset(m);
+    return dir.frames.every((f) => crc32c(buf.subarray(frames + f.at, frames + f.at + f.stored)) === f.crc);
+  }
   let crc = crc32c(buf.subarray(pos, pos + m.headerLength - 4));
   crc = crc32c(buf.subarray(pos + m.headerLength, end), crc);
   return crc === m.crc;
@@ -326,24 +385,43 @@ export function blockGrams(buf: Buffer, pos: number, m: BlockMeta): Buffer {
   return buf.subarray(at, at + m.gramLength);
 }
 
-/** A decompressed block body: one entry per column (docs/formats/segment.md). */
-export interface BlockBody {
-  n: number;
-  ts: NumberColumn;
-  tz: StringColumn;
-  raw: RawColumn;
-  it: NumberColumn;
-  off: NumberColumn;
-  idx: NumberColumn;
-  fields: [string, StringColumn][];
+/**
+ * Format 5: true if the header and column directory (`head`: the block's first headerLength
+ * bytes) match their checksum. Read alone before any column of the block.
+ */
+export function framedHeaderIntact(head: Buffer, m: BlockMeta): boolean {
+  return head.length === m.headerLength && m.headerLength >= BLOCK_FIXED_BYTES_V5 && crc32c(head.subarray(BLOCK_FIXED_BYTES_V5), crc32c(head.subarray(0, 72))) === head.readUInt32LE(72);
+}
+
+/** Format 5: the checksum of the bloom and gram filters (`filters`: both, back to back) matches. */
+export function framedFiltersIntact(head: Buffer, filters: Buffer): boolean {
+  return crc32c(filters) === head.readUInt32LE(68);
+}
+
+/** Format 5: the column directory of a block (`head`: its first headerLength bytes); null if it does not add up. */
+export function blockDirectory(head: Buffer, m: BlockMeta): ReturnType<typeof parseDirectory> {
+  return parseDirectory(head.subarray(BLOCK_FIXED_BYTES_V5, m.headerLength), m.compressedLength);
+}
+
+/**
+ * The encoded columns of an intact block held whole in `buf` at `pos`, any format: format 5
+ * frames are checked and decompressed on first use; older bodies are decompressed whole.
+ */
+export function encodedBlockAt(buf: Buffer, pos: number, m: BlockMeta, codec: BlockCodec): EncodedBlock {
+  const start = pos + bodyOffset(m);
+  if (m.framed === true) {
+    const dir = blockDirectory(buf.subarray(pos, pos + m.headerLength), m);
+    if (dir === null) throw new FrameDamage(`block at ${pos}: its column directory does not add up`);
+    return framedColumns(m.eventCount, dir, (at, length) => buf.subarray(start + at, start + at + length), codec, `block at ${pos}`);
+  }
+  const body = codec.decompress(buf.subarray(start, start + m.compressedLength));
+  if (body.length !== m.uncompressedLength) throw new LogsvcError('E_STATE_CORRUPT', `block at ${pos}: decompressed to ${body.length} bytes, expected ${m.uncompressedLength}`);
+  return bodyColumns(unpack(body) as BlockBody);
 }
 
 /** Decompresses and decodes the events of an intact block. */
 export function decodeBlockEvents(buf: Buffer, pos: number, m: BlockMeta, codec: BlockCodec): StoredEvent[] {
-  const start = pos + bodyOffset(m);
-  const body = codec.decompress(buf.subarray(start, start + m.compressedLength));
-  if (body.length !== m.uncompressedLength) throw new LogsvcError('E_STATE_CORRUPT', `block at ${pos}: decompressed to ${body.length} bytes, expected ${m.uncompressedLength}`);
-  const d = unpack(body) as BlockBody;
+  const d = wholeBody(encodedBlockAt(buf, pos, m, codec));
   const n = d.n;
   const { raw, fields: cols } = decodeRawAndFields(d);
   const ts = decodeNumbers(d.ts, n);

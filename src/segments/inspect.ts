@@ -31,7 +31,7 @@ export async function inspectSegment(path: string, opts: { events: boolean }): P
     out.push(
       `  block ${i} @${b.pos}: ${b.eventCount} events, ${iso(b.minTs)}..${iso(b.maxTs)}, ` +
         `queue ${b.firstOffset}/${b.firstIndex}..${b.lastOffset}/${b.lastIndex}, ` +
-        `${b.uncompressedLength} -> ${b.compressedLength} bytes, bloom ${b.bloomLength} bytes, grams ${b.gramLength} bytes, crc ok`,
+        `${b.uncompressedLength} -> ${b.compressedLength} bytes, bloom ${b.bloomLength} bytes, grams ${b.gramLength} bytes, header ${b.headerLength} bytes${b.framed === true ? ' (column frames)' : ''}, crc ok`,
     );
   });
   if (opts.events) {

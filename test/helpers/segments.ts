@@ -47,7 +47,7 @@ export async function segmentFiles(dataDir: string): Promise<string[]> {
   return out.sort();
 }
 
-const BLOCK_LINE = /^ {2}block \d+ @(\d+): (\d+) events, .* (\d+) -> (\d+) bytes, bloom (\d+) bytes, grams (\d+) bytes/;
+const BLOCK_LINE = /^ {2}block \d+ @(\d+): (\d+) events, .* (\d+) -> (\d+) bytes, bloom (\d+) bytes, grams (\d+) bytes(?:, header (\d+) bytes)?/;
 
 export async function inspectSegment(file: string): Promise<InspectedSegment> {
   const r = await runCli(['segments', 'inspect', file], 60_000);
@@ -64,8 +64,8 @@ export async function inspectSegment(file: string): Promise<InspectedSegment> {
     }
     if (line.startsWith('  DAMAGE at ')) seg.damage.push(line.trim());
     const b = BLOCK_LINE.exec(line);
-    // Block layout (block.ts, format 2): 68-byte header, bloom filter, gram filter, compressed body.
-    if (b !== null) seg.blocks.push({ pos: Number(b[1]), events: Number(b[2]), length: 68 + Number(b[5]) + Number(b[6]) + Number(b[4]) });
+    // Block layout (block.ts): header (68 bytes up to format 4; format 5 with its column directory), bloom filter, gram filter, body.
+    if (b !== null) seg.blocks.push({ pos: Number(b[1]), events: Number(b[2]), length: Number(b[7] ?? 68) + Number(b[5]) + Number(b[6]) + Number(b[4]) });
   }
   return seg;
 }

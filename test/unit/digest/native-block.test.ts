@@ -12,8 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { buildBlock, buildBlockInJs, type BlockPart } from '../../../src/digest/block-parts.js';
 import { nativeBlockBuilder, nativeBlockUnavailable } from '../../../src/digest/native-block.js';
 import { encodeRecord, groupSection, type IngestEvent } from '../../../src/events/index.js';
-import { assembleBlock, bodyOffset, decodeBlockEvents, readBlockMeta } from '../../../src/segments/block.js';
-import { unpack } from '../../../src/lib/msgpack.js';
+import { assembleBlock, decodeBlockEvents, encodedBlockAt, readBlockMeta } from '../../../src/segments/block.js';
+import { wholeBody } from '../../../src/segments/frames.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
 import { rnd } from '../../helpers/random.js';
 
@@ -82,7 +82,7 @@ if (nativeBlockBuilder === null) {
   /** Every column encoding in a block body ("k1"/"k2" for the dictionary widths). */
   const encodingsOf = (block: Buffer, into: Set<string>): void => {
     const m = readBlockMeta(block, 0)!;
-    const body = unpack(lz4Codec.decompress(block.subarray(bodyOffset(m), bodyOffset(m) + m.compressedLength)));
+    const body = wholeBody(encodedBlockAt(block, 0, m, lz4Codec));
     const walk = (v: unknown): void => {
       if (Array.isArray(v)) v.forEach(walk);
       else if (v !== null && typeof v === 'object' && !(v instanceof Uint8Array)) {

@@ -14,7 +14,14 @@ import { Meter, withMeter } from '../../../src/query/memory.js';
 import { blockScanner, splitAtAggregate } from '../../../src/query/scan.js';
 import { chainStages } from '../../../src/query/pipeline.js';
 import { MapEvent, type Aggregator, type CompiledQuery, type Ev, type MapStage } from '../../../src/query/runtime.js';
-import { appendEvent, emptyColumns, encodeBlockContent } from '../../../src/segments/block.js';
+import { appendEvent, assembleBlock, assembleBlockV4, emptyColumns, encodeBlockContent, encodedBlockAt, readBlockMeta } from '../../../src/segments/block.js';
+import { lz4Codec } from '../../../src/segments/codec.js';
+import { encodeFooter, encodeSegmentHeader, summarize, type BlockEntry } from '../../../src/segments/segment-file.js';
+import { runScanTask, type BlockRef } from '../../../src/query/scan.js';
+import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { rnd } from '../../helpers/random.js';
 import { ctxOf } from './driver.js';
 
@@ -42,10 +49,18 @@ function events(r: () => number, n: number): Raw[] {
   });
 }
 
-function block(evs: readonly Raw[]): BlockView {
+/** The bytes of a block of these events: segment format 5 (column frames) or 4 (one LZ4 body). */
+function blockBytes(evs: readonly Raw[], format: 4 | 5): Buffer {
   const c = emptyColumns();
   for (const e of evs) appendEvent(c, e.ts, 'Z', e.raw, e.fields, 5, e.off, 0);
-  return BlockView.fromBody(encodeBlockContent(c).body, ORIGIN);
+  const content = encodeBlockContent(c);
+  return format === 5 ? assembleBlock(content, lz4Codec) : assembleBlockV4(content, lz4Codec);
+}
+
+/** A view of the events as a segment block (format 5 unless told), its columns decoded as the reads ask for them. */
+function block(evs: readonly Raw[], format: 4 | 5 = 5): BlockView {
+  const bytes = blockBytes(evs, format);
+  return BlockView.fromEncoded(encodedBlockAt(bytes, 0, readBlockMeta(bytes, 0)!, lz4Codec), ORIGIN);
 }
 
 function mapEvent(e: Raw): Ev {
@@ -107,7 +122,8 @@ t.test('column path = per-event path, one block = many blocks', async (t) => {
     const evs = events(r, 60 + Math.floor(r() * 60));
     const whole = block(evs);
     const cuts = [0, Math.floor(evs.length / 3), Math.floor((2 * evs.length) / 3), evs.length];
-    const parts = [0, 1, 2].map((i) => block(evs.slice(cuts[i], cuts[i + 1])));
+    // Blocks of both formats (a query reads segments written before and after format 5).
+    const parts = [0, 1, 2].map((i) => block(evs.slice(cuts[i], cuts[i + 1]), i === 1 ? 4 : 5));
     for (let k = 0; k < 6; k++) {
       const steps = [pick(FILTERS), pick(EVALS), pick(FILTERS), pick(EVALS), pick(EVALS), pick(AGGS)].filter(() => r() < 0.8);
       if (!steps.some((s) => AGGS.includes(s))) steps.push(pick(AGGS));
@@ -259,7 +275,7 @@ t.test('scan: column path = per-event path (filters, selection vectors, column a
     const cut = r() < 0.5;
     const start = cut ? lo + Math.floor(r() * (hi - lo) * 0.4) : lo - 60_000;
     const end = cut ? hi - Math.floor(r() * (hi - lo) * 0.4) : hi + 60_000;
-    const views = blocks.map((evs) => block(evs));
+    const views = blocks.map((evs, b) => block(evs, (round + b) % 3 === 1 ? 4 : 5));
     for (let k = 0; k < 8; k++) {
       const steps = [pick(SCAN_FILTERS), pick(SCAN_FILTERS), pick(SCAN_REST)].filter((_, i) => r() < (i === 2 ? 0.2 : 0.6));
       const text = [...steps, pick(SCAN_AGGS)].join(' | ');
@@ -316,4 +332,72 @@ t.test('the column path charges the groups it makes to the query memory budget',
       t.throws(() => withMeter(meter, () => scanner.view(view, true)), { code: 'E_QUERY_MEMORY' }, `${text}, ${columnPath ? 'column path' : 'per event'}: over the budget`);
     }
   }
+});
+
+t.test('scan tasks over segment files of formats 4 and 5: single-column reads = whole-block reads = per event', async (t) => {
+  // Real files: the scan reads format 5 blocks' headers and directories, then each column it
+  // needs by itself (column aggregates) or all frames at once (per-event stages); format 4 blocks
+  // whole. Mixed: one task over a segment of each format, and in the range cut through blocks.
+  const dir = await mkdtemp(join(tmpdir(), 'paths-formats-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const r = rnd(55);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const T0 = 1_000_000_000;
+  const meta = { id: 'x', repo: 'r', ds: 'd', tags: ORIGIN.tags, partition: ORIGIN.partition, createdAt: 1 };
+  const writeSegment = async (file: string, format: 4 | 5, blocks: Raw[][]): Promise<BlockRef[]> => {
+    const head = encodeSegmentHeader(meta);
+    head.writeUInt32LE(format, 4);
+    const parts: Buffer[] = [head];
+    let pos = head.length;
+    const entries: BlockEntry[] = [];
+    for (const evs of blocks) {
+      const bytes = blockBytes(evs, format);
+      entries.push({ ...readBlockMeta(bytes, 0)!, pos });
+      parts.push(bytes);
+      pos += bytes.length;
+    }
+    parts.push(encodeFooter({ blocks: entries, ...summarize(entries), closedAt: 2 }));
+    await writeFile(file, Buffer.concat(parts));
+    return entries;
+  };
+  let checked = 0;
+  let t0 = T0;
+  const segs: { path: string; blocks: BlockRef[] }[] = [];
+  const all: Raw[] = [];
+  for (const [k, format] of ([5, 4, 5] as const).entries()) {
+    const blocks: Raw[][] = [];
+    for (let b = 0; b < 3; b++) {
+      const evs = scanEvents(r, 40 + Math.floor(r() * 120), t0, pick([10, 100, 1000]));
+      blocks.push(evs);
+      all.push(...evs);
+      t0 = evs[evs.length - 1]!.ts + 7;
+    }
+    const path = join(dir, `s${k}.seg`);
+    segs.push({ path, blocks: await writeSegment(path, format, blocks) });
+  }
+  const lo = all[0]!.ts;
+  const hi = all[all.length - 1]!.ts;
+  for (let k = 0; k < 60; k++) {
+    const cut = r() < 0.5;
+    const start = cut ? lo + Math.floor(r() * (hi - lo) * 0.4) : lo - 60_000;
+    const end = cut ? hi - Math.floor(r() * (hi - lo) * 0.4) : hi + 60_000;
+    const steps = [pick(SCAN_FILTERS), pick(SCAN_FILTERS), pick(SCAN_REST)].filter((_, i) => r() < (i === 2 ? 0.2 : 0.6));
+    const text = [...steps, pick(SCAN_AGGS)].join(' | ');
+    const ctx = ctxOf({ start, end });
+    const run = (perEvent: boolean): string => {
+      const q = compileQuery(text, { ctx });
+      const { agg } = splitAtAggregate(q);
+      const res = runScanTask({ spec: { text, args: {}, ctx, limits: DEFAULT_LIMITS }, repoName: 'r', units: segs.map((s) => ({ kind: 'seg' as const, path: s.path, partition: ORIGIN.partition, tags: ORIGIN.tags, blocks: s.blocks })), deadline: Date.now() + 600_000, perEvent });
+      if (res.warnings.length > 0) t.fail(`${text}: warnings ${res.warnings.join('; ')}`);
+      return `${res.matched}/${res.events}: ${sortedRows(agg.finish(structuredClone(res.state)))}`;
+    };
+    const oracleQ = compileQuery(text, { ctx });
+    const oracle = sortedRows(JSON.parse(answer(oracleQ, [all.filter((e) => e.ts >= start && e.ts <= end).map(mapEvent)])).map((pairs: [string, string][]) => new MapEvent(pairs)));
+    const perEvent = run(true);
+    const columns = run(false);
+    if (!perEvent.endsWith(`: ${oracle}`)) t.fail(`${text}: per-event scan differs from MapEvents\nmap events: ${oracle}\nper event:  ${perEvent}`);
+    if (columns !== perEvent) t.fail(`${text} [${start}, ${end}]: column scan differs\nper event: ${perEvent}\ncolumns:   ${columns}`);
+    checked++;
+  }
+  t.equal(checked, 60, `${checked} random scans over mixed-format segment files compared`);
 });

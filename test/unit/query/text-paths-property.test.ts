@@ -20,7 +20,8 @@ import { chainStages } from '../../../src/query/pipeline.js';
 import { fold } from '../../../src/query/casefold.js';
 import { Needle } from '../../../src/query/text-match.js';
 import { MapEvent, type Aggregator, type Ev, type MapStage } from '../../../src/query/runtime.js';
-import { appendEvent, emptyColumns, encodeBlockContent } from '../../../src/segments/block.js';
+import { appendEvent, assembleBlock, assembleBlockV4, emptyColumns, encodeBlockContent, encodedBlockAt, readBlockMeta } from '../../../src/segments/block.js';
+import { lz4Codec } from '../../../src/segments/codec.js';
 import { rnd } from '../../helpers/random.js';
 import { ctxOf } from './driver.js';
 
@@ -64,10 +65,15 @@ function events(r: () => number, n: number, t0: number): Raw[] {
   });
 }
 
+let blocksMade = 0;
+
+/** A block as segments store it: segment format 5 (column frames), every third one format 4 (one LZ4 body). */
 function block(evs: readonly Raw[]): BlockView {
   const c = emptyColumns();
   for (const e of evs) appendEvent(c, e.ts, 'Z', e.raw, e.fields, 5, e.off, 0);
-  return BlockView.fromBody(encodeBlockContent(c).body, ORIGIN);
+  const content = encodeBlockContent(c);
+  const bytes = blocksMade++ % 3 === 2 ? assembleBlockV4(content, lz4Codec) : assembleBlock(content, lz4Codec);
+  return BlockView.fromEncoded(encodedBlockAt(bytes, 0, readBlockMeta(bytes, 0)!, lz4Codec), ORIGIN);
 }
 
 function mapEvent(e: Raw): Ev {

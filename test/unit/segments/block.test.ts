@@ -1,7 +1,10 @@
 import t from 'tap';
 import {
   addEvent,
+  assembleBlockV4,
+  BLOCK_FIXED_BYTES_V5,
   BLOCK_HEADER_BYTES,
+  BLOCK_MAGIC_V5,
   BLOCK_MAGIC,
   blockBloom,
   blockGrams,
@@ -11,6 +14,7 @@ import {
   decodeBlockEvents,
   emptyColumns,
   encodeBlock,
+  encodeBlockContent,
   readBlockMeta,
   type StoredEvent,
 } from '../../../src/segments/block.js';
@@ -24,6 +28,8 @@ import { columnsOf, makeEvents } from './helpers.js';
 t.test('constants and the LZ4 codec', async (t) => {
   t.ok(BLOCK_MAGIC.equals(Buffer.from('LBK2')));
   t.equal(BLOCK_HEADER_BYTES, 68);
+  t.ok(BLOCK_MAGIC_V5.equals(Buffer.from('LBK5')));
+  t.equal(BLOCK_FIXED_BYTES_V5, 76);
   t.equal(lz4Codec.name, 'lz4');
   const data = Buffer.from('abc'.repeat(1000));
   const c = lz4Codec.compress(data);
@@ -67,22 +73,33 @@ t.test('encodeBlock/readBlockMeta/decodeBlockEvents round trip', async (t) => {
     lastOffset: 2 ** 40,
     lastIndex: 4_000_000_000,
   });
-  t.equal(blockLength(m!), bytes.length, 'header + bloom + gram filter + compressed body');
-  t.equal(bytes.length, 68 + m!.bloomLength + m!.gramLength + m!.compressedLength);
-  t.equal(m!.headerLength, 68);
+  t.equal(blockLength(m!), bytes.length, 'header + directory + bloom + gram filter + column frames');
+  t.equal(m!.framed, true, 'format 5: column frames');
+  t.equal(m!.headerLength, 76 + bytes.readUInt32LE(64), 'fixed header + column directory');
+  t.equal(bytes.length, m!.headerLength + m!.bloomLength + m!.gramLength + m!.compressedLength);
   t.equal(m!.bloomLength, 128, 'the minimum bloom (1024 bits) for a few tokens');
   t.equal(m!.gramLength, 128, 'the minimum gram filter (1024 bits) for a few grams');
   t.equal(m!.gramLength, bytes.readUInt32LE(60) & 0x7fffffff);
-  t.equal(bytes.readUInt32LE(60) >>> 31, 1, 'bit 31: the gram filter holds field values too (format 4)');
+  t.equal(bytes.readUInt32LE(60) >>> 31, 1, 'bit 31: the gram filter holds field values too (format 4 on)');
   t.equal(m!.fieldGrams, true);
-  t.equal(m!.crc, bytes.readUInt32LE(64));
-  t.equal(m!.crc, crc32c(Buffer.concat([bytes.subarray(0, 64), bytes.subarray(68)])), 'CRC-32C over header (minus CRC), bloom, gram filter and body');
+  t.equal(m!.crc, bytes.readUInt32LE(72));
+  t.equal(m!.crc, crc32c(Buffer.concat([bytes.subarray(0, 72), bytes.subarray(76, m!.headerLength)])), 'CRC-32C over the fixed header (before it) and the directory');
+  t.equal(bytes.readUInt32LE(68), crc32c(bytes.subarray(m!.headerLength, m!.headerLength + 256)), 'CRC-32C of both filters');
   t.ok(blockIntact(bytes, 0, m!));
   const decoded = decodeBlockEvents(bytes, 0, m!, lz4Codec);
   t.strictSame(decoded, events, 'every value, fields only where present');
   t.strictSame(Object.keys(decoded[1]!.fields), [], 'no field on the event that had none');
   t.strictSame(Object.keys(decoded[0]!.fields).sort(), ['a', 'only1']);
   t.equal(decoded[2]!.fields['a'], '', 'an empty field value is kept (not treated as absent)');
+  // The same content as a format 4 block (one LZ4 body), as older segments hold it.
+  const v4 = assembleBlockV4(encodeBlockContent(columnsOf(events)), lz4Codec);
+  const m4 = readBlockMeta(v4, 0)!;
+  t.equal(m4.headerLength, 68);
+  t.notOk(m4.framed);
+  t.equal(v4.length, 68 + m4.bloomLength + m4.gramLength + m4.compressedLength);
+  t.equal(m4.crc, crc32c(Buffer.concat([v4.subarray(0, 64), v4.subarray(68)])), 'format 4: CRC-32C over header (minus CRC), bloom, gram filter and body');
+  t.ok(blockIntact(v4, 0, m4));
+  t.strictSame(decodeBlockEvents(v4, 0, m4, lz4Codec), events, 'format 4 reads back the same');
 });
 
 t.test('a block inside a bigger buffer is read at its position', async (t) => {
@@ -101,8 +118,9 @@ t.test('a block inside a bigger buffer is read at its position', async (t) => {
   t.ok(blockIntact(buf, prefix.length, m));
   t.strictSame(decodeBlockEvents(buf, prefix.length, m, lz4Codec), evs);
   t.equal(readBlockMeta(buf, 0), null, 'no magic at 0');
-  t.equal(readBlockMeta(block.subarray(0, 67), 0), null, 'incomplete header');
-  t.not(readBlockMeta(block.subarray(0, 68), 0), null, 'a complete header is enough for the meta');
+  t.equal(readBlockMeta(block.subarray(0, 75), 0), null, 'incomplete header');
+  t.not(readBlockMeta(block.subarray(0, 76), 0), null, 'a complete fixed header is enough for the meta');
+  t.notOk(blockIntact(block.subarray(0, m.headerLength), 0, m), 'the header alone is not intact');
   t.notOk(blockIntact(block.subarray(0, block.length - 1), 0, m), 'one byte short is not intact');
 });
 
@@ -161,7 +179,7 @@ t.test('the gram filter of a block holds substrings of the token runs of @rawstr
 
 t.test('format 1 blocks (LBLK, 64-byte header, no gram filter) are still read', async (t) => {
   const events = makeEvents(3, 500);
-  const v2 = encodeBlock(columnsOf(events), lz4Codec);
+  const v2 = assembleBlockV4(encodeBlockContent(columnsOf(events)), lz4Codec);
   const m2 = readBlockMeta(v2, 0)!;
   // The same block in the format 1 layout: header without the gram length, no gram filter.
   const header = Buffer.alloc(64);

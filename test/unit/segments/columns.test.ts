@@ -5,9 +5,10 @@
  */
 import t from 'tap';
 import { decodeRaw, decodeStrings, encodeNumbers, encodeStrings, encodeTemplate, type TemplateRaw } from '../../../src/segments/columns.js';
-import { decodeBlockEvents, decodeRawAndFields, encodeBlock, readBlockMeta, bodyOffset, blockLength, type BlockBody, type StoredEvent } from '../../../src/segments/block.js';
+import { decodeBlockEvents, decodeRawAndFields, encodeBlock, encodedBlockAt, readBlockMeta, type BlockBody, type StoredEvent } from '../../../src/segments/block.js';
+import { wholeBody } from '../../../src/segments/frames.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
-import { pack, unpack } from '../../../src/lib/msgpack.js';
+import { pack } from '../../../src/lib/msgpack.js';
 import { BlockView } from '../../../src/query/block-view.js';
 import { columnsOf } from './helpers.js';
 import { rnd } from '../../helpers/random.js';
@@ -170,12 +171,11 @@ t.test('blocks: templated and whole raw strings decode to the same events, also 
     const bytes = encodeBlock(columnsOf(events), lz4Codec);
     const m = readBlockMeta(bytes, 0)!;
     t.strictSame(decodeBlockEvents(bytes, 0, m, lz4Codec), events, `round ${round}`);
-    const body = lz4Codec.decompress(bytes.subarray(bodyOffset(m), blockLength(m)));
-    encodings.add((unpack(body) as BlockBody).raw.e);
-    // Lazily: the raw strings first in one view, a field first in another.
-    const a = BlockView.fromBody(body, { repoName: 'r', partition: 0, tags: {} });
+    encodings.add(encodedBlockAt(bytes, 0, m, lz4Codec).encoding('raw'));
+    // Lazily: the raw strings first in one view, a field first in another (format 5: each column read from its frame).
+    const a = BlockView.fromEncoded(encodedBlockAt(bytes, 0, m, lz4Codec), { repoName: 'r', partition: 0, tags: {} });
     t.strictSame(a.raw(), raw);
-    const b = BlockView.fromBody(body, { repoName: 'r', partition: 0, tags: {} });
+    const b = BlockView.fromEncoded(encodedBlockAt(bytes, 0, m, lz4Codec), { repoName: 'r', partition: 0, tags: {} });
     t.strictSame(events.map((_, i) => b.get('f1', i)), fields[1]!.map((v) => v));
     t.strictSame(b.raw(), raw);
   }
@@ -194,7 +194,7 @@ t.test('damaged templates are E_STATE_CORRUPT, not wrong events', async (t) => {
   }));
   const bytes = encodeBlock(columnsOf(events), lz4Codec);
   const m = readBlockMeta(bytes, 0)!;
-  const body = unpack(lz4Codec.decompress(bytes.subarray(bodyOffset(m), blockLength(m)))) as BlockBody;
+  const body = wholeBody(encodedBlockAt(bytes, 0, m, lz4Codec));
   t.equal(body.raw.e, 't');
   const tpl = body.raw as TemplateRaw;
   t.throws(() => decodeRawAndFields({ ...body, raw: { ...tpl, li: encodeNumbers([0, 0, 0, 9]) } }), { code: 'E_STATE_CORRUPT', message: /no layout 9/ });

@@ -62,7 +62,7 @@ t.test('inspectSegment renders the header, the blocks and one JSON line per even
   const b0 = seg.blocks[0]!;
   t.equal(
     lines[6],
-    `  block 0 @${b0.pos}: 4 events, ${new Date(b0.minTs).toISOString()}..${new Date(b0.maxTs).toISOString()}, queue 300/0..400/0, ${b0.uncompressedLength} -> ${b0.compressedLength} bytes, bloom ${b0.bloomLength} bytes, grams ${b0.gramLength} bytes, crc ok`,
+    `  block 0 @${b0.pos}: 4 events, ${new Date(b0.minTs).toISOString()}..${new Date(b0.maxTs).toISOString()}, queue 300/0..400/0, ${b0.uncompressedLength} -> ${b0.compressedLength} bytes, bloom ${b0.bloomLength} bytes, grams ${b0.gramLength} bytes, header ${b0.headerLength} bytes (column frames), crc ok`,
   );
   t.match(lines[7], /^ {2}block 1 @\d+: 2 events, .*queue 900\/0\.\.900\/1, /);
   const json = lines.filter((l) => l.startsWith('{'));

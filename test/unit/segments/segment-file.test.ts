@@ -15,7 +15,7 @@ const allEvents = (buf: Buffer, seg: ParsedSegment): StoredEvent[] => seg.blocks
 const threeBlocks = (): StoredEvent[][] => [makeEvents(30, 0), makeEvents(12, 10_000, 30), makeEvents(45, 20_000, 42)];
 
 t.test('constants and header layout', async (t) => {
-  t.equal(SEGMENT_FORMAT_VERSION, 4);
+  t.equal(SEGMENT_FORMAT_VERSION, 5);
   t.ok(SEGMENT_MAGIC.equals(Buffer.from('LSEG')));
   t.ok(FOOTER_MAGIC.equals(Buffer.from('LSEF')));
   t.equal(TRAILER_BYTES, 12);
@@ -23,7 +23,7 @@ t.test('constants and header layout', async (t) => {
   const h = encodeSegmentHeader(meta);
   const body = pack(meta);
   t.ok(h.subarray(0, 4).equals(SEGMENT_MAGIC));
-  t.equal(h.readUInt32LE(4), 4);
+  t.equal(h.readUInt32LE(4), 5);
   t.equal(h.readUInt32LE(8), body.length);
   t.equal(h.readUInt32LE(12), crc32c(body));
   t.ok(h.subarray(16).equals(body));
@@ -119,7 +119,7 @@ t.test('a torn last block of an open segment: damage at the tail; recoverOpen cu
     const seg = parseSegment(buf, path);
     t.equal(seg.footer, null, `cut ${cut}: no footer`);
     t.strictSame(seg.blocks.map((b) => b.pos), pristine.blocks.slice(0, 2).map((b) => b.pos), `cut ${cut}: the two earlier blocks`);
-    t.strictSame(seg.damage, [{ at: lastPos, to: cut, reason: cut - lastPos < 68 ? 'no block header' : 'block extends past the end' }], `cut ${cut}: damage at the tail`);
+    t.strictSame(seg.damage, [{ at: lastPos, to: cut, reason: cut - lastPos < 76 ? 'no block header' : 'block extends past the end' }], `cut ${cut}: damage at the tail`);
     t.equal(seg.blocksEnd, lastPos);
 
     const footer = await SegmentWriter.recoverOpen(path, seg, buf, 1_700_001_000_000 + i);
@@ -222,12 +222,12 @@ t.test('an unusable header is E_STATE_CORRUPT', async (t) => {
   magic[0] = 0x58;
   t.throws(() => parseSegment(magic, 'magic'), { code: 'E_STATE_CORRUPT', message: /bad header/ });
   const version = Buffer.from(full);
-  version.writeUInt32LE(5, 4);
-  t.throws(() => parseSegment(version, 'v5'), { code: 'E_STATE_CORRUPT', message: /unsupported format version 5/ });
+  version.writeUInt32LE(6, 4);
+  t.throws(() => parseSegment(version, 'v6'), { code: 'E_STATE_CORRUPT', message: /unsupported format version 6/ });
   const v1 = Buffer.from(full);
   v1.writeUInt32LE(1, 4);
   const asV1 = parseSegment(v1, 'v1');
-  t.equal(asV1.blocks.length, 0, 'format 2 blocks in a file that says format 1 are not taken for blocks');
+  t.equal(asV1.blocks.length, 0, 'format 5 blocks in a file that says format 1 are not taken for blocks');
   t.equal(asV1.damage.length, 1);
   const meta = Buffer.from(full);
   meta[20]! ^= 0x01;

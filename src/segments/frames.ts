@@ -1,0 +1,470 @@
+/**
+ * Format 5 block bodies: each column in its own frame (msgpack of the column, LZ4-compressed
+ * unless that does not make it smaller; columns under 4 KiB share frames with their neighbours)
+ * with its own CRC-32C, listed in a directory after the block header, so a query reads, checks
+ * and decompresses only the frames of the columns it asks for (issue 19).
+ * Byte layout in docs/formats/segment.md.
+ *
+ * Both block builders (JavaScript and native) make one msgpack body map; `splitBody` walks its
+ * structure (headers only, no value decoded but the column names and encodings) to cut it into
+ * the column frames, so the builders themselves do not change.
+ *
+ * `EncodedBlock` is how readers see a block's encoded columns whatever its format: the one
+ * decoded body map of formats 1 to 4, or format 5 frames loaded on first use.
+ */
+import { LogsvcError } from '../lib/errors.js';
+import { unpack } from '../lib/msgpack.js';
+import { crc32c } from '../storage/index.js';
+import type { BlockCodec } from './codec.js';
+import type { NumberColumn, RawColumn, StringColumn } from './columns.js';
+
+/** The built-in columns of a body, in frame order (fields follow them). */
+export const BUILTIN_COLUMNS = ['ts', 'tz', 'raw', 'it', 'off', 'idx'] as const;
+export type BuiltinColumn = (typeof BUILTIN_COLUMNS)[number];
+
+/** A decompressed body of formats 1 to 4: one entry per column (docs/formats/segment.md). */
+export interface BlockBody {
+  n: number;
+  ts: NumberColumn;
+  tz: StringColumn;
+  raw: RawColumn;
+  it: NumberColumn;
+  off: NumberColumn;
+  idx: NumberColumn;
+  fields: [string, StringColumn][];
+}
+
+/** One frame of a format 5 block: one large column, or several small ones back to back. */
+export interface FrameEntry {
+  /** 0: stored as is; 1: LZ4 (codec.ts). */
+  codec: 0 | 1;
+  /** Bytes as stored. */
+  stored: number;
+  /** Bytes once decompressed: the msgpack of its columns, back to back. */
+  plain: number;
+  crc: number;
+  /** Where the frame starts, from the first frame. */
+  at: number;
+}
+
+/** One column of a format 5 block as its directory lists it. */
+export interface ColumnEntry {
+  /** A field column (else a built-in: BUILTIN_COLUMNS). */
+  field: boolean;
+  name: string;
+  /** The column's encoding letter (`e`), known without reading the column. */
+  e: string;
+  /** The frame that holds it, and where its msgpack lies in that frame once decompressed. */
+  frame: number;
+  offset: number;
+  length: number;
+}
+
+export interface Directory {
+  frames: FrameEntry[];
+  columns: ColumnEntry[];
+}
+
+/** A column frame that failed its checksum or did not decode: the block is damaged. */
+export class FrameDamage extends LogsvcError {
+  constructor(message: string) {
+    super('E_STATE_CORRUPT', message);
+  }
+}
+
+// ---- the msgpack walk (msgpack spec: headers only) ----------------------------------------------
+
+function corrupt(what: string): never {
+  throw new LogsvcError('E_INTERNAL', `block body: ${what}`);
+}
+
+/** The header of the msgpack value at `p`: how many bytes before its content, its content length, its child values. */
+function header(b: Buffer, p: number): { head: number; len: number; kids: number } {
+  if (p >= b.length) corrupt('ends early');
+  const x = b[p]!;
+  if (x <= 0x7f || x >= 0xe0) return { head: 1, len: 0, kids: 0 };
+  if (x <= 0x8f) return { head: 1, len: 0, kids: 2 * (x & 0x0f) };
+  if (x <= 0x9f) return { head: 1, len: 0, kids: x & 0x0f };
+  if (x <= 0xbf) return { head: 1, len: x & 0x1f, kids: 0 };
+  switch (x) {
+    case 0xc0:
+    case 0xc2:
+    case 0xc3:
+      return { head: 1, len: 0, kids: 0 };
+    case 0xc4:
+    case 0xd9:
+      return { head: 2, len: b[p + 1]!, kids: 0 };
+    case 0xc5:
+    case 0xda:
+      return { head: 3, len: b.readUInt16BE(p + 1), kids: 0 };
+    case 0xc6:
+    case 0xdb:
+      return { head: 5, len: b.readUInt32BE(p + 1), kids: 0 };
+    case 0xc7:
+      return { head: 3, len: b[p + 1]!, kids: 0 };
+    case 0xc8:
+      return { head: 4, len: b.readUInt16BE(p + 1), kids: 0 };
+    case 0xc9:
+      return { head: 6, len: b.readUInt32BE(p + 1), kids: 0 };
+    case 0xca:
+      return { head: 1, len: 4, kids: 0 };
+    case 0xcb:
+      return { head: 1, len: 8, kids: 0 };
+    case 0xcc:
+    case 0xd0:
+      return { head: 1, len: 1, kids: 0 };
+    case 0xcd:
+    case 0xd1:
+      return { head: 1, len: 2, kids: 0 };
+    case 0xce:
+    case 0xd2:
+      return { head: 1, len: 4, kids: 0 };
+    case 0xcf:
+    case 0xd3:
+      return { head: 1, len: 8, kids: 0 };
+    case 0xd4:
+      return { head: 2, len: 1, kids: 0 };
+    case 0xd5:
+      return { head: 2, len: 2, kids: 0 };
+    case 0xd6:
+      return { head: 2, len: 4, kids: 0 };
+    case 0xd7:
+      return { head: 2, len: 8, kids: 0 };
+    case 0xd8:
+      return { head: 2, len: 16, kids: 0 };
+    case 0xdc:
+      return { head: 3, len: 0, kids: b.readUInt16BE(p + 1) };
+    case 0xdd:
+      return { head: 5, len: 0, kids: b.readUInt32BE(p + 1) };
+    case 0xde:
+      return { head: 3, len: 0, kids: 2 * b.readUInt16BE(p + 1) };
+    case 0xdf:
+      return { head: 5, len: 0, kids: 2 * b.readUInt32BE(p + 1) };
+    default:
+      return corrupt(`byte 0x${x.toString(16)} at ${p}`);
+  }
+}
+
+/** The position just past the value at `p` (iterative: no recursion on nesting). */
+function skip(b: Buffer, p: number): number {
+  let left = 1;
+  while (left > 0) {
+    const h = header(b, p);
+    p += h.head + h.len;
+    left += h.kids - 1;
+  }
+  if (p > b.length) corrupt('ends early');
+  return p;
+}
+
+function str(b: Buffer, p: number): { s: string; next: number } {
+  const x = b[p]!;
+  if (!((x >= 0xa0 && x <= 0xbf) || x === 0xd9 || x === 0xda || x === 0xdb)) corrupt(`expected a string at ${p}`);
+  const h = header(b, p);
+  const from = p + h.head;
+  return { s: b.toString('utf8', from, from + h.len), next: from + h.len };
+}
+
+function container(b: Buffer, p: number, map: boolean): { kids: number; next: number } {
+  const x = b[p]!;
+  const isMap = (x >= 0x80 && x <= 0x8f) || x === 0xde || x === 0xdf;
+  const isArray = (x >= 0x90 && x <= 0x9f) || x === 0xdc || x === 0xdd;
+  if (map ? !isMap : !isArray) corrupt(`expected ${map ? 'a map' : 'an array'} at ${p}`);
+  const h = header(b, p);
+  return { kids: h.kids, next: p + h.head };
+}
+
+/** The `e` of a column map at `p` ('' when it has none). */
+function encodingAt(b: Buffer, p: number): string {
+  if (!((b[p]! >= 0x80 && b[p]! <= 0x8f) || b[p] === 0xde || b[p] === 0xdf)) return '';
+  const m = container(b, p, true);
+  let q = m.next;
+  for (let k = 0; k < m.kids / 2; k++) {
+    const key = str(b, q);
+    if (key.s === 'e') return str(b, key.next).s;
+    q = skip(b, key.next);
+  }
+  return '';
+}
+
+/** A column's byte range in a body map. */
+export interface BodyPart {
+  field: boolean;
+  name: string;
+  e: string;
+  start: number;
+  end: number;
+}
+
+/** Cuts a body map into its columns: the built-ins in BUILTIN_COLUMNS order, then the fields in body order. */
+export function splitBody(body: Buffer): BodyPart[] {
+  const top = container(body, 0, true);
+  const builtins = new Map<string, BodyPart>();
+  const fields: BodyPart[] = [];
+  let p = top.next;
+  for (let k = 0; k < top.kids / 2; k++) {
+    const key = str(body, p);
+    p = key.next;
+    if (key.s === 'fields') {
+      const arr = container(body, p, false);
+      p = arr.next;
+      for (let j = 0; j < arr.kids; j++) {
+        const pair = container(body, p, false);
+        if (pair.kids !== 2) corrupt('a field entry is not a [name, column] pair');
+        const name = str(body, pair.next);
+        const end = skip(body, name.next);
+        fields.push({ field: true, name: name.s, e: encodingAt(body, name.next), start: name.next, end });
+        p = end;
+      }
+      continue;
+    }
+    const end = skip(body, p);
+    if ((BUILTIN_COLUMNS as readonly string[]).includes(key.s)) builtins.set(key.s, { field: false, name: key.s, e: encodingAt(body, p), start: p, end });
+    else if (key.s !== 'n') corrupt(`unknown column ${JSON.stringify(key.s)}`);
+    p = end;
+  }
+  const out: BodyPart[] = [];
+  for (const name of BUILTIN_COLUMNS) {
+    const part = builtins.get(name);
+    if (part === undefined) corrupt(`no ${name} column`);
+    out.push(part);
+  }
+  return [...out, ...fields];
+}
+
+// ---- the directory -----------------------------------------------------------------------------
+
+/**
+ * Columns smaller than this share frames: LZ4 compresses a few KiB poorly on its own (the JSON
+ * set's segments grew 3.5 % with one frame per column, 0.5 % with small columns grouped).
+ */
+const SMALL_COLUMN = 4096;
+/** A frame of small columns is closed once it holds this much. */
+const GROUP_BYTES = 32 * 1024;
+/** Frames smaller than this are stored as they are. */
+const MIN_COMPRESS = 64;
+const FRAME_BYTES = 13;
+const COLUMN_BYTES = 14;
+
+/**
+ * The frames of a body and their directory. Directory: u32 frame count, per frame u8 codec (0
+ * as is, 1 LZ4), u32 stored length, u32 decompressed length, u32 CRC-32C of the stored bytes;
+ * then u32 column count, per column u8 kind (0 built-in, 1 field), u8 encoding letter, u16
+ * frame, u32 offset and u32 length of its msgpack in the decompressed frame, u16 name length,
+ * the name in UTF-8. A column of SMALL_COLUMN bytes or more has a frame of its own; smaller
+ * ones share frames with their neighbours in body order.
+ */
+export function frameBody(body: Buffer, codec: BlockCodec): { directory: Buffer; frames: Buffer[]; stored: number; plain: number } {
+  const parts = splitBody(body);
+  const names = parts.map((p) => Buffer.from(p.name, 'utf8'));
+  // Frames as runs of parts: [first, end) each.
+  const runs: [number, number][] = [];
+  let open = -1;
+  let openBytes = 0;
+  for (let k = 0; k < parts.length; k++) {
+    const len = parts[k]!.end - parts[k]!.start;
+    if (len >= SMALL_COLUMN) {
+      if (open >= 0) runs.push([open, k]);
+      open = -1;
+      runs.push([k, k + 1]);
+      continue;
+    }
+    if (open < 0) {
+      open = k;
+      openBytes = 0;
+    }
+    openBytes += len;
+    if (openBytes >= GROUP_BYTES) {
+      runs.push([open, k + 1]);
+      open = -1;
+    }
+  }
+  if (open >= 0) runs.push([open, parts.length]);
+  if (runs.length > 0xffff) throw new LogsvcError('E_INTERNAL', 'a block with more than 65535 column frames');
+  let size = 8 + runs.length * FRAME_BYTES;
+  for (const n of names) {
+    if (n.length > 0xffff) throw new LogsvcError('E_INTERNAL', 'a field name longer than 65535 bytes');
+    size += COLUMN_BYTES + n.length;
+  }
+  const dir = Buffer.allocUnsafe(size);
+  dir.writeUInt32LE(runs.length, 0);
+  const frames: Buffer[] = [];
+  let stored = 0;
+  let plain = 0;
+  let q = 4;
+  let c = 8 + runs.length * FRAME_BYTES;
+  dir.writeUInt32LE(parts.length, c - 4);
+  for (let f = 0; f < runs.length; f++) {
+    const [first, end] = runs[f]!;
+    // Parts of a run are adjacent in the body except across the fields array's framing: copy them together.
+    const bytes = end - first === 1 ? body.subarray(parts[first]!.start, parts[first]!.end) : Buffer.concat(parts.slice(first, end).map((p) => body.subarray(p.start, p.end)));
+    const packed = bytes.length < MIN_COMPRESS ? null : codec.compress(bytes);
+    const lz4 = packed !== null && packed.length < bytes.length;
+    const frame = lz4 ? packed : bytes;
+    frames.push(frame);
+    stored += frame.length;
+    plain += bytes.length;
+    dir[q] = lz4 ? 1 : 0;
+    dir.writeUInt32LE(frame.length, q + 1);
+    dir.writeUInt32LE(bytes.length, q + 5);
+    dir.writeUInt32LE(crc32c(frame), q + 9);
+    q += FRAME_BYTES;
+    let offset = 0;
+    for (let k = first; k < end; k++) {
+      const part = parts[k]!;
+      const len = part.end - part.start;
+      dir[c] = part.field ? 1 : 0;
+      dir[c + 1] = part.e.length === 1 ? part.e.charCodeAt(0) & 0x7f : 0;
+      dir.writeUInt16LE(f, c + 2);
+      dir.writeUInt32LE(offset, c + 4);
+      dir.writeUInt32LE(len, c + 8);
+      dir.writeUInt16LE(names[k]!.length, c + 12);
+      names[k]!.copy(dir, c + COLUMN_BYTES);
+      c += COLUMN_BYTES + names[k]!.length;
+      offset += len;
+    }
+  }
+  return { directory: dir, frames, stored, plain };
+}
+
+/** Parses a directory; null when it does not add up (then the block is damaged). */
+export function parseDirectory(dir: Buffer, framesLength: number): Directory | null {
+  if (dir.length < 8) return null;
+  const nf = dir.readUInt32LE(0);
+  if (nf > 0xffff || 8 + nf * FRAME_BYTES > dir.length) return null;
+  const frames: FrameEntry[] = [];
+  let q = 4;
+  let at = 0;
+  for (let f = 0; f < nf; f++) {
+    const codec = dir[q];
+    if (codec !== 0 && codec !== 1) return null;
+    const entry: FrameEntry = { codec, stored: dir.readUInt32LE(q + 1), plain: dir.readUInt32LE(q + 5), crc: dir.readUInt32LE(q + 9), at };
+    if (codec === 0 && entry.plain !== entry.stored) return null;
+    frames.push(entry);
+    at += entry.stored;
+    q += FRAME_BYTES;
+  }
+  if (at !== framesLength) return null;
+  const count = dir.readUInt32LE(q);
+  q += 4;
+  if (count < BUILTIN_COLUMNS.length || count > dir.length) return null;
+  const columns: ColumnEntry[] = [];
+  for (let k = 0; k < count; k++) {
+    if (q + COLUMN_BYTES > dir.length) return null;
+    const len = dir.readUInt16LE(q + 12);
+    if (q + COLUMN_BYTES + len > dir.length) return null;
+    const field = dir[q] === 1;
+    const e = dir[q + 1]!;
+    const entry: ColumnEntry = {
+      field,
+      name: dir.toString('utf8', q + COLUMN_BYTES, q + COLUMN_BYTES + len),
+      e: e === 0 ? '' : String.fromCharCode(e),
+      frame: dir.readUInt16LE(q + 2),
+      offset: dir.readUInt32LE(q + 4),
+      length: dir.readUInt32LE(q + 8),
+    };
+    const frame = frames[entry.frame];
+    if (frame === undefined || entry.offset + entry.length > frame.plain) return null;
+    if (k < BUILTIN_COLUMNS.length ? field || entry.name !== BUILTIN_COLUMNS[k] : !field) return null;
+    q += COLUMN_BYTES + len;
+    columns.push(entry);
+  }
+  if (q !== dir.length) return null;
+  return { frames, columns };
+}
+
+// ---- reading ------------------------------------------------------------------------------------
+
+/** A block's encoded columns, whatever its format; decoded (msgpack) on first use. */
+export interface EncodedBlock {
+  readonly n: number;
+  /** Field names in body order (templates refer to fields by this position). */
+  readonly names: readonly string[];
+  /** A built-in column's or field j's encoding letter, without reading it. */
+  encoding(col: BuiltinColumn | number): string;
+  builtin<K extends BuiltinColumn>(key: K): BlockBody[K];
+  field(j: number): StringColumn;
+}
+
+/** Formats 1 to 4: the one decoded body map. */
+export function bodyColumns(d: BlockBody): EncodedBlock {
+  if (d === null || typeof d !== 'object' || typeof d.n !== 'number' || !Array.isArray(d.fields)) throw new LogsvcError('E_STATE_CORRUPT', 'block body is not a column map');
+  const names = d.fields.map(([name]) => name);
+  return {
+    n: d.n,
+    names,
+    encoding: (col) => (typeof col === 'number' ? d.fields[col]?.[1]?.e : (d[col] as { e?: string } | undefined)?.e) ?? '',
+    builtin: (key) => d[key],
+    field: (j) => {
+      const f = d.fields[j];
+      if (f === undefined) throw new LogsvcError('E_STATE_CORRUPT', `block body has no field column ${j}`);
+      return f[1];
+    },
+  };
+}
+
+/**
+ * Format 5: frames loaded on first use. `read(at, length)` gives the stored bytes of a frame
+ * (`at` from the first frame): a slice of a block already in memory, or a read of the file.
+ * Each frame is checked against its CRC before it is decompressed; a mismatch throws FrameDamage.
+ */
+export function framedColumns(n: number, dir: Directory, read: (at: number, length: number) => Buffer, codec: BlockCodec, where: string): EncodedBlock {
+  const fields = dir.columns.slice(BUILTIN_COLUMNS.length);
+  const names = fields.map((f) => f.name);
+  const plainFrames = new Array<Buffer | undefined>(dir.frames.length);
+  const cache = new Array<unknown>(dir.columns.length);
+  const frame = (f: number, name: string): Buffer => {
+    const got = plainFrames[f];
+    if (got !== undefined) return got;
+    const entry = dir.frames[f]!;
+    const stored = read(entry.at, entry.stored);
+    if (stored.length !== entry.stored || crc32c(stored) !== entry.crc) throw new FrameDamage(`${where}: the frame of column ${JSON.stringify(name)} fails its checksum`);
+    let plain: Buffer;
+    try {
+      plain = entry.codec === 1 ? codec.decompress(stored) : stored;
+    } catch (err) {
+      throw new FrameDamage(`${where}: the frame of column ${JSON.stringify(name)} does not decompress (${(err as Error).message})`);
+    }
+    if (plain.length !== entry.plain) throw new FrameDamage(`${where}: the frame of column ${JSON.stringify(name)} decompressed to ${plain.length} bytes, expected ${entry.plain}`);
+    plainFrames[f] = plain;
+    return plain;
+  };
+  const load = (k: number): unknown => {
+    if (cache[k] !== undefined) return cache[k];
+    const entry = dir.columns[k]!;
+    const bytes = frame(entry.frame, entry.name);
+    let value: unknown;
+    try {
+      value = unpack(bytes.subarray(entry.offset, entry.offset + entry.length));
+    } catch (err) {
+      throw new FrameDamage(`${where}: column ${JSON.stringify(entry.name)} does not decode (${(err as Error).message})`);
+    }
+    if (value === null || typeof value !== 'object') throw new FrameDamage(`${where}: column ${JSON.stringify(entry.name)} is not a column`);
+    cache[k] = value;
+    return value;
+  };
+  return {
+    n,
+    names,
+    encoding: (col) => (typeof col === 'number' ? (fields[col]?.e ?? '') : dir.columns[BUILTIN_COLUMNS.indexOf(col)]!.e),
+    builtin: <K extends BuiltinColumn>(key: K) => load(BUILTIN_COLUMNS.indexOf(key)) as BlockBody[K],
+    field: (j) => {
+      if (j < 0 || j >= fields.length) throw new LogsvcError('E_STATE_CORRUPT', `${where}: no field column ${j}`);
+      return load(BUILTIN_COLUMNS.length + j) as StringColumn;
+    },
+  };
+}
+
+/** Every column of an encoded block as one body map (the per-event decoders take that). */
+export function wholeBody(b: EncodedBlock): BlockBody {
+  return {
+    n: b.n,
+    ts: b.builtin('ts'),
+    tz: b.builtin('tz'),
+    raw: b.builtin('raw'),
+    it: b.builtin('it'),
+    off: b.builtin('off'),
+    idx: b.builtin('idx'),
+    fields: b.names.map((name, j) => [name, b.field(j)]),
+  };
+}
