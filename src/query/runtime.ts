@@ -30,6 +30,8 @@ export class MapEvent implements Ev {
   readonly fields: Map<string, string>;
   /** Names the pipeline added (free text does not search them, query-functions.md §2.2). */
   private created: Set<string> | null = null;
+  /** The values the event came with of fields the pipeline changed or removed (free text sees these). */
+  private original: Map<string, string> | null = null;
 
   constructor(fields?: Iterable<readonly [string, string]> | Record<string, string>) {
     if (fields === undefined) this.fields = new Map();
@@ -42,11 +44,20 @@ export class MapEvent implements Ev {
   }
   set(name: string, value: string): void {
     chargeMade(value.length);
-    if (!this.fields.has(name)) (this.created ??= new Set()).add(name);
+    const was = this.fields.get(name);
+    if (was === undefined) {
+      if (this.original?.has(name) !== true) (this.created ??= new Set()).add(name);
+    } else this.keepOriginal(name, was);
     this.fields.set(name, value);
   }
   remove(name: string): void {
+    const was = this.fields.get(name);
+    if (was !== undefined) this.keepOriginal(name, was);
     this.fields.delete(name);
+  }
+  private keepOriginal(name: string, value: string): void {
+    if (this.created?.has(name) === true || this.original?.has(name) === true) return;
+    (this.original ??= new Map()).set(name, value);
   }
   has(name: string): boolean {
     return this.fields.has(name);
@@ -57,7 +68,9 @@ export class MapEvent implements Ev {
   /** The fields the event came with (what free text searches), not those the pipeline added. */
   *storedFields(): Iterable<[string, string]> {
     const created = this.created;
-    for (const [n, v] of this.fields) if (created === null || !created.has(n)) yield [n, v];
+    const original = this.original;
+    for (const [n, v] of this.fields) if (created === null || !created.has(n)) yield [n, original?.get(n) ?? v];
+    if (original !== null) for (const [n, v] of original) if (!this.fields.has(n)) yield [n, v];
   }
   timestamp(): number {
     const t = this.fields.get('@timestamp');
@@ -66,6 +79,7 @@ export class MapEvent implements Ev {
   clone(): Ev {
     const c = new MapEvent(this.fields);
     if (this.created !== null) c.created = new Set(this.created);
+    if (this.original !== null) c.original = new Map(this.original);
     return c;
   }
 }

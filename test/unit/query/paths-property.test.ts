@@ -115,7 +115,7 @@ const EVALS = ['w := x * 2', 'w := x + nosuch', 'k := upper(k)', 'v := if(x > 10
 const AGGS = ['groupBy(k, function=[count(), sum(x), max(w)])', 'groupBy([k, c], function=collect([y, m]))', 'stats([count(y), avg(x), min(n)])', 'top(y, limit=3)', 'groupBy(v, function=selectFromMax(x, include=[y]))', 'count(z, distinct=true)'];
 
 t.test('column path = per-event path, one block = many blocks', async (t) => {
-  const r = rnd(2026);
+  const r = rnd(Number(process.env.PROPERTY_SEED ?? 2026));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   let checked = 0;
   for (let round = 0; round < 40; round++) {
