@@ -33,9 +33,12 @@ export interface StopReport {
 export async function runStopSteps(steps: readonly StopStep[], logger: Logger, limitMs = STOP_LIMIT_MS): Promise<StopReport> {
   const start = Date.now();
   const problems: string[] = [];
+  // Set when a step ran to a bound that was what was left of the limit (timers may fire a
+  // millisecond early by Date.now(), so the clock alone could leave 1 ms for the next step).
+  let usedUp = false;
   for (const s of steps) {
     const left = limitMs - (Date.now() - start);
-    if (left <= 0) {
+    if (left <= 0 || usedUp) {
       problems.push(`${s.name}: skipped, the stop had used its ${limitMs} ms`);
       continue;
     }
@@ -53,7 +56,10 @@ export async function runStopSteps(steps: readonly StopStep[], logger: Logger, l
     ]);
     clearTimeout(timer);
     const ms = Date.now() - t0;
-    if (outcome === 'late') problems.push(`${s.name}: still running after its bound of ${bound} ms; left behind`);
+    if (outcome === 'late') {
+      problems.push(`${s.name}: still running after its bound of ${bound} ms; left behind`);
+      if (bound === left) usedUp = true;
+    }
     else if (outcome !== 'done') problems.push(`${s.name}: failed: ${outcome instanceof Error ? outcome.message : String(outcome)}`);
     logger.debug('stop step', { step: s.name, ms, outcome: outcome === 'done' || outcome === 'late' ? outcome : 'failed' });
   }
