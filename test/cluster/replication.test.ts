@@ -11,7 +11,7 @@
 import t from 'tap';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { clusterConfig, startCluster, waitForAlive, type TestCluster } from '../helpers/cluster.js';
+import { clusterConfig, startCluster, waitForAlive, type TestCluster, replicationStatus, type ReplicationStatus } from '../helpers/cluster.js';
 import { freePort, startBroker } from '../helpers/kafka-broker.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { startNode, tempDir } from '../helpers/node-process.js';
@@ -21,30 +21,13 @@ import type { TestNode } from '../helpers/node-process.js';
 
 t.setTimeout(600_000);
 
-interface Replication {
-  factor: number;
-  segments: number;
-  underReplicated: number;
-  pendingOwn: number;
-  active: number;
-  queued: number;
-  corrupt: number;
-  bytesReceived: number;
-  nodes: { node: number; segments: number; bytes: number; events: number }[];
-}
-
-async function replication(n: TestNode): Promise<Replication> {
-  const res = await api(n.url, '/api/v1/clusterconfig/segments', { token: n.adminToken });
-  if (res.status !== 200) throw new Error(`segments: ${res.status} ${res.text}`);
-  return res.json<Replication>();
-}
 
 /** Waits until `n` sees every segment held by the factor and nothing of its own waiting. */
-async function waitReplicated(n: TestNode, timeoutMs = 90_000, minSegments = 1): Promise<Replication> {
+async function waitReplicated(n: TestNode, timeoutMs = 90_000, minSegments = 1): Promise<ReplicationStatus> {
   const deadline = Date.now() + timeoutMs;
-  let r: Replication | null = null;
+  let r: ReplicationStatus | null = null;
   for (;;) {
-    r = await replication(n).catch(() => null);
+    r = await replicationStatus(n).catch(() => null);
     if (r !== null && r.segments >= minSegments && r.underReplicated === 0 && r.pendingOwn === 0 && r.active === 0 && r.queued === 0) return r;
     if (Date.now() > deadline) throw new Error(`not fully replicated within ${timeoutMs} ms: ${JSON.stringify(r)}`);
     await sleep(300);
@@ -52,7 +35,7 @@ async function waitReplicated(n: TestNode, timeoutMs = 90_000, minSegments = 1):
 }
 
 /** Waits until every node sees every segment held by the factor, and `events` held over all nodes. */
-async function waitAllReplicated(nodes: TestNode[], events: number, timeoutMs = 90_000): Promise<Replication> {
+async function waitAllReplicated(nodes: TestNode[], events: number, timeoutMs = 90_000): Promise<ReplicationStatus> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const rs = await Promise.all(nodes.map((n) => waitReplicated(n, timeoutMs)));
@@ -172,7 +155,7 @@ t.test('three nodes, factor 2: losing one node loses no answer; copies come back
   const deadline = Date.now() + 60_000;
   let corrupt = 0;
   while (Date.now() < deadline && corrupt === 0) {
-    corrupt = (await replication(n3b)).corrupt;
+    corrupt = (await replicationStatus(n3b)).corrupt;
     await sleep(300);
   }
   t.ok(corrupt >= 1, 'the damaged copy is found by its checksum');
@@ -359,7 +342,7 @@ t.test('a network partition between two nodes: copies stall and resume after hea
   const deadline = Date.now() + 60_000;
   let stalled = 0;
   while (Date.now() < deadline && stalled === 0) {
-    stalled = (await replication(n3)).underReplicated;
+    stalled = (await replicationStatus(n3)).underReplicated;
     await sleep(500);
   }
   t.ok(stalled > 0, `copies between nodes 1 and 2 stall: ${stalled} segments held by one node only`);

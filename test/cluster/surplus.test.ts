@@ -9,26 +9,13 @@
 import t from 'tap';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startCluster, waitForAlive } from '../helpers/cluster.js';
+import { startCluster, waitForAlive, replicationStatus, type ReplicationStatus } from '../helpers/cluster.js';
 import { api } from '../helpers/http.js';
 import { createRepo, runJob, sleep } from '../helpers/query.js';
 import type { TestNode } from '../helpers/node-process.js';
 
 t.setTimeout(600_000);
 
-interface Replication {
-  factor: number;
-  segments: number;
-  underReplicated: number;
-  surplusDeleted: number;
-  nodes: { node: number; segments: number; bytes: number; events: number }[];
-}
-
-async function replication(n: TestNode): Promise<Replication> {
-  const res = await api(n.url, '/api/v1/clusterconfig/segments', { token: n.adminToken });
-  if (res.status !== 200) throw new Error(`segments: ${res.status} ${res.text}`);
-  return res.json<Replication>();
-}
 
 async function until<T>(what: string, fn: () => Promise<T | null>, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -76,7 +63,7 @@ t.test('a substitute holder deletes its copies once the original holder is back'
   }
   // Everything listed and held by exactly two nodes.
   const first = await until('every segment held by two nodes', async () => {
-    const r = await replication(n1);
+    const r = await replicationStatus(n1);
     const held = r.nodes.reduce((a, x) => a + x.segments, 0);
     const events = r.nodes.reduce((a, x) => a + x.events, 0);
     return r.segments > 0 && r.underReplicated === 0 && held === 2 * r.segments && events === 2 * N ? r : null;
@@ -91,7 +78,7 @@ t.test('a substitute holder deletes its copies once the original holder is back'
   // last checkpoint it reported is digested again), so the count is read again here.
   let seen = '';
   const whileDead = await until('nodes 1 and 3 hold every segment', async () => {
-    const r = await replication(n1);
+    const r = await replicationStatus(n1);
     const of = (id: number): number => r.nodes.find((x) => x.node === id)?.segments ?? 0;
     const onDisk = (await segmentFiles(c.nodes[0]!.dataDir)) + (await segmentFiles(c.nodes[2]!.dataDir));
     seen = `${JSON.stringify(r)}; files on nodes 1 and 3: ${onDisk}`;
@@ -117,7 +104,7 @@ t.test('a substitute holder deletes its copies once the original holder is back'
   const back = await c.restart(2);
   await waitForAlive([n1, back, n3], [1, 2, 3]);
   const settled = await until('three copies back down to two', async () => {
-    const r = await replication(n1);
+    const r = await replicationStatus(n1);
     const held = r.nodes.reduce((a, x) => a + x.segments, 0);
     return r.segments >= segments && held === 2 * r.segments && r.underReplicated === 0 ? r : null;
   }, 180_000);
@@ -136,13 +123,13 @@ t.test('a substitute holder deletes its copies once the original holder is back'
       each.push(k);
       n += k;
     }
-    perNode = `files per node ${JSON.stringify(each)}, ${segments} segments listed, ${stillUnlisted} unlisted before; ${JSON.stringify(await replication(n1).catch(() => null))}`;
+    perNode = `files per node ${JSON.stringify(each)}, ${segments} segments listed, ${stillUnlisted} unlisted before; ${JSON.stringify(await replicationStatus(n1).catch(() => null))}`;
     return n <= 2 * segments + stillUnlisted ? n : null;
   }, 150_000).catch((err: unknown) => {
     throw new Error(`${(err as Error).message}; last seen: ${perNode}`);
   });
   t.ok(files - stillUnlisted <= 2 * segments, 'two files of each segment on disk over the three nodes');
-  const deleted = (await replication(n1)).surplusDeleted + (await replication(n3)).surplusDeleted + (await replication(back)).surplusDeleted;
+  const deleted = (await replicationStatus(n1)).surplusDeleted + (await replicationStatus(n3)).surplusDeleted + (await replicationStatus(back)).surplusDeleted;
   t.ok(deleted > 0, `surplus copies deleted (${deleted})`);
   for (const n of [n1, back, n3]) t.same(await ledger(n), { count: N, distinct: N, warnings: [] }, `asked on ${n.url}: the whole ledger once, no warning`);
 

@@ -118,3 +118,24 @@ export async function waitForAlive(nodes: TestNode[], ids: number[], timeoutMs =
   }
 }
 
+
+/** What GET /api/v1/clusterconfig/segments answers (docs/replication.md). */
+export interface ReplicationStatus {
+  factor: number;
+  segments: number;
+  underReplicated: number;
+  pendingOwn: number;
+  active: number;
+  queued: number;
+  corrupt: number;
+  bytesReceived: number;
+  surplusDeleted: number;
+  nodes: { node: number; segments: number; bytes: number; events: number }[];
+}
+
+/** The replication status as `n` sees it. */
+export async function replicationStatus(n: TestNode): Promise<ReplicationStatus> {
+  const res = await api(n.url, '/api/v1/clusterconfig/segments', { token: n.adminToken });
+  if (res.status !== 200) throw new Error(`segments: ${res.status} ${res.text}`);
+  return res.json<ReplicationStatus>();
+}
