@@ -16,6 +16,7 @@
 import type { BlockView } from './block-view.js';
 import { asBuffer, hasKelvin, markRows, rawRows, textRows, type ByteRows } from './byte-search.js';
 import type { Needle } from './text-match.js';
+import { foldUnit } from './casefold.js';
 import { decodeNumbers, decodeStrings, type StringColumn } from '../segments/columns.js';
 import { LogsvcError } from '../lib/errors.js';
 
@@ -26,6 +27,12 @@ export interface TextColumn {
   has(i: number): boolean;
   /** Sets out[i] = 1 for the rows whose value ends in a partial match (after `mark`); true when any does. */
   markCarries(out: Uint8Array): boolean;
+  /**
+   * False when no row's value can go on with a partial match begun before it (Needle.continues of
+   * its first unit; an empty value passes the state on, so it may). Then a partial match that
+   * ends in the piece before this one in a raw template goes no further.
+   */
+  continues(): boolean;
   /** The automaton's state after row i's value, read from state q (`m`: the needle is complete). */
   next(i: number, q: number): number;
   /** Row i's value, null when it has none. */
@@ -82,6 +89,10 @@ class DictColumn implements TextColumn {
     const codes = this.codes;
     for (let i = 0; i < out.length; i++) if (tails[codes[i]!]! > 0) out[i] = 1;
     return true;
+  }
+  continues(): boolean {
+    const nd = this.nd;
+    return this.d.some((v) => v.length === 0 || nd.continues(nd.folded ? foldUnit(v.charCodeAt(0)) : v.charCodeAt(0)));
   }
   private code(i: number): number {
     const c = this.codes[i]!;
@@ -159,6 +170,26 @@ class BytesColumn implements TextColumn {
     }
     return any;
   }
+  continues(): boolean {
+    const { buf, starts, absent } = this.rows;
+    const { contAscii, folded, ascii } = this.nd;
+    for (let i = 0; i < this.hit.length; i++) {
+      const from = starts[i]!;
+      if (from === starts[i + 1]) {
+        if (absent === null || absent[i] !== 1) return true;
+        continue;
+      }
+      let c = buf[from]!;
+      if (c >= 0x80) {
+        // Outside ASCII: no unit of an ASCII needle (a Kelvin sign never reaches here: see bytesOf).
+        if (!ascii) return true;
+        continue;
+      }
+      if (folded && c >= 65 && c <= 90) c += 32;
+      if (contAscii[c] === 1) return true;
+    }
+    return false;
+  }
   next(i: number, q: number): number {
     if (q === 0) return this.hit[i] === 1 ? this.nd.m : this.tail(i);
     return this.nd.through(this.value(i) ?? corrupt(`raw template: event ${i} lacks a piece`), q);
@@ -183,6 +214,8 @@ class StringsColumn implements TextColumn {
     private readonly nd: Needle,
     /** False when no value can hold the needle or end in a partial match (then none is read to mark). */
     private readonly searched = true,
+    /** The units every value starts with one of (integers and addresses), when known. */
+    private readonly first: readonly number[] | null = null,
   ) {
     this.hit = new Uint8Array(n);
   }
@@ -217,6 +250,17 @@ class StringsColumn implements TextColumn {
     }
     return any;
   }
+  continues(): boolean {
+    const { nd, at } = this;
+    // An integer or address column not searched is not read: the units its values may start with answer.
+    if (this.first !== null) return this.first.some((c) => nd.continues(c));
+    for (let i = 0; i < this.n; i++) {
+      const v = at(i);
+      if (v === null || v === undefined) continue;
+      if (v.length === 0 || nd.continues(nd.folded ? foldUnit(v.charCodeAt(0)) : v.charCodeAt(0))) return true;
+    }
+    return false;
+  }
   next(i: number, q: number): number {
     if (q === 0 && !this.searched) return 0;
     const v = this.at(i) ?? corrupt(`raw template: event ${i} lacks a piece`);
@@ -243,15 +287,16 @@ function bytesOf(rows: ByteRows | null, nd: Needle, decode: () => readonly (stri
 }
 
 const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+const DIGITS = [48, 49, 50, 51, 52, 53, 54, 55, 56, 57];
 
 /**
  * An integer or IPv4 column (every row holds digits, and `-` or `.`): read only when the needle
  * could be in a value or a value (which ends in a digit) could end a partial match of it.
  */
 function typed(n: number, nd: Needle, punct: number, text: () => readonly (string | null | undefined)[], one: (i: number) => string): TextColumn {
-  const reads = nd.only((c) => isDigit(c) || c === punct) || [48, 49, 50, 51, 52, 53, 54, 55, 56, 57].some((c) => nd.ends(c));
+  const reads = nd.only((c) => isDigit(c) || c === punct) || DIGITS.some((c) => nd.ends(c));
   if (reads) return strings(text(), nd);
-  return new StringsColumn(n, one, nd, false);
+  return new StringsColumn(n, one, nd, false, punct === 45 ? [...DIGITS, 45] : DIGITS);
 }
 
 /** A stored field's column, or null when the block has no such field. */

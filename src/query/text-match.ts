@@ -23,6 +23,8 @@ export class Needle {
   private readonly fail: Int32Array;
   /** 1 for the ASCII units among the needle's first m - 1 (the units a partial match can end with). */
   readonly endAscii: Uint8Array;
+  /** 1 for the ASCII units among the needle's last m - 1 (the units a partial match can go on with). */
+  readonly contAscii: Uint8Array;
   /** The needle inside one whole value (native, allocation-free for an ASCII folded needle or an exact one). */
   readonly inside: (s: string) => boolean;
   /** Every unit is ASCII. */
@@ -60,6 +62,9 @@ export class Needle {
     const endAscii = new Uint8Array(128);
     for (let k = 0; k < m - 1; k++) if (u[k]! < 128) endAscii[u[k]!] = 1;
     this.endAscii = endAscii;
+    const contAscii = new Uint8Array(128);
+    for (let k = 1; k < m; k++) if (u[k]! < 128) contAscii[u[k]!] = 1;
+    this.contAscii = contAscii;
     this.ascii = u.every((c) => c < 0x80);
     if (!folded) this.inside = (s) => s.includes(text);
     else if (this.ascii) this.inside = foldedIncludes(text);
@@ -157,6 +162,18 @@ export class Needle {
     const last = this.folded ? foldUnit(s.charCodeAt(L - 1)) : s.charCodeAt(L - 1);
     if (!this.ends(last)) return 0;
     return this.run(s, Math.max(0, L - (this.m - 1)), L, 0);
+  }
+
+  /**
+   * True when text starting with unit c (folded when the needle is) may go on with a partial match
+   * begun before it: c is one of the needle's last m - 1 units. Otherwise the state after c is
+   * the same from any state as from state 0 (1 when c is the needle's first unit, else 0), and
+   * what came before does not matter.
+   */
+  continues(c: number): boolean {
+    if (c < 128) return this.contAscii[c] === 1;
+    for (let k = 1; k < this.m; k++) if (this.u[k] === c) return true;
+    return false;
   }
 
   /** True when unit c (folded when the needle is) is one of the needle's first m - 1 units. */

@@ -65,12 +65,12 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
 
   const gaps = tpl.gaps.map((g) => gapColumn(g, n, nd));
   for (const g of gaps) g.mark(hit);
+  const pieces: TextColumn[] = new Array(tpl.names.length);
   const carry = new Uint8Array(n);
   let carries = false;
-  for (const g of gaps) carries = g.markCarries(carry) || carries;
-  const pieces: TextColumn[] = new Array(tpl.names.length);
+  const { layouts } = tpl;
   const placed = new Set<number>();
-  for (const layout of tpl.layouts) for (const j of layout) placed.add(j);
+  for (const layout of layouts) for (const j of layout) placed.add(j);
   for (const j of placed) {
     const name = tpl.names[j] ?? corrupt(`no field column ${j}`);
     let col = made.get(name);
@@ -82,9 +82,27 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
     }
     if (col === null) corrupt(`no field column ${name}`);
     pieces[j] = col;
-    carries = col.markCarries(carry) || carries;
   }
-  const { layouts } = tpl;
+  // A partial match at the end of a piece matters only when the piece after it may go on with it
+  // (TextColumn.continues): a field at position k of a layout is followed by gap k + 1, gap k by
+  // the layout's field k. Only such pieces' carries are marked.
+  const goesOn = new Map<TextColumn, boolean>();
+  const continues = (c: TextColumn): boolean => {
+    let b = goesOn.get(c);
+    if (b === undefined) goesOn.set(c, (b = c.continues()));
+    return b;
+  };
+  const carriers = new Set<TextColumn>();
+  for (const layout of layouts) {
+    for (let k = 0; k < layout.length; k++) {
+      const field = pieces[layout[k]!]!;
+      const before = gaps[k] ?? corrupt(`a layout of ${layout.length} fields, ${gaps.length} gaps`);
+      const after = gaps[k + 1] ?? corrupt(`a layout of ${layout.length} fields, ${gaps.length} gaps`);
+      if (!carriers.has(before) && continues(field)) carriers.add(before);
+      if (!carriers.has(field) && continues(after)) carriers.add(field);
+    }
+  }
+  for (const c of carriers) carries = c.markCarries(carry) || carries;
   let ids: readonly number[] | null = null;
   const layoutOf = (i: number): readonly number[] => {
     const id = (ids ??= view.layoutIds())[i]!;
