@@ -205,26 +205,20 @@ class BytesColumn implements TextColumn {
   }
 }
 
-/** Values as strings (already decoded, or made on demand), tested one by one. */
+/** Values decoded as strings, tested one by one. */
 class StringsColumn implements TextColumn {
   private readonly hit: Uint8Array;
   constructor(
-    private readonly n: number,
-    private readonly at: (i: number) => string | null | undefined,
+    private readonly values: readonly (string | null | undefined)[],
     private readonly nd: Needle,
-    /** False when no value can hold the needle or end in a partial match (then none is read to mark). */
-    private readonly searched = true,
-    /** The units every value starts with one of (integers and addresses), when known. */
-    private readonly first: readonly number[] | null = null,
   ) {
-    this.hit = new Uint8Array(n);
+    this.hit = new Uint8Array(values.length);
   }
   mark(out: Uint8Array): boolean {
-    if (!this.searched) return false;
-    const { hit, nd, at } = this;
+    const { hit, nd, values } = this;
     let any = false;
-    for (let i = 0; i < this.n; i++) {
-      const v = at(i);
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
       if (v !== null && v !== undefined && nd.inside(v)) {
         hit[i] = 1;
         out[i] = 1;
@@ -237,12 +231,11 @@ class StringsColumn implements TextColumn {
     return this.hit[i] === 1;
   }
   markCarries(out: Uint8Array): boolean {
-    if (!this.searched) return false;
-    const { hit, nd, at } = this;
+    const { hit, nd, values } = this;
     let any = false;
-    for (let i = 0; i < this.n; i++) {
+    for (let i = 0; i < values.length; i++) {
       if (hit[i] === 1) continue;
-      const v = at(i);
+      const v = values[i];
       if (v !== null && v !== undefined && nd.tail(v) > 0) {
         out[i] = 1;
         any = true;
@@ -251,52 +244,85 @@ class StringsColumn implements TextColumn {
     return any;
   }
   continues(): boolean {
-    const { nd, at } = this;
-    // An integer or address column not searched is not read: the units its values may start with answer.
-    if (this.first !== null) return this.first.some((c) => nd.continues(c));
-    for (let i = 0; i < this.n; i++) {
-      const v = at(i);
-      if (v === null || v === undefined) continue;
-      if (v.length === 0 || nd.continues(nd.folded ? foldUnit(v.charCodeAt(0)) : v.charCodeAt(0))) return true;
-    }
-    return false;
+    const nd = this.nd;
+    return this.values.some((v) => v !== null && v !== undefined && (v.length === 0 || nd.continues(nd.folded ? foldUnit(v.charCodeAt(0)) : v.charCodeAt(0))));
   }
   next(i: number, q: number): number {
-    if (q === 0 && !this.searched) return 0;
-    const v = this.at(i) ?? corrupt(`raw template: event ${i} lacks a piece`);
+    const v = this.values[i] ?? corrupt(`raw template: event ${i} lacks a piece`);
     if (q === 0) return this.hit[i] === 1 ? this.nd.m : this.nd.tail(v);
     return this.nd.through(v, q);
   }
   value(i: number): string | null {
-    return this.at(i) ?? null;
+    return this.values[i] ?? null;
   }
   test(i: number, re: RegExp): boolean {
-    const v = this.at(i);
+    const v = this.values[i];
     return v !== null && v !== undefined && re.test(v);
   }
 }
 
+/**
+ * An integer or IPv4 column whose values cannot hold the needle (not every unit of it is a digit
+ * or the column's `-` or `.`): nothing to mark, and a value (which ends in a digit) ends a partial
+ * match only when its last digit is one of the needle's first m - 1 units; only those rows' text
+ * is made, from the numbers.
+ */
+class NumbersColumn implements TextColumn {
+  /** Per digit: it is one of the needle's first m - 1 units. */
+  private readonly ends: boolean[];
+  constructor(
+    private readonly n: number,
+    private readonly nd: Needle,
+    private readonly one: (i: number) => string,
+    private readonly lastDigit: (i: number) => number,
+    /** The units a value may start with. */
+    private readonly first: readonly number[],
+  ) {
+    this.ends = DIGITS.map((c) => nd.ends(c));
+  }
+  mark(): boolean {
+    return false;
+  }
+  has(): boolean {
+    return false;
+  }
+  markCarries(out: Uint8Array): boolean {
+    if (!this.ends.includes(true)) return false;
+    let any = false;
+    for (let i = 0; i < this.n; i++) {
+      if (this.next(i, 0) > 0) {
+        out[i] = 1;
+        any = true;
+      }
+    }
+    return any;
+  }
+  continues(): boolean {
+    return this.first.some((c) => this.nd.continues(c));
+  }
+  next(i: number, q: number): number {
+    if (q > 0) return this.nd.through(this.one(i), q);
+    return this.ends[this.lastDigit(i)] === true ? this.nd.tail(this.one(i)) : 0;
+  }
+  value(i: number): string | null {
+    return this.one(i);
+  }
+  test(i: number, re: RegExp): boolean {
+    return re.test(this.one(i));
+  }
+}
+
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+const DIGITS = [48, 49, 50, 51, 52, 53, 54, 55, 56, 57];
+
 function strings(values: readonly (string | null | undefined)[], nd: Needle): TextColumn {
-  return new StringsColumn(values.length, (i) => values[i], nd);
+  return new StringsColumn(values, nd);
 }
 
 /** Bytes searched as bytes when the needle allows (see Needle.bytes), else decoded. */
 function bytesOf(rows: ByteRows | null, nd: Needle, decode: () => readonly (string | null | undefined)[]): TextColumn {
   if (rows === null || nd.bytes === null || (nd.kelvin && hasKelvin(rows.buf))) return strings(decode(), nd);
   return new BytesColumn(rows, nd);
-}
-
-const isDigit = (c: number): boolean => c >= 48 && c <= 57;
-const DIGITS = [48, 49, 50, 51, 52, 53, 54, 55, 56, 57];
-
-/**
- * An integer or IPv4 column (every row holds digits, and `-` or `.`): read only when the needle
- * could be in a value or a value (which ends in a digit) could end a partial match of it.
- */
-function typed(n: number, nd: Needle, punct: number, text: () => readonly (string | null | undefined)[], one: (i: number) => string): TextColumn {
-  const reads = nd.only((c) => isDigit(c) || c === punct) || DIGITS.some((c) => nd.ends(c));
-  if (reads) return strings(text(), nd);
-  return new StringsColumn(n, one, nd, false, punct === 45 ? [...DIGITS, 45] : DIGITS);
 }
 
 /** A stored field's column, or null when the block has no such field. */
@@ -314,16 +340,17 @@ export function fieldColumn(view: BlockView, name: string, nd: Needle): TextColu
       break;
     }
     case 'i': {
+      if (nd.only((c) => isDigit(c) || c === 45 /* - */)) break;
+      // Read only if a row's text is asked for (format 5: the column's frame is not read otherwise).
       let ints: readonly number[] | null = null;
-      return typed(n, nd, 45 /* - */, () => view.field(name) ?? [], (i) => String((ints ??= view.ints(name) ?? corrupt(`no integer column ${name}`))[i]));
+      const at = (i: number): number => (ints ??= view.ints(name) ?? corrupt(`no integer column ${name}`))[i]!;
+      return new NumbersColumn(n, nd, (i) => String(at(i)), (i) => Math.abs(at(i)) % 10, [...DIGITS, 45]);
     }
     case '4': {
+      if (nd.only((c) => isDigit(c) || c === 46 /* . */)) break;
       let b: Uint8Array | null = null;
-      return typed(n, nd, 46 /* . */, () => view.field(name) ?? [], (i) => {
-        b ??= view.ipv4(name) ?? corrupt(`no IPv4 column ${name}`);
-        const o = i * 4;
-        return `${b[o]}.${b[o + 1]}.${b[o + 2]}.${b[o + 3]}`;
-      });
+      const at = (i: number): Uint8Array => (b ??= view.ipv4(name) ?? corrupt(`no IPv4 column ${name}`));
+      return new NumbersColumn(n, nd, (i) => { const x = at(i); return `${x[i * 4]}.${x[i * 4 + 1]}.${x[i * 4 + 2]}.${x[i * 4 + 3]}`; }, (i) => at(i)[i * 4 + 3]! % 10, DIGITS);
     }
     default:
       break;
