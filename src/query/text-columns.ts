@@ -191,8 +191,20 @@ class BytesColumn implements TextColumn {
     return false;
   }
   next(i: number, q: number): number {
-    if (q === 0) return this.hit[i] === 1 ? this.nd.m : this.tail(i);
-    return this.nd.through(this.value(i) ?? corrupt(`raw template: event ${i} lacks a piece`), q);
+    const { nd, hit } = this;
+    if (q > 0) {
+      const { buf, starts, absent } = this.rows;
+      if (absent !== null && absent[i] === 1) corrupt(`raw template: event ${i} lacks a piece`);
+      const from = starts[i]!;
+      const to = starts[i + 1]!;
+      const head = Math.min(to, from + nd.m - 1);
+      let ascii = this.rows.ascii;
+      if (!ascii) for (let k = from; k < head && (ascii = buf[k]! < 0x80); k++);
+      if (!ascii) return nd.through(this.value(i) ?? corrupt(`raw template: event ${i} lacks a piece`), q);
+      const r = nd.stepAscii(buf, from, to, q);
+      if (r >= 0) return r;
+    }
+    return hit[i] === 1 ? nd.m : this.tail(i);
   }
   value(i: number): string | null {
     const { buf, starts, absent, ascii } = this.rows;
@@ -277,8 +289,13 @@ class NumbersColumn implements TextColumn {
     private readonly lastDigit: (i: number) => number,
     /** The units a value may start with. */
     private readonly first: readonly number[],
+    /** The column's one unit besides digits (`-` or `.`). */
+    punct: number,
   ) {
-    this.ends = DIGITS.map((c) => nd.ends(c));
+    // A partial match at a value's end is a suffix of it, so starts with a digit or `punct`.
+    const u0 = nd.u[0]!;
+    const starts = isDigit(u0) || u0 === punct;
+    this.ends = DIGITS.map((c) => starts && nd.ends(c));
   }
   mark(): boolean {
     return false;
@@ -344,13 +361,17 @@ export function fieldColumn(view: BlockView, name: string, nd: Needle): TextColu
       // Read only if a row's text is asked for (format 5: the column's frame is not read otherwise).
       let ints: readonly number[] | null = null;
       const at = (i: number): number => (ints ??= view.ints(name) ?? corrupt(`no integer column ${name}`))[i]!;
-      return new NumbersColumn(n, nd, (i) => String(at(i)), (i) => Math.abs(at(i)) % 10, [...DIGITS, 45]);
+      return new NumbersColumn(n, nd, (i) => String(at(i)), (i) => Math.abs(at(i)) % 10, [...DIGITS, 45], 45);
     }
     case '4': {
       if (nd.only((c) => isDigit(c) || c === 46 /* . */)) break;
       let b: Uint8Array | null = null;
       const at = (i: number): Uint8Array => (b ??= view.ipv4(name) ?? corrupt(`no IPv4 column ${name}`));
-      return new NumbersColumn(n, nd, (i) => { const x = at(i); return `${x[i * 4]}.${x[i * 4 + 1]}.${x[i * 4 + 2]}.${x[i * 4 + 3]}`; }, (i) => at(i)[i * 4 + 3]! % 10, DIGITS);
+      const text = (i: number): string => {
+        const x = at(i);
+        return `${x[i * 4]}.${x[i * 4 + 1]}.${x[i * 4 + 2]}.${x[i * 4 + 3]}`;
+      };
+      return new NumbersColumn(n, nd, text, (i) => at(i)[i * 4 + 3]! % 10, DIGITS, 46);
     }
     default:
       break;

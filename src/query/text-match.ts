@@ -23,6 +23,8 @@ export class Needle {
   private readonly fail: Int32Array;
   /** 1 for the ASCII units among the needle's first m - 1 (the units a partial match can end with). */
   readonly endAscii: Uint8Array;
+  /** For an ASCII unit c: the lengths k < m of the needle's prefixes that end in c, longest first. */
+  private readonly prefixesEndingIn: (number[] | undefined)[] = [];
   /** 1 for the ASCII units among the needle's last m - 1 (the units a partial match can go on with). */
   readonly contAscii: Uint8Array;
   /** The needle inside one whole value (native, allocation-free for an ASCII folded needle or an exact one). */
@@ -62,6 +64,7 @@ export class Needle {
     const endAscii = new Uint8Array(128);
     for (let k = 0; k < m - 1; k++) if (u[k]! < 128) endAscii[u[k]!] = 1;
     this.endAscii = endAscii;
+    for (let k = m - 1; k >= 1; k--) if (u[k - 1]! < 128) (this.prefixesEndingIn[u[k - 1]!] ??= []).push(k);
     const contAscii = new Uint8Array(128);
     for (let k = 1; k < m; k++) if (u[k]! < 128) contAscii[u[k]!] = 1;
     this.contAscii = contAscii;
@@ -86,19 +89,50 @@ export class Needle {
   }
 
   /**
-   * The state after reading ASCII bytes b[from, to) from state 0 (a match inside them is not
-   * looked for: the caller knows there is none). Folded needles fold the bytes as ASCII.
+   * The state after reading ASCII bytes b[from, to) from state 0, for text known not to hold the
+   * needle: the longest proper prefix of the needle that the bytes end with. Only the prefixes
+   * whose last unit is the bytes' last are tried, longest first, each from its first unit (so a
+   * row ending in a unit the needle has costs a compare or two, not an automaton run).
    */
   tailOfAscii(b: Uint8Array, from: number, to: number): number {
+    if (to <= from) return 0;
+    const { u, folded } = this;
+    let last = b[to - 1]!;
+    if (folded && last >= 65 && last <= 90) last += 32;
+    const ks = this.prefixesEndingIn[last];
+    if (ks === undefined) return 0;
+    next: for (const k of ks) {
+      const at = to - k;
+      if (at < from) continue;
+      for (let j = 0; j < k - 1; j++) {
+        let c = b[at + j]!;
+        if (folded && c >= 65 && c <= 90) c += 32;
+        if (c !== u[j]) continue next;
+      }
+      return k;
+    }
+    return 0;
+  }
+
+  /**
+   * A partial match (`state` > 0) followed into ASCII bytes b[from, to): `m` when it completes in
+   * them (within their first m - 1), the state after them when they are shorter than that and it
+   * is still going, else -1: it ended, and the state after the bytes is what it is from state 0
+   * (for the caller to know from the value itself, as `through` does).
+   */
+  stepAscii(b: Uint8Array, from: number, to: number, state: number): number {
     const { u, fail, m, folded } = this;
-    let q = 0;
-    for (let i = from; i < to; i++) {
+    let q = state;
+    const end = Math.min(to, from + m - 1);
+    for (let i = from; i < end; i++) {
       let c = b[i]!;
       if (folded && c >= 65 && c <= 90) c += 32;
       while (q > 0 && c !== u[q]) q = fail[q - 1]!;
-      if (c === u[q] && ++q === m) return m;
+      if (q === 0) return -1;
+      if (++q === m) return m;
     }
-    return q;
+    // Still inside a partial match after m - 1 units (or at the end of shorter bytes).
+    return end === to ? q : -1;
   }
 
   /** The state after reading s[from, to) from `state`; `m` as soon as the needle is complete. */
