@@ -15,15 +15,31 @@ import { Buffer, isAscii } from 'node:buffer';
 import { LogsvcError } from '../lib/errors.js';
 import type { Needle } from './text-match.js';
 
-/** The values of a column as one run of bytes: row i is buf[starts[i], starts[i + 1]). */
-export interface ByteRows {
-  buf: Buffer;
+/** Where each row of a run of bytes lies: row i is buf[starts[i], starts[i + 1]). */
+export interface RowLayout {
   /** n + 1 offsets. */
   starts: Int32Array;
   /** 1 where a row has no value (its range is empty), or null when every row has one. */
   absent: Uint8Array | null;
   /** Every byte is ASCII (then byte offsets are UTF-16 offsets too). */
   ascii: boolean;
+}
+
+/**
+ * The values of a column as one run of bytes, laid out in rows on first need (reading the rows'
+ * lengths costs a pass over them: a run without a match and without a partial match to follow
+ * never pays it). `layout()` is null when the run cannot be cut into rows as bytes (see textRows).
+ */
+export class ByteRows {
+  private laid: RowLayout | null | undefined;
+  constructor(
+    readonly buf: Buffer,
+    private readonly cut: () => RowLayout | null,
+  ) {}
+  layout(): RowLayout | null {
+    if (this.laid === undefined) this.laid = this.cut();
+    return this.laid;
+  }
 }
 
 const KELVIN = Buffer.from('\u212a', 'utf8');
@@ -48,8 +64,12 @@ function corrupt(what: string): never {
  * values that joined into one astral character when the run was encoded: only decoding splits
  * them again).
  */
-export function textRows(b: Uint8Array, l: Uint8Array, n: number): ByteRows | null {
+export function textRows(b: Uint8Array, l: Uint8Array, n: number): ByteRows {
   const buf = asBuffer(b);
+  return new ByteRows(buf, () => textLayout(buf, l, n));
+}
+
+function textLayout(buf: Buffer, l: Uint8Array, n: number): RowLayout | null {
   const ascii = isAscii(buf);
   const starts = new Int32Array(n + 1);
   let absent: Uint8Array | null = null;
@@ -89,29 +109,33 @@ export function textRows(b: Uint8Array, l: Uint8Array, n: number): ByteRows | nu
   }
   starts[n] = at;
   if (at !== buf.length) corrupt('text column is longer than its lengths say');
-  return { buf, starts, absent, ascii };
+  return { starts, absent, ascii };
 }
 
 /** Raw strings stored as UTF-8 with their byte lengths (columns.ts `encodeRaw`) as byte ranges. */
-export function rawRows(b: Uint8Array, lengths: readonly number[], n: number): ByteRows {
+export function rawRows(b: Uint8Array, lengths: () => readonly number[], n: number): ByteRows {
   const buf = asBuffer(b);
-  const starts = new Int32Array(n + 1);
-  let at = 0;
-  for (let i = 0; i < n; i++) {
-    starts[i] = at;
-    at += lengths[i]!;
-    if (at > buf.length) corrupt('raw column is shorter than its lengths say');
-  }
-  starts[n] = at;
-  return { buf, starts, absent: null, ascii: isAscii(buf) };
+  return new ByteRows(buf, () => {
+    const starts = new Int32Array(n + 1);
+    const ls = lengths();
+    let at = 0;
+    for (let i = 0; i < n; i++) {
+      starts[i] = at;
+      at += ls[i]!;
+      if (at > buf.length) corrupt('raw column is shorter than its lengths say');
+    }
+    starts[n] = at;
+    return { starts, absent: null, ascii: isAscii(buf) };
+  });
 }
 
 /**
- * Sets out[i] = 1 for every row i whose bytes hold the needle; true when any did. The needle must
- * have bytes (Needle.bytes) and, when it is folded and holds `k`, the run no Kelvin sign.
+ * Sets out[i] = 1 for every row i whose bytes hold the needle; true when any did, null when the
+ * run holds it but cannot be laid out in rows (then nothing is set). The needle must have bytes
+ * (Needle.bytes) and, when it is folded and holds `k`, the run no Kelvin sign.
  */
-export function markRows(rows: ByteRows, nd: Needle, out: Uint8Array): boolean {
-  const { buf, starts } = rows;
+export function markRows(rows: ByteRows, nd: Needle, out: Uint8Array): boolean | null {
+  const buf = rows.buf;
   const bytes = nd.bytes!;
   const m = bytes.length;
   const re = nd.latin1;
@@ -125,6 +149,10 @@ export function markRows(rows: ByteRows, nd: Needle, out: Uint8Array): boolean {
     return got === null ? -1 : got.index;
   };
   let p = next(0);
+  if (p < 0) return false;
+  const layout = rows.layout();
+  if (layout === null) return null;
+  const starts = layout.starts;
   while (p >= 0) {
     while (starts[row + 1]! <= p) row++;
     const end = starts[row + 1]!;

@@ -14,7 +14,7 @@
  * - anything else (msgpack string arrays, blocks still in memory) is tested value by value.
  */
 import type { BlockView } from './block-view.js';
-import { asBuffer, hasKelvin, markRows, rawRows, textRows, type ByteRows } from './byte-search.js';
+import { asBuffer, hasKelvin, markRows, rawRows, textRows, type ByteRows, type RowLayout } from './byte-search.js';
 import type { Needle } from './text-match.js';
 import { foldUnit } from './casefold.js';
 import { decodeNumbers, decodeStrings, type StringColumn } from '../segments/columns.js';
@@ -25,6 +25,8 @@ export interface TextColumn {
   mark(out: Uint8Array): boolean;
   /** Row i's value holds the needle (after `mark`). */
   has(i: number): boolean;
+  /** False when no row's value can end in a partial match (a cheap look: true is only "may"). */
+  mayCarry(): boolean;
   /** Sets out[i] = 1 for the rows whose value ends in a partial match (after `mark`); true when any does. */
   markCarries(out: Uint8Array): boolean;
   /**
@@ -83,6 +85,9 @@ class DictColumn implements TextColumn {
     for (let k = 0; k < d.length; k++) if (hit[k] === 0) tails[k] = nd.tail(d[k]!);
     return (this.tails = tails);
   }
+  mayCarry(): boolean {
+    return this.tailsOf().some((t) => t > 0);
+  }
   markCarries(out: Uint8Array): boolean {
     const tails = this.tailsOf();
     if (!tails.some((t) => t > 0)) return false;
@@ -126,32 +131,54 @@ class DictColumn implements TextColumn {
 
 class BytesColumn implements TextColumn {
   private readonly hit: Uint8Array;
+  /** The values decoded, once the run turned out not to be cut into rows as bytes (see textRows). */
+  private decoded: TextColumn | null = null;
   constructor(
     private readonly rows: ByteRows,
+    n: number,
     private readonly nd: Needle,
+    private readonly decode: () => readonly (string | null | undefined)[],
   ) {
-    this.hit = new Uint8Array(rows.starts.length - 1);
+    this.hit = new Uint8Array(n);
+  }
+  /** The rows' layout, or null when the column is read decoded instead (`decoded` is then set). */
+  private layout(): RowLayout | null {
+    if (this.decoded !== null) return null;
+    const layout = this.rows.layout();
+    if (layout === null) {
+      this.decoded = strings(this.decode(), this.nd);
+      this.decoded.mark(new Uint8Array(this.hit.length));
+    }
+    return layout;
   }
   mark(out: Uint8Array): boolean {
     const hit = this.hit;
-    if (!markRows(this.rows, this.nd, hit)) return false;
+    const found = markRows(this.rows, this.nd, hit);
+    if (found === null) return this.layout() === null && this.decoded!.mark(out);
+    if (!found) return false;
     for (let i = 0; i < hit.length; i++) if (hit[i] === 1) out[i] = 1;
     return true;
   }
   has(i: number): boolean {
-    return this.hit[i] === 1;
+    return this.decoded === null ? this.hit[i] === 1 : this.decoded.has(i);
+  }
+  mayCarry(): boolean {
+    return true;
   }
   /** State after row i's value from 0, for a row without the needle: from its bytes when its last m - 1 are ASCII. */
-  private tail(i: number): number {
-    const { buf, starts } = this.rows;
+  private tail(i: number, { starts, ascii }: RowLayout): number {
+    const buf = this.rows.buf;
     const from = starts[i]!;
     const to = starts[i + 1]!;
     const at = Math.max(from, to - (this.nd.m - 1));
-    if (!this.rows.ascii) for (let k = at; k < to; k++) if (buf[k]! >= 0x80) return this.nd.tail(this.value(i) ?? '');
+    if (!ascii) for (let k = at; k < to; k++) if (buf[k]! >= 0x80) return this.nd.tail(this.value(i) ?? '');
     return this.nd.tailOfAscii(buf, at, to);
   }
   markCarries(out: Uint8Array): boolean {
-    const { buf, starts } = this.rows;
+    const layout = this.layout();
+    if (layout === null) return this.decoded!.markCarries(out);
+    const { starts } = layout;
+    const buf = this.rows.buf;
     const { nd, hit } = this;
     const { endAscii, folded } = nd;
     let any = false;
@@ -163,7 +190,7 @@ class BytesColumn implements TextColumn {
         if (folded && last >= 65 && last <= 90) last += 32;
         if (endAscii[last] !== 1) continue;
       } else if (nd.ascii) continue; // a unit outside ASCII ends no partial match of an ASCII needle (Kelvin: see bytesOf)
-      if (this.tail(i) > 0) {
+      if (this.tail(i, layout) > 0) {
         out[i] = 1;
         any = true;
       }
@@ -171,7 +198,10 @@ class BytesColumn implements TextColumn {
     return any;
   }
   continues(): boolean {
-    const { buf, starts, absent } = this.rows;
+    const layout = this.layout();
+    if (layout === null) return this.decoded!.continues();
+    const { starts, absent } = layout;
+    const buf = this.rows.buf;
     const { contAscii, folded, ascii } = this.nd;
     for (let i = 0; i < this.hit.length; i++) {
       const from = starts[i]!;
@@ -191,25 +221,30 @@ class BytesColumn implements TextColumn {
     return false;
   }
   next(i: number, q: number): number {
+    const layout = this.layout();
+    if (layout === null) return this.decoded!.next(i, q);
     const { nd, hit } = this;
     if (q > 0) {
-      const { buf, starts, absent } = this.rows;
+      const { starts, absent } = layout;
+      const buf = this.rows.buf;
       if (absent !== null && absent[i] === 1) corrupt(`raw template: event ${i} lacks a piece`);
       const from = starts[i]!;
       const to = starts[i + 1]!;
       const head = Math.min(to, from + nd.m - 1);
-      let ascii = this.rows.ascii;
+      let ascii = layout.ascii;
       if (!ascii) for (let k = from; k < head && (ascii = buf[k]! < 0x80); k++);
       if (!ascii) return nd.through(this.value(i) ?? corrupt(`raw template: event ${i} lacks a piece`), q);
       const r = nd.stepAscii(buf, from, to, q);
       if (r >= 0) return r;
     }
-    return hit[i] === 1 ? nd.m : this.tail(i);
+    return hit[i] === 1 ? nd.m : this.tail(i, layout);
   }
   value(i: number): string | null {
-    const { buf, starts, absent, ascii } = this.rows;
+    const layout = this.layout();
+    if (layout === null) return this.decoded!.value(i);
+    const { starts, absent, ascii } = layout;
     if (absent !== null && absent[i] === 1) return null;
-    return buf.toString(ascii ? 'latin1' : 'utf8', starts[i]!, starts[i + 1]!);
+    return this.rows.buf.toString(ascii ? 'latin1' : 'utf8', starts[i]!, starts[i + 1]!);
   }
   test(i: number, re: RegExp): boolean {
     const v = this.value(i);
@@ -241,6 +276,9 @@ class StringsColumn implements TextColumn {
   }
   has(i: number): boolean {
     return this.hit[i] === 1;
+  }
+  mayCarry(): boolean {
+    return true;
   }
   markCarries(out: Uint8Array): boolean {
     const { hit, nd, values } = this;
@@ -303,6 +341,9 @@ class NumbersColumn implements TextColumn {
   has(): boolean {
     return false;
   }
+  mayCarry(): boolean {
+    return this.ends.includes(true);
+  }
   markCarries(out: Uint8Array): boolean {
     if (!this.ends.includes(true)) return false;
     let any = false;
@@ -337,9 +378,9 @@ function strings(values: readonly (string | null | undefined)[], nd: Needle): Te
 }
 
 /** Bytes searched as bytes when the needle allows (see Needle.bytes), else decoded. */
-function bytesOf(rows: ByteRows | null, nd: Needle, decode: () => readonly (string | null | undefined)[]): TextColumn {
-  if (rows === null || nd.bytes === null || (nd.kelvin && hasKelvin(rows.buf))) return strings(decode(), nd);
-  return new BytesColumn(rows, nd);
+function bytesOf(rows: ByteRows, n: number, nd: Needle, decode: () => readonly (string | null | undefined)[]): TextColumn {
+  if (nd.bytes === null || (nd.kelvin && hasKelvin(rows.buf))) return strings(decode(), nd);
+  return new BytesColumn(rows, n, nd, decode);
 }
 
 /** A stored field's column, or null when the block has no such field. */
@@ -353,7 +394,7 @@ export function fieldColumn(view: BlockView, name: string, nd: Needle): TextColu
     }
     case 'u': {
       const u = view.utf8(name);
-      if (u !== null) return bytesOf(textRows(u.b, u.l, n), nd, () => view.field(name) ?? []);
+      if (u !== null) return bytesOf(textRows(u.b, u.l, n), n, nd, () => view.field(name) ?? []);
       break;
     }
     case 'i': {
@@ -392,7 +433,7 @@ export function gapColumn(g: StringColumn, n: number, nd: Needle): TextColumn {
     }
     return new DictColumn(g.d, codes, nd);
   }
-  if (g.e === 'u') return bytesOf(textRows(g.b, g.l, n), nd, () => decodeStrings(g, n));
+  if (g.e === 'u') return bytesOf(textRows(g.b, g.l, n), n, nd, () => decodeStrings(g, n));
   return strings(decodeStrings(g, n), nd);
 }
 
@@ -400,5 +441,5 @@ export function gapColumn(g: StringColumn, n: number, nd: Needle): TextColumn {
 export function rawColumn(view: BlockView, nd: Needle): TextColumn {
   const r = view.rawUtf8();
   if (r === null) return strings(view.raw(), nd);
-  return bytesOf(rawRows(asBuffer(r.b), decodeNumbers(r.l, view.n), view.n), nd, () => view.raw());
+  return bytesOf(rawRows(asBuffer(r.b), () => decodeNumbers(r.l, view.n), view.n), view.n, nd, () => view.raw());
 }

@@ -69,10 +69,19 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   const carry = new Uint8Array(n);
   let carries = false;
   const { layouts } = tpl;
-  const placed = new Set<number>();
-  for (const layout of layouts) for (const j of layout) placed.add(j);
-  for (const j of placed) {
-    const name = tpl.names[j] ?? corrupt(`no field column ${j}`);
+  const G = gaps.length;
+  const F = tpl.names.length;
+  const placed = new Uint8Array(F);
+  for (const layout of layouts) {
+    if (layout.length >= G) corrupt(`a layout of ${layout.length} fields, ${G} gaps`);
+    for (const j of layout) {
+      if (!(j >= 0 && j < F)) corrupt(`no field column ${j}`);
+      placed[j] = 1;
+    }
+  }
+  for (let j = 0; j < F; j++) {
+    if (placed[j] === 0) continue;
+    const name = tpl.names[j]!;
     let col = made.get(name);
     if (col === undefined) {
       // A placed field free text does not search itself: its matches count only inside the raw
@@ -85,24 +94,30 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   }
   // A partial match at the end of a piece matters only when the piece after it may go on with it
   // (TextColumn.continues): a field at position k of a layout is followed by gap k + 1, gap k by
-  // the layout's field k. Only such pieces' carries are marked.
-  const goesOn = new Map<TextColumn, boolean>();
-  const continues = (c: TextColumn): boolean => {
-    let b = goesOn.get(c);
-    if (b === undefined) goesOn.set(c, (b = c.continues()));
-    return b;
-  };
-  const carriers = new Set<TextColumn>();
+  // the layout's field k. Only such pieces' carries are marked. (Flags per gap and field column:
+  // 0 not known yet, 1 yes, 2 no.)
+  // A piece that cannot end in one (TextColumn.mayCarry, a cheap look) is not asked about the next.
+  const gapGoesOn = new Uint8Array(G);
+  const fieldGoesOn = new Uint8Array(F);
+  const gapCarries = new Uint8Array(G);
+  const fieldCarries = new Uint8Array(F);
+  for (let k = 0; k < G; k++) if (!gaps[k]!.mayCarry()) gapCarries[k] = 2;
+  for (let j = 0; j < F; j++) if (placed[j] === 1 && !pieces[j]!.mayCarry()) fieldCarries[j] = 2;
   for (const layout of layouts) {
     for (let k = 0; k < layout.length; k++) {
-      const field = pieces[layout[k]!]!;
-      const before = gaps[k] ?? corrupt(`a layout of ${layout.length} fields, ${gaps.length} gaps`);
-      const after = gaps[k + 1] ?? corrupt(`a layout of ${layout.length} fields, ${gaps.length} gaps`);
-      if (!carriers.has(before) && continues(field)) carriers.add(before);
-      if (!carriers.has(field) && continues(after)) carriers.add(field);
+      const j = layout[k]!;
+      if (gapCarries[k] === 0) {
+        if (fieldGoesOn[j] === 0) fieldGoesOn[j] = pieces[j]!.continues() ? 1 : 2;
+        if (fieldGoesOn[j] === 1) gapCarries[k] = 1;
+      }
+      if (fieldCarries[j] === 0) {
+        if (gapGoesOn[k + 1] === 0) gapGoesOn[k + 1] = gaps[k + 1]!.continues() ? 1 : 2;
+        if (gapGoesOn[k + 1] === 1) fieldCarries[j] = 1;
+      }
     }
   }
-  for (const c of carriers) carries = c.markCarries(carry) || carries;
+  for (let k = 0; k < G; k++) if (gapCarries[k] === 1) carries = gaps[k]!.markCarries(carry) || carries;
+  for (let j = 0; j < F; j++) if (fieldCarries[j] === 1) carries = pieces[j]!.markCarries(carry) || carries;
   let ids: readonly number[] | null = null;
   const layoutOf = (i: number): readonly number[] => {
     const id = (ids ??= view.layoutIds())[i]!;
