@@ -174,10 +174,29 @@ export interface ColumnPlan {
   rest: MapStage[];
   /** The aggregate's column path when `rest` is empty. */
   agg: ColumnAggregator<unknown> | null;
+  /** A filter reads every column of a block (free text, a bare regex): read its frames at once. */
+  wide: boolean;
+}
+
+/** True for a filter that reads every column of a block it searches. */
+function readsEveryColumn(f: Filter): boolean {
+  switch (f.k) {
+    case 'text':
+    case 'regex':
+      return true;
+    case 'and':
+    case 'or':
+      return readsEveryColumn(f.left) || readsEveryColumn(f.right);
+    case 'not':
+      return readsEveryColumn(f.expr);
+    default:
+      return false;
+  }
 }
 
 export function columnPlan(maps: readonly MapStage[], agg: Aggregator): ColumnPlan {
   const filters: BlockFilter[] = [];
+  let wide = false;
   let at = 0;
   for (; at < maps.length; at++) {
     const fs = maps[at]!.filters;
@@ -185,9 +204,10 @@ export function columnPlan(maps: readonly MapStage[], agg: Aggregator): ColumnPl
     const compiled = fs.map(blockFilter);
     if (compiled.some((c) => c === null)) break;
     filters.push(...(compiled as BlockFilter[]));
+    wide ||= fs.some(readsEveryColumn);
   }
   const rest = maps.slice(at);
-  return { filters, rest, agg: rest.length === 0 ? (agg.columns ?? null) : null };
+  return { filters, rest, agg: rest.length === 0 ? (agg.columns ?? null) : null, wide };
 }
 
 /** True when `plan` answers a block wholly inside the range from its metadata alone. */
