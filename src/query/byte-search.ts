@@ -134,7 +134,7 @@ export function rawRows(b: Uint8Array, lengths: () => readonly number[], n: numb
  * run holds it but cannot be laid out in rows (then nothing is set). The needle must have bytes
  * (Needle.bytes) and, when it is folded and holds `k`, the run no Kelvin sign.
  */
-export function markRows(rows: ByteRows, nd: Needle, out: Uint8Array): boolean | null {
+export function markRows(rows: ByteRows, nd: Needle, hits: () => Uint8Array): boolean | null {
   const buf = rows.buf;
   const bytes = nd.bytes!;
   const m = bytes.length;
@@ -153,6 +153,7 @@ export function markRows(rows: ByteRows, nd: Needle, out: Uint8Array): boolean |
   const layout = rows.layout();
   if (layout === null) return null;
   const starts = layout.starts;
+  const out = hits();
   while (p >= 0) {
     while (starts[row + 1]! <= p) row++;
     const end = starts[row + 1]!;

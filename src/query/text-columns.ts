@@ -51,46 +51,47 @@ function corrupt(what: string): never {
 const MAX_TABLE = 1 << 18;
 
 class DictColumn implements TextColumn {
-  private readonly hit: Uint8Array;
-  private tails: Int32Array | null = null;
+  /** Per entry: it holds the needle (null: none does). Arrays made only when needed: most columns of most blocks need none. */
+  private hit: Uint8Array | null = null;
+  /** Per entry: the state after it from 0 (null: 0 for all; undefined: not known yet). */
+  private tails: Int32Array | null | undefined = undefined;
   private tab: Int16Array | Int32Array | null = null;
   private tested: Int8Array | null = null;
   constructor(
     private readonly d: readonly string[],
     private readonly codes: Uint8Array | Uint16Array,
     private readonly nd: Needle,
-  ) {
-    this.hit = new Uint8Array(d.length);
-  }
+  ) {}
   mark(out: Uint8Array): boolean {
-    const { d, nd, hit, codes } = this;
-    let any = false;
-    for (let k = 0; k < d.length; k++) {
-      if (nd.inside(d[k]!)) {
-        hit[k] = 1;
-        any = true;
-      }
-    }
+    const { d, nd, codes } = this;
+    let hit: Uint8Array | null = null;
+    for (let k = 0; k < d.length; k++) if (nd.inside(d[k]!)) (hit ??= new Uint8Array(d.length))[k] = 1;
+    if (hit === null) return false;
+    this.hit = hit;
     // Codes past the entries (the absent code, a damaged one) read as undefined: not marked.
-    if (any) for (let i = 0; i < out.length; i++) if (hit[codes[i]!] === 1) out[i] = 1;
-    return any;
+    for (let i = 0; i < out.length; i++) if (hit[codes[i]!] === 1) out[i] = 1;
+    return true;
   }
   has(i: number): boolean {
-    return this.hit[this.codes[i]!] === 1;
+    return this.hit !== null && this.hit[this.codes[i]!] === 1;
   }
-  private tailsOf(): Int32Array {
-    if (this.tails !== null) return this.tails;
+  private tailsOf(): Int32Array | null {
+    if (this.tails !== undefined) return this.tails;
     const { d, nd, hit } = this;
-    const tails = new Int32Array(d.length);
-    for (let k = 0; k < d.length; k++) if (hit[k] === 0) tails[k] = nd.tail(d[k]!);
+    let tails: Int32Array | null = null;
+    for (let k = 0; k < d.length; k++) {
+      if (hit !== null && hit[k] === 1) continue;
+      const t = nd.tail(d[k]!);
+      if (t > 0) (tails ??= new Int32Array(d.length))[k] = t;
+    }
     return (this.tails = tails);
   }
   mayCarry(): boolean {
-    return this.tailsOf().some((t) => t > 0);
+    return this.tailsOf() !== null;
   }
   markCarries(out: Uint8Array): boolean {
     const tails = this.tailsOf();
-    if (!tails.some((t) => t > 0)) return false;
+    if (tails === null) return false;
     const codes = this.codes;
     for (let i = 0; i < out.length; i++) if (tails[codes[i]!]! > 0) out[i] = 1;
     return true;
@@ -107,7 +108,7 @@ class DictColumn implements TextColumn {
   next(i: number, q: number): number {
     const c = this.code(i);
     const { nd, d } = this;
-    if (q === 0) return this.hit[c] === 1 ? nd.m : this.tailsOf()[c]!;
+    if (q === 0) return this.hit !== null && this.hit[c] === 1 ? nd.m : (this.tailsOf()?.[c] ?? 0);
     const m = nd.m;
     if (d.length * m > MAX_TABLE) return nd.through(d[c]!, q);
     const tab = (this.tab ??= (m < 32767 ? new Int16Array(d.length * m) : new Int32Array(d.length * m)).fill(-1));
@@ -130,37 +131,36 @@ class DictColumn implements TextColumn {
 }
 
 class BytesColumn implements TextColumn {
-  private readonly hit: Uint8Array;
+  /** 1 for the rows holding the needle (made on the first). */
+  private hit: Uint8Array | null = null;
   /** The values decoded, once the run turned out not to be cut into rows as bytes (see textRows). */
   private decoded: TextColumn | null = null;
   constructor(
     private readonly rows: ByteRows,
-    n: number,
+    private readonly n: number,
     private readonly nd: Needle,
     private readonly decode: () => readonly (string | null | undefined)[],
-  ) {
-    this.hit = new Uint8Array(n);
-  }
+  ) {}
   /** The rows' layout, or null when the column is read decoded instead (`decoded` is then set). */
   private layout(): RowLayout | null {
     if (this.decoded !== null) return null;
     const layout = this.rows.layout();
     if (layout === null) {
       this.decoded = strings(this.decode(), this.nd);
-      this.decoded.mark(new Uint8Array(this.hit.length));
+      this.decoded.mark(new Uint8Array(this.n));
     }
     return layout;
   }
   mark(out: Uint8Array): boolean {
-    const hit = this.hit;
-    const found = markRows(this.rows, this.nd, hit);
+    const found = markRows(this.rows, this.nd, () => (this.hit = new Uint8Array(this.n)));
     if (found === null) return this.layout() === null && this.decoded!.mark(out);
     if (!found) return false;
+    const hit = this.hit!;
     for (let i = 0; i < hit.length; i++) if (hit[i] === 1) out[i] = 1;
     return true;
   }
   has(i: number): boolean {
-    return this.decoded === null ? this.hit[i] === 1 : this.decoded.has(i);
+    return this.decoded === null ? this.hit !== null && this.hit[i] === 1 : this.decoded.has(i);
   }
   mayCarry(): boolean {
     return true;
@@ -182,9 +182,9 @@ class BytesColumn implements TextColumn {
     const { nd, hit } = this;
     const { endAscii, folded } = nd;
     let any = false;
-    for (let i = 0; i < hit.length; i++) {
+    for (let i = 0; i < this.n; i++) {
       const to = starts[i + 1]!;
-      if (to === starts[i] || hit[i] === 1) continue;
+      if (to === starts[i] || (hit !== null && hit[i] === 1)) continue;
       let last = buf[to - 1]!;
       if (last < 0x80) {
         if (folded && last >= 65 && last <= 90) last += 32;
@@ -203,7 +203,7 @@ class BytesColumn implements TextColumn {
     const { starts, absent } = layout;
     const buf = this.rows.buf;
     const { contAscii, folded, ascii } = this.nd;
-    for (let i = 0; i < this.hit.length; i++) {
+    for (let i = 0; i < this.n; i++) {
       const from = starts[i]!;
       if (from === starts[i + 1]) {
         if (absent === null || absent[i] !== 1) return true;
@@ -237,7 +237,7 @@ class BytesColumn implements TextColumn {
       const r = nd.stepAscii(buf, from, to, q);
       if (r >= 0) return r;
     }
-    return hit[i] === 1 ? nd.m : this.tail(i, layout);
+    return hit !== null && hit[i] === 1 ? nd.m : this.tail(i, layout);
   }
   value(i: number): string | null {
     const layout = this.layout();
@@ -254,28 +254,27 @@ class BytesColumn implements TextColumn {
 
 /** Values decoded as strings, tested one by one. */
 class StringsColumn implements TextColumn {
-  private readonly hit: Uint8Array;
+  /** 1 for the rows holding the needle (made on the first). */
+  private hit: Uint8Array | null = null;
   constructor(
     private readonly values: readonly (string | null | undefined)[],
     private readonly nd: Needle,
-  ) {
-    this.hit = new Uint8Array(values.length);
-  }
+  ) {}
   mark(out: Uint8Array): boolean {
-    const { hit, nd, values } = this;
-    let any = false;
+    const { nd, values } = this;
+    let hit: Uint8Array | null = null;
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
       if (v !== null && v !== undefined && nd.inside(v)) {
-        hit[i] = 1;
+        (hit ??= new Uint8Array(values.length))[i] = 1;
         out[i] = 1;
-        any = true;
       }
     }
-    return any;
+    this.hit = hit;
+    return hit !== null;
   }
   has(i: number): boolean {
-    return this.hit[i] === 1;
+    return this.hit !== null && this.hit[i] === 1;
   }
   mayCarry(): boolean {
     return true;
@@ -284,7 +283,7 @@ class StringsColumn implements TextColumn {
     const { hit, nd, values } = this;
     let any = false;
     for (let i = 0; i < values.length; i++) {
-      if (hit[i] === 1) continue;
+      if (hit !== null && hit[i] === 1) continue;
       const v = values[i];
       if (v !== null && v !== undefined && nd.tail(v) > 0) {
         out[i] = 1;
@@ -299,7 +298,7 @@ class StringsColumn implements TextColumn {
   }
   next(i: number, q: number): number {
     const v = this.values[i] ?? corrupt(`raw template: event ${i} lacks a piece`);
-    if (q === 0) return this.hit[i] === 1 ? this.nd.m : this.nd.tail(v);
+    if (q === 0) return this.has(i) ? this.nd.m : this.nd.tail(v);
     return this.nd.through(v, q);
   }
   value(i: number): string | null {
