@@ -178,6 +178,18 @@ export class BlockView {
     return this.encodedAs(name, 'u');
   }
 
+  /**
+   * A stored field's column (by name) or a built-in one as its msgpack, undecoded (format 5), for
+   * text search to walk itself (text-bytes.ts); null for other blocks and unknown fields.
+   */
+  columnBytes(col: string | { builtin: 'raw' }): Buffer | null {
+    const enc = this.enc;
+    if (enc === null) return null;
+    if (typeof col !== 'string') return enc.bytes(col.builtin);
+    const j = this.encNames.lastIndexOf(col);
+    return j < 0 ? null : enc.bytes(j);
+  }
+
   /** The raw strings when stored as one UTF-8 run with their byte lengths (columns.ts `encodeRaw`); null otherwise. */
   rawUtf8(): { b: Uint8Array; l: NumberColumn } | null {
     const enc = this.enc;
@@ -199,6 +211,11 @@ export class BlockView {
     const enc = this.encodedAs(name, 'i');
     if (enc === null) return null;
     return decodeNumbers(enc.v, this.n);
+  }
+
+  /** The stored fields' names in body order, a repeated one as often as it repeats (templates refer to fields by this position). */
+  columnNames(): readonly string[] {
+    return this.enc === null ? [...this.fieldCols.keys()] : this.encNames;
   }
 
   fieldNames(): string[] {

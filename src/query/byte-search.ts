@@ -15,10 +15,12 @@ import { Buffer, isAscii } from 'node:buffer';
 import { LogsvcError } from '../lib/errors.js';
 import type { Needle } from './text-match.js';
 
-/** Where each row of a run of bytes lies: row i is buf[starts[i], starts[i + 1]). */
+/** Where each row of a run of bytes lies: row i is buf[starts[i], ends[i]) (ends[i] = starts[i + 1] when `ends` is null). */
 export interface RowLayout {
-  /** n + 1 offsets. */
+  /** n + 1 offsets (the last: where the run ends). */
   starts: Int32Array;
+  /** Where each row ends, when bytes that are no row's lie between rows (msgpack headers). */
+  ends?: Int32Array;
   /** 1 where a row has no value (its range is empty), or null when every row has one. */
   absent: Uint8Array | null;
   /** Every byte is ASCII (then byte offsets are UTF-16 offsets too). */
@@ -139,6 +141,8 @@ export function markRows(rows: ByteRows, nd: Needle, hits: () => Uint8Array): bo
   const bytes = nd.bytes!;
   const m = bytes.length;
   const re = nd.latin1;
+  // A folded search reads the run as a string: not before one of its rarest letter's bytes is seen (memchr).
+  if (re !== null && !nd.rare.some((c) => buf.indexOf(c) >= 0)) return false;
   const text = re === null ? null : buf.toString('latin1');
   let any = false;
   let row = 0;
@@ -152,16 +156,18 @@ export function markRows(rows: ByteRows, nd: Needle, hits: () => Uint8Array): bo
   if (p < 0) return false;
   const layout = rows.layout();
   if (layout === null) return null;
-  const starts = layout.starts;
+  const { starts, ends } = layout;
+  const n = starts.length - 1;
   const out = hits();
   while (p >= 0) {
-    while (starts[row + 1]! <= p) row++;
-    const end = starts[row + 1]!;
+    while (row < n && starts[row + 1]! <= p) row++;
+    if (row >= n) break;
+    const end = ends === undefined ? starts[row + 1]! : ends[row]!;
     if (p + m <= end) {
       out[row] = 1;
       any = true;
       // The rest of this row need not be searched.
-      p = end >= buf.length ? -1 : next(end);
+      p = starts[row + 1]! >= buf.length ? -1 : next(starts[row + 1]!);
     } else p = next(p + 1);
   }
   return any;

@@ -16,6 +16,7 @@
 import type { BlockView } from './block-view.js';
 import { asBuffer, hasKelvin, markRows, rawRows, textRows, type ByteRows, type RowLayout } from './byte-search.js';
 import type { Needle } from './text-match.js';
+import { columnFromBytes, type ColumnRead, type DictBytes } from './text-bytes.js';
 import { foldUnit } from './casefold.js';
 import { decodeNumbers, decodeStrings, type StringColumn } from '../segments/columns.js';
 import { LogsvcError } from '../lib/errors.js';
@@ -50,6 +51,107 @@ function corrupt(what: string): never {
 /** Transition table entries one dictionary column may hold (2 bytes each: 512 KiB). */
 const MAX_TABLE = 1 << 18;
 
+/** A dictionary's distinct entries, as decoded strings or as bytes in their frame (text-bytes.ts). */
+interface Entries {
+  readonly count: number;
+  text(k: number): string;
+  /** Per entry 1 when it holds the needle; null when none does. */
+  hits(nd: Needle): Uint8Array | null;
+  /** The state after entry k from state 0, for an entry without the needle. */
+  tail(nd: Needle, k: number): number;
+  /** Some entry may go on with a partial match begun before it (TextColumn.continues). */
+  continues(nd: Needle): boolean;
+}
+
+class StringEntries implements Entries {
+  constructor(private readonly d: readonly string[]) {}
+  get count(): number {
+    return this.d.length;
+  }
+  text(k: number): string {
+    return this.d[k]!;
+  }
+  hits(nd: Needle): Uint8Array | null {
+    const d = this.d;
+    let hit: Uint8Array | null = null;
+    for (let k = 0; k < d.length; k++) if (nd.inside(d[k]!)) (hit ??= new Uint8Array(d.length))[k] = 1;
+    return hit;
+  }
+  tail(nd: Needle, k: number): number {
+    return nd.tail(this.d[k]!);
+  }
+  continues(nd: Needle): boolean {
+    return this.d.some((v) => v.length === 0 || nd.continues(nd.folded ? foldUnit(v.charCodeAt(0)) : v.charCodeAt(0)));
+  }
+}
+
+/**
+ * Entries still bytes: searched as one run, their last and first bytes read for partial matches,
+ * decoded one by one only where text is needed (all of them, as strings, when the needle cannot
+ * be searched as bytes: see bytesOf).
+ */
+class ByteEntries implements Entries {
+  private asText: StringEntries | null | undefined = undefined;
+  constructor(private readonly e: DictBytes) {}
+  get count(): number {
+    return this.e.count;
+  }
+  text(k: number): string {
+    return this.e.text(k);
+  }
+  private decoded(nd: Needle): StringEntries | null {
+    if (this.asText === undefined) {
+      const e = this.e;
+      const bytes = nd.bytes !== null && !(nd.kelvin && hasKelvin(e.rows.buf));
+      this.asText = bytes ? null : new StringEntries(Array.from({ length: e.count }, (_, k) => e.text(k)));
+    }
+    return this.asText;
+  }
+  hits(nd: Needle): Uint8Array | null {
+    const t = this.decoded(nd);
+    if (t !== null) return t.hits(nd);
+    let hit: Uint8Array | null = null;
+    // The layout is always known (the entries' ranges), so the answer is never null.
+    markRows(this.e.rows, nd, () => (hit = new Uint8Array(this.e.count)));
+    return hit;
+  }
+  tail(nd: Needle, k: number): number {
+    const t = this.decoded(nd);
+    if (t !== null) return t.tail(nd, k);
+    const { starts, ends, rows } = this.e;
+    const buf = rows.buf;
+    const to = ends[k]!;
+    if (to === starts[k]) return 0;
+    let last = buf[to - 1]!;
+    if (last < 0x80) {
+      if (nd.folded && last >= 65 && last <= 90) last += 32;
+      if (nd.endAscii[last] !== 1) return 0;
+    } else if (nd.ascii) return 0; // no Kelvin sign here (see decoded)
+    const at = Math.max(starts[k]!, to - (nd.m - 1));
+    for (let x = at; x < to; x++) if (buf[x]! >= 0x80) return nd.tail(this.e.text(k));
+    return nd.tailOfAscii(buf, at, to);
+  }
+  continues(nd: Needle): boolean {
+    const t = this.decoded(nd);
+    if (t !== null) return t.continues(nd);
+    const { starts, ends, rows } = this.e;
+    const buf = rows.buf;
+    for (let k = 0; k < this.e.count; k++) {
+      const from = starts[k]!;
+      if (from === ends[k]) return true;
+      let c = buf[from]!;
+      // Outside ASCII: no unit of an ASCII needle (no Kelvin sign here: see decoded); else decoded.
+      if (c >= 0x80) {
+        if (!nd.ascii && nd.continues(nd.folded ? foldUnit(this.e.text(k).charCodeAt(0)) : this.e.text(k).charCodeAt(0))) return true;
+        continue;
+      }
+      if (nd.folded && c >= 65 && c <= 90) c += 32;
+      if (nd.continues(c)) return true;
+    }
+    return false;
+  }
+}
+
 class DictColumn implements TextColumn {
   /** Per entry: it holds the needle (null: none does). Arrays made only when needed: most columns of most blocks need none. */
   private hit: Uint8Array | null = null;
@@ -57,17 +159,19 @@ class DictColumn implements TextColumn {
   private tails: Int32Array | null | undefined = undefined;
   private tab: Int16Array | Int32Array | null = null;
   private tested: Int8Array | null = null;
+  private readonly count: number;
   constructor(
-    private readonly d: readonly string[],
+    private readonly d: Entries,
     private readonly codes: Uint8Array | Uint16Array,
     private readonly nd: Needle,
-  ) {}
+  ) {
+    this.count = d.count;
+  }
   mark(out: Uint8Array): boolean {
-    const { d, nd, codes } = this;
-    let hit: Uint8Array | null = null;
-    for (let k = 0; k < d.length; k++) if (nd.inside(d[k]!)) (hit ??= new Uint8Array(d.length))[k] = 1;
+    const hit = this.d.hits(this.nd);
     if (hit === null) return false;
     this.hit = hit;
+    const codes = this.codes;
     // Codes past the entries (the absent code, a damaged one) read as undefined: not marked.
     for (let i = 0; i < out.length; i++) if (hit[codes[i]!] === 1) out[i] = 1;
     return true;
@@ -77,12 +181,12 @@ class DictColumn implements TextColumn {
   }
   private tailsOf(): Int32Array | null {
     if (this.tails !== undefined) return this.tails;
-    const { d, nd, hit } = this;
+    const { d, nd, hit, count } = this;
     let tails: Int32Array | null = null;
-    for (let k = 0; k < d.length; k++) {
+    for (let k = 0; k < count; k++) {
       if (hit !== null && hit[k] === 1) continue;
-      const t = nd.tail(d[k]!);
-      if (t > 0) (tails ??= new Int32Array(d.length))[k] = t;
+      const t = d.tail(nd, k);
+      if (t > 0) (tails ??= new Int32Array(count))[k] = t;
     }
     return (this.tails = tails);
   }
@@ -97,35 +201,34 @@ class DictColumn implements TextColumn {
     return true;
   }
   continues(): boolean {
-    const nd = this.nd;
-    return this.d.some((v) => v.length === 0 || nd.continues(nd.folded ? foldUnit(v.charCodeAt(0)) : v.charCodeAt(0)));
+    return this.d.continues(this.nd);
   }
   private code(i: number): number {
     const c = this.codes[i]!;
-    if (c >= this.d.length) corrupt(`raw template: event ${i} lacks a piece`);
+    if (c >= this.count) corrupt(`raw template: event ${i} lacks a piece`);
     return c;
   }
   next(i: number, q: number): number {
     const c = this.code(i);
-    const { nd, d } = this;
+    const { nd, d, count } = this;
     if (q === 0) return this.hit !== null && this.hit[c] === 1 ? nd.m : (this.tailsOf()?.[c] ?? 0);
     const m = nd.m;
-    if (d.length * m > MAX_TABLE) return nd.through(d[c]!, q);
-    const tab = (this.tab ??= (m < 32767 ? new Int16Array(d.length * m) : new Int32Array(d.length * m)).fill(-1));
+    if (count * m > MAX_TABLE) return nd.through(d.text(c), q);
+    const tab = (this.tab ??= (m < 32767 ? new Int16Array(count * m) : new Int32Array(count * m)).fill(-1));
     const at = c * m + q;
     let t = tab[at]!;
-    if (t < 0) tab[at] = t = nd.through(d[c]!, q);
+    if (t < 0) tab[at] = t = nd.through(d.text(c), q);
     return t;
   }
   value(i: number): string | null {
     const c = this.codes[i]!;
-    return c < this.d.length ? this.d[c]! : null;
+    return c < this.count ? this.d.text(c) : null;
   }
   test(i: number, re: RegExp): boolean {
     const c = this.codes[i]!;
-    if (c >= this.d.length) return false;
-    const tested = (this.tested ??= new Int8Array(this.d.length));
-    if (tested[c] === 0) tested[c] = re.test(this.d[c]!) ? 1 : -1;
+    if (c >= this.count) return false;
+    const tested = (this.tested ??= new Int8Array(this.count));
+    if (tested[c] === 0) tested[c] = re.test(this.d.text(c)) ? 1 : -1;
     return tested[c] === 1;
   }
 }
@@ -387,8 +490,12 @@ export function fieldColumn(view: BlockView, name: string, nd: Needle): TextColu
   const n = view.n;
   switch (view.encoding(name)) {
     case 'k': {
+      // Format 5: the entries searched where they lie in the frame (text-bytes.ts).
+      const bytes = view.columnBytes(name);
+      const read = bytes === null ? null : columnFromBytes(bytes, n);
+      if (read?.dict !== undefined) return new DictColumn(new ByteEntries(read.dict), read.dict.codes, nd);
       const dict = view.dict(name);
-      if (dict !== null) return new DictColumn(dict.d, dict.codes, nd);
+      if (dict !== null) return new DictColumn(new StringEntries(dict.d), dict.codes, nd);
       break;
     }
     case 'u': {
@@ -420,8 +527,10 @@ export function fieldColumn(view: BlockView, name: string, nd: Needle): TextColu
   return col === null ? null : strings(col, nd);
 }
 
-/** A template gap column (a string column that is not a field). */
-export function gapColumn(g: StringColumn, n: number, nd: Needle): TextColumn {
+/** A template gap column (a string column that is not a field), decoded or still bytes. */
+export function gapColumn(read: ColumnRead, n: number, nd: Needle): TextColumn {
+  if (read.dict !== undefined) return new DictColumn(new ByteEntries(read.dict), read.dict.codes, nd);
+  const g = read.col;
   if (g.e === 'k') {
     if (g.i.byteLength !== n * g.w) corrupt('a dictionary column has the wrong length');
     let codes: Uint8Array | Uint16Array = g.i;
@@ -430,7 +539,7 @@ export function gapColumn(g: StringColumn, n: number, nd: Needle): TextColumn {
       const b = g.i;
       for (let k = 0; k < n; k++) codes[k] = b[2 * k]! | (b[2 * k + 1]! << 8);
     }
-    return new DictColumn(g.d, codes, nd);
+    return new DictColumn(new StringEntries(g.d), codes, nd);
   }
   if (g.e === 'u') return bytesOf(textRows(g.b, g.l, n), n, nd, () => decodeStrings(g, n));
   return strings(decodeStrings(g, n), nd);

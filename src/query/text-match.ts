@@ -15,6 +15,16 @@ function escapeAscii(s: string): string {
   return s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
 }
 
+/** Lower-case letters from the most to the least common in English text (and so, roughly, in logs). */
+const LETTERS = 'etaoinsrhldcumfpgwybvkxjqz';
+
+/** The case variants of the folded needle's least common letter (its first unit when it has none). */
+function rarest(u: Uint16Array): number[] {
+  let best = -1;
+  for (const c of u) if (c >= 97 && c <= 122 && (best < 0 || LETTERS.indexOf(String.fromCharCode(c)) > LETTERS.indexOf(String.fromCharCode(best)))) best = c;
+  return best < 0 ? [u[0]!] : [best, best - 32];
+}
+
 /** A needle with its KMP failure table, folded (case-insensitive) or exact. */
 export class Needle {
   readonly u: Uint16Array;
@@ -42,6 +52,8 @@ export class Needle {
   readonly latin1: RegExp | null;
   /** Folded and holding `k`: text with a Kelvin sign (which folds to `k`) must be searched decoded. */
   readonly kelvin: boolean;
+  /** For a folded byte search: the bytes of its least common letter (both cases), text without either of which cannot hold it. */
+  readonly rare: readonly number[];
 
   constructor(
     text: string,
@@ -73,6 +85,7 @@ export class Needle {
     else if (this.ascii) this.inside = foldedIncludes(text);
     else this.inside = (s) => this.run(s, 0, s.length, 0) === m;
     this.kelvin = folded && u.includes(107 /* k */);
+    this.rare = this.ascii && folded ? rarest(u) : [];
     if (folded) {
       const f = fold(text);
       this.bytes = this.ascii ? Buffer.from(f, 'latin1') : null;

@@ -20,6 +20,7 @@ import type { BlockView } from './block-view.js';
 import { searchedField } from './filter.js';
 import type { Needle } from './text-match.js';
 import { fieldColumn, gapColumn, rawColumn, type TextColumn } from './text-columns.js';
+import { templateFromBytes, type ColumnRead } from './text-bytes.js';
 import { LogsvcError } from '../lib/errors.js';
 
 export interface TextSearch {
@@ -32,6 +33,16 @@ function corrupt(what: string): never {
   throw new LogsvcError('E_STATE_CORRUPT', `raw template: ${what}`);
 }
 
+/** A block's raw template: from the raw column's bytes when it has them (format 5: gap dictionaries stay bytes), else decoded. */
+function templateOf(view: BlockView): { layouts: readonly (readonly number[])[]; ids: () => readonly number[]; gaps: readonly ColumnRead[]; names: readonly string[] } | null {
+  const bytes = view.columnBytes({ builtin: 'raw' });
+  const read = bytes === null ? null : templateFromBytes(bytes, view.n);
+  if (read !== null) return { ...read, names: view.columnNames() };
+  const tpl = view.template();
+  if (tpl === null) return null;
+  return { layouts: tpl.layouts, ids: () => view.layoutIds(), gaps: tpl.gaps.map((col) => ({ col })), names: tpl.names };
+}
+
 /**
  * Row i of `view` (free text or regex) -> matched; null when the block is one this path does not
  * read (a template over a field name the body holds twice: the caller searches built strings).
@@ -40,7 +51,7 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   const { nd, re } = search;
   const n = view.n;
   const hit = new Uint8Array(n);
-  const tpl = view.template();
+  const tpl = templateOf(view);
   if (tpl !== null && new Set(tpl.names).size !== tpl.names.length) return null;
   const made = new Map<string, TextColumn | null>();
   const fields: TextColumn[] = [];
@@ -120,7 +131,7 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   for (let j = 0; j < F; j++) if (fieldCarries[j] === 1) carries = pieces[j]!.markCarries(carry) || carries;
   let ids: readonly number[] | null = null;
   const layoutOf = (i: number): readonly number[] => {
-    const id = (ids ??= view.layoutIds())[i]!;
+    const id = (ids ??= tpl.ids())[i]!;
     const layout = layouts[id];
     if (layout === undefined || gaps.length <= layout.length) corrupt(`event ${i} has no layout ${id}`);
     return layout;
