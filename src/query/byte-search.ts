@@ -14,6 +14,7 @@
 import { Buffer, isAscii } from 'node:buffer';
 import { LogsvcError } from '../lib/errors.js';
 import type { Needle } from './text-match.js';
+import { nativeFind } from './native-text.js';
 
 /** Where each row of a run of bytes lies: row i is buf[starts[i], ends[i]) (ends[i] = starts[i + 1] when `ends` is null). */
 export interface RowLayout {
@@ -132,6 +133,35 @@ export function rawRows(b: Uint8Array, lengths: () => readonly number[], n: numb
 }
 
 /**
+ * The needle's next position in `buf` at or after a given one (-1: none), or null when a quick
+ * look finds it cannot be there. Native (text_search.cc) where built; else `indexOf` for an exact
+ * needle, and for a folded one a case-insensitive pattern over the run read as a Latin-1 string
+ * (made only once a byte of the needle's rarest letter is seen: memchr).
+ */
+function finder(buf: Buffer, nd: Needle): ((from: number) => number) | null {
+  const bytes = nd.bytes!;
+  if (nativeFind !== null) {
+    const folded = nd.folded;
+    return (from) => nativeFind!(buf, from, bytes, folded);
+  }
+  return jsFinder(buf, nd);
+}
+
+/** `finder` without the native module (also what test/unit/query/native-text.test.ts holds it to). */
+export function jsFinder(buf: Buffer, nd: Needle): ((from: number) => number) | null {
+  const bytes = nd.bytes!;
+  const re = nd.latin1;
+  if (re === null) return (from) => buf.indexOf(bytes, from);
+  if (!nd.rare.some((c) => buf.indexOf(c) >= 0)) return null;
+  const text = buf.toString('latin1');
+  return (from) => {
+    re.lastIndex = from;
+    const got = re.exec(text);
+    return got === null ? -1 : got.index;
+  };
+}
+
+/**
  * Sets out[i] = 1 for every row i whose bytes hold the needle; true when any did, null when the
  * run holds it but cannot be laid out in rows (then nothing is set). The needle must have bytes
  * (Needle.bytes) and, when it is folded and holds `k`, the run no Kelvin sign.
@@ -140,18 +170,10 @@ export function markRows(rows: ByteRows, nd: Needle, hits: () => Uint8Array): bo
   const buf = rows.buf;
   const bytes = nd.bytes!;
   const m = bytes.length;
-  const re = nd.latin1;
-  // A folded search reads the run as a string: not before one of its rarest letter's bytes is seen (memchr).
-  if (re !== null && !nd.rare.some((c) => buf.indexOf(c) >= 0)) return false;
-  const text = re === null ? null : buf.toString('latin1');
+  const next = finder(buf, nd);
+  if (next === null) return false;
   let any = false;
   let row = 0;
-  const next = (from: number): number => {
-    if (re === null) return buf.indexOf(bytes, from);
-    re.lastIndex = from;
-    const got = re.exec(text!);
-    return got === null ? -1 : got.index;
-  };
   let p = next(0);
   if (p < 0) return false;
   const layout = rows.layout();
