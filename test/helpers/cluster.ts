@@ -38,6 +38,8 @@ export interface ClusterOptions {
   flushSeconds?: number;
   /** Extra keys of every node's [cluster] section (e.g. "segment_replication_factor = 1"). */
   clusterExtra?: string;
+  /** Extra keys of every node's [digest] section (e.g. "block_target_bytes = 1048576"). */
+  digestExtra?: string;
   /** The cluster's shared secret ([cluster] secret); default: a random one per cluster. */
   secret?: string;
 }
@@ -62,6 +64,7 @@ ${o.clusterExtra ?? ''}
 [digest]
 partitions = ${o.partitions ?? 6}
 flush_block_seconds = ${o.flushSeconds ?? 1}
+${o.digestExtra ?? ''}
 [health]
 grace_period_seconds = 0
 ${o.extra ?? ''}
