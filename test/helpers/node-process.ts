@@ -128,7 +128,11 @@ export async function startNode(t: Teardown, opts: StartOptions = {}): Promise<T
   if (config !== undefined) {
     const file = join(dataDir, '..', `${dataDir.split('/').pop()}-config.toml`);
     await writeFile(file, config);
-    t.teardown(() => rm(file, { force: true }));
+    reapDir(file);
+    t.teardown(async () => {
+      await rm(file, { force: true });
+      spareDir(file);
+    });
     args.push('--config', file);
   }
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...childEnv(), ...opts.env } });

@@ -9,7 +9,7 @@
 //   +wait <pid>              a launcher to let finish first (kafka-dev start writes the PID file)
 //   +broker <data dir>       a Kafka broker run by bin/kafka-dev, stopped by the PID file in its dir
 //   -broker <data dir>
-//   +dir <path>              a directory to remove once the rest is stopped
+//   +dir <path>              a directory (or file) to remove once the rest is stopped
 //   -dir <path>
 //
 // A PID is acted on only while its start time (read from /proc when it is registered, right after

@@ -33,6 +33,6 @@ export const awaitLauncher = (pid: number | undefined): void => send('+wait', pi
 /** A bin/kafka-dev broker, stopped by the PID file in its data dir. */
 export const reapBroker = (dataDir: string): void => send('+broker', dataDir);
 export const spareBroker = (dataDir: string): void => send('-broker', dataDir);
-/** A directory removed once the processes are gone. */
+/** A directory (or file) removed once the processes are gone. */
 export const reapDir = (dir: string): void => send('+dir', dir);
 export const spareDir = (dir: string): void => send('-dir', dir);

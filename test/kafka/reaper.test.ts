@@ -1,7 +1,7 @@
 /**
  * A broker and a node a test started do not outlive the test process (test/helpers/reaper.ts): a
  * process that started both through the helpers is killed with SIGKILL, so no teardown of its runs;
- * the broker and the node exit, and their dirs are removed.
+ * the broker and the node exit, and their dirs (and the node's config file) are removed.
  */
 import t from 'tap';
 import { spawn } from 'node:child_process';
@@ -51,9 +51,11 @@ t.test('kill -9 of a test process ends the broker and the node it started', asyn
   // Generous: a bound that tells "never" apart from "a little later" on a loaded machine.
   const deadline = Date.now() + 120_000;
   const { broker, node, brokerDir, nodeDir } = started;
-  while ((pidAlive(broker) || pidAlive(node) || existsSync(brokerDir) || existsSync(nodeDir)) && Date.now() < deadline) await sleep(250);
+  const nodeConfig = `${nodeDir}-config.toml`;
+  while ((pidAlive(broker) || pidAlive(node) || existsSync(brokerDir) || existsSync(nodeDir) || existsSync(nodeConfig)) && Date.now() < deadline) await sleep(250);
   t.notOk(pidAlive(node), 'the node is gone');
   t.notOk(pidAlive(broker), 'the broker is gone');
   t.notOk(existsSync(brokerDir), 'the broker\'s dir is removed');
   t.notOk(existsSync(nodeDir), 'the node\'s dir is removed');
+  t.notOk(existsSync(nodeConfig), 'and its config file');
 });
