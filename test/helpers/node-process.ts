@@ -1,13 +1,15 @@
 /**
  * Starts real `logsvc node` processes for integration tests: a fresh data dir, port 0, the ready
  * line parsed for the URL, the local admin token read from the data dir. Every process is stopped in
- * the test's teardown; every wait is bounded.
+ * the test's teardown, and killed by the test process's reaper (reaper.ts) should the test process
+ * die without it; every wait is bounded.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { reapDir, reapProcess, spareDir, spareProcess } from './reaper.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/logsvc', import.meta.url));
 const READY = /ready at (http:\/\/\S+) /;
@@ -15,6 +17,22 @@ const READY = /ready at (http:\/\/\S+) /;
 /** The subset of tap's Test that the helpers use. */
 export interface Teardown {
   teardown(fn: () => unknown): void;
+  /** tap's: false once an assertion of this test failed (the node's log is then kept). */
+  passing?(): boolean;
+  name?: string;
+}
+
+/**
+ * Where the stderr of nodes whose test failed is written (one file per node), so a failure on a
+ * CI machine can be explained afterwards; .ci/run prints their warnings and errors.
+ */
+export const FAILED_LOG_DIR = process.env.LOGSVC_TEST_LOG_DIR ?? join(tmpdir(), 'logsvc-test-logs');
+
+async function keepLogIfFailed(t: Teardown, dataDir: string, pid: number | undefined, stderr: string): Promise<void> {
+  if (typeof t.passing !== 'function' || t.passing()) return;
+  const file = `${basename(process.argv[1] ?? 'test')}-${basename(dataDir)}-${pid}.log`.replace(/[^\w.-]+/g, '_');
+  await mkdir(FAILED_LOG_DIR, { recursive: true });
+  await writeFile(join(FAILED_LOG_DIR, file), `# test: ${t.name ?? '?'}\n# data dir: ${dataDir}\n${stderr}`);
 }
 
 export interface TestNode {
@@ -66,7 +84,11 @@ export interface StartOptions {
 
 export async function tempDir(t: Teardown, prefix = 'logsvc-test-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  reapDir(dir);
+  t.teardown(async () => {
+    await rm(dir, { recursive: true, force: true });
+    spareDir(dir);
+  });
   return dir;
 }
 
@@ -106,10 +128,17 @@ export async function startNode(t: Teardown, opts: StartOptions = {}): Promise<T
   if (config !== undefined) {
     const file = join(dataDir, '..', `${dataDir.split('/').pop()}-config.toml`);
     await writeFile(file, config);
-    t.teardown(() => rm(file, { force: true }));
+    reapDir(file);
+    t.teardown(async () => {
+      await rm(file, { force: true });
+      spareDir(file);
+    });
     args.push('--config', file);
   }
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...childEnv(), ...opts.env } });
+  // Killed if this test process dies first (reaper.ts); forgotten there once it has exited.
+  reapProcess(proc.pid);
+  proc.once('exit', () => spareProcess(proc.pid));
   let stdout = '';
   let stderr = '';
   proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -119,6 +148,7 @@ export async function startNode(t: Teardown, opts: StartOptions = {}): Promise<T
       proc.kill('SIGKILL');
       await exited(proc);
     }
+    await keepLogIfFailed(t, dataDir, proc.pid, stderr).catch(() => undefined);
   });
 
   const url = await new Promise<string>((resolve, reject) => {
