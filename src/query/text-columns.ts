@@ -422,6 +422,7 @@ class StringsColumn implements TextColumn {
 class NumbersColumn implements TextColumn {
   /** Per digit: it is one of the needle's first m - 1 units. */
   private readonly ends: boolean[];
+  private readonly anyEnd: boolean;
   constructor(
     private readonly n: number,
     private readonly nd: Needle,
@@ -436,6 +437,7 @@ class NumbersColumn implements TextColumn {
     const u0 = nd.u[0]!;
     const starts = isDigit(u0) || u0 === punct;
     this.ends = DIGITS.map((c) => starts && nd.ends(c));
+    this.anyEnd = this.ends.includes(true);
   }
   mark(): boolean {
     return false;
@@ -444,10 +446,10 @@ class NumbersColumn implements TextColumn {
     return false;
   }
   mayCarry(): boolean {
-    return this.ends.includes(true);
+    return this.anyEnd;
   }
   markCarries(out: Uint8Array): boolean {
-    if (!this.ends.includes(true)) return false;
+    if (!this.anyEnd) return false;
     let any = false;
     for (let i = 0; i < this.n; i++) {
       if (this.next(i, 0) > 0) {
@@ -462,7 +464,8 @@ class NumbersColumn implements TextColumn {
   }
   next(i: number, q: number): number {
     if (q > 0) return this.nd.through(this.one(i), q);
-    return this.ends[this.lastDigit(i)] === true ? this.nd.tail(this.one(i)) : 0;
+    // Not read at all when no value can end a partial match.
+    return this.anyEnd && this.ends[this.lastDigit(i)] === true ? this.nd.tail(this.one(i)) : 0;
   }
   value(i: number): string | null {
     return this.one(i);

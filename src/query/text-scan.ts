@@ -155,5 +155,13 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
     for (let k = 0; k < layout.length; k++) s += (pieces[layout[k]!]!.value(i) ?? corrupt(`event ${i} lacks a piece`)) + (gaps[k + 1]!.value(i) ?? corrupt(`event ${i} lacks a piece`));
     return s;
   };
-  return (i) => holds(i) && (fieldMatches(i) || (rawHas(i) && re.test(rawText(i))));
+  return (i) => {
+    // Known to hold the literal in its raw string when it was walked (not marked by a piece).
+    let inRaw = false;
+    if (hit[i] !== 1) {
+      if (!(carries && carry[i] === 1 && rawHas(i))) return false;
+      inRaw = true;
+    }
+    return fieldMatches(i) || ((inRaw || rawHas(i)) && re.test(rawText(i)));
+  };
 }
