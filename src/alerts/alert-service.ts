@@ -7,7 +7,7 @@
 import { LogsvcError } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { AlertDefinition, AlertKind, AlertOwnership, AlertRuntime, GlobalState, GlobalStore, Repository } from '../global/index.js';
-import { isRoot, newId, type Principal } from '../auth/index.js';
+import { isRoot, newId, userMayRead, type Principal } from '../auth/index.js';
 import { memberRepository } from './access.js';
 import { parseRelative } from '../query/time.js';
 import { checkAlert, type AlertInput, type FieldNames } from './alert-input.js';
@@ -177,8 +177,7 @@ function find(s: GlobalState, repo: Repository, idOrName: string, kind: AlertKin
 /** Whether a user-owned alert's owner still exists and may read the repository. */
 function ownerCanRun(s: GlobalState, o: AlertOwnership, repo: Repository): boolean {
   if (o.kind !== 'user') return true;
-  const u = s.users.get(o.userId);
-  return u !== undefined && (u.isRoot || repo.members.has(u.id));
+  return userMayRead(s, o.userId, repo);
 }
 
 function defaultOwnership(p: Principal): AlertOwnership {

@@ -25,6 +25,7 @@ import { toJsonRow, type QueryRequest, type QueryRun, type QueryService } from '
 import type { ActionProperties } from './action-input.js';
 import type { ActionDispatcher, RetryPolicy } from './actions/dispatcher.js';
 import { DeliveryQueue } from './delivery-queue.js';
+import { userMayRead } from '../auth/index.js';
 import { freshRows, heldOff } from './throttle.js';
 import { searchUrl, type TriggerContext } from './trigger.js';
 import { runCursor, Schedule } from './schedule.js';
@@ -488,7 +489,7 @@ export class AlertScheduler {
     if (alert.ownership.kind !== 'user') return null;
     const u = s.users.get(alert.ownership.userId);
     if (u === undefined) return 'not run: the user who owns the alert no longer exists; update the alert (as a member of the repository) to take it over';
-    if (!u.isRoot && !repo.members.has(u.id)) return `not run: the alert's owner "${u.username}" is no longer a member of repository "${repo.name}"; update the alert (as a member) to take it over`;
+    if (!userMayRead(s, u.id, repo)) return `not run: the alert's owner "${u.username}" is no longer a member of repository "${repo.name}"; update the alert (as a member) to take it over`;
     return null;
   }
 

@@ -14,6 +14,7 @@ import type { LifecycleEvent } from './lifecycle-events.js';
 import type { ViewEvent } from './views.js';
 import type { SavedQueryEvent } from './saved-queries.js';
 import type { RedactionEvent } from './redactions.js';
+import type { GroupEvent } from './groups.js';
 
 export interface UserFields {
   fullName?: string | undefined;
@@ -51,6 +52,7 @@ export type GlobalEvent =
   | LifecycleEvent
   | ViewEvent
   | SavedQueryEvent
-  | RedactionEvent;
+  | RedactionEvent
+  | GroupEvent;
 
 export type GlobalEventType = GlobalEvent['type'];

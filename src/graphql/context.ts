@@ -1,6 +1,7 @@
 /** What every resolver receives: the authenticated principal and the domain services. */
 import type { Principal } from '../auth/index.js';
 import type { UserService } from '../accounts/user-service.js';
+import type { GroupService } from '../accounts/group-service.js';
 import type { RepositoryService } from '../repositories/repository-service.js';
 import type { ClusterService } from '../cluster/index.js';
 import type { FileService } from '../files/index.js';
@@ -19,6 +20,7 @@ export interface StorageStats {
 
 export interface GraphqlServices {
   users: UserService;
+  groups: GroupService;
   repositories: RepositoryService;
   cluster: ClusterService;
   files: FileService;

@@ -1,6 +1,6 @@
 /**
  * Resolvers of the data-lifecycle schema (schema-lifecycle.graphql.ts): retention and sizes of
- * repositories, the cluster's size fields, groups and roles (none exist), token rotation, and the
+ * repositories, the cluster's size fields, views, saved searches, token rotation, and the
  * declared-but-not-built mutations, which fail with E_NOT_BUILT naming what is missing.
  */
 import type { Repository, RetentionSettings, StoredSavedQuery, StoredView } from '../global/index.js';
@@ -10,7 +10,6 @@ import { queryResolvers, repositoryShape } from './resolvers.js';
 import { GRAPHQL_FIELDS, type AlertInput, type AlertView, type FieldNames } from '../alerts/index.js';
 import { alertInput, alertShape } from './resolvers-alerting.js';
 import { LogsvcError } from '../lib/errors.js';
-import { requireUser } from '../auth/index.js';
 import { parseRelative } from '../query/time.js';
 import type { GraphqlContext } from './context.js';
 import { scheduledSearchFields, scheduledSearchMutations } from './resolvers-scheduled.js';
@@ -151,22 +150,6 @@ export function lifecycleNodeFields(ctx: GraphqlContext, self: boolean): Record<
   };
 }
 
-export const lifecycleQueryResolvers: Record<string, Resolver> = {
-  groupsPage: (a, ctx) => {
-    requireUser(ctx.principal, 'listing groups');
-    // Groups are not built: the page is truthfully empty.
-    return { pageInfo: { number: (a.pageNumber as number) ?? 1, totalNumberOfRows: 0, total: 0 }, page: [] };
-  },
-  roles: (_a, ctx) => {
-    requireUser(ctx.principal, 'listing roles');
-    return [];
-  },
-  role: (a, ctx) => {
-    requireUser(ctx.principal, 'reading a role');
-    throw new LogsvcError('E_NOT_FOUND', `role "${String(a.roleId)}" does not exist (roles are not built; permissions are repository memberships)`);
-  },
-};
-
 function retentionChange(a: Args): Partial<RetentionSettings> {
   const change: Partial<RetentionSettings> = {};
   // graphql-js leaves an argument out of `a` when the client did not send it; null means "remove".
@@ -189,14 +172,6 @@ export const lifecycleMutationResolvers: Record<string, Resolver> = {
   s3DisableArchiving: () => notBuilt('S3 archiving'),
   s3ConfigureArchiving: () => notBuilt('S3 archiving'),
   rotateToken: (a, ctx) => ctx.services.users.rotateToken(ctx.principal, (a.input as { id: string }).id),
-  addUsersToGroup: (a, ctx) => {
-    requireUser(ctx.principal, 'adding users to a group');
-    throw new LogsvcError('E_NOT_FOUND', `group "${String((a.input as Args).groupId)}" does not exist (groups are not built; add users to repositories with addMember)`);
-  },
-  removeUsersFromGroup: (a, ctx) => {
-    requireUser(ctx.principal, 'removing users from a group');
-    throw new LogsvcError('E_NOT_FOUND', `group "${String((a.input as Args).groupId)}" does not exist (groups are not built)`);
-  },
   clusterUnregisterNode: async (a, ctx) => {
     await ctx.services.cluster.unregisterNode(ctx.principal, Number(a.nodeID), a.force === true);
     return { cluster: (queryResolvers.cluster as Resolver)({}, ctx) };

@@ -1,6 +1,6 @@
 /**
  * The data-lifecycle part of the GraphQL schema: retention and sizes of repositories, the cluster's
- * size fields, views, groups and roles, token rotation, and the newer alert kinds (filter alerts,
+ * size fields, views, token rotation, and the newer alert kinds (filter alerts,
  * aggregate alerts, scheduled searches), with the product's names (what humioctl sends; see
  * docs/data-lifecycle.md for what is built behind each).
  */
@@ -35,12 +35,6 @@ extend type Repository {
 ${TRIGGER_FIELDS}
 }
 
-extend type Query {
-  groupsPage(search: String, pageNumber: Int!, pageSize: Int!): GroupPage!
-  roles: [Role!]!
-  role(roleId: String!): Role!
-}
-
 extend type Mutation {
   "Changes the given limits; an argument passed as null removes that limit, one left out keeps it."
   updateRetention(repositoryName: String!, timeBasedRetention: Float, ingestSizeBasedRetention: Float, storageSizeBasedRetention: Float): UpdateRetentionMutation!
@@ -53,10 +47,6 @@ extend type Mutation {
   s3ConfigureArchiving(repositoryName: String!, bucket: String!, region: String!, format: S3ArchivingFormat!, tagOrderInName: [String!], startFromDateTime: DateTime, roleArn: String): BooleanResultType!
   "Replaces an API token and returns the new one. Each user has one API token, whose id is the user's id."
   rotateToken(input: RotateTokenInputData!): String!
-  "Groups are not built: no group exists, so this fails naming the group."
-  addUsersToGroup(input: AddUsersToGroupInput!): AddUsersToGroupMutation!
-  "Groups are not built: no group exists, so this fails naming the group."
-  removeUsersFromGroup(input: RemoveUsersFromGroupInput!): RemoveUsersFromGroupMutation!
   "Not built (a node leaves the cluster with the cluster issue): fails saying so."
   clusterUnregisterNode(nodeID: Int!, force: Boolean!): UnregisterNodeMutation!
   createView(name: String!, description: String, connections: [ViewConnectionInput!]): View!
@@ -136,52 +126,6 @@ type S3Configuration {
 
 input RotateTokenInputData {
   id: String!
-}
-
-type PageType {
-  number: Int!
-  totalNumberOfRows: Int!
-  total: Int!
-}
-
-type Group {
-  id: String!
-  displayName: String!
-  userCount: Int!
-  users: [User!]!
-}
-
-type GroupPage {
-  pageInfo: PageType!
-  page: [Group!]!
-}
-
-input AddUsersToGroupInput {
-  users: [String!]!
-  groupId: String!
-}
-
-input RemoveUsersFromGroupInput {
-  users: [String!]!
-  groupId: String!
-}
-
-type AddUsersToGroupMutation {
-  group: Group!
-}
-
-type RemoveUsersFromGroupMutation {
-  group: Group!
-}
-
-type Role {
-  id: String!
-  displayName: String!
-  color: String
-  description: String
-  viewPermissions: [String!]!
-  systemPermissions: [String!]!
-  organizationPermissions: [String!]!
 }
 
 type View implements SearchDomain {

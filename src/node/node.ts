@@ -19,6 +19,7 @@ import { atomicWriteFile, DataDirLock, diskUsage, ensureDir, ensureReserve, isNo
 import { EmbeddedGlobalLog, GlobalStore } from '../global/index.js';
 import { Authenticator, newApiToken, SecretBox, tokenDigest } from '../auth/index.js';
 import { UserService } from '../accounts/user-service.js';
+import { GroupService } from '../accounts/group-service.js';
 import { RepositoryService } from '../repositories/repository-service.js';
 import { ClusterService, SelfLiveness, type Liveness } from '../cluster/index.js';
 import type { DigestOwnership } from '../cluster/digest-ownership.js';
@@ -496,7 +497,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         };
       },
     };
-    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, listeners, storage, views, savedQueries, redactions, selfId: config.node.id, version: VERSION };
+    const graphqlServices = { users, groups: new GroupService(store, clock), repositories, cluster, files, parsers, alerts, actions, listeners, storage, views, savedQueries, redactions, selfId: config.node.id, version: VERSION };
     const router = buildRouter({
       auth,
       health,

@@ -7,7 +7,7 @@
 import { LogsvcError } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { GlobalState, GlobalStore, Repository, StoredView, ViewConnection } from '../global/index.js';
-import { isRoot, newId, requireRoot, requireUser, type Principal } from '../auth/index.js';
+import { canAdminView, canSeeView, newId, requireRoot, requireUser, type Principal } from '../auth/index.js';
 
 const VIEW_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 const MAX_CONNECTIONS = 100;
@@ -35,13 +35,11 @@ export class ViewService {
   ) {}
 
   canSee(p: Principal, v: StoredView): boolean {
-    if (isRoot(p)) return true;
-    return p.kind === 'user' && v.members.has(p.userId);
+    return canSeeView(this.store.state, p, v);
   }
 
   private canAdmin(p: Principal, v: StoredView): boolean {
-    if (isRoot(p)) return true;
-    return p.kind === 'user' && v.members.get(p.userId)?.canAdminMembers === true;
+    return canAdminView(this.store.state, p, v);
   }
 
   /** True when `name` names a view (names are unique across repositories and views). */
