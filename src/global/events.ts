@@ -15,6 +15,7 @@ import type { ViewEvent } from './views.js';
 import type { SavedQueryEvent } from './saved-queries.js';
 import type { RedactionEvent } from './redactions.js';
 import type { GroupEvent } from './groups.js';
+import type { IngestVolumeEvent } from './ingest-volume.js';
 
 export interface UserFields {
   fullName?: string | undefined;
@@ -53,6 +54,7 @@ export type GlobalEvent =
   | ViewEvent
   | SavedQueryEvent
   | RedactionEvent
-  | GroupEvent;
+  | GroupEvent
+  | IngestVolumeEvent;
 
 export type GlobalEventType = GlobalEvent['type'];

@@ -13,6 +13,7 @@ import { ViewIndex, type ViewSnapshot } from './views.js';
 import { SavedQueryIndex, type StoredSavedQuery } from './saved-queries.js';
 import { RedactionState, type RedactionSnapshot } from './redactions.js';
 import { GroupIndex, type GroupsSnapshot } from './groups.js';
+import { IngestVolumeIndex, type IngestVolumeSnapshot } from './ingest-volume.js';
 
 export interface User extends UserFields {
   id: string;
@@ -108,6 +109,8 @@ export class GlobalState {
   readonly redactions = new RedactionState();
   /** Groups of users, roles, and the roles groups have on repositories and views. */
   groups = new GroupIndex();
+  /** Bytes and events ingested per repository and UTC day, over the cluster's nodes. */
+  ingestVolume = new IngestVolumeIndex();
 
   userByName(username: string): User | undefined {
     const id = this.usersByName.get(username);
@@ -188,6 +191,7 @@ export class GlobalState {
         this.savedQueries.dropDomain(e.id);
         this.redactions.dropRepository(e.id);
         this.groups.dropDomain(e.id);
+        this.ingestVolume.dropRepository(e.id);
         return;
       }
       case 'IngestTokenAdded': {
@@ -319,6 +323,10 @@ export class GlobalState {
       case 'GroupRoleUnassigned':
         this.groups.apply(e);
         return;
+      case 'RepositoryIngestCounted':
+        // Counts of a deleted repository (still in flight when it went) are not kept.
+        this.ingestVolume.apply({ ...e, counts: e.counts.filter((c) => this.repositories.has(c.repositoryId)) });
+        return;
       case 'RetentionBoundRaised': {
         // Only ever raised: proposals from several nodes settle on the highest, in any order.
         const r = this.repositories.get(e.id);
@@ -362,6 +370,7 @@ export class GlobalState {
       savedQueries: this.savedQueries.all(),
       ...(this.redactions.tasks.size === 0 ? {} : { redactions: this.redactions.toSnapshot() }),
       ...(this.groups.groups.size === 0 && this.groups.roles.size === 0 ? {} : { groups: this.groups.toSnapshot() }),
+      ...(this.ingestVolume.isEmpty ? {} : { ingestVolume: this.ingestVolume.toSnapshot() }),
     };
   }
 
@@ -402,6 +411,7 @@ export class GlobalState {
     g.savedQueries = SavedQueryIndex.fromSnapshot(s.savedQueries);
     g.redactions.loadSnapshot(s.redactions);
     g.groups = GroupIndex.fromSnapshot(s.groups);
+    g.ingestVolume = IngestVolumeIndex.fromSnapshot(s.ingestVolume);
     return g;
   }
 }
@@ -446,4 +456,6 @@ export interface SnapshotData {
   redactions?: RedactionSnapshot;
   /** Absent when there are no groups and no roles. */
   groups?: GroupsSnapshot;
+  /** Absent when nothing was counted (and in snapshots written before ingest volume was). */
+  ingestVolume?: IngestVolumeSnapshot;
 }

@@ -12,9 +12,11 @@ import type { ViewService } from '../views/view-service.js';
 import type { SavedQueryService } from '../saved-queries/saved-query-service.js';
 import type { RedactionService } from '../redaction/index.js';
 
-/** Sizes of what this node stores (the segment catalog and the data dir's disk). */
+/** Sizes of what is stored (repositories: over the cluster; node: this node's catalog and disk) and the ingest volume. */
 export interface StorageStats {
   repositorySizes(repositoryId: string): { compressed: number; uncompressed: number };
+  /** Bytes and events ingested per UTC day (days since the epoch), newest first, over the cluster. */
+  ingestVolume(repositoryId: string): { day: number; bytes: number; events: number }[];
   node(): { segmentBytes: number; diskTotal: number; diskFree: number; wipBytes: number };
 }
 

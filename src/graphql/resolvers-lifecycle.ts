@@ -107,6 +107,8 @@ export function lifecycleRepositoryFields(r: Repository, ctx: GraphqlContext): R
     storageSizeBasedRetention: r.retention.storageGb,
     compressedByteSize: () => ctx.services.storage.repositorySizes(r.id).compressed,
     uncompressedByteSize: () => ctx.services.storage.repositorySizes(r.id).uncompressed,
+    ingestVolumeByDay: () =>
+      ctx.services.storage.ingestVolume(r.id).map((d) => ({ date: new Date(d.day * 86_400_000).toISOString().slice(0, 10), ingestBytes: d.bytes, eventCount: d.events })),
     s3ArchivingConfiguration: null,
     ...triggerFields(r.name, ctx),
   };

@@ -26,10 +26,12 @@ extend type Repository {
   ingestSizeBasedRetention: Float
   "Gigabytes of stored (compressed) data kept at most; null: no limit."
   storageSizeBasedRetention: Float
-  "Bytes of this repository's segment files on this node."
+  "Bytes of this repository's segment files, each segment counted once however many nodes hold copies (the same on every node)."
   compressedByteSize: Long!
-  "Bytes of this repository's events in its segments before compression."
+  "Bytes of this repository's events in its segments before compression (what ingest-size retention counts)."
   uncompressedByteSize: Long!
+  "The ingest volume: bytes and events put in the digest queue for this repository per UTC day, newest first, the last 31 days at most, summed over the cluster's nodes (each reports every retention.interval_seconds)."
+  ingestVolumeByDay: [IngestVolumeDay!]!
   "Archiving to S3 is not built: always null."
   s3ArchivingConfiguration: S3Configuration
 ${TRIGGER_FIELDS}
@@ -95,6 +97,14 @@ extend type Cluster {
   targetOverReplicatedSegmentSize: Float!
   targetMissingSegmentSize: Float!
   targetProperlyReplicatedSegmentSize: Float!
+}
+
+type IngestVolumeDay {
+  "The UTC day, YYYY-MM-DD."
+  date: String!
+  "Bytes of the records as put in the digest queue (the events as normalized: text, fields and tags)."
+  ingestBytes: Long!
+  eventCount: Long!
 }
 
 type UnregisterNodeMutation {

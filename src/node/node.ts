@@ -33,7 +33,7 @@ import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from
 import { EmbeddedDigestQueue, ingestTopic, kafkaConnection, openDigestQueue } from '../queue/index.js';
 import { SegmentCatalog, type SegmentInfo } from '../segments/catalog.js';
 import { SegmentDeletions } from '../segments/deletions.js';
-import { raiseRetentionBounds, RetentionService } from '../retention/index.js';
+import { IngestCounter, raiseRetentionBounds, RetentionService } from '../retention/index.js';
 import { RedactionService } from '../redaction/index.js';
 import { SegmentRewrites, type RewriteStep } from '../segments/rewrites.js';
 import { ViewService } from '../views/view-service.js';
@@ -298,6 +298,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     await health.start();
     cleanups.push(stopStep('health', () => health.stop()));
 
+    const ingestCounter = new IngestCounter({ store, nodeId: config.node.id, clock, logger: log('retention'), intervalMs: config.retention.interval_seconds * 1000 });
     const ingest = new IngestService({
       store,
       queue,
@@ -313,7 +314,10 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       livePartitions: clustered
         ? () => store.state.partitions.flatMap((hosts, p) => (hosts.some((h) => liveness.isAlive(h)) ? [p] : []))
         : () => owned().filter((p) => digest.owns(p)),
-      onCommitted: (repo, events, bytes) => metrics.ingested(repo, events, bytes),
+      onCommitted: (repo, events, bytes) => {
+        metrics.ingested(repo, events, bytes);
+        ingestCounter.count(repo, events, bytes);
+      },
     });
 
     const blobs = new BlobStore(join(dataDir, 'files'));
@@ -447,6 +451,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       state: () => store.state,
       onApplied: (l) => store.onApplied(l),
       catalog,
+      clustered,
       deletions,
       clock,
       logger,
@@ -487,6 +492,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     });
     const storage = {
       repositorySizes: (id: string) => retention.repositorySizes(id),
+      ingestVolume: (id: string) => store.state.ingestVolume.of(id),
       node: () => {
         const disk = health.primaryDisk();
         return {
@@ -550,6 +556,9 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     }
     retention.start();
     cleanups.push(stopStep('retention', () => retention.stop()));
+    ingestCounter.start();
+    // Stops before retention (cleanups run in reverse), after the HTTP server: the last counts are reported.
+    cleanups.push(stopStep('ingest volume', () => ingestCounter.stop()));
     redactions.start();
     cleanups.push(stopStep('redaction', () => redactions.stop()));
     store.onApplied((e) => {
