@@ -20,12 +20,14 @@ import { randomUUID } from 'node:crypto';
 import { describeError, isLogsvcError } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import type { ActionDefinition, AlertDefinition, GlobalState, GlobalStore, Repository } from '../global/index.js';
+import type { ActionDefinition, AlertDefinition, GlobalState, GlobalStore } from '../global/index.js';
 import { toJsonRow, type QueryRequest, type QueryRun, type QueryService } from '../query/index.js';
 import type { ActionProperties } from './action-input.js';
 import type { ActionDispatcher, RetryPolicy } from './actions/dispatcher.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { userMayRead } from '../auth/index.js';
+import { viewTarget } from '../views/view-service.js';
+import { domainById, type AlertDomain } from './access.js';
 import { freshRows, heldOff } from './throttle.js';
 import { searchUrl, type TriggerContext } from './trigger.js';
 import { runCursor, Schedule } from './schedule.js';
@@ -228,7 +230,7 @@ export class AlertScheduler {
   async evaluate(id: string): Promise<Triggered | null> {
     const state = this.d.store.state;
     const alert = state.alerting.alerts.get(id);
-    const repo = alert === undefined ? undefined : state.repositories.get(alert.repositoryId);
+    const repo = alert === undefined ? undefined : domainById(state, alert.repositoryId);
     if (alert === undefined || repo === undefined || alert.silenced || alert.actions.length === 0) return null;
     const now = this.d.clock.now();
     if (alert.kind === 'scheduled') return this.runScheduled(alert, repo, now);
@@ -251,10 +253,7 @@ export class AlertScheduler {
     let run: QueryRun;
     try {
       // prepare, not spec: it loads the lookup files the query's match()/lookup() calls name.
-      const target =
-        filterWindow === null
-          ? { id: repo.id, name: repo.name }
-          : { id: repo.id, name: repo.name, sources: [{ id: repo.id, name: repo.name, filter: `@ingesttimestamp > ${filterWindow.since} @ingesttimestamp <= ${filterWindow.until}` }] };
+      const target = searchTarget(state, repo, filterWindow === null ? '' : `@ingesttimestamp > ${filterWindow.since} @ingesttimestamp <= ${filterWindow.until}`);
       run = this.d.queries.run(await this.d.queries.prepare(request, target), target);
     } catch (err) {
       // Too many queries right now: the next interval tries again; said only when it lasts.
@@ -352,7 +351,7 @@ export class AlertScheduler {
    * A run whose query fails is recorded too, with the failure as lastError: a failing query is
    * not retried for the same window. Only a run refused for want of a query slot stays due.
    */
-  private async runScheduled(alert: AlertDefinition, repo: Repository, now: number): Promise<Triggered | null> {
+  private async runScheduled(alert: AlertDefinition, repo: AlertDomain, now: number): Promise<Triggered | null> {
     const id = alert.id;
     const spec = alert.schedule!;
     const { times, skipped } = this.dueRuns(alert, now);
@@ -365,7 +364,7 @@ export class AlertScheduler {
     // A query's range includes both ends: a window ends 1 ms before its run time, so an event at a run
     // time falls in the next window only.
     const request: QueryRequest = { queryString: alert.queryString, start: at - spec.startMs, end: at - spec.endMs - 1, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
-    const target = { id: repo.id, name: repo.name };
+    const target = searchTarget(this.d.store.state, repo, '');
     let run: QueryRun;
     try {
       run = this.d.queries.run(await this.d.queries.prepare(request, target), target);
@@ -485,11 +484,11 @@ export class AlertScheduler {
   }
 
   /** Why the alert's owner may not run its query, or null. */
-  private ownerProblem(s: GlobalState, alert: AlertDefinition, repo: Repository): string | null {
+  private ownerProblem(s: GlobalState, alert: AlertDefinition, repo: AlertDomain): string | null {
     if (alert.ownership.kind !== 'user') return null;
     const u = s.users.get(alert.ownership.userId);
-    if (u === undefined) return 'not run: the user who owns the alert no longer exists; update the alert (as a member of the repository) to take it over';
-    if (!userMayRead(s, u.id, repo)) return `not run: the alert's owner "${u.username}" is no longer a member of repository "${repo.name}"; update the alert (as a member) to take it over`;
+    if (u === undefined) return `not run: the user who owns the alert no longer exists; update the alert (as a member of the ${repo.kind}) to take it over`;
+    if (!userMayRead(s, u.id, repo.access)) return `not run: the alert's owner "${u.username}" is no longer a member of ${repo.kind} "${repo.name}"; update the alert (as a member) to take it over`;
     return null;
   }
 
@@ -521,4 +520,16 @@ export class AlertScheduler {
     this.stopper.abort();
     await all;
   }
+}
+
+/**
+ * What an alert's query searches: its repository, or its view's connections each with the
+ * connection's filter; `window` (a filter alert's ingest-time window) is applied to every source
+ * after the connection's filter (on a line of its own: a filter may end in a // comment).
+ */
+function searchTarget(state: GlobalState, domain: AlertDomain, window: string): { id: string; name: string; sources?: { id: string; name: string; filter: string }[] } {
+  if (domain.view === undefined) return window === '' ? { id: domain.id, name: domain.name } : { id: domain.id, name: domain.name, sources: [{ id: domain.id, name: domain.name, filter: window }] };
+  const t = viewTarget(state, domain.view);
+  if (window === '') return t;
+  return { ...t, sources: t.sources.map((src) => ({ ...src, filter: src.filter === '' ? window : `${src.filter}\n| ${window}` })) };
 }

@@ -292,6 +292,7 @@ export class GlobalState {
         this.views.apply(e);
         this.savedQueries.dropDomain(e.id);
         this.groups.dropDomain(e.id);
+        this.alerting.dropRepository(e.id);
         return;
       case 'ViewSaved':
       case 'ViewMemberSet':

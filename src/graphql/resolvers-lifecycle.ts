@@ -8,7 +8,7 @@ import type { SavedQueryInput } from '../saved-queries/saved-query-service.js';
 import type { ConnectionInput } from '../views/view-service.js';
 import { queryResolvers, repositoryShape } from './resolvers.js';
 import { GRAPHQL_FIELDS, type AlertInput, type AlertView, type FieldNames } from '../alerts/index.js';
-import { alertInput, alertShape } from './resolvers-alerting.js';
+import { alertInput, alertingFields, alertShape } from './resolvers-alerting.js';
 import { LogsvcError } from '../lib/errors.js';
 import { parseRelative } from '../query/time.js';
 import type { GraphqlContext } from './context.js';
@@ -40,20 +40,17 @@ function savedQueryShape(q: StoredSavedQuery) {
   return { id: q.id, name: q.name, displayName: q.name, description: null, query: { queryString: q.queryString, start: q.start, end: q.end, isLive: q.isLive } };
 }
 
-/** The newer alert kinds on a search domain: filter and aggregate alerts and scheduled searches of a repository (none in views). Saved searches of repositories and views. */
-function triggerFields(domain: string, ctx: GraphqlContext | null, savedIn: GraphqlContext = ctx!): Record<string, unknown> {
-  const noneWithId = (kind: string) => (a: Args): never => {
-    throw new LogsvcError('E_NOT_FOUND', `${kind} "${String(a.id)}" does not exist in "${domain}"`);
-  };
-  const alerts = ctx === null ? null : ctx.services.alerts;
+/** The newer alert kinds (filter and aggregate alerts, scheduled searches) and the saved searches of a repository or a view. */
+function triggerFields(domain: string, ctx: GraphqlContext): Record<string, unknown> {
+  const { alerts, savedQueries } = ctx.services;
   return {
-    filterAlerts: alerts === null ? [] : () => alerts.list(ctx!.principal, domain, 'filter').map((v) => newAlertShape(v, ctx!)),
-    filterAlert: alerts === null ? noneWithId('filter alert') : (a: Args) => newAlertShape(alerts.get(ctx!.principal, domain, a.id as string, 'filter'), ctx!),
-    aggregateAlerts: alerts === null ? [] : () => alerts.list(ctx!.principal, domain, 'aggregate').map((v) => newAlertShape(v, ctx!)),
-    aggregateAlert: alerts === null ? noneWithId('aggregate alert') : (a: Args) => newAlertShape(alerts.get(ctx!.principal, domain, a.id as string, 'aggregate'), ctx!),
-    ...(ctx === null ? { scheduledSearches: [], scheduledSearch: noneWithId('scheduled search') } : scheduledSearchFields(domain, ctx)),
-    savedQueries: () => savedIn.services.savedQueries.list(savedIn.principal, domain).map(savedQueryShape),
-    savedQuery: (a: Args) => savedQueryShape(savedIn.services.savedQueries.get(savedIn.principal, domain, a.id as string)),
+    filterAlerts: () => alerts.list(ctx.principal, domain, 'filter').map((v) => newAlertShape(v, ctx)),
+    filterAlert: (a: Args) => newAlertShape(alerts.get(ctx.principal, domain, a.id as string, 'filter'), ctx),
+    aggregateAlerts: () => alerts.list(ctx.principal, domain, 'aggregate').map((v) => newAlertShape(v, ctx)),
+    aggregateAlert: (a: Args) => newAlertShape(alerts.get(ctx.principal, domain, a.id as string, 'aggregate'), ctx),
+    ...scheduledSearchFields(domain, ctx),
+    savedQueries: () => savedQueries.list(ctx.principal, domain).map(savedQueryShape),
+    savedQuery: (a: Args) => savedQueryShape(savedQueries.get(ctx.principal, domain, a.id as string)),
   };
 }
 
@@ -76,9 +73,6 @@ function searchInterval(v: unknown): string {
 
 /** A view as the product's View type. */
 export function viewShape(v: StoredView, ctx: GraphqlContext) {
-  const none = (kind: string) => (a: Args): never => {
-    throw new LogsvcError('E_NOT_FOUND', `${kind} "${String(a.id)}" does not exist in view "${v.name}" (alerts and actions belong to repositories)`);
-  };
   return {
     __typename: 'View',
     id: v.id,
@@ -91,11 +85,8 @@ export function viewShape(v: StoredView, ctx: GraphqlContext) {
         return r === undefined ? [] : [{ repository: repositoryShape(r, ctx), filter: c.filter }];
       }),
     files: [],
-    alerts: [],
-    alert: none('alert'),
-    actions: [],
-    action: none('action'),
-    ...triggerFields(v.name, null, ctx),
+    ...alertingFields(v, ctx),
+    ...triggerFields(v.name, ctx),
   };
 }
 

@@ -36,7 +36,7 @@ import { SegmentDeletions } from '../segments/deletions.js';
 import { IngestCounter, raiseRetentionBounds, RetentionService } from '../retention/index.js';
 import { RedactionService } from '../redaction/index.js';
 import { SegmentRewrites, type RewriteStep } from '../segments/rewrites.js';
-import { ViewService } from '../views/view-service.js';
+import { ViewService, viewTarget } from '../views/view-service.js';
 import { SavedQueryService } from '../saved-queries/saved-query-service.js';
 import { expandSavedCalls } from '../query/saved-calls.js';
 import { Digest } from '../digest/index.js';
@@ -425,9 +425,10 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const alertCfg = config.alerts;
     const alerts = new AlertService(store, clock, {
       maxPerRepository: alertCfg.max_alerts_per_repository,
-      prepareQuery: async (queryString, queryStart, repo) => {
+      prepareQuery: async (queryString, queryStart, domain) => {
         // prepare, not spec: the lookup files match()/lookup() name must be loaded to compile.
-        const spec = await queries.prepare({ queryString, start: queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }, repo);
+        const target = domain.view === undefined ? { id: domain.id, name: domain.name } : viewTarget(store.state, domain.view);
+        const spec = await queries.prepare({ queryString, start: queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }, target);
         return () => void queries.compile(spec);
       },
     });

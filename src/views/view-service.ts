@@ -26,6 +26,15 @@ export interface ViewTarget {
   sources: { id: string; name: string; filter: string }[];
 }
 
+/** What a search over view `v` reads: its connected repositories (deleted ones left out), each with its filter. */
+export function viewTarget(state: GlobalState, v: StoredView): ViewTarget {
+  const sources = v.connections.flatMap((c) => {
+    const r = state.repositories.get(c.repositoryId);
+    return r === undefined ? [] : [{ id: r.id, name: r.name, filter: c.filter }];
+  });
+  return { id: v.id, name: v.name, sources };
+}
+
 export class ViewService {
   constructor(
     private readonly store: GlobalStore,
@@ -66,12 +75,7 @@ export class ViewService {
 
   /** The search target of a view `p` may see. */
   target(v: StoredView): ViewTarget {
-    const state = this.store.state;
-    const sources = v.connections.flatMap((c) => {
-      const r = state.repositories.get(c.repositoryId);
-      return r === undefined ? [] : [{ id: r.id, name: r.name, filter: c.filter }];
-    });
-    return { id: v.id, name: v.name, sources };
+    return viewTarget(this.store.state, v);
   }
 
   private connections(state: GlobalState, input: readonly ConnectionInput[] | null | undefined): ViewConnection[] {
