@@ -9,7 +9,7 @@ import t from 'tap';
 import { stat } from 'node:fs/promises';
 import { startCluster, waitForAlive, replicationStatus } from '../helpers/cluster.js';
 import { segmentFiles } from '../helpers/segments.js';
-import { countOf, createRepo, ingestStructured, mustGql, sleep } from '../helpers/query.js';
+import { countOf, createRepo, ingestStructured, mustGql, sleep, until } from '../helpers/query.js';
 import type { TestNode } from '../helpers/node-process.js';
 
 t.setTimeout(400_000);
@@ -18,16 +18,6 @@ const HOUR = 3_600_000;
 const ALL_TIME = { start: '30days' };
 const BATCHES = 24;
 const PER_BATCH = 25;
-
-async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await sleep(300);
-  }
-}
 
 /** The repository's segment files on every node's disk: relative path -> bytes (a copy on two nodes counts once), and the bytes each node holds. */
 async function onDisks(dirs: string[], repoId: string): Promise<{ distinct: Map<string, number>; perNode: number[] }> {
@@ -78,9 +68,9 @@ t.test('a storage-size limit holds for the cluster as a whole, and sizes agree o
     await ingestStructured(n1.url, repo.ingestToken, events);
   }
   await until('every event searchable', () => countOf(n1.url, 'sized', n1.adminToken, '', ALL_TIME), (n) => n === BATCHES * PER_BATCH);
-  await until('every segment closed, listed and held twice', () => replicationStatus(n1), (s) => s.segments >= BATCHES && s.underReplicated === 0 && s.pendingOwn === 0);
+  await until('every segment closed, listed and held twice', () => replicationStatus(n1), (s) => s.segments >= BATCHES && s.underReplicated === 0 && s.pendingOwn === 0, 120_000);
 
-  const before = await until('the same sizes on every node, matching the distinct files on disk', async () => ({ sizes: await sizesOn(nodes), disk: await onDisks(dirs, repo.id) }), (v) => same(v.sizes) && v.sizes[0]!.compressed === total(v.disk.distinct) && v.sizes[0]!.ingestEvents === BATCHES * PER_BATCH);
+  const before = await until('the same sizes on every node, matching the distinct files on disk', async () => ({ sizes: await sizesOn(nodes), disk: await onDisks(dirs, repo.id) }), (v) => same(v.sizes) && v.sizes[0]!.compressed === total(v.disk.distinct) && v.sizes[0]!.ingestEvents === BATCHES * PER_BATCH, 120_000);
   const S = before.sizes[0]!.compressed;
   t.ok(S > 0 && before.sizes[0]!.uncompressed > 0, `compressedByteSize ${S}, uncompressedByteSize ${before.sizes[0]!.uncompressed}, the same on the three nodes`);
   t.ok(before.disk.perNode.reduce((a, b) => a + b, 0) > S * 1.5, `the copies on disk (${before.disk.perNode.join(' + ')}) are not counted twice in the size`);
@@ -94,6 +84,7 @@ t.test('a storage-size limit holds for the cluster as a whole, and sizes agree o
     'the distinct segment files on all disks within the limit, and the sizes agreeing',
     async () => ({ sizes: await sizesOn(nodes), disk: await onDisks(dirs, repo.id) }),
     (v) => total(v.disk.distinct) <= limit && same(v.sizes.map((s) => s.compressed)) && v.sizes[0]!.compressed === total(v.disk.distinct),
+    120_000,
   );
   const kept = total(after.disk.distinct);
   t.ok(kept <= limit, `the cluster keeps ${kept} bytes of segments, within the ${limit}-byte limit`);

@@ -8,7 +8,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCli, startNode, type TestNode } from '../helpers/node-process.js';
 import { api } from '../helpers/http.js';
-import { countOf, createJob, createRepo, ingestStructured, mustGql, pollUntilDone, sleep, type KnownEvent } from '../helpers/query.js';
+import { countOf, createJob, createRepo, ingestStructured, mustGql, pollUntilDone, sleep, type KnownEvent, until } from '../helpers/query.js';
 import { segmentFiles } from '../helpers/segments.js';
 import { HUMIOCTL_DOCUMENTS } from '../fixtures/humioctl/documents.js';
 
@@ -31,16 +31,6 @@ function events(n: number, ageMs: number, batch: string): KnownEvent[] {
 
 async function repoSize(node: TestNode, name: string): Promise<{ compressedByteSize: number; uncompressedByteSize: number }> {
   return (await mustGql(node.url, node.adminToken, 'query($n: String!) { repository(name: $n) { compressedByteSize uncompressedByteSize } }', { n: name })).repository;
-}
-
-async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await sleep(200);
-  }
 }
 
 const ALL_TIME = { start: '3650days' };
