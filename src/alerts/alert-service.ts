@@ -148,6 +148,7 @@ export class AlertService {
 export interface KindParts {
   kind: AlertKind;
   triggerMode?: AlertDefinition['triggerMode'];
+  ingestTime?: boolean;
   schedule?: AlertDefinition['schedule'];
 }
 

@@ -31,6 +31,7 @@ import { domainById, type AlertDomain } from './access.js';
 import { freshRows, heldOff } from './throttle.js';
 import { searchUrl, type TriggerContext } from './trigger.js';
 import { runCursor, Schedule } from './schedule.js';
+import { parseRelative } from '../query/time.js';
 
 export interface SchedulerSettings {
   intervalMs: number;
@@ -66,6 +67,18 @@ const MAX_ERROR_CHARS = 4000;
 export const BUSY_SKIPS_BEFORE_ERROR = 3;
 /** How far behind now a filter alert's ingest-time window ends (events on their way to the digest). */
 export const FILTER_LAG_MS = 2000;
+/**
+ * A search over ingest time (filter alerts, IngestTimestamp aggregate alerts and scheduled searches)
+ * reads the events whose @timestamp is at most this far before (or after) the ingest-time window:
+ * the event-time range bounds what is scanned. Events further from their ingest time are not seen.
+ */
+export const INGEST_TIME_REACH_MS = 3_600_000;
+/**
+ * An aggregate alert in CompleteMode whose results stay incomplete (the query produced warnings)
+ * triggers on what it has after this long, as the product's CompleteMode ("waits up to 20 minutes
+ * for a complete result").
+ */
+export const COMPLETE_WAIT_MS = 20 * 60_000;
 /**
  * Longest a graceful stop waits for deliveries under way (at most the action timeout): the
  * trigger is already recorded, so an aborted delivery is a notification lost for the throttle
@@ -113,6 +126,8 @@ export class AlertScheduler {
   private readonly filterSince = new Map<string, number>();
   /** Scheduled searches: each one's parsed schedule, with the expression and zone it was parsed from. */
   private readonly schedules = new Map<string, { key: string; schedule: Schedule }>();
+  /** Aggregate alerts in CompleteMode: the monotonic time their results were first incomplete (in a row). */
+  private readonly incompleteSince = new Map<string, number>();
 
   constructor(private readonly d: SchedulerDeps) {
     this.deliveries = new DeliveryQueue(d.settings.maxConcurrentDeliveries);
@@ -156,6 +171,7 @@ export class AlertScheduler {
       this.busySkips.delete(id);
       this.failures.delete(id);
       this.schedules.delete(id);
+      this.incompleteSince.delete(id);
     }
   }
 
@@ -175,7 +191,8 @@ export class AlertScheduler {
       this.schedules.set(a.id, cached);
     }
     const last = this.d.store.state.alerting.runtime.get(a.id)?.lastExecutedAt ?? null;
-    return cached.schedule.due(runCursor(spec, a.createdAt, last), now, spec.backfillLimit + 1);
+    // Over ingest time, run T waits until what was acknowledged before T is searchable.
+    return cached.schedule.due(runCursor(spec, a.createdAt, last), spec.ingestTime === true ? now - FILTER_LAG_MS : now, spec.backfillLimit + 1);
   }
 
 
@@ -243,7 +260,12 @@ export class AlertScheduler {
     const ownerProblem = this.ownerProblem(state, alert, repo);
     if (ownerProblem !== null) return this.problem(id, ownerProblem);
 
-    const request: QueryRequest = { queryString: alert.queryString, start: alert.queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
+    // An aggregate alert over ingest time: the events ingested in the last interval, their own timestamps within reach of it.
+    const ingestWindow = alert.kind === 'aggregate' && alert.ingestTime === true ? now - (parseRelative(alert.queryStart) ?? 0) : null;
+    const request: QueryRequest =
+      ingestWindow === null
+        ? { queryString: alert.queryString, start: alert.queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }
+        : { queryString: alert.queryString, start: ingestWindow - INGEST_TIME_REACH_MS, end: now + INGEST_TIME_REACH_MS, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
     // A filter alert sees each event once: those ingested since its last clean evaluation (up to
     // a short lag, so events still on their way to the digest are seen by the next one).
     // After a restart it starts where the last trigger's window ended (or at the alert's creation).
@@ -253,7 +275,9 @@ export class AlertScheduler {
     let run: QueryRun;
     try {
       // prepare, not spec: it loads the lookup files the query's match()/lookup() calls name.
-      const target = searchTarget(state, repo, filterWindow === null ? '' : `@ingesttimestamp > ${filterWindow.since} @ingesttimestamp <= ${filterWindow.until}`);
+      const window =
+        filterWindow !== null ? `@ingesttimestamp > ${filterWindow.since} @ingesttimestamp <= ${filterWindow.until}` : ingestWindow !== null ? `@ingesttimestamp > ${ingestWindow} @ingesttimestamp <= ${now}` : '';
+      const target = searchTarget(state, repo, window);
       run = this.d.queries.run(await this.d.queries.prepare(request, target), target);
     } catch (err) {
       // Too many queries right now: the next interval tries again; said only when it lasts.
@@ -268,9 +292,12 @@ export class AlertScheduler {
     if (run.error !== null) return this.queryFailed(id, alert.queryString, `the query failed: ${run.error.message}`);
     this.failures.delete(id);
     const outcome = run.outcome!;
-    if (outcome.warnings.length > 0) {
+    if (outcome.warnings.length === 0) this.incompleteSince.delete(id);
+    else if (outcome.rows.length === 0) return null;
+    else if (!this.triggersIncomplete(alert)) {
       // An incomplete result neither triggers nor counts as a clean evaluation.
-      return outcome.rows.length === 0 ? null : this.problem(id, `not triggered because the query produced warnings: ${outcome.warnings.join('; ')}`);
+      const wait = alert.kind === 'aggregate' ? `; in CompleteMode the alert waits up to ${COMPLETE_WAIT_MS / 60_000} minutes for a complete result, then triggers on what it has` : '';
+      return this.problem(id, `not triggered because the query produced warnings (an incomplete result): ${outcome.warnings.join('; ')}${wait}`);
     }
     if (filterWindow !== null) this.filterSince.set(id, filterWindow.until);
     if (outcome.rows.length === 0) return this.cleanEvaluation(id);
@@ -315,6 +342,23 @@ export class AlertScheduler {
     // A throttle time of 0 holds nothing off: nothing to take back.
     const undo = recorded.written && alert.throttleTimeMillis > 0 ? { at: now, previous: recorded.previous, values } : null;
     return { alert, trigger, undo };
+  }
+
+  /**
+   * Whether an incomplete result (rows, with warnings) triggers alert `alert`: an aggregate alert
+   * in ImmediateMode at once; one in CompleteMode once its results have been incomplete for
+   * COMPLETE_WAIT_MS (counted on this node since it started evaluating them); other kinds never.
+   */
+  private triggersIncomplete(alert: AlertDefinition): boolean {
+    if (alert.kind !== 'aggregate') return false;
+    if (alert.triggerMode === 'ImmediateMode') return true;
+    const now = this.d.clock.monotonic();
+    const since = this.incompleteSince.get(alert.id);
+    if (since === undefined) {
+      this.incompleteSince.set(alert.id, now);
+      return false;
+    }
+    return now - since >= COMPLETE_WAIT_MS;
   }
 
   /** Waits for `run`, cancelling it after alerts.query_timeout_ms; true when it timed out. */
@@ -363,8 +407,12 @@ export class AlertScheduler {
     if (ownerProblem !== null) return this.problem(id, ownerProblem);
     // A query's range includes both ends: a window ends 1 ms before its run time, so an event at a run
     // time falls in the next window only.
-    const request: QueryRequest = { queryString: alert.queryString, start: at - spec.startMs, end: at - spec.endMs - 1, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
-    const target = searchTarget(this.d.store.state, repo, '');
+    // Over ingest time: the events ingested in [T - interval, T), their own timestamps within reach of it.
+    const ingest = spec.ingestTime === true;
+    const request: QueryRequest = ingest
+      ? { queryString: alert.queryString, start: at - spec.startMs - INGEST_TIME_REACH_MS, end: at + INGEST_TIME_REACH_MS, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }
+      : { queryString: alert.queryString, start: at - spec.startMs, end: at - spec.endMs - 1, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
+    const target = searchTarget(this.d.store.state, repo, ingest ? `@ingesttimestamp >= ${at - spec.startMs} @ingesttimestamp < ${at}` : '');
     let run: QueryRun;
     try {
       run = this.d.queries.run(await this.d.queries.prepare(request, target), target);

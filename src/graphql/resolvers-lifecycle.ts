@@ -31,7 +31,7 @@ function newAlertShape(v: AlertView, ctx: GraphqlContext): Record<string, unknow
     throttleTimeSeconds: a.kind === 'filter' && a.throttleTimeMillis === 0 ? null : Math.round(a.throttleTimeMillis / 1000),
     lastTriggered: v.lastTriggeredAt,
     searchIntervalSeconds: Math.round((parseRelative(a.queryStart) ?? 0) / 1000),
-    queryTimestampType: 'EventTimestamp',
+    queryTimestampType: a.ingestTime === true ? 'IngestTimestamp' : 'EventTimestamp',
     triggerMode: a.triggerMode ?? 'CompleteMode',
   };
 }
@@ -196,10 +196,10 @@ export const lifecycleMutationResolvers: Record<string, Resolver> = {
   },
   createAggregateAlert: async (a, ctx) => {
     const i = a.input as Args;
-    if (i.queryTimestampType === 'IngestTimestamp') notBuilt('aggregate alerts over ingest timestamps (queryTimestampType IngestTimestamp); use EventTimestamp');
     const queryStart = searchInterval(i.searchIntervalSeconds);
-    const triggerMode = i.triggerMode === 'ImmediateMode' ? 'ImmediateMode' : 'CompleteMode';
-    return newAlertShape(await ctx.services.alerts.create(ctx.principal, i.viewName as string, newAlertInput(i, queryStart), AGGREGATE_FIELDS, { kind: 'aggregate', triggerMode }), ctx);
+    const triggerMode: 'CompleteMode' | 'ImmediateMode' = i.triggerMode === 'ImmediateMode' ? 'ImmediateMode' : 'CompleteMode';
+    const kind = { kind: 'aggregate' as const, triggerMode, ...(i.queryTimestampType === 'IngestTimestamp' ? { ingestTime: true } : {}) };
+    return newAlertShape(await ctx.services.alerts.create(ctx.principal, i.viewName as string, newAlertInput(i, queryStart), AGGREGATE_FIELDS, kind), ctx);
   },
   deleteAggregateAlert: async (a, ctx) => {
     const i = a.input as Args;
