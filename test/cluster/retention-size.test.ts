@@ -3,13 +3,15 @@
  * repository's size is that of its segments counted once each, the same on every node; a
  * storage-size limit holds for the cluster's data as a whole (the distinct segment files on all
  * nodes' disks add up to no more than the limit, with the newest data kept), not for each node's
- * share; and the ingest volume is the cluster's, the same on every node.
+ * share; the ingest volume is the cluster's, the same on every node; and a group role granted on
+ * one node gives (and, the user out of the group, takes away) access on another.
  */
 import t from 'tap';
 import { stat } from 'node:fs/promises';
 import { startCluster, waitForAlive, replicationStatus } from '../helpers/cluster.js';
 import { segmentFiles } from '../helpers/segments.js';
-import { countOf, createRepo, ingestStructured, mustGql, sleep, until } from '../helpers/query.js';
+import { countOf, createRepo, ingestStructured, mustGql, until } from '../helpers/query.js';
+import { api, createUser } from '../helpers/http.js';
 import type { TestNode } from '../helpers/node-process.js';
 
 t.setTimeout(400_000);
@@ -103,4 +105,19 @@ t.test('a storage-size limit holds for the cluster as a whole, and sizes agree o
   for (const n of nodes) t.equal(await countOf(n.url, 'sized', n.adminToken, '', ALL_TIME), left, `every node answers ${left} events`);
   const again = await sizesOn(nodes);
   t.ok(same(again.map((s) => s.ingestEvents)) && again[0]!.ingestEvents === BATCHES * PER_BATCH, 'the ingest volume counts what arrived, not what is left');
+
+  // Groups and roles are global state: granted on one node, they hold on every node.
+  const n3 = nodes[2]!;
+  const gus = await createUser(n1.url, n1.adminToken, 'gus');
+  const role = (await mustGql(n1.url, n1.adminToken, 'mutation { createRole(input: {displayName: "reader", viewPermissions: [ReadAccess]}) { role { id } } }')).createRole.role.id;
+  const group = (await mustGql(n2.url, n2.adminToken, 'mutation { addGroup(displayName: "readers") { group { id } } }')).addGroup.group.id;
+  await mustGql(n2.url, n2.adminToken, 'mutation($g: String!, $u: String!) { addUsersToGroup(input: {groupId: $g, users: [$u]}) { group { userCount } } }', { g: group, u: gus.id });
+  await mustGql(n1.url, n1.adminToken, 'mutation($g: String!, $r: String!) { assignRoleToGroup(input: {viewId: "sized", groupId: $g, roleId: $r}) { group { role { id } } } }', { g: group, r: role });
+  const gusCount = async (): Promise<number | string> => {
+    const r = await api(n3.url, '/api/v1/repositories/sized/query', { token: gus.token, headers: { accept: 'application/json' }, body: JSON.stringify({ queryString: 'count()', ...ALL_TIME }) });
+    return r.status === 200 ? Number(r.json()[0]._count) : `HTTP ${r.status}`;
+  };
+  t.equal(await until('the grant seen on node 3', gusCount, (v) => v === left), left, 'a group member searches the repository on another node');
+  await mustGql(n1.url, n1.adminToken, 'mutation($g: String!, $u: String!) { removeUsersFromGroup(input: {groupId: $g, users: [$u]}) { group { userCount } } }', { g: group, u: gus.id });
+  t.equal(await until('the removal seen on node 3', gusCount, (v) => v === 'HTTP 404'), 'HTTP 404', 'and loses it there once out of the group');
 });
