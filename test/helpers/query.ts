@@ -318,7 +318,7 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Asks `fn` every 200 ms until `ok` holds for its answer (returned); after `timeoutMs` throws, naming `what` and the last answer. */
-export async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
+export async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 90_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
