@@ -55,6 +55,26 @@ t.test('ipLocation: the numeric IPv4 search and the general parser agree; repeat
   for (const [ip, city] of cases) t.strictSame([...got.get(ip)!], [city], `${JSON.stringify(ip)} -> ${city} (both times)`);
 });
 
+t.test('ipLocation: more distinct addresses than remembered answers, each asked twice', async (t) => {
+  // The memo holds 16,384 answers in slots chosen by a hash of the address: 40,000 addresses share
+  // slots, so answers are evicted and asked again; every one must still be the address's own.
+  const dir = mkdtempSync(join(tmpdir(), 'qf-memo-'));
+  const geoip = join(dir, 'geo.csv');
+  writeFileSync(geoip, 'network,country,city,lat,lon\n10.0.0.0/9,NO,Low,1,2\n10.128.0.0/9,NO,High,3,4\n10.200.0.0/16,NO,Inner,5,6\n');
+  const ctx = ctxOf({ dataFiles: { geoip } });
+  const ips = Array.from({ length: 40_000 }, (_, i) => `${i % 7 === 0 ? 11 : 10}.${(i * 37) % 256}.${(i >> 8) % 256}.${i % 256}`);
+  const expected = (ip: string): string | undefined => {
+    const [a, b] = ip.split('.').map(Number) as [number, number];
+    if (a !== 10) return undefined;
+    return b === 200 ? 'Inner' : b >= 128 ? 'High' : 'Low';
+  };
+  const events = [...ips, ...ips.slice().reverse()].map((ip, i) => ev(`e${i}`, { ip }, 1000 + i));
+  const rows = rowsOf('ipLocation(ip) | table([ip, ip.city], limit=max)', events, { ctx, partitions: 1 });
+  t.equal(rows.length, events.length);
+  const wrong = rows.filter((r) => r['ip.city'] !== expected(r.ip!));
+  t.strictSame(wrong.slice(0, 5), [], 'no address got another address\'s answer');
+});
+
 t.test('wildcard on one field and on several', async (t) => {
   const E: Fields[] = [ev('1', { url: '/login', u: 'x' }), ev('2', { url: '/home', u: 'login' }), ev('3', { u: 'y' })];
   t.strictSame(rowsOf('wildcard("*login*", field=url)', E).map((r) => r['@rawstring']), ['1']);
