@@ -3,12 +3,15 @@
  * selfJoinFilter keep (issue 21, the functions that were slower than their kind): ties decided by
  * content (the same answer over 1 and 3 partitions, which rowsOf checks), the numeric IPv4 search
  * against the general parser's answers, the remembered lookups, one-field wildcard, and where=
- * clauses that extract fields run on a copy while plain filters run on the event itself.
+ * clauses that extract fields run on a copy while plain filters run on the event itself; and the
+ * column paths offered to the scan (paths-property.test.ts checks their answers against per event).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { compileQuery } from '../../../src/query/compile.js';
+import type { Aggregator, MapStage } from '../../../src/query/runtime.js';
 import { ctxOf, ev, rowsOf, type Fields } from './driver.js';
 
 t.test('selectLast: the newest event with the field; a tie in the same millisecond goes to the larger value', async (t) => {
@@ -97,4 +100,19 @@ t.test('selfJoinFilter: clauses that extract fields run on a copy; satisfied cla
   t.strictSame(pre.map((r) => r['@rawstring']).sort(), ['s1 login by ann', 's1 logout', 's1 view'], 'prefilter still tests every clause of every event');
   const not = rowsOf('selfJoinFilter(session, where=[{action=login}, {not action=login}])', S);
   t.strictSame(not.map((r) => r['@rawstring']).sort(), ['s1 login by ann', 's1 logout', 's1 view'], 'a negated clause');
+});
+
+t.test('wildcard() with fields and selectFromMax/Min offer the scan their column paths', async (t) => {
+  const stripSpans = (x: unknown): unknown => (x === undefined ? undefined : JSON.parse(JSON.stringify(x, (k, v: unknown) => (k === 'span' ? undefined : v))));
+  const filtersOf = (text: string): unknown => stripSpans((compileQuery(text, { ctx: ctxOf() }).stages[0] as MapStage).filters);
+  t.strictSame(filtersOf('wildcard("*login*", field=url) | count()'), filtersOf('url="*login*" | count()'), 'one field: the field filter');
+  t.strictSame(filtersOf('wildcard("a*", field=[u, v]) | count()'), filtersOf('u="a*" or v="a*" | count()'), 'several fields: an or of them');
+  t.strictSame(filtersOf('url =~ wildcard("*x") | count()'), filtersOf('url="*x" | count()'), 'the =~ form');
+  t.equal(filtersOf('wildcard("*login*", field=url, ignoreCase=true) | count()'), undefined, 'ignoreCase: none (the per-event test folds case)');
+  t.equal(filtersOf('wildcard("*login*") | count()'), undefined, 'no field (free text over the event): none');
+  t.equal(filtersOf('wildcard("*", field=url) | count()'), undefined, 'pattern "*": none');
+  const aggOf = (text: string): Aggregator<unknown> => (compileQuery(text, { ctx: ctxOf() }).stages[0] as { agg: Aggregator<unknown> }).agg;
+  t.type(aggOf('selectFromMax(b, include=[u, v])').columns?.addRows, 'function');
+  t.type(aggOf('selectFromMin(b, include=[u])').columns?.addRows, 'function');
+  t.equal(aggOf('selectFromMax(b, include=[@timestamp])').columns, undefined, 'a built-in field included: per event');
 });
