@@ -141,8 +141,10 @@ function caseFn(name: 'lower' | 'upper'): FnDef {
     name,
     params: [
       { name: 'field', type: 'expr', unnamed: true, required: true },
-      { name: 'as', type: 'string' },
+      { name: 'as', type: 'string', default: `_${name}` },
       { name: 'locale', type: 'string' },
+      // lower() lists a `type` parameter the docs do not describe: accepted, no effect (as min/max type).
+      ...(name === 'lower' ? [{ name: 'type', type: 'string' as const, default: '(accepted, no effect)' }] : []),
     ],
     value(a) {
       const v = fieldValue(a, 'field')!;
@@ -152,9 +154,8 @@ function caseFn(name: 'lower' | 'upper'): FnDef {
       };
     },
     stage(a) {
-      const raw = a.raw('field')!;
-      const src = raw.k === 'ident' ? raw.name : raw.k === 'str' ? raw.v : `_${name}`;
-      const as = a.string('as', src);
+      // Output _lower/_upper unless as= names it (query-functions.md §1); the input is left as it was.
+      const as = a.string('as', `_${name}`);
       const v = fieldValue(a, 'field')!;
       return setter(as, (e) => {
         const s = v(e);
