@@ -311,7 +311,7 @@ const kvParse: FnDef = {
   name: 'kvParse',
   params: [
     { name: 'field', type: 'field', unnamed: true, default: '@rawstring' },
-    { name: 'as', type: 'string', default: '' },
+    { name: 'as', type: 'string', default: '', aliases: ['prefix'] },
     { name: 'override', type: 'bool', default: 'false' },
     { name: 'excludeEmpty', type: 'bool', default: 'false' },
     { name: 'separator', type: 'string', default: '=' },

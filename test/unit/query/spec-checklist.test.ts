@@ -190,6 +190,30 @@ const ITEMS: Item[] = [
     want: [{ tz: '+10:00', _dayOfWeekName: 'Thursday' }],
   },
   {
+    spec: '§1 format: %[idx$][flags][width][.precision]type (an argument index)',
+    query: 'format("%2$s/%1$s %1$5s|", field=[a, b])',
+    events: [{ ...TS, a: 'x', b: 'y' }],
+    want: [{ a: 'x', b: 'y', _format: 'y/x     x|' }],
+  },
+  {
+    spec: '§1 format: %t/%T date types take epoch ms, the field repeated per specifier; timezone',
+    query: 'format("%tY-%tm-%td %tH:%tM %Tb", field=[t, t, t, t, t, t], timezone="+02:00")',
+    events: [{ ...TS, t: String(Date.UTC(2020, 2, 25, 23, 15)) }],
+    want: [{ t: String(Date.UTC(2020, 2, 25, 23, 15)), _format: '2020-03-26 01:15 MAR' }],
+  },
+  {
+    spec: '§1 format: a number conversion of text (1,000 is not a number) gives no output',
+    query: 'format("%tY %d", field=[t, n])',
+    events: [{ ...TS, t: '0', n: '1,000' }, { ...TS, t: 'x', n: '1' }],
+    want: [{ t: '0', n: '1,000' }, { t: 'x', n: '1' }],
+  },
+  {
+    spec: '§1 kvParse: prefix (as) prefixes the field names',
+    query: 'kvParse(prefix="p.")',
+    events: [{ ...TS, '@rawstring': 'a=1 b=2' }],
+    want: [{ '@rawstring': 'a=1 b=2', 'p.a': '1', 'p.b': '2' }],
+  },
+  {
     spec: '§1 cidr: subnets from a lookup file column (file=, column=)',
     query: 'cidr(ip, file="nets.csv", column=net)',
     events: [{ ...TS, ip: '10.1.2.3' }, { ...TS, ip: '192.168.2.1' }, { ...TS, ip: '192.168.1.7' }, { ...TS }],
