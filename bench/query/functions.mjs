@@ -60,6 +60,9 @@ function blocks() {
       f['lon'] = String((i % 350) - 175);
       f['tags[0]'] = f['method'];
       f['tags[1]'] = f['statuscode'];
+      // The same three values as JSON and as key=value text (the parseJson pair).
+      f['j'] = JSON.stringify({ method: f['method'], status: f['statuscode'], size: f['responsesize'] });
+      f['kv'] = `method=${f['method']} status=${f['statuscode']} size=${f['responsesize']}`;
       CLIENTS.add(f['client']);
       appendEvent(c, e.timestamp, 'Z', e.rawstring, f, 0, b * 2000 + i, 0);
     }
@@ -104,6 +107,8 @@ const PAIRS = [
   ['ioc:lookup', 'ioc:lookup(client, type=ip_address, confidenceThreshold=low) | count()', 'cidr(client, subnet=["10.0.0.0/8"]) | count()'],
   ['lower', 'lower(url) | count()', 'upper(url) | count()'],
   ['parseJson', 'parseJson(useragent) | count()', 'kvParse(useragent) | count()'],
+  // Text that holds JSON, against key=value text with the same three values.
+  ['parseJson (JSON field)', 'parseJson(j) | count()', 'kvParse(kv) | count()'],
   ['max', 'max(responsesize)', 'sum(responsesize)'],
   ['round', 'round(responsetime) | count()', 'x := responsetime * 1 | count()'],
   ['now', 'now() | count()', 'count()'],

@@ -57,6 +57,10 @@ t.test('parseJson(): flattening, prefix, include/exclude, excludeEmpty, handleNu
   const bad = one('parseJson()', ev('{not json'))!;
   t.equal(bad['@rawstring'], '{not json', 'invalid JSON passes unchanged');
   t.equal(one('parseJson()', ev('[{"x":1},{"x":2}]'))!['[1].x'], '2', 'a top-level array');
+  t.equal(one('parseJson()', ev(' \n\t{"x":1}'))!['x'], '1', 'white space before the object');
+  for (const scalar of ['"str"', '123', 'true', 'null', '', 'x {"a":1}']) {
+    t.strictSame(Object.keys(one('parseJson()', ev(scalar))!).sort(), Object.keys(ev(scalar)).sort(), `${JSON.stringify(scalar)}: no fields (only an object or an array gives fields)`);
+  }
   t.equal(one('parseJson() | split(field="")', ev('[{"x":1}]'))?.['x'], '1');
 });
 
