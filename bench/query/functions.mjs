@@ -104,6 +104,8 @@ const PAIRS = [
   ['parseTimestamp', 'd := "2024-01-02" | parseTimestamp("yyyy-MM-dd", field=d, timezone=UTC) | count()', 'd := "2024-01-02" | count()'],
   ['replace', 'replace("\\\\d", with="#", field=url, as=r) | count()', 'lower(url, as=r) | count()'],
   ['cidr', 'cidr(client, subnet=["10.0.0.0/8"]) | count()', 'in(method, values=[GET]) | count()'],
+  // The same filter on the same field: the address column read either way.
+  ['cidr (pair: in on client)', 'cidr(client, subnet=["10.0.0.0/8"]) | count()', 'in(client, values=["10.*"]) | count()'],
   ['ioc:lookup', 'ioc:lookup(client, type=ip_address, confidenceThreshold=low) | count()', 'cidr(client, subnet=["10.0.0.0/8"]) | count()'],
   ['lower', 'lower(url) | count()', 'upper(url) | count()'],
   ['parseJson', 'parseJson(useragent) | count()', 'kvParse(useragent) | count()'],

@@ -13,7 +13,7 @@ import { parseNumber } from '../values.js';
 import { groupedAggregator, statsOf } from './aggregates.js';
 import type { BoundArgs } from './args.js';
 import { argValue, oneOf, valueDef } from './define.js';
-import { parseIp } from './logic.js';
+import { ipv4Number, parseIp } from './logic.js';
 import type { CompileEnv, FnDef } from './types.js';
 
 export const MAX_DATA_FILE_BYTES = 512 * 1024 * 1024;
@@ -92,28 +92,6 @@ function loadRanges(path: string, setting: string, fail: (m: string) => never): 
   if (tableCache.size >= 8) tableCache.clear();
   tableCache.set(path, { stamp, table });
   return table;
-}
-
-/** A plain dotted-quad IPv4 address as a number; -1 for anything else (parseIp decides those). */
-function ipv4Number(text: string): number {
-  let v = 0;
-  let part = 0;
-  let digits = 0;
-  let dots = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 48 && c <= 57) {
-      if (++digits > 3) return -1;
-      part = part * 10 + (c - 48);
-    } else if (c === 46) {
-      if (digits === 0 || part > 255 || ++dots > 3) return -1;
-      v = v * 256 + part;
-      part = 0;
-      digits = 0;
-    } else return -1;
-  }
-  if (dots !== 3 || digits === 0 || part > 255) return -1;
-  return v * 256 + part;
 }
 
 /** The row of the most specific network holding the address `text`, or undefined. */

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { compileQuery } from '../../../src/query/compile.js';
 import type { Aggregator, MapStage } from '../../../src/query/runtime.js';
+import { rnd } from '../../helpers/random.js';
 import { ctxOf, ev, rowsOf, type Fields } from './driver.js';
 
 t.test('selectLast: the newest event with the field; a tie in the same millisecond goes to the larger value', async (t) => {
@@ -76,6 +77,23 @@ t.test('ipLocation: more distinct addresses than remembered answers, each asked 
   t.equal(rows.length, events.length);
   const wrong = rows.filter((r) => r['ip.city'] !== expected(r.ip!));
   t.strictSame(wrong.slice(0, 5), [], 'no address got another address\'s answer');
+});
+
+t.test('cidr: the numeric IPv4 test agrees with a reference over random subnets and addresses', async (t) => {
+  const r = rnd(2111);
+  const byte = (): number => Math.floor(r() * 256);
+  const quad = (): number[] => [byte() & 0x0f, byte(), byte(), byte()];
+  // The reference: the first `bits` bits of the address and of the subnet's address are equal.
+  const bitsOf = (q: number[]): string => q.map((b) => b.toString(2).padStart(8, '0')).join('');
+  for (let round = 0; round < 40; round++) {
+    const nets = Array.from({ length: 1 + Math.floor(r() * 3) }, () => ({ q: quad(), bits: Math.floor(r() * 33) }));
+    const q = `cidr(ip, subnet=[${nets.map((n) => `"${n.q.join('.')}/${n.bits}"`).join(', ')}])`;
+    const ips = Array.from({ length: 30 }, () => quad());
+    const events = ips.map((ip, i) => ev(`e${i}`, { ip: ip.join('.') }));
+    const want = ips.filter((ip) => nets.some((n) => bitsOf(ip).slice(0, n.bits) === bitsOf(n.q).slice(0, n.bits))).map((ip) => ip.join('.'));
+    t.strictSame(rowsOf(q, events).map((x) => x.ip).sort(), want.sort(), q);
+  }
+  t.strictSame(rowsOf('cidr(ip, subnet=["10.0.0.0/8"])', [ev('a', { ip: ' 10.1.2.3 ' }), ev('b', { ip: '010.001.002.003' }), ev('c', { ip: '::ffff:10.1.2.3' }), ev('d', { ip: '10.1.2' })]).map((x) => x['@rawstring']).sort(), ['a', 'b'], 'forms parseIp reads (spaces, leading zeros); a mapped IPv6 address is not IPv4');
 });
 
 t.test('wildcard on one field and on several', async (t) => {
