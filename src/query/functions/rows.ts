@@ -296,7 +296,7 @@ const select: FnDef = {
     const keep = new Set(fields);
     return {
       run(e, emit) {
-        for (const n of e.names()) if (!keep.has(n)) e.remove(n);
+        e.keepOnly(keep);
         emit(e);
       },
       order: () => fields,

@@ -112,7 +112,7 @@ const FILTERS = [
   'wildcard("*log*", field=[y, z])',
   'k=a or x>500 y=*',
 ];
-const EVALS = ['w := x * 2', 'w := x + nosuch', 'k := upper(k)', 'v := if(x > 100, then="hi", else="lo")', 'z := concat([k, y])', 'q := x / 3 | round(q)', 'case { x > 300 | c := "big" ; k=b | c := "b" ; * }', 'y match { login => m := 1 ; /^x/ => m := 2 ; * => * }', 'text:length(y, as=n)', 'x := math:abs(x)'];
+const EVALS = ['w := x * 2', 'w := x + nosuch', 'k := upper(k)', 'v := if(x > 100, then="hi", else="lo")', 'z := concat([k, y])', 'q := x / 3 | round(q)', 'case { x > 300 | c := "big" ; k=b | c := "b" ; * }', 'y match { login => m := 1 ; /^x/ => m := 2 ; * => * }', 'text:length(y, as=n)', 'x := math:abs(x)', 'select([k, x, y, @timestamp])', 'w := x * 2 | select([k, w, z])'];
 const AGGS = ['groupBy(k, function=[count(), sum(x), max(w)])', 'groupBy([k, c], function=collect([y, m]))', 'stats([count(y), avg(x), min(n)])', 'top(y, limit=3)', 'groupBy(v, function=selectFromMax(x, include=[y]))', 'count(z, distinct=true)'];
 
 t.test('column path = per-event path, one block = many blocks', async (t) => {
