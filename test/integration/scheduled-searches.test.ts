@@ -118,8 +118,8 @@ t.test('the results of a run reach its actions; bad input is refused naming the 
   t.match(await bad({ BackfillLimit: -1 }), /backfillLimit/);
   t.match(await bad({ ActionIdsOrNames: ['nope'] }), /actionIdsOrNames/);
   t.match(await bad({ QueryString: 'count(' }), /queryString|query/i);
-  const ingestTime = await gql(node.url, node.adminToken, doc('CreateScheduledSearchV2'), v2Vars('i', { QueryTimestampType: 'IngestTimestamp' }));
-  t.match(ingestTime.errors?.[0], { extensions: { code: 'E_NOT_BUILT' } });
+  const ingestTime = await gql(node.url, node.adminToken, doc('CreateScheduledSearchV2'), v2Vars('i', { QueryTimestampType: 'IngestTimestamp', SearchIntervalOffsetSeconds: 5 }));
+  t.match(ingestTime.errors?.[0], { message: /searchIntervalOffsetSeconds: only goes with queryTimestampType EventTimestamp/, extensions: { code: 'E_VALIDATION' } });
 });
 
 t.test('a failing run is recorded and its error shown; an update fixes it', async (t) => {
