@@ -28,6 +28,7 @@ import { holdersOf } from '../global/segment-holdings.js';
 import { positionAfter, readSegmentInfo, type Position, type SegmentCatalog, type SegmentInfo } from '../segments/catalog.js';
 import { crc32c, fsyncDir } from '../storage/index.js';
 import { desiredHolders, entirelyVoid, sufficientlyHeld } from './placement.js';
+import { replicationSizes, type ClusterSizes, type NodeSizes } from './replication-sizes.js';
 
 export const SEGMENT_READ = 'segment.read';
 const CHUNK_BYTES = 256 * 1024;
@@ -99,7 +100,10 @@ class Pace {
 export interface ReplicationStats {
   factor: number;
   segments: number;
+  /** Segments held by fewer live nodes than the factor (those held by none included). */
   underReplicated: number;
+  /** Segments no live node holds. */
+  missing: number;
   /** Own closed segments not yet held by enough nodes, and the age of the oldest (ms). */
   pendingOwn: number;
   lagMs: number;
@@ -221,18 +225,28 @@ export class SegmentReplicator {
     return desiredHolders(hosts, [...store.state.nodes.keys()], this.factor(), (n) => this.available(n), store.state.draining);
   }
 
-  /** Listed segments `node` holds that fewer than the factor of other nodes hold (what draining it must copy). */
+  /** Listed segments `node` holds that fewer than the factor of other live nodes hold (what draining it must copy). */
   heldTooFewWithout(node: number): number {
+    return this.sizes().nodes.find((n) => n.node === node)?.heldTooFewWithout ?? 0;
+  }
+
+  /** How well the listed segments are held, per segment and per node (replication-sizes.ts). */
+  sizes(): { cluster: ClusterSizes; nodes: NodeSizes[] } {
     const { store } = this.opts;
-    const factor = Math.max(1, Math.min(this.opts.factor, store.state.nodes.size - 1 || 1));
-    let n = 0;
-    for (const entry of store.state.cluster.segments.segments.values()) {
-      const holders = holdersOf(entry);
-      if (!holders.includes(node) || this.voided(entry.segment)) continue;
-      if (store.state.cluster.segments.superseded(entry.segment.id, () => true)) continue;
-      if (holders.filter((h) => h !== node).length < factor) n++;
+    const holdings = store.state.cluster.segments;
+    const segments: { entry: SegmentEntry; desired: number[] }[] = [];
+    for (const entry of holdings.segments.values()) {
+      if (this.voided(entry.segment) || holdings.superseded(entry.segment.id, () => true)) continue;
+      segments.push({ entry, desired: this.desired(entry) });
     }
-    return n;
+    return replicationSizes({
+      factor: this.factor(),
+      configuredFactor: this.opts.factor,
+      nodes: [...store.state.nodes.keys()],
+      live: new Set(this.live()),
+      partitions: store.state.partitions,
+      segments,
+    });
   }
 
   private voided(s: StoredSegment): boolean {
@@ -628,13 +642,8 @@ export class SegmentReplicator {
   stats(): ReplicationStats {
     const { store, selfId } = this.opts;
     const factor = this.factor();
-    let segments = 0;
-    let under = 0;
-    for (const entry of store.state.cluster.segments.segments.values()) {
-      if (this.voided(entry.segment)) continue;
-      segments++;
-      if (holdersOf(entry).length < factor) under++;
-    }
+    const { cluster } = this.sizes();
+    const { missing, under, over, properly } = cluster.live;
     let pendingOwn = 0;
     let oldest = Infinity;
     const live = this.live();
@@ -647,8 +656,9 @@ export class SegmentReplicator {
     }
     return {
       factor,
-      segments,
-      underReplicated: under,
+      segments: missing.segments + under.segments + over.segments + properly.segments,
+      underReplicated: missing.segments + under.segments,
+      missing: missing.segments,
       pendingOwn,
       lagMs: pendingOwn === 0 ? 0 : Math.max(0, this.opts.clock.now() - oldest),
       active: this.transfers.size,
@@ -661,19 +671,10 @@ export class SegmentReplicator {
     };
   }
 
-  /** Segment counts and bytes per node, from global state. */
+  /** Segment counts, bytes and events per node holding any, from global state. */
   perNode(): { node: number; segments: number; bytes: number; events: number }[] {
-    const by = new Map<number, { segments: number; bytes: number; events: number }>();
-    for (const entry of this.opts.store.state.cluster.segments.segments.values()) {
-      if (this.voided(entry.segment)) continue;
-      for (const n of holdersOf(entry)) {
-        const x = by.get(n) ?? { segments: 0, bytes: 0, events: 0 };
-        x.segments++;
-        x.bytes += entry.segment.bytes;
-        x.events += entry.segment.events;
-        by.set(n, x);
-      }
-    }
-    return [...by].sort((a, b) => a[0] - b[0]).map(([node, x]) => ({ node, ...x }));
+    return this.sizes()
+      .nodes.filter((n) => n.segments > 0)
+      .map((n) => ({ node: n.node, segments: n.segments, bytes: n.bytes, events: n.events }));
   }
 }

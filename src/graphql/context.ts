@@ -2,7 +2,7 @@
 import type { Principal } from '../auth/index.js';
 import type { UserService } from '../accounts/user-service.js';
 import type { RepositoryService } from '../repositories/repository-service.js';
-import type { ClusterService } from '../cluster/index.js';
+import type { ClusterService, ClusterSizes, NodeSizes } from '../cluster/index.js';
 import type { FileService } from '../files/index.js';
 import type { ParserService } from '../parsers/index.js';
 import type { ActionService, AlertService } from '../alerts/index.js';
@@ -15,6 +15,8 @@ import type { RedactionService } from '../redaction/index.js';
 export interface StorageStats {
   repositorySizes(repositoryId: string): { compressed: number; uncompressed: number };
   node(): { segmentBytes: number; diskTotal: number; diskFree: number; wipBytes: number };
+  /** A cluster's segments: how well each is held, and per node what it holds (null on a single node). */
+  replication?(): { cluster: ClusterSizes; nodes: NodeSizes[] } | null;
 }
 
 export interface GraphqlServices {

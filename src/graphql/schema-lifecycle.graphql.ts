@@ -57,7 +57,7 @@ extend type Mutation {
   addUsersToGroup(input: AddUsersToGroupInput!): AddUsersToGroupMutation!
   "Groups are not built: no group exists, so this fails naming the group."
   removeUsersFromGroup(input: RemoveUsersFromGroupInput!): RemoveUsersFromGroupMutation!
-  "Not built (a node leaves the cluster with the cluster issue): fails saying so."
+  "Removes a node from the cluster; unless force, drains it first (refused, naming what is left, until its segments are on enough other live nodes: canBeSafelyUnregistered)."
   clusterUnregisterNode(nodeID: Int!, force: Boolean!): UnregisterNodeMutation!
   createView(name: String!, description: String, connections: [ViewConnectionInput!]): View!
   updateView(viewName: String!, connections: [ViewConnectionInput!]!): View!

@@ -154,7 +154,7 @@ export class PrometheusMetrics implements NodeMetrics {
       this.set({ state: 'active' }, r.active);
       this.set({ state: 'queued' }, r.queued);
     } });
-    new Gauge({ name: 'logsvc_replication_under_replicated_segments', help: 'segments held by fewer nodes than the replication factor', registers, collect() {
+    new Gauge({ name: 'logsvc_replication_under_replicated_segments', help: 'segments held by fewer live nodes than the replication factor (a dead holder does not count)', registers, collect() {
       const r = read();
       if (r !== null) this.set(r.underReplicated);
     } });

@@ -495,6 +495,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           wipBytes: digest.undigestedBytes(),
         };
       },
+      replication: () => replication?.sizes() ?? null,
     };
     const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, listeners, storage, views, savedQueries, redactions, selfId: config.node.id, version: VERSION };
     const router = buildRouter({
