@@ -9,8 +9,10 @@
  *   from what an interrupted copy left. Complete: fsynced, checked against the listed size and
  *   CRC, renamed into place, catalogued (blocks its epoch's end voids left out), and only then this
  *   node lists itself as a holder. A partial file is never catalogued, so never read.
- * - **Bounds**: copies at once (`replication_parallel_transfers`) and bytes per second
- *   (`replication_bytes_per_second`, for all copies together), so copying cannot starve ingest.
+ * - **Bounds**: both ways, copies at once and bytes per second for all copies together: into this
+ *   node (`replication_parallel_transfers`, `replication_bytes_per_second`) and out of it
+ *   (`replication_outbound_parallel_transfers`, `replication_outbound_bytes_per_second`; a peer
+ *   asking past the first is refused and asks again shortly), so copying cannot starve ingest.
  * - **Scrubbing**: every held segment's whole-file CRC is checked at a bounded rate, from start and
  *   then periodically; a copy that fails is taken out of the catalog, set aside, dropped from global
  *   state, and copied again from a healthy holder.
@@ -21,7 +23,7 @@ import { open, rename, stat, unlink, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import { LogsvcError } from '../lib/errors.js';
+import { isLogsvcError, LogsvcError } from '../lib/errors.js';
 import type { GlobalStore, MarkEntry } from '../global/index.js';
 import type { StoredSegment, SegmentEntry } from '../global/segment-holdings.js';
 import { holdersOf } from '../global/segment-holdings.js';
@@ -35,6 +37,8 @@ const CHUNK_BYTES = 256 * 1024;
 const INCOMING = '.incoming';
 /** A copy that failed is tried again after this long (doubling up to a minute). */
 const RETRY_MS = 1000;
+/** A copy refused by a holder sending its most copies at once is asked again after about this long. */
+const BUSY_RETRY_MS = 500;
 /**
  * A surplus copy stays on disk (and in the catalog) this long after its drop applied: a query
  * placed before the drop may still choose this node for it (its parts reach the nodes within the
@@ -67,6 +71,10 @@ export interface ReplicationOptions {
   bytesPerSecond: number;
   /** Copies into this node at once. */
   parallel: number;
+  /** Bytes per second all copies this node sends may take together; 0: unbounded. */
+  sendBytesPerSecond: number;
+  /** Copies this node sends at once; a peer asking for more is refused (E_TOO_MANY_REQUESTS) and asks again shortly. */
+  sendParallel: number;
   /** A node dead this long no longer counts as a holder to be waited for: its segments are copied elsewhere. */
   graceMs: number;
   /** Bytes per second the scrubber reads; 0: no scrubbing. */
@@ -110,6 +118,9 @@ export interface ReplicationStats {
   /** Copies into this node under way and waiting. */
   active: number;
   queued: number;
+  /** Copies this node is sending now, and how many it refused for sending its most at once. */
+  sending: number;
+  sendRefused: number;
   bytesReceived: number;
   bytesSent: number;
   copied: number;
@@ -143,6 +154,10 @@ export class SegmentReplicator {
   private readonly transfers = new Map<string, AbortController>();
   private readonly retryAt = new Map<string, { at: number; delay: number }>();
   private readonly pace: Pace;
+  private readonly sendPace: Pace;
+  private readonly sendChunk: number;
+  private sending = 0;
+  private sendRefused = 0;
   private readonly scrubPace: Pace;
   private readonly stopping = new AbortController();
   private timer: NodeJS.Timeout | null = null;
@@ -162,6 +177,10 @@ export class SegmentReplicator {
 
   constructor(private readonly opts: ReplicationOptions) {
     this.pace = new Pace(opts.bytesPerSecond);
+    this.sendPace = new Pace(opts.sendBytesPerSecond);
+    // A slow send rate sends smaller chunks (about 4 a second), so a paced copy never goes quiet
+    // long enough for the receiver's inactivity bound.
+    this.sendChunk = opts.sendBytesPerSecond > 0 ? Math.max(16 * 1024, Math.min(CHUNK_BYTES, Math.floor(opts.sendBytesPerSecond / 4))) : CHUNK_BYTES;
     this.scrubPace = new Pace(opts.scrubBytesPerSecond);
     this.startedAt = opts.clock.now();
     opts.rpc.handleStream(SEGMENT_READ, (body, ctx) => this.serve(body, ctx.signal));
@@ -441,6 +460,11 @@ export class SegmentReplicator {
           this.copied++;
         })
         .catch((err: unknown) => {
+          if (isLogsvcError(err) && err.code === 'E_TOO_MANY_REQUESTS') {
+            // The holder sends as many copies as it may: ask again soon (a holder picked at random).
+            this.retryAt.set(id, { at: this.opts.clock.monotonic() + BUSY_RETRY_MS * (0.5 + Math.random()), delay: retry?.delay ?? RETRY_MS / 2 });
+            return;
+          }
           const delay = Math.min(60_000, (retry?.delay ?? RETRY_MS / 2) * 2);
           this.retryAt.set(id, { at: this.opts.clock.monotonic() + delay, delay });
           if (!ctl.signal.aborted) this.opts.logger.warn('replication: segment copy failed; will retry', { segment: id, from: source, error: (err as Error).message });
@@ -513,21 +537,31 @@ export class SegmentReplicator {
     }
     const info = this.opts.catalog.get(b.id);
     if (info === undefined || !info.closed) throw new LogsvcError('E_NOT_FOUND', `segment.read: segment ${b.id} is not held here`);
-    const fh = await open(info.path, 'r');
+    if (this.sending >= this.opts.sendParallel) {
+      this.sendRefused++;
+      throw new LogsvcError('E_TOO_MANY_REQUESTS', `segment.read: node ${this.opts.selfId} is already sending ${this.sending} segment copies (replication_outbound_parallel_transfers); ask again shortly`);
+    }
+    this.sending++;
     try {
-      const { size } = await fh.stat();
-      for (let pos = b.from; pos < size && !signal.aborted; ) {
-        const n = Math.min(CHUNK_BYTES, size - pos);
-        const data = Buffer.allocUnsafe(n);
-        const { bytesRead } = await fh.read(data, 0, n, pos);
-        if (bytesRead === 0) break;
-        pos += bytesRead;
-        this.bytesSent += bytesRead;
-        const out = data.subarray(0, bytesRead);
-        yield { data: out, crc: crc32c(out) };
+      const fh = await open(info.path, 'r');
+      try {
+        const { size } = await fh.stat();
+        for (let pos = b.from; pos < size && !signal.aborted; ) {
+          const n = Math.min(this.sendChunk, size - pos);
+          const data = Buffer.allocUnsafe(n);
+          const { bytesRead } = await fh.read(data, 0, n, pos);
+          if (bytesRead === 0) break;
+          await this.sendPace.take(bytesRead, signal);
+          pos += bytesRead;
+          this.bytesSent += bytesRead;
+          const out = data.subarray(0, bytesRead);
+          yield { data: out, crc: crc32c(out) };
+        }
+      } finally {
+        await fh.close();
       }
     } finally {
-      await fh.close();
+      this.sending--;
     }
   }
 
@@ -663,6 +697,8 @@ export class SegmentReplicator {
       lagMs: pendingOwn === 0 ? 0 : Math.max(0, this.opts.clock.now() - oldest),
       active: this.transfers.size,
       queued: this.lastQueued,
+      sending: this.sending,
+      sendRefused: this.sendRefused,
       bytesReceived: this.bytesReceived,
       bytesSent: this.bytesSent,
       copied: this.copied,

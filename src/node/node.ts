@@ -641,6 +641,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         factor: config.cluster.segment_replication_factor,
         bytesPerSecond: config.cluster.replication_bytes_per_second,
         parallel: config.cluster.replication_parallel_transfers,
+        sendBytesPerSecond: config.cluster.replication_outbound_bytes_per_second,
+        sendParallel: config.cluster.replication_outbound_parallel_transfers,
         graceMs: config.cluster.rereplicate_after_seconds * 1000,
         scrubBytesPerSecond: config.cluster.scrub_bytes_per_second,
         scrubIntervalMs: config.cluster.scrub_interval_seconds * 1000,
