@@ -37,7 +37,7 @@ const CHUNK_BYTES = 256 * 1024;
 const INCOMING = '.incoming';
 /** A copy that failed is tried again after this long (doubling up to a minute). */
 const RETRY_MS = 1000;
-/** A copy refused by a holder sending its most copies at once is asked again after about this long. */
+/** A holder that refused a copy (it sends its most at once) is asked again after about this long. */
 const BUSY_RETRY_MS = 500;
 /**
  * A surplus copy stays on disk (and in the catalog) this long after its drop applied: a query
@@ -153,6 +153,8 @@ export class SegmentReplicator {
   private readonly registering = new Set<string>();
   private readonly transfers = new Map<string, AbortController>();
   private readonly retryAt = new Map<string, { at: number; delay: number }>();
+  /** Holders that refused a copy for sending their most at once: node -> when (monotonic) to ask again. */
+  private readonly busyUntil = new Map<number, number>();
   private readonly pace: Pace;
   private readonly sendPace: Pace;
   private readonly sendChunk: number;
@@ -449,7 +451,7 @@ export class SegmentReplicator {
       if (this.transfers.has(id)) continue;
       const retry = this.retryAt.get(id);
       if (retry !== undefined && retry.at > now) continue;
-      const from = holdersOf(entry).filter((h) => h !== this.opts.selfId && this.opts.rpc.isAlive(h));
+      const from = holdersOf(entry).filter((h) => h !== this.opts.selfId && this.opts.rpc.isAlive(h) && (this.busyUntil.get(h) ?? 0) <= now);
       if (from.length === 0) continue;
       const source = from[Math.floor(Math.random() * from.length)]!;
       const ctl = new AbortController();
@@ -461,8 +463,9 @@ export class SegmentReplicator {
         })
         .catch((err: unknown) => {
           if (isLogsvcError(err) && err.code === 'E_TOO_MANY_REQUESTS') {
-            // The holder sends as many copies as it may: ask again soon (a holder picked at random).
-            this.retryAt.set(id, { at: this.opts.clock.monotonic() + BUSY_RETRY_MS * (0.5 + Math.random()), delay: retry?.delay ?? RETRY_MS / 2 });
+            // The holder sends as many copies as it may: ask it again soon, and meanwhile copy from
+            // other holders (one refused request per busy holder, not one per segment).
+            this.busyUntil.set(source, this.opts.clock.monotonic() + BUSY_RETRY_MS * (0.5 + Math.random()));
             return;
           }
           const delay = Math.min(60_000, (retry?.delay ?? RETRY_MS / 2) * 2);

@@ -4,7 +4,9 @@
  * node copies the other's segments. Node 2 is bounded: it takes in at most IN bytes/s
  * (replication_bytes_per_second) and sends at most OUT bytes/s, one copy at a time
  * (replication_outbound_*); node 1 is unbounded. So node 2's received bytes follow IN and node 1's
- * follow OUT (node 1 asks for two copies at once; node 2 refuses the second until the first ends).
+ * follow OUT. Then node 1 is stopped while node 2 writes several segments: back, node 1 lacks them
+ * all at once and asks for two (its replication_parallel_transfers); node 2 refuses the second until
+ * the first ends.
  *
  * Measured from the outside: the received byte counts of both nodes, sampled over HTTP. Between any
  * two samples, no more bytes may arrive than the rate allows over the longest time the two samples
@@ -16,7 +18,7 @@ import t from 'tap';
 import { clusterConfig, replicationStatus, waitForAlive, type ReplicationStatus } from '../helpers/cluster.js';
 import { freePort, startBroker } from '../helpers/kafka-broker.js';
 import { startNode, tempDir, type TestNode } from '../helpers/node-process.js';
-import { ingestLedger, ledger, waitAllReplicated, waitOwnedBy } from '../helpers/replication.js';
+import { ingestLedger, ledger, until, waitAllReplicated, waitOwnedBy } from '../helpers/replication.js';
 import { createRepo, sleep } from '../helpers/query.js';
 
 t.setTimeout(600_000);
@@ -46,33 +48,11 @@ function worstExcess(samples: Sample[], bytes: (r: ReplicationStatus) => number,
   return worst;
 }
 
-t.test('copies keep to the bytes per second and parallel copies of both ends', async (t) => {
-  const broker = await startBroker(t);
-  const ports = [await freePort(), await freePort()];
-  const prefix = `b${Date.now().toString(36)}-`;
-  const bounds = [
-    'replication_bytes_per_second = 0\nreplication_outbound_bytes_per_second = 0\nreplication_parallel_transfers = 2',
-    `replication_bytes_per_second = ${IN}\nreplication_outbound_bytes_per_second = ${OUT}\nreplication_outbound_parallel_transfers = 1`,
-  ];
-  const nodes: TestNode[] = await Promise.all(
-    [0, 1].map(async (i) => {
-      const dataDir = await tempDir(t, `logsvc-bounds-n${i + 1}-`);
-      const config = clusterConfig(i + 1, broker.brokers, prefix, ports[i]!, ports.filter((_, j) => j !== i), {
-        partitions: 2,
-        clusterExtra: `segment_replication_factor = 2\n${bounds[i]}`,
-        extra: '[self_logs]\nenabled = false\n',
-      });
-      return startNode(t, { dataDir, config, readyTimeoutMs: 90_000 });
-    }),
-  );
-  const [n1, n2] = nodes as [TestNode, TestNode];
-  await waitForAlive(nodes, [1, 2]);
-  await waitOwnedBy(n1, [1, 2]);
-  const repo = await createRepo(n1.url, n1.adminToken, 'ledger');
-
-  const samples: Sample[][] = [[], []];
+/** Samples the replication status of `nodes` every ~200 ms until the returned stop is awaited. */
+function sample(nodes: TestNode[]): { samples: Sample[][]; stop: () => Promise<void> } {
+  const samples: Sample[][] = nodes.map(() => []);
   let sampling = true;
-  const sampler = (async () => {
+  const loop = (async () => {
     while (sampling) {
       for (const [k, n] of nodes.entries()) {
         const sent = Date.now();
@@ -82,33 +62,93 @@ t.test('copies keep to the bytes per second and parallel copies of both ends', a
       await sleep(200);
     }
   })();
+  return {
+    samples,
+    stop: async () => {
+      sampling = false;
+      await loop;
+    },
+  };
+}
+
+t.test('copies keep to the bytes per second and parallel copies of both ends', async (t) => {
+  const broker = await startBroker(t);
+  const ports = [await freePort(), await freePort()];
+  const prefix = `b${Date.now().toString(36)}-`;
+  const bounds = [
+    'replication_bytes_per_second = 0\nreplication_outbound_bytes_per_second = 0\nreplication_parallel_transfers = 2',
+    `replication_bytes_per_second = ${IN}\nreplication_outbound_bytes_per_second = ${OUT}\nreplication_outbound_parallel_transfers = 1`,
+  ];
+  const setups = await Promise.all(
+    [0, 1].map(async (i) => ({
+      dataDir: await tempDir(t, `logsvc-bounds-n${i + 1}-`),
+      config: clusterConfig(i + 1, broker.brokers, prefix, ports[i]!, ports.filter((_, j) => j !== i), {
+        partitions: 2,
+        clusterExtra: `segment_replication_factor = 2\n${bounds[i]}`,
+        extra: '[self_logs]\nenabled = false\n',
+      }),
+    })),
+  );
+  const start = (i: number): Promise<TestNode> => startNode(t, { ...setups[i]!, readyTimeoutMs: 90_000 });
+  const started = await Promise.all([start(0), start(1)]);
+  let n1 = started[0]!;
+  const n2 = started[1]!;
+  await waitForAlive([n1, n2], [1, 2]);
+  await waitOwnedBy(n1, [1, 2]);
+  const repo = await createRepo(n1.url, n1.adminToken, 'ledger');
+
+  // 1. Both up, both digesting: each copies the other's segments as they are written.
+  const one = sample([n1, n2]);
   // About 11 MB in 80 requests, each landing in a random partition: megabytes each way.
   const N = 20_000;
-  for (let i = 0; i < N; i += 2000) await ingestLedger(nodes[(i / 2000) % 2]!, repo.ingestToken, i, 2000, 500, 250);
-  await waitAllReplicated(nodes, 2 * N, 240_000);
-  sampling = false;
-  await sampler;
+  for (let i = 0; i < N; i += 2000) await ingestLedger([n1, n2][(i / 2000) % 2]!, repo.ingestToken, i, 2000, 500, 250);
+  await waitAllReplicated([n1, n2], 2 * N, 240_000);
+  await one.stop();
 
-  const last = (k: number): ReplicationStatus => samples[k]!.at(-1)!.r;
-  const intoTwo = last(1).bytesReceived;
-  const intoOne = last(0).bytesReceived;
+  const last = (s: Sample[]): ReplicationStatus => s.at(-1)!.r;
+  const [into1, into2] = one.samples as [Sample[], Sample[]];
+  const intoTwo = last(into2).bytesReceived;
+  const intoOne = last(into1).bytesReceived;
   t.ok(intoTwo > 2 * SLACK, `node 2 received ${intoTwo} bytes (copies of node 1's segments)`);
   t.ok(intoOne > 2 * SLACK, `node 1 received ${intoOne} bytes (copies of node 2's segments)`);
-  t.ok(last(1).bytesSent >= intoOne, 'node 2 sent what node 1 received');
-
-  const inbound = worstExcess(samples[1]!, (r) => r.bytesReceived, IN);
+  t.ok(last(into2).bytesSent >= intoOne, 'node 2 sent what node 1 received');
+  const inbound = worstExcess(into2, (r) => r.bytesReceived, IN);
   t.ok(inbound.excess <= SLACK, `into node 2 at most ${IN} bytes/s (+ ${SLACK}): worst ${inbound.at}`);
-  const outbound = worstExcess(samples[0]!, (r) => r.bytesReceived, OUT);
+  const outbound = worstExcess(into1, (r) => r.bytesReceived, OUT);
   t.ok(outbound.excess <= SLACK, `out of node 2 at most ${OUT} bytes/s (+ ${SLACK}): worst ${outbound.at}`);
-  const first = samples[0]!.find((s) => s.r.bytesReceived > 0)!;
-  const done = samples[0]!.find((s) => s.r.bytesReceived === intoOne)!;
+  const first = into1.find((s) => s.r.bytesReceived > 0)!;
+  const done = into1.find((s) => s.r.bytesReceived === intoOne)!;
   t.ok(done.answered - first.sent >= ((intoOne - SLACK) / OUT) * 1000, `node 2's copies took ${done.answered - first.sent} ms, no less than ${OUT} bytes/s allows for ${intoOne} bytes`);
 
-  t.same([...new Set(samples[1]!.map((s) => s.r.sending))].filter((k) => k > 1), [], 'node 2 never sent two copies at once');
-  t.ok(last(1).sendRefused > 0, `node 2 refused ${last(1).sendRefused} copy request(s) past its one at a time; node 1 asked again`);
+  // 2. Node 1 away while node 2 writes several segments; back, it lacks them all at once and asks
+  //    for two (its replication_parallel_transfers): node 2 sends one and refuses the other until
+  //    the first is done.
+  await n1.stop();
+  await waitForAlive([n2], [2]);
+  await waitOwnedBy(n2, [2]);
+  const M = 4000;
+  for (let i = N; i < N + M; i += 500) {
+    await ingestLedger(n2, repo.ingestToken, i, 500, 500, 250);
+    await sleep(1200); // segments close at the flush interval: several of them
+  }
+  // Alone, node 2 counts its segments held enough (every live node holds them) once listed.
+  await until('node 2 holding every event, its own segments listed', async () => {
+    const r = await replicationStatus(n2);
+    return r.pendingOwn === 0 && r.nodes.find((x) => x.node === 2)?.events === N + M ? r : null;
+  }, 120_000);
+  n1 = await start(0);
+  const two = sample([n1, n2]);
+  await waitForAlive([n1, n2], [1, 2]);
+  await waitAllReplicated([n1, n2], 2 * (N + M), 240_000);
+  await two.stop();
+  const [back1, from2] = two.samples as [Sample[], Sample[]];
+  t.same([...new Set([...one.samples[1]!, ...from2].map((s) => s.r.sending))].filter((k) => k > 1), [], 'node 2 never sent two copies at once');
+  t.ok(last(from2).sendRefused > 0, `node 2 refused ${last(from2).sendRefused} copy request(s) past its one at a time; node 1 asked again`);
+  const resumed = worstExcess(back1, (r) => r.bytesReceived, OUT);
+  t.ok(resumed.excess <= SLACK, `node 1 catching up: at most ${OUT} bytes/s out of node 2 (+ ${SLACK}): worst ${resumed.at}`);
   // count() only: a distinct count of this many values is an estimate.
-  for (const n of nodes) {
+  for (const n of [n1, n2]) {
     const { count, warnings } = await ledger(n);
-    t.same({ count, warnings }, { count: N, warnings: [] }, `asked on ${n.url}: every event, no warning`);
+    t.same({ count, warnings }, { count: N + M, warnings: [] }, `asked on ${n.url}: every event, no warning`);
   }
 });
