@@ -16,8 +16,8 @@
  *   acknowledged event exactly once, without a warning.
  */
 import t, { type Test } from 'tap';
-import { startCluster, waitForAlive, replicationStatus } from '../helpers/cluster.js';
-import { alive, digestPartitions, ingestLedger, ledger, type DigestPartition, until, waitAllReplicated, waitOwnedBy } from '../helpers/replication.js';
+import { startCluster, waitForAlive, replicationStatus, waitFor } from '../helpers/cluster.js';
+import { alive, digestPartitions, ingestLedger, ledger, type DigestPartition, waitAllReplicated, waitOwnedBy } from '../helpers/replication.js';
 import { api } from '../helpers/http.js';
 import { createRepo, sleep } from '../helpers/query.js';
 import type { TestNode } from '../helpers/node-process.js';
@@ -40,12 +40,12 @@ async function gateHolds(t: Test, n1: TestNode, n3: TestNode, token: string, fro
   const p0Before = (await part(n1, 0)).checkpoint;
   const p1Before = (await part(n1, 1)).checkpoint;
   await ingest([n1, n3], token, from, count);
-  const p1 = await until('partition 1 (held by nodes 3 and 1) to advance', async () => {
+  const p1 = await waitFor('partition 1 (held by nodes 3 and 1) to advance', async () => {
     const p = await part(n1, 1);
     return p.checkpoint > p1Before ? p.checkpoint : null;
   }, 60_000);
   t.ok(p1 > p1Before, `partition 1's checkpoint advances meanwhile: ${p1Before} -> ${p1}`);
-  const waiting = await until('node 1 to hold closed segments of partition 0 waiting for a copy', async () => {
+  const waiting = await waitFor('node 1 to hold closed segments of partition 0 waiting for a copy', async () => {
     const r = await replicationStatus(n1);
     return r.pendingOwn > 0 ? r.pendingOwn : null;
   }, 60_000);
@@ -64,7 +64,7 @@ t.test('a checkpoint waits for copies on the factor of live nodes; kill -9 of th
   await waitForAlive(alive(c), [1, 2, 3]);
   const layout = await api(n1.url, '/api/v1/clusterconfig/ingestpartitions', { token: n1.adminToken, body: JSON.stringify([{ partition: 0, hosts: [1, 2, 3] }, { partition: 1, hosts: [3, 1, 2] }]) });
   t.equal(layout.status, 200, `layout set: ${layout.text}`);
-  await until('partition 0 digested by node 1, partition 1 by node 3', async () => {
+  await waitFor('partition 0 digested by node 1, partition 1 by node 3', async () => {
     const ps = await digestPartitions(n1);
     return ps[0]?.owner === 1 && ps[1]?.owner === 3 && ps.every((p) => p.digesting) ? true : null;
   }, 60_000);
@@ -77,7 +77,7 @@ t.test('a checkpoint waits for copies on the factor of live nodes; kill -9 of th
   const p0Held = await gateHolds(t, n1, n3, repo.ingestToken, 0, A);
   await c.restart(2);
   await waitForAlive(alive(c), [1, 2, 3]);
-  const p0Healed = await until('partition 0 to advance once node 2 holds the copies', async () => {
+  const p0Healed = await waitFor('partition 0 to advance once node 2 holds the copies', async () => {
     const p = await part(n1, 0);
     return p.checkpoint > p0Held ? p.checkpoint : null;
   }, 90_000);

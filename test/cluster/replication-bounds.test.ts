@@ -15,10 +15,10 @@
  * unbounded copy on 127.0.0.1 moves these megabytes in well under a second and fails it.
  */
 import t from 'tap';
-import { clusterConfig, replicationStatus, waitForAlive, type ReplicationStatus } from '../helpers/cluster.js';
+import { clusterConfig, replicationStatus, waitForAlive, type ReplicationStatus, waitFor } from '../helpers/cluster.js';
 import { freePort, startBroker } from '../helpers/kafka-broker.js';
 import { startNode, tempDir, type TestNode } from '../helpers/node-process.js';
-import { ingestLedger, ledger, until, waitAllReplicated, waitOwnedBy } from '../helpers/replication.js';
+import { ingestLedger, ledger, waitAllReplicated, waitOwnedBy } from '../helpers/replication.js';
 import { createRepo, sleep } from '../helpers/query.js';
 
 t.setTimeout(600_000);
@@ -132,7 +132,7 @@ t.test('copies keep to the bytes per second and parallel copies of both ends', a
     await sleep(1200); // segments close at the flush interval: several of them
   }
   // Alone, node 2 counts its segments held enough (every live node holds them) once listed.
-  await until('node 2 holding every event, its own segments listed', async () => {
+  await waitFor('node 2 holding every event, its own segments listed', async () => {
     const r = await replicationStatus(n2);
     return r.pendingOwn === 0 && r.nodes.find((x) => x.node === 2)?.events === N + M ? r : null;
   }, 120_000);

@@ -11,8 +11,8 @@
  *   unregistration (not forced) succeeds.
  */
 import t from 'tap';
-import { startCluster, waitForAlive, replicationStatus } from '../helpers/cluster.js';
-import { alive, clusterSizes, ingestLedger, ledger, replicationHealth, underReplicatedGauge, until, waitAllReplicated, waitOwnedBy } from '../helpers/replication.js';
+import { startCluster, waitForAlive, replicationStatus, waitFor } from '../helpers/cluster.js';
+import { alive, clusterSizes, ingestLedger, ledger, replicationHealth, underReplicatedGauge, waitAllReplicated, waitOwnedBy } from '../helpers/replication.js';
 import { gql } from '../helpers/http.js';
 import { createRepo, sleep } from '../helpers/query.js';
 import { HUMIOCTL_DOCUMENTS } from '../fixtures/humioctl/documents.js';
@@ -65,7 +65,7 @@ t.test('a dead holder does not count: under-replication shows everywhere, then h
   const held3 = (await replicationStatus(n1)).nodes.find((x) => x.node === 3)!;
   await n3.kill();
   await waitForAlive([n1, n2], [1, 2]);
-  const dead = await until('node 1 to count node 3\'s segments under-replicated', async () => {
+  const dead = await waitFor('node 1 to count node 3\'s segments under-replicated', async () => {
     const r = await replicationStatus(n1);
     return r.underReplicated >= held3.segments ? r : null;
   }, 60_000);
@@ -87,7 +87,7 @@ t.test('a dead holder does not count: under-replication shows everywhere, then h
   await waitForAlive(alive(c), [1, 2, 3]);
   await waitAllReplicated(alive(c), 2 * N);
   await waitOwnedBy(c.node(1), [1, 2, 3]);
-  const healed = await until('the health check OK again', async () => {
+  const healed = await waitFor('the health check OK again', async () => {
     const h = await replicationHealth(c.node(1));
     return h.status === 'OK' ? h : null;
   }, 60_000);
@@ -101,7 +101,7 @@ t.test('a dead holder does not count: under-replication shows everywhere, then h
   const unregister = (): Promise<any> => gql(c.node(1).url, c.node(1).adminToken, 'mutation { clusterUnregisterNode(nodeID: 3, force: false) { cluster { nodes { id } } } }');
   const refused = await unregister();
   t.match(refused.errors?.[0]?.message ?? '', /being drained: \d+ segments/, 'and clusterUnregisterNode refuses, draining it');
-  const draining = await until('node 3 drained', async () => ((await safe(3)) ? true : null), 120_000);
+  const draining = await waitFor('node 3 drained', async () => ((await safe(3)) ? true : null), 120_000);
   t.ok(draining, 'canBeSafelyUnregistered turns true once nodes 1 and 2 hold every segment node 3 holds');
   const accepted = await unregister();
   t.same(accepted.errors, undefined, 'and then the unregistration is accepted');

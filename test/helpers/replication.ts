@@ -84,18 +84,6 @@ export async function ledger(n: TestNode, repo = 'ledger'): Promise<{ count: num
   return { count: Number(job.final.events[0]?.c ?? 0), distinct: Number(job2.final.events[0]?.d ?? 0), warnings };
 }
 
-/** Polls `fn` until it answers non-null (an error counts as null), or fails naming `what` and the last error. */
-export async function until<T>(what: string, fn: () => Promise<T | null>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown = null;
-  for (;;) {
-    const v = await fn().catch((err: unknown) => ((last = err), null));
-    if (v !== null) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last error: ${last instanceof Error ? last.message : String(last)})`);
-    await sleep(300);
-  }
-}
-
 /** The nodes of `c` whose process runs. */
 export const alive = (c: TestCluster): TestNode[] => c.nodes.filter((h) => h.node.proc.exitCode === null && h.node.proc.signalCode === null).map((h) => h.node);
 
