@@ -4,12 +4,21 @@
  * by side with an existing function of its kind in the same run: the same access-log blocks
  * (bench/lib/datasets.mjs, encoded and decoded as segments store them, columns read lazily), the
  * compiled query's stages up to and including its aggregate, rounds alternating between the pair so
- * a shared machine's noise falls on both. Prints ns/event for each and the ratio new/baseline.
+ * a shared machine's noise falls on both. Prints CPU ns/event for each and the ratio new/baseline.
  *
- *   node bench/query/functions.mjs [--events 20000] [--rounds 5] [--only name,name] [--against DIR]
+ *   node bench/query/functions.mjs [--events 20000] [--rounds 5] [--only name,name] [--against DIR] [--control]
+ *                                  [--pair 'name@@query@@baseline' ...]
+ *
+ * Times are the process's CPU time (process.cpuUsage, user + system) per event, not wall time: on a
+ * shared machine a round that waits for a core is not charged. The order rotates every round
+ * (A B C, B C A, C A B, ...), so no side always runs in the same place (a query run right after
+ * another measured cheaper in the first version of this bench, which kept one order).
  *
  * --against DIR: the baseline of each pair is the same query compiled by another build's dist/
  * (e.g. main's), so a change to a function is measured against its previous version side by side.
+ * --pair 'name@@query@@baseline' (repeatable): measure this pair too (with --only, name it there).
+ * --control: a third query in every round, the baseline again, compiled separately: its ratio to the
+ * baseline (A/A) is what noise alone gives, the yardstick for a ratio near 1.
  *
  * Needs `npm run build` (it loads dist/). In-process, one thread, no server.
  */
@@ -22,6 +31,7 @@ const arg = (name, def) => {
 const EVENTS = arg('events', 20_000);
 const ROUNDS = arg('rounds', 5);
 const AGAINST = process.argv.includes('--against') ? process.argv[process.argv.indexOf('--against') + 1] : null;
+const CONTROL = process.argv.includes('--control');
 const ONLY = process.argv.includes('--only') ? new Set(process.argv[process.argv.indexOf('--only') + 1].split(',')) : null;
 
 const dist = new URL('../../dist/', import.meta.url);
@@ -32,6 +42,9 @@ const { appendEvent, emptyColumns, encodeBlockContent } = await import(new URL('
 const other = AGAINST === null ? null : new URL(`file://${AGAINST.replace(/\/?$/, '/')}`);
 const otherCompile = other === null ? compileQuery : (await import(new URL('query/compile.js', other))).compileQuery;
 const otherChain = other === null ? chainStages : (await import(new URL('query/pipeline.js', other))).chainStages;
+
+/** The client addresses of the dataset (filled by blocks()). */
+const CLIENTS = new Set();
 
 /** Blocks of 2,000 access-log events with their parsed fields, plus a few array/location fields. */
 function blocks() {
@@ -47,6 +60,10 @@ function blocks() {
       f['lon'] = String((i % 350) - 175);
       f['tags[0]'] = f['method'];
       f['tags[1]'] = f['statuscode'];
+      // The same three values as JSON and as key=value text (the parseJson pair).
+      f['j'] = JSON.stringify({ method: f['method'], status: f['statuscode'], size: f['responsesize'] });
+      f['kv'] = `method=${f['method']} status=${f['statuscode']} size=${f['responsesize']}`;
+      CLIENTS.add(f['client']);
       appendEvent(c, e.timestamp, 'Z', e.rawstring, f, 0, b * 2000 + i, 0);
     }
     out.push(encodeBlockContent(c).body);
@@ -73,6 +90,9 @@ const PAIRS = [
   ['match', 'statuscode match { 200 => x := 1 ; * => x := 2 } | count()', 'case { statuscode=200 | x := 1 ; * | x := 2 } | count()'],
   ['selectLast', 'groupBy(statuscode, function=selectLast(url))', 'groupBy(statuscode, function=max(responsesize))'],
   ['ipLocation', 'ipLocation(client) | count()', 'lower(client, as=x) | count()'],
+  // The lookup kind: match() against a table of exactly the addresses ipLocation finds, with the
+  // same four columns, so both write four fields on the same events.
+  ['ipLocation (pair: match)', 'ipLocation(client) | count()', 'match(geo, field=client, column=ip, include=[country, city, lat, lon], strict=false) | count()'],
   ['default', 'default(field=userid, value="-") | count()', 'lower(method, as=m) | count()'],
   ['sankey', 'sankey(source=method, target=statuscode)', 'groupBy([method, statuscode])'],
   ['worldMap', 'worldMap(lat=lat, lon=lon)', 'groupBy([lat, lon])'],
@@ -84,9 +104,13 @@ const PAIRS = [
   ['parseTimestamp', 'd := "2024-01-02" | parseTimestamp("yyyy-MM-dd", field=d, timezone=UTC) | count()', 'd := "2024-01-02" | count()'],
   ['replace', 'replace("\\\\d", with="#", field=url, as=r) | count()', 'lower(url, as=r) | count()'],
   ['cidr', 'cidr(client, subnet=["10.0.0.0/8"]) | count()', 'in(method, values=[GET]) | count()'],
+  // The same filter on the same field: the address column read either way.
+  ['cidr (pair: in on client)', 'cidr(client, subnet=["10.0.0.0/8"]) | count()', 'in(client, values=["10.*"]) | count()'],
   ['ioc:lookup', 'ioc:lookup(client, type=ip_address, confidenceThreshold=low) | count()', 'cidr(client, subnet=["10.0.0.0/8"]) | count()'],
   ['lower', 'lower(url) | count()', 'upper(url) | count()'],
   ['parseJson', 'parseJson(useragent) | count()', 'kvParse(useragent) | count()'],
+  // Text that holds JSON, against key=value text with the same three values.
+  ['parseJson (JSON field)', 'parseJson(j) | count()', 'kvParse(kv) | count()'],
   ['max', 'max(responsesize)', 'sum(responsesize)'],
   ['round', 'round(responsetime) | count()', 'x := responsetime * 1 | count()'],
   ['now', 'now() | count()', 'count()'],
@@ -101,11 +125,20 @@ const PAIRS = [
   ['free text (all fields)', 'zq7xk2vblm | count()', '@rawstring=*zq7xk2vblm* | count()'],
 ];
 
+// Extra pairs from the command line (a fair control for one row, say).
+process.argv.forEach((a, i) => {
+  if (a !== '--pair') return;
+  const parts = (process.argv[i + 1] ?? '').split('@@');
+  if (parts.length !== 3) throw new Error(`--pair wants 'name@@query@@baseline', got ${process.argv[i + 1]}`);
+  PAIRS.push(/** @type {[string, string, string]} */ (parts));
+});
+
 const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
 const { tmpdir } = await import('node:os');
 const { join: pathJoin } = await import('node:path');
 const dir = mkdtempSync(pathJoin(tmpdir(), 'bench-fns-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+const bodies = blocks();
 const geoip = pathJoin(dir, 'geo.csv');
 const ioc = pathJoin(dir, 'ioc.csv');
 const nets = Array.from({ length: 5000 }, (_, i) => `${(i >> 8) + 1}.${i & 255}.0.0/16,C${i % 200},City${i},${(i % 170) - 85},${(i % 350) - 175}`);
@@ -115,7 +148,14 @@ const ctx = { start: 0, end: Date.now() + 86_400_000, timeZoneOffsetMinutes: 0, 
 const { packTable } = await import(new URL('files/packed.js', dist));
 const { joinKey } = await import(new URL('query/subqueries.js', dist));
 const table = packTable('bench', 'csv', { columns: ['method', 'kind'], rows: [['GET', 'read'], ['POST', 'write']], keyColumn: null });
-const files = { t: table, [joinKey(0)]: table };
+// The rows of geo.csv that the dataset's client addresses fall in, one per address (see PAIRS).
+const geoRows = [...CLIENTS].flatMap((ip) => {
+  const [a, b] = ip.split('.').map(Number);
+  const i = (a - 1) * 256 + b;
+  return a >= 1 && i < 5000 ? [[ip, `C${i % 200}`, `City${i}`, String((i % 170) - 85), String((i % 350) - 175)]] : [];
+});
+const geo = packTable('geo', 'csv', { columns: ['ip', 'country', 'city', 'lat', 'lon'], rows: geoRows, keyColumn: null });
+const files = { t: table, [joinKey(0)]: table, geo };
 
 function runOnce(text, bodies, old = false) {
   const q = (old ? otherCompile : compileQuery)(text, { ctx, files });
@@ -123,7 +163,7 @@ function runOnce(text, bodies, old = false) {
   const agg = q.stages[at].agg;
   const st = agg.init();
   const feed = (old ? otherChain : chainStages)(q.stages.slice(0, at), (e) => agg.add(st, e));
-  const t0 = process.hrtime.bigint();
+  const t0 = process.cpuUsage();
   let n = 0;
   for (const body of bodies) {
     const view = BlockView.fromBody(body, { repoName: 'bench', partition: 0, tags: { host: 'h' } });
@@ -131,28 +171,31 @@ function runOnce(text, bodies, old = false) {
     n += view.n;
   }
   agg.finish(st);
-  return Number(process.hrtime.bigint() - t0) / n;
+  const t = process.cpuUsage(t0);
+  return ((t.user + t.system) * 1000) / n;
 }
 
-const bodies = blocks();
+const med = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const rows = [];
 for (const [name, q, baseQuery] of PAIRS) {
   if (ONLY !== null && !ONLY.has(name)) continue;
   const base = other === null ? baseQuery : `${q} (${AGAINST})`;
   const old = other !== null;
-  runOnce(q, bodies.slice(0, 1));
-  runOnce(old ? q : base, bodies.slice(0, 1), old);
-  const a = [];
-  const b = [];
+  // [label, run] for the function, its baseline and (--control) the baseline again.
+  const sides = [() => runOnce(q, bodies), () => runOnce(old ? q : baseQuery, bodies, old)];
+  if (CONTROL) sides.push(() => runOnce(old ? q : baseQuery, bodies, old));
+  for (const run of sides) run(); // warm-up: compile paths and JIT on the whole set
+  const times = sides.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
-    a.push(runOnce(q, bodies));
-    b.push(runOnce(old ? q : base, bodies, old));
+    const order = sides.map((_, i) => (i + r) % sides.length);
+    for (const i of order) times[i].push(sides[i]());
   }
-  const med = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
-  rows.push([name, q, base, med(a), med(b)]);
+  rows.push([name, q, base, ...times.map(med)]);
 }
-process.stdout.write(`events: ${EVENTS} (access log, blocks of 2,000), rounds: ${ROUNDS}, medians, ns/event\n\n`);
-process.stdout.write('| function | query | ns/event | baseline (same kind) | ns/event | ratio |\n|---|---|---|---|---|---|\n');
-for (const [name, q, base, a, b] of rows) {
-  process.stdout.write(`| ${name} | \`${q.replace(/\|/g, '\\|')}\` | ${a.toFixed(0)} | \`${base.replace(/\|/g, '\\|')}\` | ${b.toFixed(0)} | ${(a / b).toFixed(2)} |\n`);
+process.stdout.write(`events: ${EVENTS} (access log, blocks of 2,000), rounds: ${ROUNDS}, order rotated each round, medians, CPU ns/event\n\n`);
+const controlHead = CONTROL ? ' control (baseline again) | A/A ratio |' : '';
+process.stdout.write(`| function | query | ns/event | baseline (same kind) | ns/event | ratio |${controlHead}\n|---|---|---|---|---|---|${CONTROL ? '---|---|' : ''}\n`);
+for (const [name, q, base, a, b, c] of rows) {
+  const control = c === undefined ? '' : ` ${c.toFixed(0)} | ${(c / b).toFixed(2)} |`;
+  process.stdout.write(`| ${name} | \`${q.replace(/\|/g, '\\|')}\` | ${a.toFixed(0)} | \`${base.replace(/\|/g, '\\|')}\` | ${b.toFixed(0)} | ${(a / b).toFixed(2)} |${control}\n`);
 }

@@ -437,16 +437,18 @@ export class SegmentReplicator {
     if (first === undefined || last === undefined) return null; // every block void: nothing to keep
     const { crc, size } = await fileCrc(info.path);
     let events = 0;
+    let uncompressed = 0;
     let minTs = Infinity;
     let maxTs = -Infinity;
     for (const b of info.blocks) {
       events += b.eventCount;
+      uncompressed += b.uncompressedLength;
       minTs = Math.min(minTs, b.minTs);
       maxTs = Math.max(maxTs, b.maxTs);
     }
     const file = info.path.slice(this.opts.segmentsDir.length + 1);
     return {
-      id: m.id, repo: m.repo, ds: m.ds, partition: m.partition, epoch: m.epoch!, writer: m.writer!, file, bytes: size, crc, events, minTs, maxTs,
+      id: m.id, repo: m.repo, ds: m.ds, partition: m.partition, epoch: m.epoch!, writer: m.writer!, file, bytes: size, uncompressed, crc, events, minTs, maxTs,
       firstOffset: first.firstOffset, firstIndex: first.firstIndex, lastOffset: last.lastOffset, lastIndex: last.lastIndex,
       ...(m.replaces === undefined ? {} : { replaces: m.replaces }),
     };

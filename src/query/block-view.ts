@@ -234,6 +234,8 @@ const REMOVED = Symbol('removed');
 /** One row of a block; what the pipeline sets or removes lives in an overlay. */
 export class ColumnEvent implements Ev {
   private overlay: Map<string, string | typeof REMOVED> | null = null;
+  /** After keepOnly(): the stored fields that remain (others read as absent); null: all. */
+  private only: ReadonlySet<string> | null = null;
 
   constructor(
     private readonly view: BlockView,
@@ -245,6 +247,7 @@ export class ColumnEvent implements Ev {
       const o = this.overlay.get(name);
       if (o !== undefined) return o === REMOVED ? undefined : o;
     }
+    if (this.only !== null && !this.only.has(name)) return undefined;
     return this.view.get(name, this.row);
   }
   set(name: string, value: string): void {
@@ -257,8 +260,16 @@ export class ColumnEvent implements Ev {
   has(name: string): boolean {
     return this.get(name) !== undefined;
   }
+  keepOnly(names: ReadonlySet<string>): void {
+    // Values set and not kept go; stored fields not kept read as absent, so no column is decoded
+    // to find out which fields the row has.
+    if (this.overlay !== null) for (const n of [...this.overlay.keys()]) if (!names.has(n)) this.overlay.delete(n);
+    const was = this.only;
+    this.only = was === null ? names : new Set([...names].filter((n) => was.has(n)));
+  }
   names(): string[] {
-    const base = this.view.names(this.row);
+    const only = this.only;
+    const base = only === null ? this.view.names(this.row) : [...only].filter((n) => this.view.get(n, this.row) !== undefined);
     if (this.overlay === null) return base;
     const out = base.filter((n) => this.overlay!.get(n) !== REMOVED);
     const seen = new Set(out);
@@ -274,7 +285,7 @@ export class ColumnEvent implements Ev {
     }
   }
   timestamp(): number {
-    if (this.overlay?.has('@timestamp') === true) {
+    if (this.overlay?.has('@timestamp') === true || (this.only !== null && !this.only.has('@timestamp'))) {
       const v = this.get('@timestamp');
       return v === undefined ? Number.NaN : Number(v);
     }
@@ -283,6 +294,7 @@ export class ColumnEvent implements Ev {
   clone(): Ev {
     const c = new ColumnEvent(this.view, this.row);
     if (this.overlay !== null) c.overlay = new Map(this.overlay);
+    c.only = this.only;
     return c;
   }
 }

@@ -11,6 +11,8 @@ import { parseQuery } from './parser.js';
 
 /** The functions whose first parameter is a lookup file. */
 export const FILE_FUNCTIONS: ReadonlySet<string> = new Set(['match', 'lookup', 'readfile']);
+/** Functions that name a lookup file only with `file=` (their unnamed parameter is something else). */
+const NAMED_FILE_FUNCTIONS: ReadonlySet<string> = new Set(['cidr']);
 
 function isCall(v: unknown): v is Call {
   const o = v as Partial<Call>;
@@ -36,9 +38,10 @@ export function fileNamesIn(text: string, args: Readonly<Record<string, string>>
       for (const x of v) visit(x);
       return;
     }
-    if (isCall(v) && FILE_FUNCTIONS.has(v.name.toLowerCase())) {
+    const fn = isCall(v) ? v.name.toLowerCase() : '';
+    if (isCall(v) && (FILE_FUNCTIONS.has(fn) || NAMED_FILE_FUNCTIONS.has(fn))) {
       for (const a of v.args) {
-        if (a.name !== null && a.name.toLowerCase() !== 'file' && a.name.toLowerCase() !== 'table') continue;
+        if (a.name === null ? NAMED_FILE_FUNCTIONS.has(fn) : a.name.toLowerCase() !== 'file' && a.name.toLowerCase() !== 'table') continue;
         const e = a.value;
         if (e.k === 'str') names.add(e.v);
         else if (e.k === 'ident') names.add(e.name);

@@ -286,7 +286,10 @@ export class PipelineCompiler implements CompileEnv {
       if (s.prepare !== undefined) (info.stage as MapStage).prepare = s.prepare;
       return info;
     }
-    if (def.filter !== undefined) return predInfo(def.name, def.filter(a, this));
+    if (def.filter !== undefined) {
+      const syntax = def.filterSyntax?.(a) ?? null;
+      return predInfo(def.name, def.filter(a, this), syntax === null ? undefined : [syntax]);
+    }
     if (def.value !== undefined) {
       const as = a.string('as') ?? def.valueAs ?? `_${def.name.toLowerCase()}`;
       const v = def.value(a, this);

@@ -4,7 +4,8 @@
  * Every state is plain data that merges associatively (partials from worker threads), and ties are
  * broken by content so the answer does not depend on how events were split across blocks.
  */
-import type { Aggregator } from '../runtime.js';
+import { plainField } from '../columnar.js';
+import type { Aggregator, ColumnAggregator } from '../runtime.js';
 import { formatNumber, parseNumber } from '../values.js';
 import { row } from './common.js';
 import { distinctAdd, distinctCount, distinctInit, distinctMerge, type DistinctState } from './sketches.js';
@@ -83,6 +84,7 @@ function selectFrom(name: 'selectFromMax' | 'selectFromMin'): FnDef {
       };
       const agg: Aggregator<St> = {
         name,
+        ...(plainField(field) && include.every(plainField) ? { columns: selectFromColumns(field, include, better, smaller) } : {}),
         init: () => ({ x: null, v: [] }),
         add(st, e) {
           const x = parseNumber(e.get(field));
@@ -113,6 +115,47 @@ function selectFrom(name: 'selectFromMax' | 'selectFromMin'): FnDef {
         finish: (st) => [row(st.x === null ? [] : include.flatMap((f, i): [string, string][] => (st.v[i] == null ? [] : [[f, st.v[i]!]])))],
       };
       return one(agg, include);
+    },
+  };
+}
+
+/**
+ * selectFromMax/Min's column path: the block's best number first (an integer column as stored,
+ * others parsed), then the included values of only the rows that hold it, so a block that cannot
+ * change the answer never reads (decodes) the included columns. The same state `add` reaches: the
+ * best number, ties going to the smallest included values.
+ */
+function selectFromColumns(
+  field: string,
+  include: readonly string[],
+  better: (x: number, y: number) => boolean,
+  smaller: (v: readonly (string | null)[], w: readonly (string | null)[]) => boolean,
+): ColumnAggregator<{ x: number | null; v: (string | null)[] }> {
+  return {
+    addRows(st, rows) {
+      const { sel, count } = rows;
+      const ints = rows.ints(field);
+      const col = ints === null ? rows.strings(field) : null;
+      if (ints === null && col === null) return;
+      const at = (i: number): number | undefined => (ints !== null ? ints[i] : parseNumber(col![i] ?? undefined));
+      let best: number | undefined;
+      for (let j = 0; j < count; j++) {
+        const x = at(sel[j]!);
+        if (x !== undefined && (best === undefined || better(x, best))) best = x;
+      }
+      if (best === undefined || (st.x !== null && best !== st.x && !better(best, st.x))) return;
+      const cols = include.map((f) => rows.strings(f));
+      let win: (string | null)[] | null = null;
+      for (let j = 0; j < count; j++) {
+        const i = sel[j]!;
+        if (at(i) !== best) continue;
+        const v = cols.map((c) => c?.[i] ?? null);
+        if (win === null || smaller(v, win)) win = v;
+      }
+      if (st.x === null || best !== st.x || smaller(win!, st.v)) {
+        st.x = best;
+        st.v = win!;
+      }
     },
   };
 }

@@ -136,6 +136,9 @@ function numeric(name: string, defAs: string, out: NumOut, emptyZero: boolean): 
     params: [
       { name: 'field', type: 'field', unnamed: true, required: true },
       { name: 'as', type: 'string', default: defAs },
+      // min()/max() list a `type` parameter whose values the docs leave undocumented (query-functions.md
+      // §4): accepted, so pasted queries compile, and it changes nothing (docs/query-language.md).
+      ...(name === 'min' || name === 'max' ? [{ name: 'type', type: 'string' as const, default: '(accepted, no effect)' }] : []),
     ],
     agg(a) {
       const field = a.string('field')!;
@@ -568,6 +571,7 @@ const collect: FnDef = {
     const fields = a.list('fields')!;
     const limit = a.limit('limit', 2000, env.limits.maxRows);
     const sep = a.string('separator', '\n');
+    const multival = a.bool('multival', true);
     const agg: Aggregator<{ v: Map<string, true>[]; over: boolean }> = {
       name: 'collect',
       init: () => ({ v: fields.map(() => new Map<string, true>()), over: false }),
@@ -595,15 +599,24 @@ const collect: FnDef = {
           }
         });
       },
-      finish: (st) => [row(fields.flatMap((f, i): [string, string][] => {
-        if (st.v[i]!.size === 0) return [];
-        const values = [...st.v[i]!.keys()];
-        checkValueSize('collect', values.reduce((n, x) => n + x.length, 0) + sep.length * (values.length - 1));
-        return [[f, values.sort().join(sep)]];
-      }))],
+      finish(st) {
+        const sorted = st.v.map((m) => [...m.keys()].sort());
+        if (!multival) {
+          // multival=false: a row per value (query-functions.md §1); with several fields, row j holds
+          // each field's j-th value (in order) where it has one.
+          const n = Math.max(0, ...sorted.map((v) => v.length));
+          return Array.from({ length: n }, (_, j) => row(fields.flatMap((f, i): [string, string][] => (j < sorted[i]!.length ? [[f, sorted[i]![j]!]] : []))));
+        }
+        return [row(fields.flatMap((f, i): [string, string][] => {
+          const values = sorted[i]!;
+          if (values.length === 0) return [];
+          checkValueSize('collect', values.reduce((n, x) => n + x.length, 0) + sep.length * (values.length - 1));
+          return [[f, values.join(sep)]];
+        }))];
+      },
       warnings: (st) => (st.over ? [`collect: more than ${limit} distinct values; the rest were left out (the limit parameter)`] : []),
     };
-    return { agg, outputs: fields, oneRow: true };
+    return { agg, outputs: fields, oneRow: multival };
   },
 };
 

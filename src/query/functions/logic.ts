@@ -7,7 +7,9 @@ import type { Expr } from '../ast.js';
 import type { Ev } from '../runtime.js';
 import { compileWildcard, hasWildcard } from '../wildcard.js';
 import { fold } from '../casefold.js';
+import { cidrFinder } from '../../files/lookup-index.js';
 import type { BoundArgs } from './args.js';
+import { lookupColumn } from './lookups.js';
 import type { FnDef, ValueFn } from './types.js';
 
 // --- in ------------------------------------------------------------------------------------------
@@ -90,17 +92,49 @@ export function parseIp(text: string): { v: bigint; bits: 32 | 128 } | null {
   return { v, bits: 128 };
 }
 
+/** A plain dotted-quad IPv4 address as a number; -1 for anything else (parseIp decides those). */
+export function ipv4Number(text: string): number {
+  let v = 0;
+  let part = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (++digits > 3) return -1;
+      part = part * 10 + (c - 48);
+    } else if (c === 46) {
+      if (digits === 0 || part > 255 || ++dots > 3) return -1;
+      v = v * 256 + part;
+      part = 0;
+      digits = 0;
+    } else return -1;
+  }
+  if (dots !== 3 || digits === 0 || part > 255) return -1;
+  return v * 256 + part;
+}
+
+/**
+ * cidr(field, subnet=[...]) or cidr(field, file=, column=): keeps events whose address is in one of
+ * the subnets listed, or in one of those a lookup file's column holds (rows without a subnet are
+ * left out). Both may be given. `!cidr(...)` negates; `negate=true` is the deprecated spelling.
+ */
 const cidr: FnDef = {
   name: 'cidr',
   params: [
     { name: 'field', type: 'field', unnamed: true, required: true },
-    { name: 'subnet', type: 'strings', required: true },
+    { name: 'subnet', type: 'strings' },
+    { name: 'file', type: 'string' },
+    { name: 'column', type: 'string' },
     { name: 'negate', type: 'bool', default: 'false' },
   ],
-  filter(a) {
+  filter(a, env) {
     const field = a.string('field')!;
     const negate = a.bool('negate', false);
-    const nets = a.list('subnet')!.map((s) => {
+    const listed = a.list('subnet');
+    const file = a.has('file') ? lookupColumn(a, env, 'column') : null;
+    if (listed === undefined && file === null) return a.fail('subnet', 'cidr: give the subnets, subnet=[...], or a lookup file and its column, file= and column=');
+    const nets = (listed ?? []).map((s) => {
       const [addr, len] = s.split('/');
       const ip = parseIp(addr ?? '');
       const bits = len === undefined ? ip?.bits : Number(len);
@@ -108,12 +142,24 @@ const cidr: FnDef = {
       const shift = BigInt(ip.bits - bits);
       return { width: ip.bits, shift, base: ip.v >> shift };
     });
+    // IPv4 subnets again as numbers: a plain dotted quad is tested without BigInt (its network is
+    // floor(address / 2^(32 - bits))); other text goes through parseIp.
+    const v4 = nets.filter((n) => n.width === 32).map((n) => ({ div: 2 ** Number(n.shift), base: Number(n.base) }));
+    const inList = (v: string): boolean => {
+      const n = ipv4Number(v);
+      if (n >= 0) {
+        for (const net of v4) if (Math.floor(n / net.div) === net.base) return true;
+        return false;
+      }
+      const ip = parseIp(v);
+      return ip !== null && nets.some((net) => net.width === ip.bits && ip.v >> net.shift === net.base);
+    };
+    // The file's subnets through the lookup index (built once per table and column on each thread).
+    const inFile = file === null ? () => false : (v: string): boolean => cidrFinder(file.table, file.column)([v], 1).length > 0;
     return (e) => {
       const v = e.get(field);
       if (v === undefined) return negate;
-      const ip = parseIp(v);
-      const inside = ip !== null && nets.some((n) => n.width === ip.bits && ip.v >> n.shift === n.base);
-      return inside !== negate;
+      return (inList(v) || inFile(v)) !== negate;
     };
   },
 };
@@ -188,7 +234,7 @@ const coalesce: FnDef = {
 
 const now: FnDef = {
   name: 'now',
-  params: [{ name: 'as', type: 'string', default: '_now' }],
+  params: [{ name: 'as', type: 'string', unnamed: true, default: '_now' }],
   value(_a, env) {
     const clock = env.ctx.clock;
     if (clock !== undefined) return () => String(clock());

@@ -43,6 +43,13 @@ function tableOf(a: BoundArgs, env: CompileEnv): PackedTable {
   return t;
 }
 
+/** The table `file=` names and the index of the column the `param` parameter names (required). */
+export function lookupColumn(a: BoundArgs, env: CompileEnv, param: string): { table: PackedTable; column: number } {
+  const table = tableOf(a, env);
+  const name = a.string(param) ?? a.fail(param, `${a.def.name}(): file= needs ${param}=, the column of ${a.string('file')!} to read`);
+  return { table, column: columnIndex(a, param, table, name, a.string('file')!) };
+}
+
 function describeColumns(t: PackedTable): string {
   const named = t.columns.filter((c) => c !== '');
   const shown = named.slice(0, 20).map((c) => JSON.stringify(c)).join(', ');

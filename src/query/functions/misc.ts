@@ -3,6 +3,7 @@
  * (parsers only), eventFieldCount, eventSize, eventInternals, beta:param.
  */
 import { parseEventId } from '../../events/event-id.js';
+import type { Filter } from '../ast.js';
 import { searchedValues } from '../filter.js';
 import { markDropped, type Ev } from '../runtime.js';
 import { compileWildcard } from '../wildcard.js';
@@ -54,6 +55,17 @@ const wildcard: FnDef = {
         const v = e.get(f);
         return v !== undefined && test(v);
       });
+  },
+  filterSyntax(a) {
+    // With fields and case-sensitive, wildcard() is `f1="pattern" or f2="pattern"`: an anchored glob,
+    // `*` a wildcard quoted or not (filter.ts equalityTest), so the scan's column path takes it too.
+    const pattern = a.string('pattern')!;
+    const fields = a.list('field');
+    if (fields === undefined || fields.length === 0 || a.bool('ignoreCase', false) || /^\*+$/.test(pattern)) return null;
+    const span = a.call.span;
+    return fields
+      .map((field): Filter => ({ k: 'compare', field, op: '=', value: { k: 'str', v: pattern, quoted: true, span }, span }))
+      .reduce((left, right) => ({ k: 'or', left, right, span }));
   },
 };
 

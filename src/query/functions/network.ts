@@ -13,7 +13,7 @@ import { parseNumber } from '../values.js';
 import { groupedAggregator, statsOf } from './aggregates.js';
 import type { BoundArgs } from './args.js';
 import { argValue, oneOf, valueDef } from './define.js';
-import { parseIp } from './logic.js';
+import { ipv4Number, parseIp } from './logic.js';
 import type { CompileEnv, FnDef } from './types.js';
 
 export const MAX_DATA_FILE_BYTES = 512 * 1024 * 1024;
@@ -27,9 +27,20 @@ interface RangeTable {
   v6: [bigint, bigint, number][];
   /** v4 again as numbers (every IPv4 address is exact in a double): the per-event search. */
   v4n: { first: Float64Array; last: Float64Array; row: Int32Array };
+  /**
+   * Direct-mapped memo of IPv4 answers: slot (a hash of the address) -> address and row (-1: no
+   * network). Addresses repeat (clients, servers); a numeric slot costs no string hashing, which a
+   * Map keyed by the text did on every event (the text is new per block).
+   */
+  memoAddr: Float64Array;
+  memoRow: Int32Array;
+  /** The same for other addresses (IPv6, forms parseIp accepts): text -> row (-1: none). */
+  memoText: Map<string, number>;
   columns: string[];
   rows: (string | null)[][];
 }
+
+const MEMO_BITS = 14;
 
 const tableCache = new Map<string, { stamp: string; table: RangeTable }>();
 
@@ -52,7 +63,16 @@ function loadRanges(path: string, setting: string, fail: (m: string) => never): 
   }
   const net = parsed.columns.indexOf('network');
   if (net < 0) return fail(`${setting} ${path} has no "network" column`);
-  const table: RangeTable = { v4: [], v6: [], v4n: { first: new Float64Array(0), last: new Float64Array(0), row: new Int32Array(0) }, columns: parsed.columns, rows: parsed.rows };
+  const table: RangeTable = {
+    v4: [],
+    v6: [],
+    v4n: { first: new Float64Array(0), last: new Float64Array(0), row: new Int32Array(0) },
+    memoAddr: new Float64Array(1 << MEMO_BITS).fill(-1),
+    memoRow: new Int32Array(1 << MEMO_BITS),
+    memoText: new Map(),
+    columns: parsed.columns,
+    rows: parsed.rows,
+  };
   parsed.rows.forEach((r, i) => {
     const cell = r[net];
     if (cell === null || cell === undefined) return;
@@ -74,65 +94,70 @@ function loadRanges(path: string, setting: string, fail: (m: string) => never): 
   return table;
 }
 
-/** A plain dotted-quad IPv4 address as a number; -1 for anything else (parseIp decides those). */
-function ipv4Number(text: string): number {
-  let v = 0;
-  let part = 0;
-  let digits = 0;
-  let dots = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 48 && c <= 57) {
-      if (++digits > 3) return -1;
-      part = part * 10 + (c - 48);
-    } else if (c === 46) {
-      if (digits === 0 || part > 255 || ++dots > 3) return -1;
-      v = v * 256 + part;
-      part = 0;
-      digits = 0;
-    } else return -1;
-  }
-  if (dots !== 3 || digits === 0 || part > 255) return -1;
-  return v * 256 + part;
-}
-
-/** The row of the most specific network holding `ip`, or undefined. Ranges may nest; overlaps are scanned back from the last start at or below ip. */
+/** The row of the most specific network holding the address `text`, or undefined. */
 function findRow(t: RangeTable, text: string): (string | null)[] | undefined {
   const n = ipv4Number(text);
-  if (n >= 0) {
-    // The common case without BigInt: a plain IPv4 address against the numeric copy.
-    const { first, last, row } = t.v4n;
-    let lo = 0;
-    let hi = first.length - 1;
-    let at = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (first[mid]! <= n) {
-        at = mid;
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
-    for (let i = at, steps = 0; i >= 0 && steps < 64; i--, steps++) if (first[i]! <= n && n <= last[i]!) return t.rows[row[i]!];
-    return undefined;
-  }
-  const ip = parseIp(text);
-  if (ip === null) return undefined;
-  const list = ip.bits === 32 ? t.v4 : t.v6;
+  const at = n >= 0 ? v4RowOf(t, n) : otherRowOf(t, text);
+  return at < 0 ? undefined : t.rows[at];
+}
+
+/** The row index for a plain IPv4 address as a number, or -1: memo, else a search of the numeric copy. */
+function v4RowOf(t: RangeTable, n: number): number {
+  const slot = Math.imul(n | 0, 0x9e3779b1) >>> (32 - MEMO_BITS);
+  if (t.memoAddr[slot] === n) return t.memoRow[slot]!;
+  // Ranges may nest: the last start at or below n, then back over overlapping ones (bounded).
+  const { first, last, row } = t.v4n;
   let lo = 0;
-  let hi = list.length - 1;
+  let hi = first.length - 1;
   let at = -1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    if (list[mid]![0] <= ip.v) {
+    if (first[mid]! <= n) {
       at = mid;
       lo = mid + 1;
     } else hi = mid - 1;
   }
+  let found = -1;
   for (let i = at, steps = 0; i >= 0 && steps < 64; i--, steps++) {
-    const [first, last, r] = list[i]!;
-    if (first <= ip.v && ip.v <= last) return t.rows[r];
+    if (first[i]! <= n && n <= last[i]!) {
+      found = row[i]!;
+      break;
+    }
   }
-  return undefined;
+  t.memoAddr[slot] = n;
+  t.memoRow[slot] = found;
+  return found;
+}
+
+/** The row index for any other address text parseIp accepts (IPv6 among them), or -1. */
+function otherRowOf(t: RangeTable, text: string): number {
+  const hit = t.memoText.get(text);
+  if (hit !== undefined) return hit;
+  let found = -1;
+  const ip = parseIp(text);
+  if (ip !== null) {
+    const list = ip.bits === 32 ? t.v4 : t.v6;
+    let lo = 0;
+    let hi = list.length - 1;
+    let at = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid]![0] <= ip.v) {
+        at = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    for (let i = at, steps = 0; i >= 0 && steps < 64; i--, steps++) {
+      const [first, last, r] = list[i]!;
+      if (first <= ip.v && ip.v <= last) {
+        found = r;
+        break;
+      }
+    }
+  }
+  if (t.memoText.size >= 1 << MEMO_BITS) t.memoText.clear();
+  t.memoText.set(text, found);
+  return found;
 }
 
 function dataFile(env: CompileEnv, a: BoundArgs, key: keyof DataFiles, setting: string): RangeTable {
@@ -190,20 +215,10 @@ function enrich(name: string, key: keyof DataFiles, setting: string, columns: st
       // Column positions and output names once, not per event.
       const at = columns.map((c) => t.columns.indexOf(c));
       const names = columns.map((c) => `${prefix}.${c}`);
-      // Addresses repeat (clients, servers): the last few thousand answers are remembered.
-      const seen = new Map<string, (string | null)[] | null>();
-      const rowFor = (v: string): (string | null)[] | undefined => {
-        const hit = seen.get(v);
-        if (hit !== undefined) return hit ?? undefined;
-        const r = findRow(t, v);
-        if (seen.size >= 4096) seen.clear();
-        seen.set(v, r ?? null);
-        return r;
-      };
       return {
         run(e, emit) {
           const v = e.get(field);
-          const r = v === undefined ? undefined : rowFor(v);
+          const r = v === undefined ? undefined : findRow(t, v);
           if (r !== undefined) {
             for (let i = 0; i < at.length; i++) {
               const x = at[i]! < 0 ? null : r[at[i]!];

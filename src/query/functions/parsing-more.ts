@@ -11,7 +11,7 @@ import { parseNumber } from '../values.js';
 import type { BoundArgs } from './args.js';
 import { fieldName, oneOf, setter } from './define.js';
 import type { FnDef } from './types.js';
-import { parseZone, wallToUtc, type Zone } from './zones.js';
+import { eventZone, parseZone, wallToUtc, type Zone } from './zones.js';
 
 export const MAX_PARSE_CHARS = 1024 * 1024;
 const MAX_OUTPUT_FIELDS = 10_000;
@@ -588,7 +588,7 @@ const findTimestamp: FnDef = {
     const field = a.string('field', '@rawstring');
     const as = a.string('as', '@timestamp');
     const tzText = a.string('timezone');
-    const zone = tzText === undefined ? null : (parseZone(tzText) ?? a.fail('timezone', `findTimestamp: unknown time zone ${tzText}`));
+    const zoneOf = eventZone(a);
     const tzAs = a.string('timezoneAs', '@timezone');
     const addErrors = a.bool('addErrors', true);
     const clock = env.ctx.clock;
@@ -596,13 +596,14 @@ const findTimestamp: FnDef = {
     return {
       run(e, emit) {
         const s = e.get(field);
+        const zone = zoneOf(e);
         const found = s === undefined ? undefined : findIn(s, zone, clock === undefined ? fixedNow : clock());
         if (found !== undefined) {
           e.set(as, String(found.ms));
           if (found.zoneText !== null) e.set(tzAs, found.zoneText);
         } else if (addErrors) {
           e.set('@error', 'true');
-          e.set('@error_msg', s === undefined ? `findTimestamp: no field ${field}` : tzText === undefined ? 'findTimestamp: no timestamp with a time zone found (give timezone= for timestamps without one)' : 'findTimestamp: no timestamp found');
+          e.set('@error_msg', s === undefined ? `findTimestamp: no field ${field}` : tzText === undefined && zone === null ? 'findTimestamp: no timestamp with a time zone found (give timezone= for timestamps without one)' : 'findTimestamp: no timestamp found');
         }
         emit(e);
       },

@@ -161,6 +161,7 @@ function hexValue(v: string): bigint {
 /**
  * How one sort type orders values: `rank` 1 marks values not of the type (text under number/any,
  * non-hex under hex), which sort after the others whatever the direction, as missing values do.
+ * `any` (table's list has it) orders as `number` does: numbers by value, then the other text.
  */
 interface SortKey {
   rank(v: string): number;
@@ -218,11 +219,13 @@ function fieldOrder(fields: string[], orders: ('asc' | 'desc')[], types: SortTyp
   };
 }
 
+/** The `order` per field (one value applies to all); the deprecated `reverse` sets them all (true: desc, false: asc). */
 function readOrders(a: BoundArgs, name: string, n: number, def: 'asc' | 'desc'): ('asc' | 'desc')[] {
   const given = a.list(name, []).map((o) => o.toLowerCase());
   for (const o of given) if (o !== 'asc' && o !== 'desc') a.fail(name, `parameter ${name} of function ${a.def.name} must be asc or desc, not ${o}`);
   const out: ('asc' | 'desc')[] = [];
   for (let i = 0; i < n; i++) out.push((given[i] ?? given[given.length - 1] ?? def) as 'asc' | 'desc');
+  if (a.has('reverse')) return out.map(() => (a.bool('reverse', true) ? 'desc' : 'asc'));
   return out;
 }
 
@@ -240,14 +243,13 @@ const sort: FnDef = {
     { name: 'field', type: 'fields', unnamed: true, default: '_count' },
     { name: 'order', type: 'strings', default: 'desc' },
     { name: 'limit', type: 'limit', default: '200' },
-    { name: 'type', type: 'strings', default: 'any' },
+    { name: 'type', type: 'strings', default: 'number' },
     { name: 'reverse', type: 'bool' },
   ],
   agg(a, env) {
     const fields = a.list('field', ['_count']);
-    let orders = readOrders(a, 'order', fields.length, 'desc');
-    if (a.has('reverse')) orders = orders.map(() => (a.bool('reverse', true) ? 'desc' : 'asc'));
-    const types = readTypes(a, fields.length, 'any');
+    const orders = readOrders(a, 'order', fields.length, 'desc');
+    const types = readTypes(a, fields.length, 'number');
     const n = a.limit('limit', 200, env.limits.maxRows);
     const agg = keepFirst('sort', n, (e) => fields.map((f) => e.get(f) ?? null), fieldOrder(fields, orders, types), asRow);
     return { agg, outputs: null, oneRow: false, keepsColumns: true };
@@ -261,13 +263,14 @@ const table: FnDef = {
     { name: 'limit', type: 'limit', default: '200' },
     { name: 'sortby', type: 'fields', default: '@timestamp' },
     { name: 'order', type: 'strings', default: 'desc' },
-    { name: 'type', type: 'strings', default: 'any' },
+    { name: 'type', type: 'strings', default: 'number' },
+    { name: 'reverse', type: 'bool' },
   ],
   agg(a, env) {
     const fields = a.list('fields')!;
     const sortby = a.list('sortby', ['@timestamp']);
     const orders = readOrders(a, 'order', sortby.length, 'desc');
-    const types = readTypes(a, sortby.length, 'any');
+    const types = readTypes(a, sortby.length, 'number');
     const n = a.limit('limit', 200, env.limits.maxRows);
     const keep = new Set(fields);
     const agg = keepFirst('table', n, (e) => sortby.map((f) => e.get(f) ?? null), fieldOrder(sortby, orders, types), (it) => {
@@ -293,7 +296,7 @@ const select: FnDef = {
     const keep = new Set(fields);
     return {
       run(e, emit) {
-        for (const n of e.names()) if (!keep.has(n)) e.remove(n);
+        e.keepOnly(keep);
         emit(e);
       },
       order: () => fields,

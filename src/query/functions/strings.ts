@@ -46,7 +46,7 @@ const format: FnDef = {
     { name: 'format', type: 'string', unnamed: true, required: true },
     { name: 'field', type: 'fields', required: true },
     { name: 'as', type: 'string', default: '_format' },
-    { name: 'timezone', type: 'string' },
+    { name: 'timezone', type: 'string', default: 'UTC' },
   ],
   stage: (a) => setter(a.string('as', '_format'), formatter(a)),
   // Also a value in expressions: `format("%s%s", field=[a, a]) + 1` (query-functions.md §2.4).
@@ -57,6 +57,9 @@ function formatter(a: BoundArgs): ValueFn {
   const pieces = parsePrintf(a.string('format')!);
   if (typeof pieces === 'string') return a.fail('format', pieces);
   const fields = a.list('field')!;
+  const zone = readZone(a, 'timezone', UTC);
+  const beyond = pieces.find((p) => typeof p !== 'string' && p.arg !== null && p.arg >= fields.length);
+  if (beyond !== undefined && typeof beyond !== 'string') a.fail('format', `format: %${beyond.arg! + 1}$ names argument ${beyond.arg! + 1}, and field= gives ${fields.length}`);
   return (e) => {
     const vals: string[] = [];
     for (const f of fields) {
@@ -64,7 +67,7 @@ function formatter(a: BoundArgs): ValueFn {
       if (v === undefined) return undefined;
       vals.push(v);
     }
-    return printf(pieces, vals);
+    return printf(pieces, vals, zone);
   };
 }
 
@@ -141,8 +144,10 @@ function caseFn(name: 'lower' | 'upper'): FnDef {
     name,
     params: [
       { name: 'field', type: 'expr', unnamed: true, required: true },
-      { name: 'as', type: 'string' },
+      { name: 'as', type: 'string', default: `_${name}` },
       { name: 'locale', type: 'string' },
+      // lower() lists a `type` parameter the docs do not describe: accepted, no effect (as min/max type).
+      ...(name === 'lower' ? [{ name: 'type', type: 'string' as const, default: '(accepted, no effect)' }] : []),
     ],
     value(a) {
       const v = fieldValue(a, 'field')!;
@@ -152,9 +157,8 @@ function caseFn(name: 'lower' | 'upper'): FnDef {
       };
     },
     stage(a) {
-      const raw = a.raw('field')!;
-      const src = raw.k === 'ident' ? raw.name : raw.k === 'str' ? raw.v : `_${name}`;
-      const as = a.string('as', src);
+      // Output _lower/_upper unless as= names it (query-functions.md §1); the input is left as it was.
+      const as = a.string('as', `_${name}`);
       const v = fieldValue(a, 'field')!;
       return setter(as, (e) => {
         const s = v(e);

@@ -2,7 +2,8 @@
  * Time functions (query-functions.md §1, category time): the parts of an epoch-ms value
  * (time:year ... time:millisecond, ISO week and day numbers, English names), duration(), start(),
  * end() and formatDuration(). A part is read in `timezone` when given, else in the zone named by the
- * event's `timezoneField` when it holds one, else in the query's time zone (timeZoneOffsetMinutes).
+ * event's `timezoneField` (default @timezone) when it holds one, else in the query's time zone
+ * (timeZoneOffsetMinutes).
  */
 import { parseRelative } from '../time.js';
 import type { Ev } from '../runtime.js';
@@ -10,7 +11,7 @@ import { parseNumber } from '../values.js';
 import type { BoundArgs } from './args.js';
 import { argNumber, fieldName, oneOf, out, setter, valueDef } from './define.js';
 import type { CompileEnv, FnDef, ValueFn } from './types.js';
-import { fixedZone, parseZone, type Zone } from './zones.js';
+import { eventZone, fixedZone, type Zone } from './zones.js';
 
 const DAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -35,26 +36,9 @@ function dayOfYear(d: Date): number {
 
 /** How an event's zone is chosen (see the module comment). */
 function zoneOf(a: BoundArgs, env: CompileEnv): (e: Ev) => Zone {
-  const t = a.string('timezone');
-  if (t !== undefined) {
-    const z = parseZone(t);
-    if (z === null) return a.fail('timezone', `parameter timezone of function ${a.def.name}: unknown time zone ${t}`);
-    return () => z;
-  }
   const query = fixedZone(env.ctx.timeZoneOffsetMinutes);
-  const tzField = a.string('timezoneField');
-  if (tzField === undefined) return () => query;
-  const cache = new Map<string, Zone | null>();
-  return (e) => {
-    const name = e.get(tzField);
-    if (name === undefined) return query;
-    let z = cache.get(name);
-    if (z === undefined) {
-      z = parseZone(name);
-      if (cache.size < 1000) cache.set(name, z);
-    }
-    return z ?? query;
-  };
+  const zone = eventZone(a);
+  return (e) => zone(e) ?? query;
 }
 
 function part(name: string, f: (d: Date) => string): FnDef {
@@ -64,7 +48,7 @@ function part(name: string, f: (d: Date) => string): FnDef {
     [
       { name: 'field', type: 'field', unnamed: true, default: '@timestamp' },
       { name: 'timezone', type: 'string' },
-      { name: 'timezoneField', type: 'field' },
+      { name: 'timezoneField', type: 'field', default: '@timezone' },
     ],
     `_${short}`,
     (a, env) => {

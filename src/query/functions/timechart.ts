@@ -13,6 +13,7 @@ import type { BoundArgs } from './args.js';
 import { addCountToGroup, addToGroup, keyOf, keyText, mergeGroups, statsOf } from './aggregates.js';
 import { compareKeys, row } from './common.js';
 import type { AggSpec, CompileEnv, FnDef } from './types.js';
+import { convertValue, unitFactors } from './units.js';
 import { parseZone } from './zones.js';
 
 const SECOND = 1000;
@@ -336,6 +337,34 @@ function timeAggregator(name: string, buckets: Buckets, series: string[], sub: A
   };
 }
 
+/** `unit=` conversions applied to each function's output values in the finished rows (units.ts). */
+function withUnits(a: BoundArgs, chart: Aggregator<ChartState>, specs: readonly AggSpec[], series: readonly string[], span: number): Aggregator<ChartState> {
+  const factors = unitFactors(a, specs.length, span);
+  if (factors === null) return chart;
+  const byName = new Map<string, number>();
+  let all: number | null = null;
+  specs.forEach((spec, i) => {
+    if (spec.outputs !== null) for (const o of spec.outputs) byName.set(o, factors[i]!);
+    else if (specs.length === 1) all = factors[i]!;
+    else a.fail('unit', `parameter unit of function ${a.def.name}: the output fields of function ${i + 1} are not known, so its conversion has no field to apply to`);
+  });
+  const factorOf = (n: string): number | undefined => (n === '_bucket' || series.includes(n) ? undefined : (byName.get(n) ?? all ?? undefined));
+  return {
+    ...chart,
+    finish(st) {
+      const rows = chart.finish(st);
+      for (const r of rows) {
+        for (const n of r.names()) {
+          const f = factorOf(n);
+          const v = f === undefined ? undefined : r.get(n);
+          if (v !== undefined) r.set(n, convertValue(v, f!));
+        }
+      }
+      return rows;
+    },
+  };
+}
+
 function timeFunction(name: 'timeChart' | 'bucket'): FnDef {
   const seriesParam = name === 'timeChart' ? 'series' : 'field';
   return {
@@ -348,6 +377,7 @@ function timeFunction(name: 'timeChart' | 'bucket'): FnDef {
       { name: 'limit', type: 'limit', default: '10' },
       { name: 'minSpan', type: 'string' },
       { name: 'timezone', type: 'string' },
+      { name: 'unit', type: 'strings', default: '(no conversion)' },
     ],
     agg(a, env): AggSpec {
       const series = a.list(seriesParam, []);
@@ -364,7 +394,8 @@ function timeFunction(name: 'timeChart' | 'bucket'): FnDef {
         env.extraData['timechart'] = 'true';
         env.extraData['ui:suggested-widget'] = 'time-chart';
       }
-      const agg = timeAggregator(name, buckets, series, sub.agg, limit, !a.has('limit'), env.limits.maxGroups, windowSpan);
+      const chart = timeAggregator(name, buckets, series, sub.agg, limit, !a.has('limit'), env.limits.maxGroups, windowSpan);
+      const agg = withUnits(a, chart, specs, series, buckets.span);
       const outputs = sub.outputs === null ? null : ['_bucket', ...series, ...sub.outputs.filter((o) => o !== '_bucket' && !series.includes(o))];
       return { agg, outputs, oneRow: false };
     },

@@ -3,7 +3,7 @@
  * pieces (a per-event stage, a mergeable aggregator, a side-effect-free filter predicate, or a
  * per-event value for expressions). The registry (registry.ts) maps lower-cased names to these.
  */
-import type { Call, Expr, Pipeline, Span } from '../ast.js';
+import type { Call, Expr, Filter, Pipeline, Span } from '../ast.js';
 import type { Aggregator, Ev, MapStage, QueryContext, QueryLimits } from '../runtime.js';
 import type { BoundArgs } from './args.js';
 import type { PackedTable } from '../../files/packed.js';
@@ -127,6 +127,12 @@ export interface FnDef {
   stage?(a: BoundArgs, env: CompileEnv): { run: MapStage['run']; pure?: boolean; order?: StageInfo['order']; prepare?: MapStage['prepare'] };
   /** A filter without side effects, for use inside and/or/not (`!in(...)`). */
   filter?(a: BoundArgs, env: CompileEnv): (e: Ev) => boolean;
+  /**
+   * The same test as `filter`, in filter syntax, when the call has one (`wildcard("*x*", field=f)`
+   * is `f="*x*"`): a scan may then evaluate it on a block's columns (columnar.ts) as it does the
+   * filter written out. It must keep exactly the events `filter` keeps; null when there is none.
+   */
+  filterSyntax?(a: BoundArgs): Filter | null;
   /** A value per event, for use inside expressions (`4 / lower(a)`). */
   value?(a: BoundArgs, env: CompileEnv): ValueFn;
 }

@@ -3,6 +3,8 @@
  * and fixed offsets (`Z`, `UTC`, `+02:00`, `-0530`, `UTC+2`) directly, IANA names (`Europe/Oslo`)
  * through Intl, whose offsets change over the year.
  */
+import type { Ev } from '../runtime.js';
+import type { BoundArgs } from './args.js';
 
 export interface Zone {
   /** The zone as written (for `%Z`). */
@@ -101,4 +103,32 @@ export function wallToUtc(wallAsUtc: number, zone: Zone): number {
   const guess = wallAsUtc - first * 60_000;
   const second = zone.offsetAt(guess);
   return wallAsUtc - second * 60_000;
+}
+
+/**
+ * The zone an event's times are read in, for functions with `timezone` and `timezoneField`
+ * parameters: `timezone=` when given (a bad name is a query error), else the zone the event's
+ * `timezoneField` (default @timezone) names when it names one, else null: the caller falls back (the
+ * query's zone for time:hour(), an error for a parseTimestamp() text without a zone).
+ */
+export function eventZone(a: BoundArgs): (e: Ev) => Zone | null {
+  const t = a.string('timezone');
+  if (t !== undefined) {
+    const z = parseZone(t);
+    if (z === null) return a.fail('timezone', `parameter timezone of function ${a.def.name}: unknown time zone ${t}`);
+    return () => z;
+  }
+  const field = a.string('timezoneField', '@timezone');
+  // Events of a source mostly share a zone: each name is parsed once (a bounded cache).
+  const seen = new Map<string, Zone | null>();
+  return (e) => {
+    const name = e.get(field);
+    if (name === undefined) return null;
+    let z = seen.get(name);
+    if (z === undefined) {
+      z = parseZone(name);
+      if (seen.size < 1000) seen.set(name, z);
+    }
+    return z;
+  };
 }

@@ -41,8 +41,8 @@ t.test('unknown, repeated, mistyped and missing parameters', async (t) => {
   e = errorOf('head(1, limit=2)');
   t.match(e.message, /parameter limit is given more than once in function head/);
   t.equal(e.at, 'limit=2');
-  e = errorOf('now(x)');
-  t.match(e.message, /function now takes no unnamed argument/);
+  e = errorOf('duration()');
+  t.match(e.message, /function duration requires parameter duration/);
   e = errorOf('groupBy(a, function=avg)');
   t.match(e.message, /parameter function of function groupBy must be an aggregate function/);
   e = errorOf('groupBy(a, function=lowercase(a))');

@@ -5,6 +5,7 @@
  * the stages over the rows on one "coordinator" state. Comparing 1 and 3 partitions checks that
  * every aggregate merges correctly.
  */
+import type { PackedTable } from '../../../src/files/packed.js';
 import { compileQuery } from '../../../src/query/compile.js';
 import { MapEvent, type Aggregator, type CompiledQuery, type Ev, type QueryContext, type QueryLimits, type Stage } from '../../../src/query/runtime.js';
 
@@ -24,6 +25,8 @@ export interface RunOptions {
   args?: Record<string, string>;
   ctx?: QueryContext;
   limits?: QueryLimits;
+  /** Lookup tables by the name the query uses (match(), cidr(file=), readFile()). */
+  files?: Readonly<Record<string, PackedTable>>;
 }
 
 export interface RunResult {
@@ -85,6 +88,7 @@ export function run(text: string, events: readonly Fields[], opts: RunOptions = 
     ctx: opts.ctx ?? ctxOf(),
     ...(opts.args === undefined ? {} : { args: opts.args }),
     ...(opts.limits === undefined ? {} : { limits: opts.limits }),
+    ...(opts.files === undefined ? {} : { files: opts.files }),
   });
   return runCompiled(query, events, opts.partitions ?? 3);
 }

@@ -43,6 +43,56 @@ t.test('the product reference: built or left out with a reason; >= 95% built; al
   for (const d of allFunctions()) t.equal(lookupFunction(d.name), d, `${d.name} resolves to itself`);
 });
 
+/** §1's rows: name and the parameters cell (escaped pipes `\\|` kept inside the cell). */
+function specRows(): { name: string; params: string; row: string }[] {
+  const s1 = SPEC.slice(SPEC.indexOf('## 1. Function table'), SPEC.indexOf('## 2. Syntax rules'));
+  return [...s1.matchAll(/^\| `([A-Za-z0-9:]+)` \| (?:[^|]*) \| ((?:[^|\\]|\\.)*) \|.*$/gm)].map((m) => ({ name: m[1]!, params: m[2]!, row: m[0] }));
+}
+
+/** One parameter of a §1 cell: `name*:type (R)=default {a|b} ...`, split at `;` outside parentheses. */
+function specParams(cell: string): { name: string; unnamed: boolean }[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let cur = '';
+  for (const c of cell) {
+    if (c === '(') depth++;
+    if (c === ')') depth--;
+    if (c === ';' && depth === 0) {
+      parts.push(cur);
+      cur = '';
+    } else cur += c;
+  }
+  parts.push(cur);
+  return parts.flatMap((p) => {
+    const m = /^\s*([A-Za-z][A-Za-z0-9_]*)(\*)?\s*(?::|\(|$)/.exec(p);
+    return m === null ? [] : [{ name: m[1]!, unnamed: m[2] === '*' }];
+  });
+}
+
+t.test('§1 parameters: every one is accepted under its name, the unnamed one as §1 marks it, and as= defaults to the documented output', async (t) => {
+  let checked = 0;
+  for (const { name, params, row } of specRows()) {
+    const def = lookupFunction(name);
+    if (def === undefined || /^\s*(unknown|\(none\)|\(no named params\))/.test(params)) continue;
+    for (const sp of specParams(params)) {
+      // correlate()'s query parameter is its named subqueries, `name: { ... }` (namedSubqueries).
+      if (def.namedSubqueries === true && sp.name === 'query') continue;
+      const ours = def.params.find((p) => p.name.toLowerCase() === sp.name.toLowerCase() || p.aliases?.some((x) => x.toLowerCase() === sp.name.toLowerCase()));
+      t.ok(ours !== undefined, `${name}: parameter ${sp.name}`);
+      // §1 marks at most one unnamed parameter; where it does, ours is that one (some functions also
+      // take an unnamed argument §1 does not mark, e.g. getField("x"): a leniency, not a difference).
+      if (sp.unnamed) t.equal(ours?.unnamed, true, `${name}: ${sp.name} is the unnamed parameter`);
+      checked++;
+    }
+    const out = /\bas\*?:str=(_[A-Za-z0-9_]+)/.exec(params)?.[1];
+    if (out !== undefined) {
+      const as = def.params.find((p) => p.name === 'as')?.default;
+      t.ok(as === out || def.valueAs === out, `${name}: output ${out} by default, as query-functions.md §1 says (${row.slice(0, 60)}...)`);
+    }
+  }
+  t.ok(checked > 400, `${checked} parameters checked`);
+});
+
 function fixtureFiles(): { dataFiles: { geoip: string; asn: string; ioc: string }; files: Record<string, ReturnType<typeof rowsToTable>> } {
   const dir = mkdtempSync(join(tmpdir(), 'qf-ref-'));
   const geoip = join(dir, 'geo.csv');

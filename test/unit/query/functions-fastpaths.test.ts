@@ -3,12 +3,16 @@
  * selfJoinFilter keep (issue 21, the functions that were slower than their kind): ties decided by
  * content (the same answer over 1 and 3 partitions, which rowsOf checks), the numeric IPv4 search
  * against the general parser's answers, the remembered lookups, one-field wildcard, and where=
- * clauses that extract fields run on a copy while plain filters run on the event itself.
+ * clauses that extract fields run on a copy while plain filters run on the event itself; and the
+ * column paths offered to the scan (paths-property.test.ts checks their answers against per event).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { compileQuery } from '../../../src/query/compile.js';
+import type { Aggregator, MapStage } from '../../../src/query/runtime.js';
+import { rnd } from '../../helpers/random.js';
 import { ctxOf, ev, rowsOf, type Fields } from './driver.js';
 
 t.test('selectLast: the newest event with the field; a tie in the same millisecond goes to the larger value', async (t) => {
@@ -55,6 +59,43 @@ t.test('ipLocation: the numeric IPv4 search and the general parser agree; repeat
   for (const [ip, city] of cases) t.strictSame([...got.get(ip)!], [city], `${JSON.stringify(ip)} -> ${city} (both times)`);
 });
 
+t.test('ipLocation: more distinct addresses than remembered answers, each asked twice', async (t) => {
+  // The memo holds 16,384 answers in slots chosen by a hash of the address: 40,000 addresses share
+  // slots, so answers are evicted and asked again; every one must still be the address's own.
+  const dir = mkdtempSync(join(tmpdir(), 'qf-memo-'));
+  const geoip = join(dir, 'geo.csv');
+  writeFileSync(geoip, 'network,country,city,lat,lon\n10.0.0.0/9,NO,Low,1,2\n10.128.0.0/9,NO,High,3,4\n10.200.0.0/16,NO,Inner,5,6\n');
+  const ctx = ctxOf({ dataFiles: { geoip } });
+  const ips = Array.from({ length: 40_000 }, (_, i) => `${i % 7 === 0 ? 11 : 10}.${(i * 37) % 256}.${(i >> 8) % 256}.${i % 256}`);
+  const expected = (ip: string): string | undefined => {
+    const [a, b] = ip.split('.').map(Number) as [number, number];
+    if (a !== 10) return undefined;
+    return b === 200 ? 'Inner' : b >= 128 ? 'High' : 'Low';
+  };
+  const events = [...ips, ...ips.slice().reverse()].map((ip, i) => ev(`e${i}`, { ip }, 1000 + i));
+  const rows = rowsOf('ipLocation(ip) | table([ip, ip.city], limit=max)', events, { ctx, partitions: 1 });
+  t.equal(rows.length, events.length);
+  const wrong = rows.filter((r) => r['ip.city'] !== expected(r.ip!));
+  t.strictSame(wrong.slice(0, 5), [], 'no address got another address\'s answer');
+});
+
+t.test('cidr: the numeric IPv4 test agrees with a reference over random subnets and addresses', async (t) => {
+  const r = rnd(2111);
+  const byte = (): number => Math.floor(r() * 256);
+  const quad = (): number[] => [byte() & 0x0f, byte(), byte(), byte()];
+  // The reference: the first `bits` bits of the address and of the subnet's address are equal.
+  const bitsOf = (q: number[]): string => q.map((b) => b.toString(2).padStart(8, '0')).join('');
+  for (let round = 0; round < 40; round++) {
+    const nets = Array.from({ length: 1 + Math.floor(r() * 3) }, () => ({ q: quad(), bits: Math.floor(r() * 33) }));
+    const q = `cidr(ip, subnet=[${nets.map((n) => `"${n.q.join('.')}/${n.bits}"`).join(', ')}])`;
+    const ips = Array.from({ length: 30 }, () => quad());
+    const events = ips.map((ip, i) => ev(`e${i}`, { ip: ip.join('.') }));
+    const want = ips.filter((ip) => nets.some((n) => bitsOf(ip).slice(0, n.bits) === bitsOf(n.q).slice(0, n.bits))).map((ip) => ip.join('.'));
+    t.strictSame(rowsOf(q, events).map((x) => x.ip).sort(), want.sort(), q);
+  }
+  t.strictSame(rowsOf('cidr(ip, subnet=["10.0.0.0/8"])', [ev('a', { ip: ' 10.1.2.3 ' }), ev('b', { ip: '010.001.002.003' }), ev('c', { ip: '::ffff:10.1.2.3' }), ev('d', { ip: '10.1.2' })]).map((x) => x['@rawstring']).sort(), ['a', 'b'], 'forms parseIp reads (spaces, leading zeros); a mapped IPv6 address is not IPv4');
+});
+
 t.test('wildcard on one field and on several', async (t) => {
   const E: Fields[] = [ev('1', { url: '/login', u: 'x' }), ev('2', { url: '/home', u: 'login' }), ev('3', { u: 'y' })];
   t.strictSame(rowsOf('wildcard("*login*", field=url)', E).map((r) => r['@rawstring']), ['1']);
@@ -77,4 +118,19 @@ t.test('selfJoinFilter: clauses that extract fields run on a copy; satisfied cla
   t.strictSame(pre.map((r) => r['@rawstring']).sort(), ['s1 login by ann', 's1 logout', 's1 view'], 'prefilter still tests every clause of every event');
   const not = rowsOf('selfJoinFilter(session, where=[{action=login}, {not action=login}])', S);
   t.strictSame(not.map((r) => r['@rawstring']).sort(), ['s1 login by ann', 's1 logout', 's1 view'], 'a negated clause');
+});
+
+t.test('wildcard() with fields and selectFromMax/Min offer the scan their column paths', async (t) => {
+  const stripSpans = (x: unknown): unknown => (x === undefined ? undefined : JSON.parse(JSON.stringify(x, (k, v: unknown) => (k === 'span' ? undefined : v))));
+  const filtersOf = (text: string): unknown => stripSpans((compileQuery(text, { ctx: ctxOf() }).stages[0] as MapStage).filters);
+  t.strictSame(filtersOf('wildcard("*login*", field=url) | count()'), filtersOf('url="*login*" | count()'), 'one field: the field filter');
+  t.strictSame(filtersOf('wildcard("a*", field=[u, v]) | count()'), filtersOf('u="a*" or v="a*" | count()'), 'several fields: an or of them');
+  t.strictSame(filtersOf('url =~ wildcard("*x") | count()'), filtersOf('url="*x" | count()'), 'the =~ form');
+  t.equal(filtersOf('wildcard("*login*", field=url, ignoreCase=true) | count()'), undefined, 'ignoreCase: none (the per-event test folds case)');
+  t.equal(filtersOf('wildcard("*login*") | count()'), undefined, 'no field (free text over the event): none');
+  t.equal(filtersOf('wildcard("*", field=url) | count()'), undefined, 'pattern "*": none');
+  const aggOf = (text: string): Aggregator<unknown> => (compileQuery(text, { ctx: ctxOf() }).stages[0] as { agg: Aggregator<unknown> }).agg;
+  t.type(aggOf('selectFromMax(b, include=[u, v])').columns?.addRows, 'function');
+  t.type(aggOf('selectFromMin(b, include=[u])').columns?.addRows, 'function');
+  t.equal(aggOf('selectFromMax(b, include=[@timestamp])').columns, undefined, 'a built-in field included: per event');
 });

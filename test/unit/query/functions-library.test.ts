@@ -249,7 +249,13 @@ t.test('parsers: parseInt, parseCsv, parseFixedWidth, parseUri, parseUrl, parseX
   t.equal(rowsOf('findTimestamp()', [ev('x 2024-03-05T10:20:30.123Z y')])[0]!['@timestamp'], String(Date.UTC(2024, 2, 5, 10, 20, 30, 123)));
   t.equal(rowsOf('findTimestamp()', [ev('1.2.3.4 - - [05/Mar/2024:10:20:30 +0200] "GET /"')])[0]!['@timestamp'], String(Date.UTC(2024, 2, 5, 8, 20, 30)));
   t.equal(rowsOf('findTimestamp(timezone="UTC", as=t)', [ev('2024-03-05 10:20:30 no zone')])[0]!['t'], String(Date.UTC(2024, 2, 5, 10, 20, 30)));
-  t.equal(rowsOf('findTimestamp(as=t)', [ev('2024-03-05 10:20:30 no zone')])[0]!['@error'], 'true', 'no zone and no timezone: an error field');
+  const noTz = (raw: string): Fields => {
+    const e = ev(raw);
+    delete e['@timezone'];
+    return e;
+  };
+  t.equal(rowsOf('findTimestamp(as=t)', [noTz('2024-03-05 10:20:30 no zone')])[0]!['@error'], 'true', 'no zone, no timezone, no @timezone: an error field');
+  t.equal(rowsOf('findTimestamp(as=t)', [{ ...noTz('2024-03-05 10:20:30 no zone'), '@timezone': '-01:00' }])[0]!['t'], String(Date.UTC(2024, 2, 5, 11, 20, 30)), 'the event\'s @timezone (timezoneField)');
 });
 
 const H: Fields[] = [

@@ -57,6 +57,10 @@ t.test('parseJson(): flattening, prefix, include/exclude, excludeEmpty, handleNu
   const bad = one('parseJson()', ev('{not json'))!;
   t.equal(bad['@rawstring'], '{not json', 'invalid JSON passes unchanged');
   t.equal(one('parseJson()', ev('[{"x":1},{"x":2}]'))!['[1].x'], '2', 'a top-level array');
+  t.equal(one('parseJson()', ev(' \n\t{"x":1}'))!['x'], '1', 'white space before the object');
+  for (const scalar of ['"str"', '123', 'true', 'null', '', 'x {"a":1}']) {
+    t.strictSame(Object.keys(one('parseJson()', ev(scalar))!).sort(), Object.keys(ev(scalar)).sort(), `${JSON.stringify(scalar)}: no fields (only an object or an array gives fields)`);
+  }
   t.equal(one('parseJson() | split(field="")', ev('[{"x":1}]'))?.['x'], '1');
 });
 
@@ -110,8 +114,16 @@ t.test('parseTimestamp(): Java patterns, zones, optional sections, epoch formats
   t.equal(bad['@error'], 'true');
   t.match(bad['@error_msg'], /parseTimestamp/);
   t.equal(bad['@timestamp'], ev('x')['@timestamp']!.length > 0 ? bad['@timestamp'] : '', 'the timestamp is left alone');
-  const nozone = p('parseTimestamp("yyyy-MM-dd HH:mm:ss", field=ts)', '2021-01-02 03:04:05');
-  t.match(nozone['@error_msg'], /time zone/);
+  // A text without a zone: timezone=, else the zone of timezoneField (default @timezone), else an error.
+  const zoneless = (q: string, fields: Fields): Fields => {
+    const e = ev('x', { ts: '2021-01-02 03:04:05', ...fields });
+    delete e['@timezone'];
+    return one(q, { ...e, ...fields })!;
+  };
+  t.match(zoneless('parseTimestamp("yyyy-MM-dd HH:mm:ss", field=ts)', {})['@error_msg'], /time zone/, 'no zone anywhere: an error');
+  t.equal(zoneless('parseTimestamp("yyyy-MM-dd HH:mm:ss", field=ts)', { '@timezone': '+01:00' })['@timestamp'], String(Date.UTC(2021, 0, 2, 2, 4, 5)), 'the event\'s @timezone');
+  t.equal(zoneless('parseTimestamp("yyyy-MM-dd HH:mm:ss", field=ts, timezoneField=tz)', { tz: 'Europe/Copenhagen' })['@timestamp'], String(Date.UTC(2021, 0, 2, 2, 4, 5)), 'timezoneField=');
+  t.equal(zoneless('parseTimestamp("yyyy-MM-dd HH:mm:ss", field=ts, timezone=UTC)', { '@timezone': '+01:00' })['@timestamp'], String(Date.UTC(2021, 0, 2, 3, 4, 5)), 'timezone= wins');
   t.equal(p('parseTimestamp("yyyy-MM-dd", field=ts, addErrors=false)', 'nope')['@error'], undefined);
   t.throws(() => run('parseTimestamp("yyyy-QQ", field=ts)', []), { code: 'E_QUERY', message: /pattern letter Q/ });
   t.throws(() => run('parseTimestamp("yyyy")', []), { code: 'E_QUERY', message: /requires parameter field/ });

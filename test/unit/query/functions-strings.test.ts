@@ -62,7 +62,11 @@ t.test('lowercase / lower / upper / length / concat', async (t) => {
   t.equal(both['name'], 'mixed');
   t.equal(both['other'], 'abc');
   t.equal(both['@rawstring'], 'x', '@-fields are left alone by *');
-  t.equal(one('upper(Name)', e)?.['Name'], 'MIXED');
+  // lower/upper: as:str=_lower / _upper (query-functions.md §1); the input field is left as it was.
+  t.equal(one('upper(Name)', e)?.['_upper'], 'MIXED');
+  t.equal(one('upper(Name)', e)?.['Name'], 'MiXeD');
+  t.equal(one('lower(Name)', e)?.['_lower'], 'mixed');
+  t.equal(one('lower(field=Name, as=Name)', e)?.['Name'], 'mixed', 'as= the input field: in place');
   t.equal(one('lower(Name, as=l)', e)?.['l'], 'mixed');
   t.equal(one('length(Name)', e)?.['_length'], '5');
   t.equal(one('length(Name, as=n)', e)?.['n'], '5');

@@ -146,6 +146,23 @@ const ERRORS: [string, RegExp][] = [
   ['case { count() }', /aggregate function count cannot be used inside case or match branches/],
   ['x := /re/', /a regex cannot be used as a value here/],
   ['in(f, values=[a])  | y := in(f, values=[a])', /cannot be used in an expression/],
+  // Unknown functions where they are nested, bad parameters and wrong types: the line and column of the name or argument.
+  ['x=1\n| groupBy(x,\n    function=[count(), nosuch(y)])', /^Unknown function "nosuch" at line 3, column 24/],
+  ['case {\n  a=1 | b := nosuch(c) ;\n  * }', /^Unknown function "nosuch" at line 2, column 14/],
+  ['x := 1\n| y := lower(x) + nosuch(x)', /^Unknown function "nosuch" at line 2, column 19/],
+  ['x match {\n 1 => nosuch() ;\n * => * }', /^Unknown function "nosuch" at line 2, column 7/],
+  ['eval(a = 1,\n b = nosuch(c))', /^Unknown function "nosuch" at line 2, column 6/],
+  ['groupBy(x, function={ y := 1 |\n nosuch(y) })', /^Unknown function "nosuch" at line 2, column 2/],
+  ['x=1 |\n  round(x, how=sideways)', /parameter how of function round must be one of round, floor, ceil, not sideways at line 2, column 12/],
+  ['math:log(x,\n  base=2)', /parameter base is not supported in function math:log at line 2, column 3/],
+  ['groupBy(x,\n limit=-5)', /parameter limit of function groupBy must be a whole number or max.* at line 2, column 2/],
+  ['bucket(span=1h,\n limit=900)', /parameter limit of function bucket is 900, above the maximum 500 at line 2, column 2/],
+  ['splitString(x, by="[",\n index=a)', /parameter index of function splitString must be a number, not a at line 2, column 2/],
+  ['concat(x, as=[a,b])', /parameter as of function concat must be a string, not an array at line 1, column 11/],
+  ['count(x,\n   distinct=maybe)', /parameter distinct of function count must be true or false, not maybe at line 2, column 4/],
+  ['formatTime("%Y", as=y,\n   timezone="Nowhere/X")', /parameter timezone of function formatTime: unknown time zone Nowhere\/X at line 2, column 4/],
+  ['x=1\n| groupBy(x, function=lower(y))', /function lower is not an aggregate function and cannot be used here at line 2, column 23/],
+  ['time:hour(\n timezone="Mars/Base")', /unknown time zone Mars\/Base at line 2, column 2/],
 ];
 
 t.test('errors with their position (§1 errors, order rules)', async (t) => {

@@ -7,6 +7,7 @@
  * block metadata) gives the same answer as its per-event path and as MapEvents one by one.
  */
 import t from 'tap';
+import type { Test } from 'tap';
 import { eventId } from '../../../src/events/event-id.js';
 import { BlockView, ColumnEvent } from '../../../src/query/block-view.js';
 import { compileQuery } from '../../../src/query/compile.js';
@@ -111,7 +112,7 @@ const FILTERS = [
   'wildcard("*log*", field=[y, z])',
   'k=a or x>500 y=*',
 ];
-const EVALS = ['w := x * 2', 'w := x + nosuch', 'k := upper(k)', 'v := if(x > 100, then="hi", else="lo")', 'z := concat([k, y])', 'q := x / 3 | round(q)', 'case { x > 300 | c := "big" ; k=b | c := "b" ; * }', 'y match { login => m := 1 ; /^x/ => m := 2 ; * => * }', 'text:length(y, as=n)', 'x := math:abs(x)'];
+const EVALS = ['w := x * 2', 'w := x + nosuch', 'k := upper(k)', 'v := if(x > 100, then="hi", else="lo")', 'z := concat([k, y])', 'q := x / 3 | round(q)', 'case { x > 300 | c := "big" ; k=b | c := "b" ; * }', 'y match { login => m := 1 ; /^x/ => m := 2 ; * => * }', 'text:length(y, as=n)', 'x := math:abs(x)', 'select([k, x, y, @timestamp])', 'w := x * 2 | select([k, w, z])'];
 const AGGS = ['groupBy(k, function=[count(), sum(x), max(w)])', 'groupBy([k, c], function=collect([y, m]))', 'stats([count(y), avg(x), min(n)])', 'top(y, limit=3)', 'groupBy(v, function=selectFromMax(x, include=[y]))', 'count(z, distinct=true)'];
 
 t.test('column path = per-event path, one block = many blocks', async (t) => {
@@ -153,6 +154,8 @@ function scanEvents(r: () => number, n: number, t0: number, step: number): Raw[]
     if (r() < 0.8) fields['x'] = String(Math.floor(r() * 1000) - 100);
     fields['n'] = String(Math.floor(r() * 500) - 50);
     fields['ip'] = `10.${Math.floor(r() * 3)}.0.${Math.floor(r() * 256)}`;
+    // Five values, so the best one ties across rows and blocks (selectFromMax/Min break ties by content).
+    fields['t'] = String((i * 7) % 5);
     if (r() < 0.7) fields['y'] = pick(WORDS);
     // Distinct values (no dictionary): a text or reference column.
     if (r() < (dense ? 0.95 : 0.5)) fields['u'] = `${pick(WORDS)}-${Math.floor(r() * 100000)}`;
@@ -247,14 +250,18 @@ const SCAN_AGGS = [
   'percentile(k, as=p)',
   'percentile(ip)',
 ];
+/** Function calls that offer the scan a column path (FnDef.filterSyntax, selectFromMax/Min's columns). */
+const SCAN_FUNCTION_FILTERS = ['wildcard("*9*", field=u)', 'wildcard("*in", field=[y, k])', 'wildcard("a", field=k)', '!wildcard("*in", field=y)', 'k=a', 'x>100', 'login'];
+const SCAN_FUNCTION_AGGS = ['selectFromMax(n, include=[u, k])', 'selectFromMin(x, include=[y])', 'selectFromMax(u, include=[ip])', 'selectFromMin(ip, include=[k])', 'selectFromMax(x, include=[k])', 'selectFromMax(t, include=[u, y])', 'selectFromMin(t, include=[y, k])', 'count()'];
 
 /** Rows as text, each row's fields by name (a block row and a MapEvent list their names in different orders). */
 function sortedRows(rows: readonly Ev[]): string {
   return JSON.stringify(rows.map((x) => x.names().sort().map((n) => [n, x.get(n)])));
 }
 
-t.test('scan: column path = per-event path (filters, selection vectors, column aggregates, block metadata)', async (t) => {
-  const r = rnd(19);
+/** Random scans of `filters` then one of `aggs`, each by the column path, the per-event path, block metadata and MapEvents. */
+function compareScans(t: Test, seed: number, filters: readonly string[], aggs: readonly string[]): number {
+  const r = rnd(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const T0 = 1_000_000_000;
   let checked = 0;
@@ -277,26 +284,30 @@ t.test('scan: column path = per-event path (filters, selection vectors, column a
     const end = cut ? hi - Math.floor(r() * (hi - lo) * 0.4) : hi + 60_000;
     const views = blocks.map((evs, b) => block(evs, (round + b) % 3 === 1 ? 4 : 5));
     for (let k = 0; k < 8; k++) {
-      const steps = [pick(SCAN_FILTERS), pick(SCAN_FILTERS), pick(SCAN_REST)].filter((_, i) => r() < (i === 2 ? 0.2 : 0.6));
-      const text = [...steps, pick(SCAN_AGGS)].join(' | ');
+      const steps = [pick(filters), pick(filters), pick(SCAN_REST)].filter((_, i) => r() < (i === 2 ? 0.2 : 0.6));
+      const text = [...steps, pick(aggs)].join(' | ');
       const q = compileQuery(text, { ctx: ctxOf({ start, end }) });
       const { maps, agg } = splitAtAggregate(q);
-      const run = (columnPath: boolean, useMeta: boolean): { answer: string; matched: number; events: number; meta: number } => {
+      // oneTask: every block into one state, as one scan task reads its blocks; else a state per block, merged.
+      const run = (columnPath: boolean, useMeta: boolean, oneTask = false): { answer: string; matched: number; events: number; meta: number } => {
         const merged = agg.init();
         let matched = 0;
         let events = 0;
         let meta = 0;
+        const task = { state: agg.init(), events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
         blocks.forEach((evs, b) => {
-          const result = { state: agg.init(), events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
+          const result = oneTask ? task : { state: agg.init(), events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
           const scanner = blockScanner(maps, agg, result, { start, end, columnPath, meter: new Meter(null), overTime: () => undefined });
           const minTs = evs[0]!.ts;
           const maxTs = evs[evs.length - 1]!.ts;
           if (useMeta && scanner.meta(minTs, maxTs, evs.length)) meta++;
           else scanner.view(views[b]!, minTs >= start && maxTs <= end);
+          if (oneTask) return;
           agg.merge(merged, structuredClone(result.state));
           matched += result.matched;
           events += result.events;
         });
+        if (oneTask) return { answer: sortedRows(agg.finish(task.state)), matched: task.matched, events: task.events, meta };
         return { answer: sortedRows(agg.finish(merged)), matched, events, meta };
       };
       // The oracle: MapEvents in range, one state per block, through the stages one by one.
@@ -310,11 +321,24 @@ t.test('scan: column path = per-event path (filters, selection vectors, column a
       if (withMeta.answer !== perEvent.answer) t.fail(`${text} [${start}, ${end}]: block metadata differs\nper event: ${perEvent.answer}\nmetadata:  ${withMeta.answer}`);
       if (columns.matched !== perEvent.matched || withMeta.matched !== perEvent.matched) t.fail(`${text}: matched ${perEvent.matched} per event, ${columns.matched} columns, ${withMeta.matched} metadata`);
       if (columns.events !== perEvent.events || withMeta.events !== perEvent.events) t.fail(`${text}: events ${perEvent.events} per event, ${columns.events} columns, ${withMeta.events} metadata`);
+      // One state through every block (a limited groupBy may differ from merged states; both paths must not).
+      const taskPerEvent = run(false, false, true);
+      const taskColumns = run(true, false, true);
+      if (taskColumns.answer !== taskPerEvent.answer) t.fail(`${text} [${start}, ${end}]: one task's column path differs\nper event: ${taskPerEvent.answer}\ncolumns:   ${taskColumns.answer}`);
       checked++;
     }
   }
   t.equal(checked, 240, `${checked} random scans compared`);
+  return viaMeta;
+}
+
+t.test('scan: column path = per-event path (filters, selection vectors, column aggregates, block metadata)', async (t) => {
+  const viaMeta = compareScans(t, 19, SCAN_FILTERS, SCAN_AGGS);
   t.ok(viaMeta > 0, `${viaMeta} blocks answered from their metadata`);
+});
+
+t.test('scan: the same for function filters and aggregates that offer column paths', async (t) => {
+  compareScans(t, 21, SCAN_FUNCTION_FILTERS, SCAN_FUNCTION_AGGS);
 });
 
 t.test('the column path charges the groups it makes to the query memory budget', async (t) => {
