@@ -75,10 +75,11 @@ export function desiredHolders(partitionHosts: readonly number[], nodes: readonl
 }
 
 /**
- * Held by enough nodes for the queue's copy of its events to be let go: by `factor` nodes, or, when
- * fewer nodes than that are alive, by every live node (under-replicated, and reported so).
+ * Held by enough nodes for the queue's copy of its events to be let go: by `factor` live nodes, or,
+ * when fewer nodes than that are alive, by every live node (under-replicated, and reported so). A
+ * dead holder does not count: its copy cannot be read until it returns.
  */
 export function sufficientlyHeld(holders: readonly number[], factor: number, live: readonly number[]): boolean {
-  if (holders.length >= factor) return true;
+  if (holders.filter((h) => live.includes(h)).length >= factor) return true;
   return live.length < factor && live.length > 0 && live.every((n) => holders.includes(n));
 }

@@ -1,4 +1,4 @@
-/** The `replication` health check: under-replicated segments and how far replication lags. */
+/** The `replication` health check: segments held by too few live nodes, and how far replication lags. */
 import type { CheckResult } from '../health/checks.js';
 import type { ReplicationStats } from './replication.js';
 
@@ -10,6 +10,7 @@ export function replicationCheck(r: ReplicationStats): CheckResult {
     factor: String(r.factor),
     segments: String(r.segments),
     underReplicated: String(r.underReplicated),
+    missing: String(r.missing),
     pendingOwn: String(r.pendingOwn),
     lagSeconds: String(Math.round(r.lagMs / 1000)),
     transfersActive: String(r.active),
@@ -17,7 +18,7 @@ export function replicationCheck(r: ReplicationStats): CheckResult {
     corruptCopiesReplaced: String(r.corrupt),
   };
   const problems: string[] = [];
-  if (r.underReplicated > 0) problems.push(`${r.underReplicated} of ${r.segments} segments are held by fewer than ${r.factor} nodes`);
+  if (r.underReplicated > 0) problems.push(`${r.underReplicated} of ${r.segments} segments are held by fewer than ${r.factor} live nodes${r.missing > 0 ? ` (${r.missing} by none)` : ''}`);
   if (r.lagMs > LAG_WARN_MS) problems.push(`the oldest segment waiting for copies is ${Math.round(r.lagMs / 1000)} s old`);
-  return { name: 'replication', status: problems.length === 0 ? 'OK' : 'WARN', statusMessage: problems.length === 0 ? `every segment is held by ${r.factor} nodes` : problems.join('; '), fields };
+  return { name: 'replication', status: problems.length === 0 ? 'OK' : 'WARN', statusMessage: problems.length === 0 ? `every segment is held by ${r.factor} live nodes` : problems.join('; '), fields };
 }

@@ -9,8 +9,10 @@
  *   from what an interrupted copy left. Complete: fsynced, checked against the listed size and
  *   CRC, renamed into place, catalogued (blocks its epoch's end voids left out), and only then this
  *   node lists itself as a holder. A partial file is never catalogued, so never read.
- * - **Bounds**: copies at once (`replication_parallel_transfers`) and bytes per second
- *   (`replication_bytes_per_second`, for all copies together), so copying cannot starve ingest.
+ * - **Bounds**: both ways, copies at once and bytes per second for all copies together: into this
+ *   node (`replication_parallel_transfers`, `replication_bytes_per_second`) and out of it
+ *   (`replication_outbound_parallel_transfers`, `replication_outbound_bytes_per_second`; a peer
+ *   asking past the first is refused and asks again shortly), so copying cannot starve ingest.
  * - **Scrubbing**: every held segment's whole-file CRC is checked at a bounded rate, from start and
  *   then periodically; a copy that fails is taken out of the catalog, set aside, dropped from global
  *   state, and copied again from a healthy holder.
@@ -21,7 +23,7 @@ import { open, rename, stat, unlink, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import { LogsvcError } from '../lib/errors.js';
+import { isLogsvcError, LogsvcError } from '../lib/errors.js';
 import type { GlobalStore, MarkEntry } from '../global/index.js';
 import type { StoredSegment, SegmentEntry } from '../global/segment-holdings.js';
 import { holdersOf } from '../global/segment-holdings.js';
@@ -29,12 +31,15 @@ import { positionAfter, readSegmentInfo, type Position, type SegmentCatalog, typ
 import { crc32c, fsyncDir } from '../storage/index.js';
 import { desiredHolders, entirelyVoid, sufficientlyHeld } from './placement.js';
 import { LeftoverSweep } from './leftovers.js';
+import { replicationSizes, type ClusterSizes, type NodeSizes } from './replication-sizes.js';
 
 export const SEGMENT_READ = 'segment.read';
 const CHUNK_BYTES = 256 * 1024;
 const INCOMING = '.incoming';
 /** A copy that failed is tried again after this long (doubling up to a minute). */
 const RETRY_MS = 1000;
+/** A holder that refused a copy (it sends its most at once) is asked again after about this long. */
+const BUSY_RETRY_MS = 500;
 /**
  * A surplus copy stays on disk (and in the catalog) this long after its drop applied: a query
  * placed before the drop may still choose this node for it (its parts reach the nodes within the
@@ -67,6 +72,10 @@ export interface ReplicationOptions {
   bytesPerSecond: number;
   /** Copies into this node at once. */
   parallel: number;
+  /** Bytes per second all copies this node sends may take together; 0: unbounded. */
+  sendBytesPerSecond: number;
+  /** Copies this node sends at once; a peer asking for more is refused (E_TOO_MANY_REQUESTS) and asks again shortly. */
+  sendParallel: number;
   /** A node dead this long no longer counts as a holder to be waited for: its segments are copied elsewhere. */
   graceMs: number;
   /** Bytes per second the scrubber reads; 0: no scrubbing. */
@@ -100,13 +109,19 @@ class Pace {
 export interface ReplicationStats {
   factor: number;
   segments: number;
+  /** Segments held by fewer live nodes than the factor (those held by none included). */
   underReplicated: number;
+  /** Segments no live node holds. */
+  missing: number;
   /** Own closed segments not yet held by enough nodes, and the age of the oldest (ms). */
   pendingOwn: number;
   lagMs: number;
   /** Copies into this node under way and waiting. */
   active: number;
   queued: number;
+  /** Copies this node is sending now, and how many it refused for sending its most at once. */
+  sending: number;
+  sendRefused: number;
   bytesReceived: number;
   bytesSent: number;
   copied: number;
@@ -149,7 +164,13 @@ export class SegmentReplicator {
   private readonly registering = new Set<string>();
   private readonly transfers = new Map<string, AbortController>();
   private readonly retryAt = new Map<string, { at: number; delay: number }>();
+  /** Holders that refused a copy for sending their most at once: node -> when (monotonic) to ask again. */
+  private readonly busyUntil = new Map<number, number>();
   private readonly pace: Pace;
+  private readonly sendPace: Pace;
+  private readonly sendChunk: number;
+  private sending = 0;
+  private sendRefused = 0;
   private readonly scrubPace: Pace;
   private readonly stopping = new AbortController();
   private timer: NodeJS.Timeout | null = null;
@@ -179,6 +200,10 @@ export class SegmentReplicator {
       graceMs: opts.surplusGraceMs ?? SURPLUS_GRACE_MS,
     });
     this.pace = new Pace(opts.bytesPerSecond);
+    this.sendPace = new Pace(opts.sendBytesPerSecond);
+    // A slow send rate sends smaller chunks (about 4 a second), so a paced copy never goes quiet
+    // long enough for the receiver's inactivity bound.
+    this.sendChunk = opts.sendBytesPerSecond > 0 ? Math.max(16 * 1024, Math.min(CHUNK_BYTES, Math.floor(opts.sendBytesPerSecond / 4))) : CHUNK_BYTES;
     this.scrubPace = new Pace(opts.scrubBytesPerSecond);
     this.startedAt = opts.clock.now();
     opts.rpc.handleStream(SEGMENT_READ, (body, ctx) => this.serve(body, ctx.signal));
@@ -242,18 +267,28 @@ export class SegmentReplicator {
     return desiredHolders(hosts, [...store.state.nodes.keys()], this.factor(), (n) => this.available(n), store.state.draining);
   }
 
-  /** Listed segments `node` holds that fewer than the factor of other nodes hold (what draining it must copy). */
+  /** Listed segments `node` holds that fewer than the factor of other live nodes hold (what draining it must copy). */
   heldTooFewWithout(node: number): number {
+    return this.sizes().nodes.find((n) => n.node === node)?.heldTooFewWithout ?? 0;
+  }
+
+  /** How well the listed segments are held, per segment and per node (replication-sizes.ts). */
+  sizes(): { cluster: ClusterSizes; nodes: NodeSizes[] } {
     const { store } = this.opts;
-    const factor = Math.max(1, Math.min(this.opts.factor, store.state.nodes.size - 1 || 1));
-    let n = 0;
-    for (const entry of store.state.cluster.segments.segments.values()) {
-      const holders = holdersOf(entry);
-      if (!holders.includes(node) || this.voided(entry.segment)) continue;
-      if (store.state.cluster.segments.superseded(entry.segment.id, () => true)) continue;
-      if (holders.filter((h) => h !== node).length < factor) n++;
+    const holdings = store.state.cluster.segments;
+    const segments: { entry: SegmentEntry; desired: number[] }[] = [];
+    for (const entry of holdings.segments.values()) {
+      if (this.voided(entry.segment) || holdings.superseded(entry.segment.id, () => true)) continue;
+      segments.push({ entry, desired: this.desired(entry) });
     }
-    return n;
+    return replicationSizes({
+      factor: this.factor(),
+      configuredFactor: this.opts.factor,
+      nodes: [...store.state.nodes.keys()],
+      live: new Set(this.live()),
+      partitions: store.state.partitions,
+      segments,
+    });
   }
 
   private voided(s: StoredSegment): boolean {
@@ -444,7 +479,7 @@ export class SegmentReplicator {
       if (this.transfers.has(id)) continue;
       const retry = this.retryAt.get(id);
       if (retry !== undefined && retry.at > now) continue;
-      const from = holdersOf(entry).filter((h) => h !== this.opts.selfId && this.opts.rpc.isAlive(h));
+      const from = holdersOf(entry).filter((h) => h !== this.opts.selfId && this.opts.rpc.isAlive(h) && (this.busyUntil.get(h) ?? 0) <= now);
       if (from.length === 0) continue;
       const source = from[Math.floor(Math.random() * from.length)]!;
       const ctl = new AbortController();
@@ -455,6 +490,12 @@ export class SegmentReplicator {
           this.copied++;
         })
         .catch((err: unknown) => {
+          if (isLogsvcError(err) && err.code === 'E_TOO_MANY_REQUESTS') {
+            // The holder sends as many copies as it may: ask it again soon, and meanwhile copy from
+            // other holders (one refused request per busy holder, not one per segment).
+            this.busyUntil.set(source, this.opts.clock.monotonic() + BUSY_RETRY_MS * (0.5 + Math.random()));
+            return;
+          }
           const delay = Math.min(60_000, (retry?.delay ?? RETRY_MS / 2) * 2);
           this.retryAt.set(id, { at: this.opts.clock.monotonic() + delay, delay });
           if (!ctl.signal.aborted) this.opts.logger.warn('replication: segment copy failed; will retry', { segment: id, from: source, error: (err as Error).message });
@@ -527,21 +568,31 @@ export class SegmentReplicator {
     }
     const info = this.opts.catalog.get(b.id);
     if (info === undefined || !info.closed) throw new LogsvcError('E_NOT_FOUND', `segment.read: segment ${b.id} is not held here`);
-    const fh = await open(info.path, 'r');
+    if (this.sending >= this.opts.sendParallel) {
+      this.sendRefused++;
+      throw new LogsvcError('E_TOO_MANY_REQUESTS', `segment.read: node ${this.opts.selfId} is already sending ${this.sending} segment copies (replication_outbound_parallel_transfers); ask again shortly`);
+    }
+    this.sending++;
     try {
-      const { size } = await fh.stat();
-      for (let pos = b.from; pos < size && !signal.aborted; ) {
-        const n = Math.min(CHUNK_BYTES, size - pos);
-        const data = Buffer.allocUnsafe(n);
-        const { bytesRead } = await fh.read(data, 0, n, pos);
-        if (bytesRead === 0) break;
-        pos += bytesRead;
-        this.bytesSent += bytesRead;
-        const out = data.subarray(0, bytesRead);
-        yield { data: out, crc: crc32c(out) };
+      const fh = await open(info.path, 'r');
+      try {
+        const { size } = await fh.stat();
+        for (let pos = b.from; pos < size && !signal.aborted; ) {
+          const n = Math.min(this.sendChunk, size - pos);
+          const data = Buffer.allocUnsafe(n);
+          const { bytesRead } = await fh.read(data, 0, n, pos);
+          if (bytesRead === 0) break;
+          await this.sendPace.take(bytesRead, signal);
+          pos += bytesRead;
+          this.bytesSent += bytesRead;
+          const out = data.subarray(0, bytesRead);
+          yield { data: out, crc: crc32c(out) };
+        }
+      } finally {
+        await fh.close();
       }
     } finally {
-      await fh.close();
+      this.sending--;
     }
   }
 
@@ -656,13 +707,8 @@ export class SegmentReplicator {
   stats(): ReplicationStats {
     const { store, selfId } = this.opts;
     const factor = this.factor();
-    let segments = 0;
-    let under = 0;
-    for (const entry of store.state.cluster.segments.segments.values()) {
-      if (this.voided(entry.segment)) continue;
-      segments++;
-      if (holdersOf(entry).length < factor) under++;
-    }
+    const { cluster } = this.sizes();
+    const { missing, under, over, properly } = cluster.live;
     let pendingOwn = 0;
     let oldest = Infinity;
     const live = this.live();
@@ -675,12 +721,15 @@ export class SegmentReplicator {
     }
     return {
       factor,
-      segments,
-      underReplicated: under,
+      segments: missing.segments + under.segments + over.segments + properly.segments,
+      underReplicated: missing.segments + under.segments,
+      missing: missing.segments,
       pendingOwn,
       lagMs: pendingOwn === 0 ? 0 : Math.max(0, this.opts.clock.now() - oldest),
       active: this.transfers.size,
       queued: this.lastQueued,
+      sending: this.sending,
+      sendRefused: this.sendRefused,
       bytesReceived: this.bytesReceived,
       bytesSent: this.bytesSent,
       copied: this.copied,
@@ -702,19 +751,10 @@ export class SegmentReplicator {
     return n;
   }
 
-  /** Segment counts and bytes per node, from global state. */
+  /** Segment counts, bytes and events per node holding any, from global state. */
   perNode(): { node: number; segments: number; bytes: number; events: number }[] {
-    const by = new Map<number, { segments: number; bytes: number; events: number }>();
-    for (const entry of this.opts.store.state.cluster.segments.segments.values()) {
-      if (this.voided(entry.segment)) continue;
-      for (const n of holdersOf(entry)) {
-        const x = by.get(n) ?? { segments: 0, bytes: 0, events: 0 };
-        x.segments++;
-        x.bytes += entry.segment.bytes;
-        x.events += entry.segment.events;
-        by.set(n, x);
-      }
-    }
-    return [...by].sort((a, b) => a[0] - b[0]).map(([node, x]) => ({ node, ...x }));
+    return this.sizes()
+      .nodes.filter((n) => n.segments > 0)
+      .map((n) => ({ node: n.node, segments: n.segments, bytes: n.bytes, events: n.events }));
   }
 }

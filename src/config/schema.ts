@@ -110,6 +110,8 @@ export interface NodeConfig {
     segment_replication_factor: number;
     replication_bytes_per_second: number;
     replication_parallel_transfers: number;
+    replication_outbound_bytes_per_second: number;
+    replication_outbound_parallel_transfers: number;
     rereplicate_after_seconds: number;
     scrub_bytes_per_second: number;
     scrub_interval_seconds: number;
@@ -147,6 +149,14 @@ export function integer(min: number, max: number): Check<number> {
     typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max
       ? v
       : { error: `must be an integer from ${min} to ${max} (got ${show(v)})` };
+}
+
+/** 0 (off) or an integer from `min` to `max`. */
+export function zeroOrAtLeast(min: number, max: number): Check<number> {
+  return (v) =>
+    typeof v === 'number' && Number.isInteger(v) && (v === 0 || (v >= min && v <= max))
+      ? v
+      : { error: `must be 0 or an integer from ${min} to ${max} (got ${show(v)})` };
 }
 
 /** A secret: empty (not set) or 16 to 1024 characters without spaces; a refusal never shows the value. */
@@ -386,6 +396,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { path: 'cluster.segment_replication_factor', default: 2, doc: 'nodes that hold a copy of each segment (at most the number of nodes in the cluster); a digest checkpoint passes a segment only once this many hold it, or every live node when fewer are up', check: integer(1, 16) },
   { path: 'cluster.replication_bytes_per_second', default: 100 * 1024 * 1024, doc: 'bytes per second all segment copies into this node may take together; 0 means unbounded', check: integer(0, 2 ** 40) },
   { path: 'cluster.replication_parallel_transfers', default: 2, doc: 'segment copies into this node at once', check: integer(1, 64) },
+  { path: 'cluster.replication_outbound_bytes_per_second', default: 100 * 1024 * 1024, doc: 'bytes per second this node may send to peers copying its segments, all copies together; 0 means unbounded (else at least 65536)', check: zeroOrAtLeast(65536, 2 ** 40) },
+  { path: 'cluster.replication_outbound_parallel_transfers', default: 4, doc: 'segment copies this node sends at once; a peer asking for more is told to try again shortly', check: integer(1, 64) },
   { path: 'cluster.rereplicate_after_seconds', default: 300, doc: 'a node dead this long no longer counts as a holder: its segments are copied to other nodes to keep the replication factor', check: integer(0, 30 * 86400) },
   { path: 'cluster.scrub_bytes_per_second', default: 8 * 1024 * 1024, doc: 'rate at which held segments are re-read to check their checksums (a damaged copy is replaced from a healthy holder); 0 turns scrubbing off', check: integer(0, 2 ** 40) },
   { path: 'cluster.scrub_interval_seconds', default: 86400, doc: 'pause between two full scrub passes (the first starts when the node starts)', check: integer(1, 365 * 86400) },

@@ -3,7 +3,7 @@ import type { Principal } from '../auth/index.js';
 import type { UserService } from '../accounts/user-service.js';
 import type { GroupService } from '../accounts/group-service.js';
 import type { RepositoryService } from '../repositories/repository-service.js';
-import type { ClusterService } from '../cluster/index.js';
+import type { ClusterService, ClusterSizes, NodeSizes } from '../cluster/index.js';
 import type { FileService } from '../files/index.js';
 import type { ParserService } from '../parsers/index.js';
 import type { ActionService, AlertService } from '../alerts/index.js';
@@ -18,6 +18,8 @@ export interface StorageStats {
   /** Bytes and events ingested per UTC day (days since the epoch), newest first, over the cluster. */
   ingestVolume(repositoryId: string): { day: number; bytes: number; events: number }[];
   node(): { segmentBytes: number; diskTotal: number; diskFree: number; wipBytes: number };
+  /** A cluster's segments: how well each is held, and per node what it holds (null on a single node). */
+  replication?(): { cluster: ClusterSizes; nodes: NodeSizes[] } | null;
 }
 
 export interface GraphqlServices {

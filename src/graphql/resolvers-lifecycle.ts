@@ -7,6 +7,7 @@ import type { Repository, RetentionSettings, StoredSavedQuery, StoredView } from
 import type { SavedQueryInput } from '../saved-queries/saved-query-service.js';
 import type { ConnectionInput } from '../views/view-service.js';
 import { queryResolvers, repositoryShape } from './resolvers.js';
+import type { NodeSizes } from '../cluster/index.js';
 import { GRAPHQL_FIELDS, type AlertInput, type AlertView, type FieldNames } from '../alerts/index.js';
 import { alertInput, alertingFields, alertShape } from './resolvers-alerting.js';
 import { LogsvcError } from '../lib/errors.js';
@@ -105,40 +106,72 @@ export function lifecycleRepositoryFields(r: Repository, ctx: GraphqlContext): R
   };
 }
 
-/** The cluster's and its nodes' size fields, from this node's segments and disk. */
-export function lifecycleClusterFields(ctx: GraphqlContext): Record<string, unknown> {
-  const stats = ctx.services.storage.node();
+type ReplicationSizes = NonNullable<ReturnType<NonNullable<GraphqlContext['services']['storage']['replication']>>>;
+
+/** The replication sizes of one answer, counted once and only if a size field is asked for. */
+export function replicationSizesOnce(ctx: GraphqlContext): () => ReplicationSizes | null {
+  let memo: ReplicationSizes | null | undefined;
+  return () => (memo === undefined ? (memo = ctx.services.storage.replication?.() ?? null) : memo);
+}
+
+/**
+ * The cluster's size fields. A cluster counts every listed segment by its live holders against the
+ * replication factor (and, for the target sizes, by its desired holders), as this node sees
+ * liveness (replication-sizes.ts). A single node holds each segment once, which is its factor.
+ */
+export function lifecycleClusterFields(ctx: GraphqlContext, sizes: () => ReplicationSizes | null): Record<string, unknown> {
+  // Thunks: a query that asks for none of them (cluster { nodes { id } }) counts nothing.
+  const size = (of: (r: ReplicationSizes['cluster']) => number, single: 'all' | 'none') => (): number => {
+    const r = sizes();
+    if (r !== null) return of(r.cluster);
+    return single === 'all' ? ctx.services.storage.node().segmentBytes : 0;
+  };
   return {
-    // Each segment has one copy (replication is not built), so every byte is "properly" replicated at factor 1.
     clusterInfoAgeSeconds: 0,
-    underReplicatedSegmentSize: 0,
-    overReplicatedSegmentSize: 0,
-    missingSegmentSize: 0,
-    properlyReplicatedSegmentSize: stats.segmentBytes,
-    targetUnderReplicatedSegmentSize: 0,
-    targetOverReplicatedSegmentSize: 0,
-    targetMissingSegmentSize: 0,
-    targetProperlyReplicatedSegmentSize: stats.segmentBytes,
+    underReplicatedSegmentSize: size((c) => c.live.under.bytes, 'none'),
+    overReplicatedSegmentSize: size((c) => c.live.over.bytes, 'none'),
+    missingSegmentSize: size((c) => c.live.missing.bytes, 'none'),
+    properlyReplicatedSegmentSize: size((c) => c.live.properly.bytes, 'all'),
+    targetUnderReplicatedSegmentSize: size((c) => c.target.under.bytes, 'none'),
+    targetOverReplicatedSegmentSize: size((c) => c.target.over.bytes, 'none'),
+    targetMissingSegmentSize: size((c) => c.target.missing.bytes, 'none'),
+    targetProperlyReplicatedSegmentSize: size((c) => c.target.properly.bytes, 'all'),
   };
 }
 
-export function lifecycleNodeFields(ctx: GraphqlContext, self: boolean): Record<string, unknown> {
-  const stats = self ? ctx.services.storage.node() : { segmentBytes: 0, diskTotal: 0, diskFree: 0, wipBytes: 0 };
+const NO_DISK = { segmentBytes: 0, diskTotal: 0, diskFree: 0, wipBytes: 0 };
+
+/**
+ * A node's size fields (thunks, counted only when asked). Sizes of segments come from global state
+ * in a cluster (what each node is listed as holding: the same answer on every node), from the
+ * catalog on a single node; disk and work-in-progress sizes are known for the answering node only
+ * (0 for the others).
+ */
+export function lifecycleNodeFields(ctx: GraphqlContext, nodeId: number, sizes: () => ReplicationSizes | null): Record<string, unknown> {
+  const self = nodeId === ctx.services.selfId;
+  let memo: ReturnType<GraphqlContext['services']['storage']['node']> | undefined;
+  const disk = () => (memo ??= self ? ctx.services.storage.node() : NO_DISK);
+  const held = <T>(of: (n: NodeSizes | undefined) => T, single: () => T) => (): T => {
+    const r = sizes();
+    // A single node holds every segment alone; it cannot leave (it hosts every partition).
+    return r === null ? single() : of(r.nodes.find((x) => x.node === nodeId));
+  };
+  const all = (): number => disk().segmentBytes;
   return {
     clusterInfoAgeSeconds: 0,
-    inboundSegmentSize: 0,
-    outboundSegmentSize: 0,
-    canBeSafelyUnregistered: false,
-    currentSize: stats.segmentBytes,
-    primarySize: stats.segmentBytes,
+    inboundSegmentSize: held((n) => n?.inboundBytes ?? 0, () => 0),
+    outboundSegmentSize: held((n) => n?.outboundBytes ?? 0, () => 0),
+    canBeSafelyUnregistered: held((n) => n?.canBeSafelyUnregistered ?? false, () => false),
+    currentSize: held((n) => n?.bytes ?? 0, all),
+    primarySize: held((n) => n?.bytes ?? 0, all),
     secondarySize: 0,
-    totalSizeOfPrimary: stats.diskTotal,
+    totalSizeOfPrimary: () => disk().diskTotal,
     totalSizeOfSecondary: 0,
-    freeOnPrimary: stats.diskFree,
+    freeOnPrimary: () => disk().diskFree,
     freeOnSecondary: 0,
-    wipSize: stats.wipBytes,
-    targetSize: stats.segmentBytes,
-    solitarySegmentSize: stats.segmentBytes,
+    wipSize: () => disk().wipBytes,
+    targetSize: held((n) => n?.targetBytes ?? 0, all),
+    solitarySegmentSize: held((n) => n?.solitaryBytes ?? 0, all),
     zone: null,
   };
 }

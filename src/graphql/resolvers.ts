@@ -10,7 +10,7 @@ import type { IngestTokenView } from '../repositories/repository-service.js';
 import { toWire } from '../cluster/index.js';
 import type { GraphqlContext } from './context.js';
 import { alertingFields } from './resolvers-alerting.js';
-import { lifecycleClusterFields, lifecycleNodeFields, lifecycleRepositoryFields, viewShape } from './resolvers-lifecycle.js';
+import { lifecycleClusterFields, lifecycleNodeFields, lifecycleRepositoryFields, replicationSizesOnce, viewShape } from './resolvers-lifecycle.js';
 import type { RetentionSettings } from '../global/index.js';
 
 type Args = Record<string, unknown>;
@@ -151,6 +151,7 @@ export const queryResolvers: Record<string, Resolver> = {
   cluster: (_a, ctx) => {
     requireUser(ctx.principal, 'reading the cluster');
     const { cluster, version } = ctx.services;
+    const sizes = replicationSizesOnce(ctx);
     return {
       nodes: () =>
         cluster.nodes().map((n) => ({
@@ -161,10 +162,10 @@ export const queryResolvers: Record<string, Resolver> = {
           isAvailable: n.isAvailable,
           lastHeartbeat: n.lastHeartbeat ?? n.registeredAt,
           humioVersion: version,
-          ...lifecycleNodeFields(ctx, n.id === ctx.services.selfId),
+          ...lifecycleNodeFields(ctx, n.id, sizes),
         })),
       ingestPartitions: () => toWire(cluster.layout()).map((e) => ({ id: e.partition, nodeIds: e.hosts })),
-      ...lifecycleClusterFields(ctx),
+      ...lifecycleClusterFields(ctx, sizes),
     };
   },
 };

@@ -49,7 +49,7 @@ extend type Mutation {
   s3ConfigureArchiving(repositoryName: String!, bucket: String!, region: String!, format: S3ArchivingFormat!, tagOrderInName: [String!], startFromDateTime: DateTime, roleArn: String): BooleanResultType!
   "Replaces an API token and returns the new one. Each user has one API token, whose id is the user's id."
   rotateToken(input: RotateTokenInputData!): String!
-  "Not built (a node leaves the cluster with the cluster issue): fails saying so."
+  "Removes a node from the cluster; unless force, drains it first (refused, naming what is left, until its segments are on enough other live nodes: canBeSafelyUnregistered)."
   clusterUnregisterNode(nodeID: Int!, force: Boolean!): UnregisterNodeMutation!
   createView(name: String!, description: String, connections: [ViewConnectionInput!]): View!
   updateView(viewName: String!, connections: [ViewConnectionInput!]!): View!

@@ -31,7 +31,7 @@ export interface MetricSources {
   runningQueries(): number;
   queryJobs(): number;
   /** A cluster's segment replication (null on a single node). */
-  replication?(): { bytesReceived: number; bytesSent: number; active: number; queued: number; underReplicated: number; lagMs: number } | null;
+  replication?(): { bytesReceived: number; bytesSent: number; active: number; queued: number; sending: number; underReplicated: number; lagMs: number } | null;
   /** Connections the cluster port refused because the peer did not prove the cluster secret (null: not a cluster). */
   clusterAuthFailures?(): number | null;
 }
@@ -154,7 +154,11 @@ export class PrometheusMetrics implements NodeMetrics {
       this.set({ state: 'active' }, r.active);
       this.set({ state: 'queued' }, r.queued);
     } });
-    new Gauge({ name: 'logsvc_replication_under_replicated_segments', help: 'segments held by fewer nodes than the replication factor', registers, collect() {
+    new Gauge({ name: 'logsvc_replication_outbound_transfers', help: 'segment copies this node is sending to peers now', registers, collect() {
+      const r = read();
+      if (r !== null) this.set(r.sending);
+    } });
+    new Gauge({ name: 'logsvc_replication_under_replicated_segments', help: 'segments held by fewer live nodes than the replication factor (a dead holder does not count)', registers, collect() {
       const r = read();
       if (r !== null) this.set(r.underReplicated);
     } });

@@ -503,6 +503,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           wipBytes: digest.undigestedBytes(),
         };
       },
+      replication: () => replication?.sizes() ?? null,
     };
     const graphqlServices = { users, groups: new GroupService(store, clock), repositories, cluster, files, parsers, alerts, actions, listeners, storage, views, savedQueries, redactions, selfId: config.node.id, version: VERSION };
     const router = buildRouter({
@@ -651,6 +652,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         factor: config.cluster.segment_replication_factor,
         bytesPerSecond: config.cluster.replication_bytes_per_second,
         parallel: config.cluster.replication_parallel_transfers,
+        sendBytesPerSecond: config.cluster.replication_outbound_bytes_per_second,
+        sendParallel: config.cluster.replication_outbound_parallel_transfers,
         graceMs: config.cluster.rereplicate_after_seconds * 1000,
         scrubBytesPerSecond: config.cluster.scrub_bytes_per_second,
         scrubIntervalMs: config.cluster.scrub_interval_seconds * 1000,

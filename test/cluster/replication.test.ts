@@ -11,7 +11,8 @@
 import t from 'tap';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { clusterConfig, startCluster, waitForAlive, type TestCluster, replicationStatus, type ReplicationStatus } from '../helpers/cluster.js';
+import { clusterConfig, startCluster, waitForAlive, replicationStatus } from '../helpers/cluster.js';
+import { alive, ingestLedger, ledger, waitAllReplicated, waitOwnedBy, waitReplicated } from '../helpers/replication.js';
 import { freePort, startBroker } from '../helpers/kafka-broker.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { startNode, tempDir } from '../helpers/node-process.js';
@@ -21,67 +22,6 @@ import type { TestNode } from '../helpers/node-process.js';
 
 t.setTimeout(600_000);
 
-
-/** Waits until `n` sees every segment held by the factor and nothing of its own waiting. */
-async function waitReplicated(n: TestNode, timeoutMs = 90_000, minSegments = 1): Promise<ReplicationStatus> {
-  const deadline = Date.now() + timeoutMs;
-  let r: ReplicationStatus | null = null;
-  for (;;) {
-    r = await replicationStatus(n).catch(() => null);
-    if (r !== null && r.segments >= minSegments && r.underReplicated === 0 && r.pendingOwn === 0 && r.active === 0 && r.queued === 0) return r;
-    if (Date.now() > deadline) throw new Error(`not fully replicated within ${timeoutMs} ms: ${JSON.stringify(r)}`);
-    await sleep(300);
-  }
-}
-
-/** Waits until every node sees every segment held by the factor, and `events` held over all nodes. */
-async function waitAllReplicated(nodes: TestNode[], events: number, timeoutMs = 90_000): Promise<ReplicationStatus> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const rs = await Promise.all(nodes.map((n) => waitReplicated(n, timeoutMs)));
-    const held = rs[0]!.nodes.reduce((a, x) => a + x.events, 0);
-    if (held === events) return rs[0]!;
-    if (Date.now() > deadline) return rs[0]!;
-    await sleep(300);
-  }
-}
-
-/** Waits until every digest partition has a live owner that has started digesting (a takeover or handover is complete). */
-async function waitOwnedBy(n: TestNode, live: number[], timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await api(n.url, '/api/v1/clusterconfig/digest', { token: n.adminToken });
-    const parts = res.json<{ owner: number | null; digesting: boolean }[]>();
-    if (parts.every((p) => p.owner !== null && live.includes(p.owner) && p.digesting)) return;
-    if (Date.now() > deadline) throw new Error(`partitions not owned by ${JSON.stringify(live)}: ${res.text}`);
-    await sleep(200);
-  }
-}
-
-async function ingestLedger(n: TestNode, token: string, from: number, count: number, pad = 0): Promise<void> {
-  for (let i = from; i < from + count; i += 500) {
-    const ids = Array.from({ length: Math.min(500, from + count - i) }, (_, k) => i + k);
-    const body = JSON.stringify([{ tags: { src: 'ledger' }, events: ids.map((id) => ({ timestamp: Date.now(), attributes: { uid: `e${id}` }, rawstring: `event e${id} ${pad > 0 ? randomText(pad) : ''}` })) }]);
-    const res = await api(n.url, '/api/v1/ingest/humio-structured', { token, body });
-    if (res.status !== 200) throw new Error(`ingest: ${res.status} ${res.text}`);
-  }
-}
-
-function randomText(n: number): string {
-  let s = '';
-  while (s.length < n) s += Math.random().toString(36).slice(2);
-  return s.slice(0, n);
-}
-
-/** count() and distinct uids, with the warnings, asked on `n`. */
-async function ledger(n: TestNode): Promise<{ count: number; distinct: number; warnings: string[] }> {
-  const job = await runJob(n.url, 'ledger', n.adminToken, { queryString: 'count(as=c)', start: '1d' });
-  const job2 = await runJob(n.url, 'ledger', n.adminToken, { queryString: 'count(uid, distinct=true, as=d)', start: '1d' });
-  const warnings = [...((job.final.metaData?.warnings as string[] | undefined) ?? []), ...((job2.final.metaData?.warnings as string[] | undefined) ?? [])];
-  return { count: Number(job.final.events[0]?.c ?? 0), distinct: Number(job2.final.events[0]?.d ?? 0), warnings };
-}
-
-const alive = (c: TestCluster): TestNode[] => c.nodes.filter((h) => h.node.proc.exitCode === null && h.node.proc.signalCode === null).map((h) => h.node);
 
 t.test('three nodes, factor 2: losing one node loses no answer; copies come back', async (t) => {
   const c = await startCluster(t, {

@@ -5,6 +5,7 @@
 import { startBroker, freePort, type TestBroker } from './kafka-broker.js';
 import { startNode, tempDir, type Teardown, type TestNode } from './node-process.js';
 import { api } from './http.js';
+import { TcpProxy } from './tcp-proxy.js';
 import { queryJson, sleep } from './query.js';
 import { segmentFiles } from './segments.js';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +23,8 @@ export interface ClusterNodeHandle {
 export interface TestCluster {
   broker: TestBroker;
   nodes: ClusterNodeHandle[];
+  /** With `proxied`: the proxy in front of node i+1's cluster port (the address the others dial); else empty. */
+  proxies: TcpProxy[];
   /** Starts node `id` again on its data dir and config (after kill or stop). */
   restart(id: number): Promise<TestNode>;
   node(id: number): TestNode;
@@ -42,6 +45,12 @@ export interface ClusterOptions {
   digestExtra?: string;
   /** The cluster's shared secret ([cluster] secret); default: a random one per cluster. */
   secret?: string;
+  /**
+   * A TCP proxy the test controls in front of every node's cluster port, advertised to the others
+   * (`cluster.advertise`). The lower id dials, so cutting the proxies of nodes a and b parts them
+   * from each other while both still reach the nodes with higher ids than both.
+   */
+  proxied?: boolean;
 }
 
 export function clusterConfig(id: number, brokers: string, prefix: string, port: number, peers: number[], o: ClusterOptions): string {
@@ -76,6 +85,9 @@ export async function startCluster(t: Teardown, o: ClusterOptions = {}): Promise
   const n = o.nodes ?? 3;
   const ports: number[] = [];
   for (let i = 0; i < n; i++) ports.push(await freePort());
+  const proxies = o.proxied === true ? await Promise.all(ports.map((port) => TcpProxy.start({ port }))) : [];
+  if (proxies.length > 0) t.teardown(() => Promise.all(proxies.map((p) => p.close())));
+  const dialed = proxies.length > 0 ? proxies.map((p) => p.port) : ports;
   const prefix = `c${Date.now().toString(36)}-`;
   // Every node of the cluster proves the same secret on the cluster port (docs/cluster-protocol.md).
   o = { ...o, secret: o.secret ?? `test-${randomBytes(12).toString('hex')}` };
@@ -83,7 +95,8 @@ export async function startCluster(t: Teardown, o: ClusterOptions = {}): Promise
   for (let i = 0; i < n; i++) {
     const id = i + 1;
     const dataDir = await tempDir(t, `logsvc-cluster-n${id}-`);
-    const config = clusterConfig(id, broker.brokers, prefix, ports[i]!, ports.filter((_, j) => j !== i), o);
+    const advertise = proxies.length > 0 ? `\nadvertise = "127.0.0.1:${proxies[i]!.port}"` : '';
+    const config = clusterConfig(id, broker.brokers, prefix, ports[i]!, dialed.filter((_, j) => j !== i), { ...o, clusterExtra: `${o.clusterExtra ?? ''}${advertise}` });
     nodes.push({ id, dataDir, clusterPort: ports[i]!, config, node: undefined as unknown as TestNode });
   }
   // Started together, as an operator would: each waits for global state and its peers by itself.
@@ -91,6 +104,7 @@ export async function startCluster(t: Teardown, o: ClusterOptions = {}): Promise
   const cluster: TestCluster = {
     broker,
     nodes,
+    proxies,
     node: (id) => nodes.find((h) => h.id === id)!.node,
     async restart(id) {
       const h = nodes.find((x) => x.id === id)!;
@@ -131,10 +145,14 @@ export interface ReplicationStatus {
   segments: number;
   underReplicated: number;
   pendingOwn: number;
+  missing: number;
   active: number;
   queued: number;
+  sending: number;
+  sendRefused: number;
   corrupt: number;
   bytesReceived: number;
+  bytesSent: number;
   surplusDeleted: number;
   /** Leftovers deleted on the node asked (void segment files, abandoned part files), and its unlisted files. */
   voidDeleted: number;

@@ -57,9 +57,11 @@ t.test('desired holders follow the partition hosts, then the others, skipping un
   t.strictSame(desiredHolders([2, 3, 1], [1, 2, 3], 2, () => true, new Set([2])), [3, 1], 'a draining node comes last');
 });
 
-t.test('sufficiently held: the factor, or every live node when fewer are up', async (t) => {
+t.test('sufficiently held: the factor of live nodes, or every live node when fewer are up', async (t) => {
   t.equal(sufficientlyHeld([1, 2], 2, [1, 2, 3]), true);
   t.equal(sufficientlyHeld([1], 2, [1, 2, 3]), false);
+  t.equal(sufficientlyHeld([1, 2], 2, [1, 3]), false, 'a dead holder does not count');
+  t.equal(sufficientlyHeld([1, 2, 3], 2, [1, 3]), true, 'two live holders of three');
   t.equal(sufficientlyHeld([1], 2, [1]), true, 'alone: held by every live node');
   t.equal(sufficientlyHeld([2], 2, [1]), false, 'but not when the live node lacks it');
 });

@@ -52,6 +52,14 @@ t.test('a cluster with brokers but the embedded queue is refused', async (t) => 
   t.strictSame(buildConfig({ queue: { kind: 'kafka' }, cluster: CLUSTER }).problems, ['kafka.brokers: required with queue.kind = "kafka" (e.g. "10.0.0.1:9092,10.0.0.2:9092")']);
 });
 
+t.test('replication bounds both ways: 0 (off) or a rate a transfer can keep to', async (t) => {
+  const bad = buildConfig({ cluster: { replication_outbound_bytes_per_second: 1000, replication_outbound_parallel_transfers: 0 } }).problems;
+  t.match(bad, [/^cluster\.replication_outbound_bytes_per_second: must be 0 or an integer from 65536 to 1099511627776 \(got 1000\)$/, /^cluster\.replication_outbound_parallel_transfers: must be an integer from 1 to 64 \(got 0\)$/]);
+  const ok = buildConfig({ cluster: { replication_outbound_bytes_per_second: 0, replication_outbound_parallel_transfers: 1 } });
+  t.strictSame(ok.problems, []);
+  t.equal(ok.config.cluster.replication_outbound_bytes_per_second, 0);
+});
+
 t.test('bad values name their key', async (t) => {
   const { problems } = buildConfig({
     queue: { kind: 'redis' },

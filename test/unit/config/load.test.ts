@@ -88,7 +88,7 @@ const DEFAULTS = {
   },
   queue: { kind: 'embedded', file_bytes: 8388608 },
   kafka: { brokers: '', topic_prefix: '', topic_replication_factor: 0, min_insync_replicas: 0, delivery_timeout_ms: 10_000, request_timeout_ms: 5000, properties: Object.create(null) as Record<string, never> },
-  cluster: { listen: '', advertise: '', peers: [], heartbeat_interval_ms: 1000, failure_timeout_ms: 5000, segment_replication_factor: 2, replication_bytes_per_second: 100 * 1024 * 1024, replication_parallel_transfers: 2, rereplicate_after_seconds: 300, scrub_bytes_per_second: 8 * 1024 * 1024, scrub_interval_seconds: 86400, secret: '', secret_file: '', insecure_loopback: false },
+  cluster: { listen: '', advertise: '', peers: [], heartbeat_interval_ms: 1000, failure_timeout_ms: 5000, segment_replication_factor: 2, replication_bytes_per_second: 100 * 1024 * 1024, replication_parallel_transfers: 2, replication_outbound_bytes_per_second: 100 * 1024 * 1024, replication_outbound_parallel_transfers: 4, rereplicate_after_seconds: 300, scrub_bytes_per_second: 8 * 1024 * 1024, scrub_interval_seconds: 86400, secret: '', secret_file: '', insecure_loopback: false },
 
   metrics: { enabled: true, open_on_loopback: true, token: '' },
   ui: { enabled: true },
