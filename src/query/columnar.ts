@@ -19,10 +19,9 @@ import type { Filter } from './ast.js';
 import type { BlockView } from './block-view.js';
 import { compareNumber, compareTest, regexFor, searchedField, textTest } from './filter.js';
 import type { Aggregator, ColumnAggregator, ColumnRows, MapStage } from './runtime.js';
-import { fold, isTokenUnit } from './casefold.js';
 import { hasWildcard } from './wildcard.js';
-import { decodeStrings, type StringColumn } from '../segments/columns.js';
-import { cutRows, Needle, templateRows, type TemplateRows } from './text-match.js';
+import { Needle } from './text-match.js';
+import { textRowTest } from './text-scan.js';
 import { regexLiteral } from './regex-literal.js';
 import { LogsvcError } from '../lib/errors.js';
 
@@ -64,99 +63,12 @@ function fieldTest(view: BlockView, name: string, test: (s: string | undefined) 
   return (i) => test(col[i] ?? undefined);
 }
 
-/** `test` over a string column that is not a field (a template's gaps), each dictionary entry tested once. */
-function columnTest(col: StringColumn, n: number, test: (s: string) => boolean): RowTest {
-  if (col.e === 'k') {
-    const m = new Uint8Array(col.d.length);
-    for (let k = 0; k < col.d.length; k++) m[k] = test(col.d[k]!) ? 1 : 0;
-    const absent = col.w === 1 ? 255 : 65535;
-    const b = col.i;
-    if (b.length !== n * col.w) throw new LogsvcError('E_STATE_CORRUPT', 'dictionary column has the wrong length');
-    if (col.w === 1) {
-      return (i) => {
-        const c = b[i]!;
-        return c !== absent && m[c] === 1;
-      };
-    }
-    return (i) => {
-      const c = b[2 * i]! | (b[2 * i + 1]! << 8);
-      return c !== absent && m[c] === 1;
-    };
-  }
-  const values = decodeStrings(col, n);
-  return (i) => {
-    const v = values[i];
-    return v !== null && v !== undefined && test(v);
-  };
-}
-
 /**
- * Free text of a word (every folded unit a token unit, no wildcard) in a block whose raw strings
- * are templates, without building them: a match lies inside one token run of @rawstring, and
- * where no template cut splits a token run (a clean row, nearly all of them) every token run lies
- * inside one gap or one field value. So a row matches when a gap (each distinct gap tested once)
- * or a searched field matches; only a row with a token run cut by the template gets its raw
- * string built and searched. Null when the block is not such a block or a placed field is one
- * free text does not search.
+ * Free text or a bare regex by the plain test of every value: @rawstring (built), then every
+ * stored field the block has (filter.ts searchedValues). For what text-scan.ts does not search
+ * (wildcards, a regex without a required literal).
  */
-function templateWordTest(view: BlockView, test: (s: string) => boolean, digits: boolean, nd: Needle | null): RowTest | null {
-  const tpl = view.template();
-  if (tpl === null) return null;
-  for (const layout of tpl.layouts) for (const j of layout) if (!searchedField(tpl.names[j] ?? '')) return null;
-  const n = view.n;
-  const gapTests = tpl.gaps.map((g) => columnTest(g, n, test));
-  const fieldTests: RowTest[] = [];
-  for (const name of view.fieldNames()) {
-    if (!searchedField(name)) continue;
-    // Integers and IPv4 addresses hold only digits, '-' and '.': a word with a letter is in none of them.
-    const e = view.encoding(name);
-    if ((e === 'i' || e === '4') && !digits) continue;
-    fieldTests.push(fieldTest(view, name, (s) => s !== undefined && test(s)));
-  }
-  // A row whose token run is cut: its pieces searched in order (text-match.ts), not its raw string built.
-  let rows: TemplateRows | null = null;
-  let raw: readonly string[] | null = null;
-  let cuts: ((i: number) => boolean) | null = null;
-  return (i) => {
-    for (let k = 0; k < gapTests.length; k++) if (gapTests[k]!(i)) return true;
-    for (let k = 0; k < fieldTests.length; k++) if (fieldTests[k]!(i)) return true;
-    if (!(cuts ??= cutRows(view)!)(i)) return false;
-    if (nd !== null) return (rows ??= templateRows(view, nd)!).has(i);
-    const r = (raw ??= view.raw())[i];
-    return r !== undefined && test(r);
-  };
-}
-
-/** True when every unit of folded `s` is a token unit (a match of it lies inside one token run). */
-function wordOnly(s: string): boolean {
-  const f = fold(s);
-  if (f.length === 0) return false;
-  for (let i = 0; i < f.length; i++) if (!isTokenUnit(f.charCodeAt(i))) return false;
-  return true;
-}
-
-/** How free text or a regex searches @rawstring without building it (text-match.ts). */
-interface RawSearch {
-  /** The needle every match contains. */
-  nd: Needle;
-  /** Row i of a templated block matches, given its pieces (null: when it contains the needle). */
-  row: ((rows: TemplateRows, i: number) => boolean) | null;
-  /**
-   * Whether a value matching implies any text holding it matches (true for free text; false for a
-   * regex with an assertion that looks at the context: `^`, `$`, `\b`, `\B`). Then the fields placed
-   * in a row's raw string need no search of their own.
-   */
-  contained: boolean;
-}
-
-/** Free text or a bare regex: @rawstring, then every stored field the block has (filter.ts searchedValues). */
-function anyValueTest(view: BlockView, test: (s: string) => boolean, word = false, digits = false, search: RawSearch | null = null): RowTest {
-  if (word) {
-    const t = templateWordTest(view, test, digits, search?.nd ?? null);
-    if (t !== null) return t;
-  }
-  const rows = search === null ? null : templateRows(view, search.nd);
-  if (rows !== null) return templateAnyTest(view, rows, search!, test);
+function anyValueTest(view: BlockView, test: (s: string) => boolean): RowTest {
   const raw = view.raw();
   const parts: RowTest[] = [];
   for (const name of view.fieldNames()) {
@@ -166,36 +78,6 @@ function anyValueTest(view: BlockView, test: (s: string) => boolean, word = fals
   return (i) => {
     const r = raw[i];
     if (r !== undefined && test(r)) return true;
-    for (let k = 0; k < parts.length; k++) if (parts[k]!(i)) return true;
-    return false;
-  };
-}
-
-/**
- * Free text or a regex over a templated block: the raw string searched piece by piece, then only
- * the searched fields its layout did not place in it (a placed value is part of the raw string,
- * so what it contains the raw string contains; for a regex, a match inside the value is a match
- * inside the raw string too). The field lists are made once per layout.
- */
-function templateAnyTest(view: BlockView, rows: TemplateRows, search: RawSearch, test: (s: string) => boolean): RowTest {
-  const { row, contained } = search;
-  const names = view.fieldNames().filter(searchedField);
-  const tests = new Map<string, RowTest>();
-  const testOf = (name: string): RowTest => {
-    let f = tests.get(name);
-    if (f === undefined) tests.set(name, (f = fieldTest(view, name, (s) => s !== undefined && test(s))));
-    return f;
-  };
-  const byLayout: (RowTest[] | undefined)[] = [];
-  const rawTest: RowTest = row === null ? (i) => rows.has(i) : (i) => row(rows, i);
-  return (i) => {
-    if (rawTest(i)) return true;
-    const id = rows.layoutId(i);
-    let parts = byLayout[id];
-    if (parts === undefined) {
-      const placed = new Set(contained ? rows.placed(i) : []);
-      byLayout[id] = parts = names.filter((n) => !placed.has(n)).map(testOf);
-    }
     for (let k = 0; k < parts.length; k++) if (parts[k]!(i)) return true;
     return false;
   };
@@ -264,27 +146,20 @@ export function blockFilter(f: Filter): BlockFilter | null {
     }
     case 'text': {
       const test = textTest(f.value);
-      const wild = hasWildcard(f.value);
-      const word = !wild && wordOnly(f.value);
-      const digits = /^[0-9]+$/.test(f.value);
-      const search = wild || f.value.length === 0 ? null : { nd: new Needle(f.value, true), row: null, contained: true };
-      return (v) => anyValueTest(v, test, word, digits, search);
+      if (hasWildcard(f.value) || f.value.length === 0) return (v) => anyValueTest(v, test);
+      const search = { nd: new Needle(f.value, true), re: null };
+      return (v) => textRowTest(v, search) ?? anyValueTest(v, test);
     }
     case 'regex': {
       const re = regexFor(f.source, f.flags, f.span, hooks).re;
       const lit = regexLiteral(f.source, f.flags);
-      if (lit === null) {
-        const test = (s: string): boolean => re.test(s);
-        return (v) => anyValueTest(v, test);
-      }
+      if (lit === null) return (v) => anyValueTest(v, (s) => re.test(s));
       // The required literal first; the regex only where it is (and not at all for a plain literal).
       const nd = new Needle(lit.text, lit.folded);
       const inside = nd.inside;
       const test = lit.exact ? inside : (s: string): boolean => inside(s) && re.test(s);
-      const row = lit.exact ? null : (rows: TemplateRows, i: number): boolean => rows.has(i) && re.test(rows.text(i));
-      // Assertions are read conservatively (anywhere in the source, a class or an escape included).
-      const contained = !/[$^]|\\[bB]/.test(f.source);
-      return (v) => anyValueTest(v, test, false, false, { nd, row, contained });
+      const search = { nd, re: lit.exact ? null : re };
+      return (v) => textRowTest(v, search) ?? anyValueTest(v, test);
     }
     default:
       return null;
@@ -299,10 +174,29 @@ export interface ColumnPlan {
   rest: MapStage[];
   /** The aggregate's column path when `rest` is empty. */
   agg: ColumnAggregator<unknown> | null;
+  /** A filter reads every column of a block (free text, a bare regex): read its frames at once. */
+  wide: boolean;
+}
+
+/** True for a filter that reads every column of a block it searches. */
+function readsEveryColumn(f: Filter): boolean {
+  switch (f.k) {
+    case 'text':
+    case 'regex':
+      return true;
+    case 'and':
+    case 'or':
+      return readsEveryColumn(f.left) || readsEveryColumn(f.right);
+    case 'not':
+      return readsEveryColumn(f.expr);
+    default:
+      return false;
+  }
 }
 
 export function columnPlan(maps: readonly MapStage[], agg: Aggregator): ColumnPlan {
   const filters: BlockFilter[] = [];
+  let wide = false;
   let at = 0;
   for (; at < maps.length; at++) {
     const fs = maps[at]!.filters;
@@ -310,9 +204,10 @@ export function columnPlan(maps: readonly MapStage[], agg: Aggregator): ColumnPl
     const compiled = fs.map(blockFilter);
     if (compiled.some((c) => c === null)) break;
     filters.push(...(compiled as BlockFilter[]));
+    wide ||= fs.some(readsEveryColumn);
   }
   const rest = maps.slice(at);
-  return { filters, rest, agg: rest.length === 0 ? (agg.columns ?? null) : null };
+  return { filters, rest, agg: rest.length === 0 ? (agg.columns ?? null) : null, wide };
 }
 
 /** True when `plan` answers a block wholly inside the range from its metadata alone. */

@@ -188,8 +188,9 @@ export function blockScanner(
   const fromMeta = plan !== null && metadataAnswers(plan);
   return {
     headers: fromMeta,
-    // Rows reach the aggregate as columns: a block's columns are read as they are asked for.
-    columnsOnly: plan !== null && plan.rest.length === 0 && plan.agg?.addRows !== undefined,
+    // Rows reach the aggregate as columns: a block's columns are read as they are asked for
+    // (unless a filter reads them all: then one read of the block's frames).
+    columnsOnly: plan !== null && plan.rest.length === 0 && plan.agg?.addRows !== undefined && !plan.wide,
     meta(minTs, maxTs, n) {
       if (!fromMeta || minTs < start || maxTs > end || !addFromMetadata(plan!, state, minTs, maxTs, n)) return false;
       result.events += n;

@@ -37,10 +37,15 @@ const USERS = ['alice', 'Bob', 'ΣΊΣΥΦΟΣ', 'straße', 'İstanbul', '\u212A
 const AGENTS = ['Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15)', 'curl/8.1', 'Go-http-client/1.1', 'MOZILLA/4.0 (compatible; MSIE 6.0)', 'ΣΑΣ agent ς', 'bot\u212A/1'];
 const PATHS = ['/products', '/products/42', '/checkout', '/api/v1/items', '/ÄÖ/ü', '/search?q=Mac+OS', '/x7'];
 
-function events(r: () => number, n: number, t0: number): Raw[] {
+/** Units that fold oddly or take 2 to 4 UTF-8 bytes, for text columns stored as non-ASCII UTF-8. */
+const ODD = ['ü', 'K', '\u212A', '😀', 'ς', 'İ', 'ß', 'k'];
+
+function events(r: () => number, n: number, t0: number, mainForm?: number, uniformForm = false): Raw[] {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-  // One main line format per block (as a log source has), a few lines of the others.
-  const main = r() < 0.5 ? 0.3 : 0.7;
+  // One main line format per block (as a log source has), a few lines of the others; some blocks
+  // only the main one (then a gap of digits alone is an integer column).
+  const main = mainForm ?? pick([0.3, 0.7, 0.7, 0.8, 0.95]);
+  const uniform = uniformForm || r() < 0.2;
   return Array.from({ length: n }, (_, i) => {
     const fields: Record<string, string> = {};
     fields['client'] = `10.${Math.floor(r() * 3)}.${Math.floor(r() * 4)}.${Math.floor(r() * 256)}`;
@@ -53,19 +58,34 @@ function events(r: () => number, n: number, t0: number): Raw[] {
     // A numeric dictionary column (a response time), sometimes absent or not a number.
     if (r() < 0.95) fields['rt'] = r() < 0.02 ? 'n/a' : (Math.floor(r() * 300) / 1000).toFixed(3);
     if (r() < 0.2) fields['extra'] = `${pick(USERS)} ${pick(PATHS)}`;
-    const form = r() < 0.9 ? main : r();
+    // A many-valued text column with units outside ASCII (stored as one UTF-8 run).
+    if (r() < 0.5) fields['note'] = `${pick(ODD)}${Math.floor(r() * 1e6)}${pick(ODD)} ${pick(USERS)}`;
+    // A field free text does not search (a `#` name), placed in the raw string all the same.
+    if (r() < 0.1) fields['#ref'] = `ref${pick(USERS)}`;
+    const form = uniform || r() < 0.9 ? main : r();
     const raw =
       form < 0.6
-        ? `${fields['client']} - ${fields['user'] ?? '-'} [06/May/2024] "${fields['method']} ${fields['url']} HTTP/1.1" ${fields['status']} ${fields['size']} "${fields['agent']}"`
-        : form < 0.85
+        ? `[${i % 300}] ${fields['client']} - ${fields['user'] ?? '-'} [06/May/2024] "${fields['method']} ${fields['url']} HTTP/1.1" ${fields['status']} ${fields['size']} "${fields['agent']}" ${fields['note'] ?? ''}${fields['#ref'] ?? ''}`
+        : form < 0.75
           ? // Values glued to words and to each other (template cuts inside token runs).
             `x${fields['method']}${fields['status']}y ${fields['user'] ?? ''}${fields['size']}:${fields['url']}Z ${fields['agent']}`
-          : `${pick(USERS)} free text ${pick(AGENTS)}`;
+          : form < 0.9
+            ? // A gap of digits only (1s and 9s: no status holds them), between two placed values.
+              `${fields['method']}${Array.from({ length: 6 }, () => (r() < 0.5 ? '1' : '9')).join('')}${fields['url']} ${fields['note'] ?? fields['agent']}`
+            : // Too little of the line is field values for a template: raw strings stored as text, url as references into them.
+              `${pick(USERS)} free text at ${fields['url']} with a long tail of words that no field holds ${pick(USERS)}`;
     return { ts: t0 + i * 1000, raw, fields, off: 10 + i };
   });
 }
 
 let blocksMade = 0;
+
+/** A block the digest still holds in memory (no encoded columns). */
+function memoryBlock(evs: readonly Raw[]): BlockView {
+  const c = emptyColumns();
+  for (const e of evs) appendEvent(c, e.ts, 'Z', e.raw, e.fields, 5, e.off, 0);
+  return BlockView.fromColumns(c, ORIGIN);
+}
 
 /** A block as segments store it: segment format 5 (column frames), every third one format 4 (one LZ4 body). */
 function block(evs: readonly Raw[]): BlockView {
@@ -163,16 +183,21 @@ function oracle(q: ReturnType<typeof compileQuery>, blocks: readonly Raw[][]): s
 }
 
 t.test('text search over templates = per-event path = MapEvents (phrases, substrings, regexes)', async (t) => {
-  const r = rnd(1919);
+  const r = rnd(Number(process.env.PROPERTY_SEED ?? 1919));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   let checked = 0;
   let templated = 0;
   let matchedSome = 0;
+  const encodings = new Set<string>();
   for (let round = 0; round < 25; round++) {
     const blocks: Raw[][] = [];
-    for (let b = 0; b < 1 + Math.floor(r() * 3); b++) blocks.push(events(r, 40 + Math.floor(r() * 120), 1_000_000 + b * 1_000_000));
-    const views = blocks.map(block);
+    // Now and then a block large enough for 2-byte dictionary codes (over 254 distinct gaps).
+    for (let b = 0; b < 1 + Math.floor(r() * 3); b++) blocks.push(round % 8 === 7 && b === 0 ? events(r, 3000, 1_000_000, 0.3) : round % 8 === 3 && b === 0 ? events(r, 100, 1_000_000, 0.8, true) : events(r, 40 + Math.floor(r() * 120), 1_000_000 + b * 1_000_000));
+    const views = blocks.map((evs) => (evs.length < 1000 && r() < 0.15 ? memoryBlock(evs) : block(evs)));
     templated += views.filter((v) => v.template() !== null).length;
+    for (const v of views) for (const g of v.template()?.gaps ?? []) encodings.add(g.e === 'k' ? `k${g.w}` : g.e);
+    for (const v of views) for (const name of v.fieldNames()) encodings.add(`field ${v.encoding(name) ?? 'in memory'}`);
+    for (const v of views) encodings.add(`raw ${v.template() !== null ? 't' : v.rawUtf8() !== null ? 'j' : 'in memory'}`);
     const all = blocks.flat();
     for (let k = 0; k < 16; k++) {
       const kind = r();
@@ -205,6 +230,8 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
   t.ok(checked > 300, `${checked} random text searches compared`);
   t.ok(templated > 20, `${templated} blocks with templated raw strings`);
   t.ok(matchedSome > checked / 3, `${matchedSome} of them matched something`);
+  // Every way text-columns.ts reads a column was met.
+  for (const e of ['k1', 'k2', 'u', 'i', 'field k', 'field u', 'field i', 'field 4', 'field x', 'field in memory', 'raw t', 'raw j', 'raw in memory']) t.ok(encodings.has(e), `blocks with ${e} columns`);
 });
 
 t.test('a required literal is in every match; an exact literal is the whole pattern', async (t) => {
