@@ -8,13 +8,14 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { LogsvcError } from '../lib/errors.js';
 import { decodeGroupEvents } from '../events/index.js';
 import type { BlockPart } from '../digest/block-parts.js';
-import { appendEvent, blockDirectory, blockIntact, blockLength, bodyOffset, emptyColumns, encodedBlockAt, framedFiltersIntact, framedHeaderIntact, readBlockMeta } from '../segments/block.js';
+import { appendEvent, blockIntact, blockLength, bodyOffset, emptyColumns, encodedBlockAt, readBlockMeta } from '../segments/block.js';
 import { FrameDamage, framedColumns } from '../segments/frames.js';
 import { bloomMayContain } from '../segments/bloom.js';
 import { gramFilterMayContain, gramProbes } from '../segments/grams.js';
 import { lz4Codec } from '../segments/codec.js';
 import type { Position } from '../segments/catalog.js';
 import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
+import { BlockHeads } from './block-heads.js';
 import { tableKey } from '../files/packed.js';
 import { compileQuery } from './compile.js';
 import { Meter, withMeter, type MemoryBudget } from './memory.js';
@@ -94,6 +95,8 @@ export interface ScanResult {
 }
 
 const compiled = new Map<string, CompiledQuery>();
+/** This thread's parsed format 5 block heads, kept between tasks (block-heads.ts). */
+export const blockHeads = new BlockHeads();
 
 
 /** The cache key of a spec: its tables count by content hash and kind, not by their bytes. */
@@ -279,24 +282,20 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
   const damaged = (path: string, pos: number): string => `segment ${path}: the block at ${pos} is damaged and was left out (run logsvc segments verify)`;
   /**
    * A format 5 block: its header and column directory (with the filters when they can rule it
-   * out) in one read, checked by their own checksum; then, when rows reach the aggregate as
-   * columns, each column the query asks for is read from the file on first use (one read of its
-   * frame, checked by its checksum); otherwise all frames in one read. A damaged frame leaves the
-   * block out with a warning.
+   * out) from the thread's cache of block heads, or in one read checked by their own checksum;
+   * then, when rows reach the aggregate as columns, each column the query asks for is read from
+   * the file on first use (one read of its frame, checked by its checksum); otherwise all frames
+   * in one read. A damaged frame leaves the block out with a warning.
    */
   const scanFramed = (fd: number, path: string, b: BlockRef, origin: BlockOrigin): void => {
-    const filterBytes = probes === null ? 0 : b.bloomLength + b.gramLength;
-    const head = Buffer.allocUnsafe(b.headerLength + filterBytes);
-    const got = readSync(fd, head, 0, head.length, b.pos);
-    const meta = got === head.length ? readBlockMeta(head, 0) : null;
-    const top = head.subarray(0, b.headerLength);
-    const dir = meta === null || meta.framed !== true || meta.headerLength !== b.headerLength || !framedHeaderIntact(top, meta) ? null : blockDirectory(top, meta);
-    if (meta === null || dir === null || (probes !== null && !framedFiltersIntact(top, head.subarray(b.headerLength)))) {
+    const head = blockHeads.get(fd, path, b, probes !== null);
+    if (head === null) {
       result.warnings.push(damaged(path, b.pos));
       return;
     }
+    const { meta, dir } = head;
     if (probes !== null) {
-      const filters = head.subarray(b.headerLength);
+      const filters = head.filters!;
       if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes, b.fieldGrams === true)) {
         result.blocksSkipped++;
         return;
