@@ -226,6 +226,9 @@ function timeAggregator(name: string, buckets: Buckets, series: string[], sub: A
     const noSeries = keyText([]);
     const cell = (st: ChartState, b: number, n: number): void => addCountToGroup(st, `${b}\u0000${noSeries}`, cap, sub, n, () => ({ b, k: [], s: sub.init() }));
     const nb = Math.floor((last - first) / span) + 1;
+    const { shift } = buckets;
+    const base = Math.floor((first + shift) / span);
+    let counts: Float64Array | null = null;
     columns = {
       addSpan(st, minTs, maxTs, n) {
         const b = bucketStart(minTs, buckets);
@@ -236,19 +239,23 @@ function timeAggregator(name: string, buckets: Buckets, series: string[], sub: A
       addRows(st, rows) {
         const ts = rows.ts();
         const { sel, count } = rows;
-        const tally = new Float64Array(nb);
+        // The bucket index straight from the timestamp: floor((t + shift) / span) less the first
+        // bucket's, which is what bucketStart() then (b - first) / span gives, without the
+        // multiplication back (non-finite timestamps give NaN and are left out). The tally is
+        // reused block after block (zeroed through `order`).
+        const tally = (counts ??= new Float64Array(nb));
         const order: number[] = [];
         for (let j = 0; j < count; j++) {
-          const t = ts[sel[j]!]!;
-          if (!Number.isFinite(t)) continue;
-          const b = bucketStart(t, buckets);
-          if (b < first || b > last) continue;
-          const k = Math.round((b - first) / span);
+          const k = Math.floor((ts[sel[j]!]! + shift) / span) - base;
+          if (!(k >= 0 && k < nb)) continue;
           const c = tally[k]!;
           tally[k] = c + 1;
           if (c === 0) order.push(k);
         }
-        for (const k of order) cell(st, first + k * span, tally[k]!);
+        for (const k of order) {
+          cell(st, first + k * span, tally[k]!);
+          tally[k] = 0;
+        }
       },
     };
   }
