@@ -25,6 +25,10 @@ import { decodeStrings, type StringColumn } from '../segments/columns.js';
 import { cutRows, Needle, templateRows, type TemplateRows } from './text-match.js';
 import { regexLiteral } from './regex-literal.js';
 import { LogsvcError } from '../lib/errors.js';
+import { intText, ipv4Dotted, ipv4Text, NumberTally } from './number-tally.js';
+
+/** This thread's tally of numbers (reused block after block). */
+const numberTally = new NumberTally();
 
 /** One filter specialised to one block: row index -> kept. */
 type RowTest = (i: number) => boolean;
@@ -508,24 +512,27 @@ export function tallyField(rows: ColumnRows, name: string): { keys: string[]; co
     }
     return { keys, counts };
   }
-  // Integer and IPv4 columns tallied by number: the text of each distinct value is made once
-  // (as the column decoder writes it), not once per row.
+  // Integer and IPv4 columns tallied by number (number-tally.ts): the text of each distinct value
+  // is made once per thread (as the column decoder writes it), not once per row or block.
   const ints = rows.ints(name);
   const ip = ints === null ? rows.ipv4(name) : null;
   if (ints !== null || ip !== null) {
-    const at = new Map<number, number>();
-    for (let j = 0; j < count; j++) {
-      const i = sel[j]!;
-      const o = i * 4;
-      const x = ints !== null ? ints[i]! : ((ip![o]! << 24) | (ip![o + 1]! << 16) | (ip![o + 2]! << 8) | ip![o + 3]!) >>> 0;
-      const k = at.get(x);
-      if (k !== undefined) {
-        counts[k]!++;
-        continue;
+    const tally = numberTally;
+    tally.reset(count);
+    if (ints !== null) for (let j = 0; j < count; j++) tally.add(ints[sel[j]!]!);
+    else {
+      const b = ip!;
+      for (let j = 0; j < count; j++) {
+        const o = sel[j]! * 4;
+        tally.add(((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0);
       }
-      at.set(x, keys.length);
-      keys.push(ints !== null ? String(x) : `${ip![o]}.${ip![o + 1]}.${ip![o + 2]}.${ip![o + 3]}`);
-      counts.push(1);
+    }
+    // A block of mostly distinct values would only fill the thread's texts with values seen once.
+    const keep = tally.size * 2 <= count;
+    for (let k = 0; k < tally.size; k++) {
+      const x = tally.value(k);
+      keys.push(ints !== null ? (keep ? intText(x) : String(x)) : keep ? ipv4Text(x) : ipv4Dotted(x));
+      counts.push(tally.count(k));
     }
     return { keys, counts };
   }
