@@ -18,7 +18,8 @@
 import type { Filter } from './ast.js';
 import type { BlockView } from './block-view.js';
 import { compareNumber, compareTest, regexFor, searchedField, textTest } from './filter.js';
-import type { Aggregator, ColumnAggregator, ColumnRows, MapStage } from './runtime.js';
+import type { Aggregator, ColumnAggregator, ColumnRows, MapStage, SummaryRows } from './runtime.js';
+import type { ColumnSummary } from '../segments/summaries.js';
 import { fold, isTokenUnit } from './casefold.js';
 import { hasWildcard } from './wildcard.js';
 import { decodeStrings, type StringColumn } from '../segments/columns.js';
@@ -301,6 +302,8 @@ export interface ColumnPlan {
   filters: BlockFilter[];
   /** Per filter, the same filter as one loop over its column where it has one (blockNarrow). */
   narrows: (BlockNarrow | null)[];
+  /** The filters as column summaries decide them (summaryRows); null when one of them cannot be. */
+  summaryFilters: SummaryFilter[] | null;
   /** The stages after them, run per event (empty: the aggregate gets the rows). */
   rest: MapStage[];
   /** The aggregate's column path when `rest` is empty. */
@@ -320,7 +323,10 @@ export function columnPlan(maps: readonly MapStage[], agg: Aggregator): ColumnPl
     narrows.push(...fs.map(blockNarrow));
   }
   const rest = maps.slice(at);
-  return { filters, narrows, rest, agg: rest.length === 0 ? (agg.columns ?? null) : null };
+  const conds = maps.slice(0, at).flatMap((m) => m.filters!);
+  const decided = conds.map(summaryFilter);
+  const summaryFilters = decided.every((f) => f !== null) ? (decided as SummaryFilter[]) : null;
+  return { filters, narrows, summaryFilters, rest, agg: rest.length === 0 ? (agg.columns ?? null) : null };
 }
 
 /** True when `plan` answers a block wholly inside the range from its metadata alone. */
@@ -468,6 +474,124 @@ function narrowInts(ints: readonly number[], op: string, n: number): Narrow {
       if (op === '<' ? x < n : op === '<=' ? x <= n : op === '>' ? x > n : x >= n) out[k++] = i;
     }
     return k;
+  };
+}
+
+// --- answers from column summaries (segment format 6) -----------------------------------------------
+
+/** A comparison on a stored field, as column summaries decide it. */
+interface SummaryFilter {
+  field: string;
+  op: string;
+  test: (s: string | undefined) => boolean;
+  /** The number of `<`, `<=`, `>`, `>=`; NaN for other operators. */
+  bound: number;
+}
+
+function summaryFilter(f: Filter): SummaryFilter | null {
+  if (f.k !== 'compare' || !plainField(f.field)) return null;
+  const numeric = f.op === '<' || f.op === '<=' || f.op === '>' || f.op === '>=';
+  return { field: f.field, op: f.op, test: compareTest(f, hooks), bound: numeric ? compareNumber(f, hooks) : Number.NaN };
+}
+
+/** A column of a block's head as summaryRows reads it (segments/frames.ts ColumnEntry). */
+export interface SummarisedColumn {
+  field: boolean;
+  name: string;
+  summary?: ColumnSummary;
+}
+
+/** The entries of a dictionary summary that `pass` keeps and some row holds, in code order (= first occurrence). */
+function dictTally(s: Extract<ColumnSummary, { kind: 'dict' }>, pass: Uint8Array | null): { keys: string[]; counts: number[] } {
+  const keys: string[] = [];
+  const counts: number[] = [];
+  for (let k = 0; k < s.d.length; k++) {
+    if (s.counts[k]! > 0 && (pass === null || pass[k] === 1)) {
+      keys.push(s.d[k]!);
+      counts.push(s.counts[k]!);
+    }
+  }
+  return { keys, counts };
+}
+
+const NO_TALLY = { keys: [], counts: [] };
+
+/**
+ * A block's rows (all `n` of them: the block lies wholly in the query range) as the plan's filters
+ * select them, read from the column summaries of its head (`columns`, the directory in order);
+ * null when the summaries do not decide the selection. They decide it when every filter compares
+ * one and the same field and that field's column has a dictionary summary (each entry tested
+ * once, its rows counted), or an integer summary whose min and max pass every filter or fail one;
+ * or when the block has no column of that field (every row lacks it).
+ */
+export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn[], n: number): SummaryRows | null {
+  const filters = plan.summaryFilters;
+  if (filters === null) return null;
+  // A name's column: its last occurrence, as BlockView reads it.
+  const byName = (name: string): SummarisedColumn | null => {
+    for (let k = columns.length - 1; k >= 0; k--) if (columns[k]!.field && columns[k]!.name === name) return columns[k]!;
+    return null;
+  };
+  let count = n;
+  /** The filtered field's dictionary summary and the entries that pass; null: no filter, or not one. */
+  let selected: { name: string; s: Extract<ColumnSummary, { kind: 'dict' }>; pass: Uint8Array } | null = null;
+  if (filters.length > 0) {
+    const field = filters[0]!.field;
+    if (filters.some((f) => f.field !== field)) return null;
+    const col = byName(field);
+    const s = col?.summary;
+    if (col === null) count = filters.every((f) => f.test(undefined)) ? n : 0;
+    else if (s?.kind === 'dict') {
+      const pass = new Uint8Array(s.d.length);
+      count = 0;
+      for (let k = 0; k < s.d.length; k++) {
+        const v = s.d[k]!;
+        if (filters.every((f) => f.test(v))) {
+          pass[k] = 1;
+          count += s.counts[k]!;
+        }
+      }
+      if (filters.every((f) => f.test(undefined))) count += s.absent;
+      selected = { name: field, s, pass };
+    } else if (s?.kind === 'ints' && filters.every((f) => !Number.isNaN(f.bound))) {
+      // Every row holds an integer in [min, max]: a filter that both ends pass keeps every row, one
+      // that both fail keeps none (each is a comparison with one bound); otherwise rows differ.
+      let all = true;
+      for (const f of filters) {
+        const cmp = numericOp(f.op, f.bound)!;
+        const lo = cmp(s.min);
+        const hi = cmp(s.max);
+        if (!lo && !hi) {
+          all = false;
+          count = 0;
+          break;
+        }
+        if (!lo || !hi) return null;
+      }
+      if (all) count = n;
+    } else return null;
+  }
+  const every = count === n;
+  return {
+    count,
+    tally(name) {
+      if (count === 0) return NO_TALLY;
+      if (selected !== null && selected.name === name) return dictTally(selected.s, selected.pass);
+      if (!every) return null;
+      const col = byName(name);
+      if (col === null) return NO_TALLY;
+      return col.summary?.kind === 'dict' ? dictTally(col.summary, null) : null;
+    },
+    ints(name) {
+      if (!every) return null;
+      const s = byName(name)?.summary;
+      return s?.kind === 'ints' ? { n, min: s.min, max: s.max, sum: s.sum } : null;
+    },
+    minutes() {
+      if (!every) return null;
+      const s = columns[0]?.summary;
+      return s?.kind === 'minutes' ? s : null;
+    },
   };
 }
 

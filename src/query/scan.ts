@@ -20,7 +20,7 @@ import { tableKey } from '../files/packed.js';
 import { compileQuery } from './compile.js';
 import { Meter, withMeter, type MemoryBudget } from './memory.js';
 import { chainStages } from './pipeline.js';
-import { addFromMetadata, columnPlan, columnRows, metadataAnswers, selectRows } from './columnar.js';
+import { addFromMetadata, columnPlan, columnRows, metadataAnswers, selectRows, summaryRows, type SummarisedColumn } from './columnar.js';
 import type { Aggregator, BlockNeeds, CompiledQuery, Ev, MapStage, QueryContext, QueryLimits } from './runtime.js';
 import type { PackedTable } from '../files/packed.js';
 
@@ -88,6 +88,8 @@ export interface ScanResult {
   bytes: number;
   blocksRead: number;
   blocksSkipped: number;
+  /** Blocks answered from their head's column summaries (format 6), none of their frames read. */
+  blocksSummarised?: number;
   /** Events that reached the first aggregate. */
   matched: number;
   /** Problems that left data out (a damaged block). */
@@ -178,7 +180,13 @@ export function blockScanner(
   agg: Aggregator,
   result: ScanResult,
   opts: { start: number; end: number; columnPath: boolean; meter: Meter; overTime: () => void },
-): { headers: boolean; columnsOnly: boolean; meta(minTs: number, maxTs: number, n: number): boolean; view(view: BlockView, whollyInRange: boolean): void } {
+): {
+  headers: boolean;
+  columnsOnly: boolean;
+  meta(minTs: number, maxTs: number, n: number): boolean;
+  summary(columns: readonly SummarisedColumn[], n: number, whollyInRange: boolean): boolean;
+  view(view: BlockView, whollyInRange: boolean): void;
+} {
   const { start, end, meter, overTime } = opts;
   const state = result.state;
   const toAgg = (e: Ev): void => {
@@ -197,6 +205,15 @@ export function blockScanner(
       if (!fromMeta || minTs < start || maxTs > end || !addFromMetadata(plan!, state, minTs, maxTs, n)) return false;
       result.events += n;
       result.matched += n;
+      return true;
+    },
+    summary(columns, n, whollyInRange) {
+      const add = plan?.agg?.addSummary;
+      if (!whollyInRange || plan === null || plan.rest.length > 0 || add === undefined) return false;
+      const rows = summaryRows(plan, columns, n);
+      if (rows === null || (rows.count > 0 && !add(state, rows))) return false;
+      result.events += n;
+      result.matched += rows.count;
       return true;
     },
     view(view, whollyInRange) {
@@ -300,6 +317,11 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
         result.blocksSkipped++;
         return;
       }
+    }
+    // Format 6: answered from the head's column summaries, no frame read.
+    if (scanner.summary(dir.columns, meta.eventCount, b.minTs >= start && b.maxTs <= end)) {
+      result.blocksSummarised = (result.blocksSummarised ?? 0) + 1;
+      return;
     }
     const framesAt = b.pos + bodyOffset(b);
     let read: (at: number, length: number) => Buffer;

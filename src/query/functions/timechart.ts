@@ -257,6 +257,21 @@ function timeAggregator(name: string, buckets: Buckets, series: string[], sub: A
           tally[k] = 0;
         }
       },
+      // Events per minute (segment format 6 summaries) when every minute lies in one bucket: a
+      // span of whole minutes and a zone shift of whole minutes. Cells are then made in minute
+      // order rather than row order, which only matters once the groups' cap is reached: so not
+      // when the chart may have more buckets than the cap.
+      addSummary(st, rows) {
+        const m = rows.minutes();
+        if (m === null || span % MINUTE !== 0 || shift % MINUTE !== 0 || nb > cap) return false;
+        for (let j = 0; j < m.counts.length; j++) {
+          const c = m.counts[j]!;
+          if (c === 0) continue;
+          const k = Math.floor((m.first + j * MINUTE + shift) / span) - base;
+          if (k >= 0 && k < nb) cell(st, first + k * span, c);
+        }
+        return true;
+      },
     };
   }
   return {
