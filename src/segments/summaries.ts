@@ -73,28 +73,37 @@ export function summarizeColumn(column: number, col: SummarisedColumn, bytes: Bu
 }
 
 function dictSummary(column: number, c: Extract<StringColumn, { e: 'k' }>, n: number): SummaryPart | null {
-  if (c.d.length > SUMMARY_MAX_ENTRIES) return null;
-  const entries = c.d.map((s) => Buffer.from(s, 'utf8'));
+  const nd = c.d.length;
+  if (nd > SUMMARY_MAX_ENTRIES) return null;
   let bytes = 0;
-  for (const b of entries) bytes += b.length;
+  const lengths = new Array<number>(nd);
+  for (let k = 0; k < nd; k++) bytes += lengths[k] = Buffer.byteLength(c.d[k]!, 'utf8');
   if (bytes > SUMMARY_MAX_ENTRY_BYTES) return null;
-  const counts = new Array<number>(c.d.length + 1).fill(0);
-  const absent = c.w === 1 ? 255 : 65535;
-  for (let i = 0; i < n; i++) {
-    const code = c.w === 1 ? c.i[i]! : c.i[2 * i]! | (c.i[2 * i + 1]! << 8);
-    // A code past the entries (never written) is counted nowhere: the reader's check of the
-    // counts' total then refuses the summary rather than a wrong count being served.
-    if (code === absent) counts[c.d.length]!++;
-    else if (code < c.d.length) counts[code]!++;
+  // Per code, then the absent rows. A code past the entries (never written) is counted nowhere:
+  // the reader's check of the counts' total then refuses the summary rather than serve a wrong count.
+  const counts = new Float64Array(nd + 1);
+  const codes = c.i;
+  if (c.w === 1) {
+    for (let i = 0; i < n; i++) {
+      const code = codes[i]!;
+      if (code === 255) counts[nd]!++;
+      else if (code < nd) counts[code]!++;
+    }
+  } else {
+    for (let i = 0; i < n; i++) {
+      const code = codes[2 * i]! | (codes[2 * i + 1]! << 8);
+      if (code === 65535) counts[nd]!++;
+      else if (code < nd) counts[code]!++;
+    }
   }
-  let size = varintLength(entries.length);
-  for (const b of entries) size += varintLength(b.length) + b.length;
+  let size = varintLength(nd) + bytes;
+  for (const len of lengths) size += varintLength(len);
   for (const x of counts) size += varintLength(x);
   const out = Buffer.allocUnsafe(size);
-  let at = putVarint(out, 0, entries.length);
-  for (const b of entries) {
-    at = putVarint(out, at, b.length);
-    at += b.copy(out, at);
+  let at = putVarint(out, 0, nd);
+  for (let k = 0; k < nd; k++) {
+    at = putVarint(out, at, lengths[k]!);
+    at += out.write(c.d[k]!, at, 'utf8');
   }
   for (const x of counts) at = putVarint(out, at, x);
   return { column, bytes: wrap(column, DICT, out), columnBytes: pack({ e: 'k', i: c.i, w: c.w }) };
