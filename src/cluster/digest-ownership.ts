@@ -142,7 +142,17 @@ export class DigestOwnership {
       const desired = desiredOwner(layout[p] ?? [], selfId, liveness);
       const ep = state.epochs.get(p);
       const actual = ep?.node ?? null;
-      const mine = this.owned.get(p);
+      let mine = this.owned.get(p);
+      if (ep !== undefined && actual === selfId && mine !== undefined && mine !== ep.epoch) {
+        // Deposed and given back before this node looked again (another node's epoch came and went
+        // between two evaluations, e.g. a takeover while this node was thought dead, then a handover
+        // straight back): what it digested as the old epoch past that epoch's end marks is void, and
+        // its reports of the old epoch are no longer applied. Start over in the current epoch.
+        this.forget(p);
+        await digest.release(p, 'abandon');
+        this.opts.logger.warn('digest partition given back in a later epoch; the old epoch\'s unreported blocks are voided', { partition: p, was: mine, epoch: ep.epoch });
+        mine = undefined;
+      }
       if (ep !== undefined && actual === selfId) {
         if (mine === undefined || !digest.owns(p)) {
           await this.fenceEnded(p);

@@ -4,9 +4,9 @@
  * the test's teardown; every wait is bounded.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/logsvc', import.meta.url));
@@ -15,6 +15,22 @@ const READY = /ready at (http:\/\/\S+) /;
 /** The subset of tap's Test that the helpers use. */
 export interface Teardown {
   teardown(fn: () => unknown): void;
+  /** tap's: false once an assertion of this test failed (the node's log is then kept). */
+  passing?(): boolean;
+  name?: string;
+}
+
+/**
+ * Where the stderr of nodes whose test failed is written (one file per node), so a failure on a
+ * CI machine can be explained afterwards; .ci/run prints their warnings and errors.
+ */
+export const FAILED_LOG_DIR = process.env.LOGSVC_TEST_LOG_DIR ?? join(tmpdir(), 'logsvc-test-logs');
+
+async function keepLogIfFailed(t: Teardown, dataDir: string, pid: number | undefined, stderr: string): Promise<void> {
+  if (typeof t.passing !== 'function' || t.passing()) return;
+  const file = `${basename(process.argv[1] ?? 'test')}-${basename(dataDir)}-${pid}.log`.replace(/[^\w.-]+/g, '_');
+  await mkdir(FAILED_LOG_DIR, { recursive: true });
+  await writeFile(join(FAILED_LOG_DIR, file), `# test: ${t.name ?? '?'}\n# data dir: ${dataDir}\n${stderr}`);
 }
 
 export interface TestNode {
@@ -119,6 +135,7 @@ export async function startNode(t: Teardown, opts: StartOptions = {}): Promise<T
       proc.kill('SIGKILL');
       await exited(proc);
     }
+    await keepLogIfFailed(t, dataDir, proc.pid, stderr).catch(() => undefined);
   });
 
   const url = await new Promise<string>((resolve, reject) => {

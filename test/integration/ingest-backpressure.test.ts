@@ -107,7 +107,7 @@ t.test('acknowledged bytes waiting for digest: 503 with Retry-After, then accept
   isPaused(t, paused, new RegExp(`ingest is paused: \\d+ acknowledged bytes are waiting for digest \\(limit ${MIB}\\); retry later`));
   t.ok(acked.size >= 3, `at least ~1 MiB acknowledged before the refusal (${acked.size} requests)`);
 
-  t.ok(await untilAccepted(node, repo.ingestToken, () => ++b, acked, refused, 20_000), 'accepted again once the digest wrote the oldest block');
+  t.ok(await untilAccepted(node, repo.ingestToken, () => ++b, acked, refused, 60_000), 'accepted again once the digest wrote the oldest block');
   await exactlyOnce(t, node, repo.name, acked, refused, true);
   // And once more after a restart: the same events, from segments and the replayed queue.
   t.equal(await node.stop(), 0, 'clean stop');

@@ -33,7 +33,7 @@ async function repoSize(node: TestNode, name: string): Promise<{ compressedByteS
   return (await mustGql(node.url, node.adminToken, 'query($n: String!) { repository(name: $n) { compressedByteSize uncompressedByteSize } }', { n: name })).repository;
 }
 
-async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 90_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
