@@ -554,8 +554,9 @@ export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn
       if (filters.every((f) => f.test(undefined))) count += s.absent;
       selected = { name: field, s, pass };
     } else if (s?.kind === 'ints' && filters.every((f) => !Number.isNaN(f.bound))) {
-      // Every row holds an integer in [min, max]: a filter that both ends pass keeps every row, one
-      // that both fail keeps none (each is a comparison with one bound); otherwise rows differ.
+      // `s.n` rows hold an integer in [min, max] (the others none, which no comparison keeps): a
+      // filter that both ends pass keeps those rows, one that both fail keeps none (each is a
+      // comparison with one bound); otherwise rows differ.
       let all = true;
       for (const f of filters) {
         const cmp = numericOp(f.op, f.bound)!;
@@ -568,7 +569,7 @@ export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn
         }
         if (!lo || !hi) return null;
       }
-      if (all) count = n;
+      if (all) count = s.n;
     } else return null;
   }
   const every = count === n;
@@ -585,7 +586,7 @@ export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn
     ints(name) {
       if (!every) return null;
       const s = byName(name)?.summary;
-      return s?.kind === 'ints' ? { n, min: s.min, max: s.max, sum: s.sum } : null;
+      return s?.kind === 'ints' ? s : null;
     },
     minutes() {
       if (!every) return null;

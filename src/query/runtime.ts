@@ -191,7 +191,7 @@ export interface SummaryRows {
    * in order of first occurrence (as tallyField gives them); rows without the field left out.
    */
   tally(name: string): { keys: readonly string[]; counts: readonly number[] } | null;
-  /** An integer field over every row of the block (only when no filter selects): min, max and the sum (NaN when not exact). */
+  /** The integers of a field over every row of the block (only when no filter selects): how many rows hold one, min, max and the sum (NaN when not exact). */
   ints(name: string): { n: number; min: number; max: number; sum: number } | null;
   /** Events per minute from `first` (ms), every row of the block (only when no filter selects). */
   minutes(): { first: number; counts: readonly number[] } | null;

@@ -18,14 +18,19 @@ import { decodeNumbers, type NumberColumn, type StringColumn } from './columns.j
 /** What a head says about one column. */
 export type ColumnSummary =
   | { kind: 'dict'; d: string[]; counts: number[]; absent: number }
-  /** `sum`: NaN when a value or a running sum passed 2^53 (then it is not exact). */
-  | { kind: 'ints'; min: number; max: number; sum: number }
+  /**
+   * The integers of an integer column, or of a text column whose every value is an integer's
+   * canonical text: `n` events hold one; `sum` NaN when a value or a running sum passed 2^53
+   * (then it is not exact).
+   */
+  | { kind: 'ints'; n: number; min: number; max: number; sum: number }
   /** Events per minute from `first` (ms, a multiple of MINUTE_MS). */
   | { kind: 'minutes'; first: number; counts: number[] };
 
 const DICT = 1;
 const INTS = 2;
 const MINUTES = 3;
+const TEXT_INTS = 4;
 
 /** A dictionary is summarised when it has at most this many entries ... */
 export const SUMMARY_MAX_ENTRIES = 64;
@@ -68,8 +73,57 @@ function putVarint(out: Buffer, at: number, x: number): number {
 export function summarizeColumn(column: number, col: SummarisedColumn, bytes: Buffer, n: number): SummaryPart | null {
   if (!col.field) return col.name === 'ts' ? minutesSummary(column, decodeNumbers(unpack(bytes) as NumberColumn, n)) : null;
   if (col.e === 'k') return dictSummary(column, unpack(bytes) as Extract<StringColumn, { e: 'k' }>, n);
-  if (col.e === 'i') return intsSummary(column, decodeNumbers((unpack(bytes) as Extract<StringColumn, { e: 'i' }>).v, n));
+  if (col.e === 'i') return intsSummary(column, decodeNumbers((unpack(bytes) as Extract<StringColumn, { e: 'i' }>).v, n), INTS);
+  if (col.e === 'u') {
+    const values = textInts(unpack(bytes) as Extract<StringColumn, { e: 'u' }>, n);
+    return values === null ? null : intsSummary(column, values, TEXT_INTS);
+  }
   return null;
+}
+
+/** Longest integer text taken (parseNumber's plain integers: at most 15 characters). */
+const MAX_INT_TEXT = 15;
+
+/**
+ * The values of a text column when every present value is an integer's canonical text (as
+ * String(n) writes it: no leading zeros, no "-0", at most 15 characters, which parseNumber reads
+ * as that integer); null otherwise. Read from the UTF-8 bytes: most text columns fail on their
+ * first value.
+ */
+function textInts(c: Extract<StringColumn, { e: 'u' }>, n: number): number[] | null {
+  const out: number[] = [];
+  const b = c.b;
+  const l = c.l;
+  let lp = 0;
+  let bp = 0;
+  for (let i = 0; i < n; i++) {
+    // Per event a varint: 0 absent, else the value's length in UTF-16 units + 1 (bytes, for digits).
+    let v = 0;
+    let mul = 1;
+    for (;;) {
+      if (lp >= l.length) return null;
+      const byte = l[lp++]!;
+      v += (byte & 0x7f) * mul;
+      if (byte < 0x80) break;
+      mul *= 0x80;
+    }
+    if (v === 0) continue;
+    const len = v - 1;
+    if (len === 0 || len > MAX_INT_TEXT || bp + len > b.length) return null;
+    const neg = b[bp] === 45; /* - */
+    const first = neg ? bp + 1 : bp;
+    const end = bp + len;
+    if (first >= end || (b[first] === 48 /* 0 */ && (end - first > 1 || neg))) return null;
+    let x = 0;
+    for (let k = first; k < end; k++) {
+      const d = b[k]! - 48;
+      if (d < 0 || d > 9) return null;
+      x = x * 10 + d;
+    }
+    out.push(neg ? -x : x);
+    bp = end;
+  }
+  return out.length > 0 ? out : null;
 }
 
 function dictSummary(column: number, c: Extract<StringColumn, { e: 'k' }>, n: number): SummaryPart | null {
@@ -109,7 +163,7 @@ function dictSummary(column: number, c: Extract<StringColumn, { e: 'k' }>, n: nu
   return { column, bytes: wrap(column, DICT, out), columnBytes: pack({ e: 'k', i: c.i, w: c.w }) };
 }
 
-function intsSummary(column: number, v: readonly number[]): SummaryPart | null {
+function intsSummary(column: number, v: readonly number[], kind: number): SummaryPart | null {
   if (v.length === 0) return null;
   let min = Infinity;
   let max = -Infinity;
@@ -121,11 +175,14 @@ function intsSummary(column: number, v: readonly number[]): SummaryPart | null {
     sum += x;
     if (!Number.isSafeInteger(x) || !Number.isSafeInteger(sum)) exact = false;
   }
-  const out = Buffer.allocUnsafe(24);
-  out.writeDoubleLE(min, 0);
-  out.writeDoubleLE(max, 8);
-  out.writeDoubleLE(exact ? sum : Number.NaN, 16);
-  return { column, bytes: wrap(column, INTS, out) };
+  // A text column's: how many events hold a value first.
+  const at = kind === TEXT_INTS ? 4 : 0;
+  const out = Buffer.allocUnsafe(at + 24);
+  if (kind === TEXT_INTS) out.writeUInt32LE(v.length, 0);
+  out.writeDoubleLE(min, at);
+  out.writeDoubleLE(max, at + 8);
+  out.writeDoubleLE(exact ? sum : Number.NaN, at + 16);
+  return { column, bytes: wrap(column, kind, out) };
 }
 
 function minutesSummary(column: number, ts: readonly number[]): SummaryPart | null {
@@ -214,7 +271,10 @@ export function parseSummaries(b: Buffer, at: number, columns: readonly Summaris
     if (end > b.length || col === undefined || out.has(column)) return null;
     let summary: ColumnSummary | null = null;
     if (kind === DICT && col.field && col.e === 'k') summary = parseDict(r, end, n);
-    else if (kind === INTS && col.field && col.e === 'i' && length === 24) summary = { kind: 'ints', min: b.readDoubleLE(r.at), max: b.readDoubleLE(r.at + 8), sum: b.readDoubleLE(r.at + 16) };
+    else if (kind === INTS && col.field && col.e === 'i' && length === 24) summary = { kind: 'ints', n, min: b.readDoubleLE(r.at), max: b.readDoubleLE(r.at + 8), sum: b.readDoubleLE(r.at + 16) };
+    else if (kind === TEXT_INTS && col.field && col.e === 'u' && length === 28 && b.readUInt32LE(r.at) <= n) {
+      summary = { kind: 'ints', n: b.readUInt32LE(r.at), min: b.readDoubleLE(r.at + 4), max: b.readDoubleLE(r.at + 12), sum: b.readDoubleLE(r.at + 20) };
+    }
     else if (kind === MINUTES && !col.field && col.name === 'ts') summary = parseMinutes(r, end, n);
     if (summary === null) return null;
     if (summary.kind === 'ints') r.at = end;

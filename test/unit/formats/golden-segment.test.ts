@@ -99,7 +99,7 @@ t.test('golden segment v6 reads back exactly', async (t) => {
     'block 0: summaries of the timestamps, the small dictionaries and the integer column',
   );
   t.strictSame(dir.columns.find((c) => c.name === 'statuscode')!.summary, { kind: 'dict', d: ['200'], counts: [5], absent: 0 });
-  t.strictSame(dir.columns.find((c) => c.name === 'responsesize')!.summary, { kind: 'ints', min: 100, max: 104, sum: 510 });
+  t.strictSame(dir.columns.find((c) => c.name === 'responsesize')!.summary, { kind: 'ints', n: 5, min: 100, max: 104, sum: 510 });
   t.strictSame(dir.columns[0]!.summary, { kind: 'minutes', first: 1_699_999_980_000, counts: [5] });
   const [b0, b1] = seg.blocks.map((b) => bodyOf(buf, b));
   t.equal(b0!.raw.e, 't', 'block 0: raw strings as templates over the fields');

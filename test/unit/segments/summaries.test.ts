@@ -32,7 +32,7 @@ t.test('format 6: summaries of the small dictionaries, the integer columns and t
   const rows = (v: string) => evs.filter((e) => e.fields['method'] === v).length;
   t.strictSame(by('method').summary, { kind: 'dict', d: ['POST', 'PUT', 'GET'], counts: [rows('POST'), rows('PUT'), rows('GET')], absent: 250 }, 'entries in order of first occurrence with their rows, and the rows without the field');
   t.equal(by('many').summary, undefined, `a dictionary of more than ${SUMMARY_MAX_ENTRIES} entries has none`);
-  t.strictSame(by('size').summary, { kind: 'ints', min: -50, max: 2947, sum: evs.reduce((a, e) => a + Number(e.fields['size']), 0) });
+  t.strictSame(by('size').summary, { kind: 'ints', n: 1000, min: -50, max: 2947, sum: evs.reduce((a, e) => a + Number(e.fields['size']), 0) });
   const minutes = dir.columns[0]!.summary as { kind: 'minutes'; first: number; counts: number[] };
   t.equal(minutes.kind, 'minutes');
   t.equal(minutes.first, Math.floor(1_700_000_000_000 / 60_000) * 60_000);
@@ -92,4 +92,24 @@ t.test('a damaged head section fails the block, before any frame', async (t) => 
   const ms = readBlockMeta(small, 0)!;
   t.ok(blockIntact(small, 0, ms), 'a small block');
   t.not(blockDirectory(small.subarray(0, ms.headerLength), ms), null);
+});
+
+t.test('a text column of integer texts gets the integers summary (rows holding one counted); other texts none', async (t) => {
+  const make = (value: (i: number) => string | undefined) =>
+    Array.from({ length: 400 }, (_, i): StoredEvent => {
+      const v = value(i);
+      return { timestamp: 1_700_000_000_000 + i, timezone: 'Z', rawstring: `e${i}`, fields: v === undefined ? {} : { b: v }, ingestTimestamp: 1, offset: i, index: 0 };
+    });
+  const summaryOf = (evs: StoredEvent[]) => {
+    const bytes = assembleBlock(encodeBlockContent(columnsOf(evs)), lz4Codec);
+    const m = readBlockMeta(bytes, 0)!;
+    const col = blockDirectory(bytes.subarray(0, m.headerLength), m)!.columns.find((c) => c.name === 'b')!;
+    return { e: col.e, summary: col.summary };
+  };
+  const ints = (i: number) => (i % 5 === 0 ? undefined : String(i * 37 - 5000));
+  const values = make(ints).flatMap((e) => (e.fields['b'] === undefined ? [] : [Number(e.fields['b'])]));
+  t.strictSame(summaryOf(make(ints)), { e: 'u', summary: { kind: 'ints', n: 320, min: Math.min(...values), max: Math.max(...values), sum: values.reduce((a, x) => a + x, 0) } });
+  for (const [what, odd] of [['a leading zero', '007'], ['-0', '-0'], ['a fraction', '1.5'], ['16 characters', '1234567890123456'], ['a word', 'x']] as const) {
+    t.strictSame(summaryOf(make((i) => (i === 200 ? odd : ints(i)))).summary, undefined, `${what}: none`);
+  }
 });
