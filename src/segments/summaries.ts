@@ -133,21 +133,24 @@ function dictSummary(column: number, c: Extract<StringColumn, { e: 'k' }>, n: nu
   const lengths = new Array<number>(nd);
   for (let k = 0; k < nd; k++) bytes += lengths[k] = Buffer.byteLength(c.d[k]!, 'utf8');
   if (bytes > SUMMARY_MAX_ENTRY_BYTES) return null;
-  // Per code, then the absent rows. A code past the entries (never written) is counted nowhere:
-  // the reader's check of the counts' total then refuses the summary rather than serve a wrong count.
+  // Rows per code, then the absent rows. One-byte codes are tallied over all 256 values in a
+  // plain Uint8Array view (no branch per row; a code past the entries, never written, leaves the
+  // column unsummarised); two-byte codes through a branch.
   const counts = new Float64Array(nd + 1);
-  const codes = c.i;
+  const raw = c.i;
   if (c.w === 1) {
-    for (let i = 0; i < n; i++) {
-      const code = codes[i]!;
-      if (code === 255) counts[nd]!++;
-      else if (code < nd) counts[code]!++;
-    }
+    const codes = new Uint8Array(raw.buffer, raw.byteOffset, Math.min(raw.byteLength, n));
+    const all = new Int32Array(256);
+    for (let i = 0; i < codes.length; i++) all[codes[i]!]!++;
+    for (let k = nd; k < 255; k++) if (all[k] !== 0) return null;
+    for (let k = 0; k < nd; k++) counts[k] = all[k]!;
+    counts[nd] = all[255]!;
   } else {
     for (let i = 0; i < n; i++) {
-      const code = codes[2 * i]! | (codes[2 * i + 1]! << 8);
+      const code = raw[2 * i]! | (raw[2 * i + 1]! << 8);
       if (code === 65535) counts[nd]!++;
       else if (code < nd) counts[code]!++;
+      else return null;
     }
   }
   let size = varintLength(nd) + bytes;
