@@ -248,6 +248,17 @@ export function blockScanner(
 }
 
 /**
+ * True when the query's blocks may be answered from their heads' column summaries (format 6,
+ * columnar.ts summaryRows): its filters are comparisons the summaries decide and its aggregate
+ * takes summaries, with no stage between. Whether a block's summaries do is known once its head is read.
+ */
+export function answersFromSummaries(q: CompiledQuery): boolean {
+  const { maps, agg } = splitAtAggregate(q);
+  const plan = columnPlan(maps, agg);
+  return plan.rest.length === 0 && plan.summaryFilters !== null && plan.agg?.addSummary !== undefined;
+}
+
+/**
  * Splits off the segment blocks wholly inside the range that the query answers from their headers
  * (count(), a time histogram of counts where a block lies in one bucket): their partial state,
  * computed here without reading them, and the units left to scan. Null state: none.
