@@ -36,6 +36,7 @@ const HELP = `node bench/peers/ask.mjs [options]
   --data DIR          the kept data dirs (default ~/.cache/logsvc/peers-ask/<access>-<json>)
   --fresh             remove DIR first and ingest again
   --node-flags F      flags for the node executable, space-separated (--node-flags="--cpu-prof --cpu-prof-dir=/tmp/p")
+  --bin PATH          the logsvc executable (default: this checkout's bin/logsvc), e.g. another build's
   --vl-bin PATH       the VictoriaLogs binary (default ${DEFAULT_VL_BIN})
   --budget-minutes N  the whole run's time budget (default 60)
 `;
@@ -50,6 +51,7 @@ const { values: v } = parseArgs({
     data: { type: 'string' },
     fresh: { type: 'boolean', default: false },
     'node-flags': { type: 'string', default: '' },
+    bin: { type: 'string' },
     'vl-bin': { type: 'string', default: DEFAULT_VL_BIN },
     'budget-minutes': { type: 'string', default: '60' },
     help: { type: 'boolean', default: false },
@@ -70,6 +72,7 @@ const o = {
   data: v.data ?? join(homedir(), '.cache', 'logsvc', 'peers-ask', `${access}-${jsonEvents}`),
   fresh: v.fresh === true,
   nodeFlags: String(v['node-flags']).split(' ').filter((s) => s !== ''),
+  bin: v.bin ?? null,
   vlBin: String(v['vl-bin']),
   budgetMinutes: int('budget-minutes', 1, 24 * 60),
 };
@@ -94,7 +97,7 @@ await runWithin(abort, o.budgetMinutes * 60_000, `${o.budgetMinutes} minutes`, a
     await rm(o.data, { recursive: true, force: true });
     await mkdir(logsvcRoot, { recursive: true });
     log(`[prepare] ingesting into ${o.data}`);
-    const node = await startLogsvcNode({ rootDir: logsvcRoot, config: NODE_CONFIG, nodeFlags: [] });
+    const node = await startLogsvcNode({ rootDir: logsvcRoot, config: NODE_CONFIG, nodeFlags: [], ...(o.bin === null ? {} : { bin: o.bin }) });
     const vl = await startVictoriaLogs(vlBin, vlDir);
     const control = createControlClient(node.server.url);
     /** @type {Record<string, { repo: string, project: number }>} */
@@ -123,7 +126,7 @@ await runWithin(abort, o.budgetMinutes * 60_000, `${o.budgetMinutes} minutes`, a
   }
   const { targets } = JSON.parse(await readFile(readyFile, 'utf8'));
 
-  const node = await startLogsvcNode({ rootDir: logsvcRoot, config: NODE_CONFIG, nodeFlags: o.nodeFlags });
+  const node = await startLogsvcNode({ rootDir: logsvcRoot, config: NODE_CONFIG, nodeFlags: o.nodeFlags, ...(o.bin === null ? {} : { bin: o.bin }) });
   const vl = await startVictoriaLogs(vlBin, vlDir);
   const control = createControlClient(node.server.url);
   const vlClient = createControlClient(vl.url);

@@ -62,11 +62,11 @@ export class BlockHeads {
   }
 
   /**
-   * The head of block `b` of segment `path` (open as `fd`), with its filters when `filters`; read
-   * and checked when not held (header, directory and filters in one read). Null: the block is
-   * damaged (nothing is kept of it).
+   * The head of block `b` of segment `path` (`file()` opens it, once, when a read is needed), with
+   * its filters when `filters`; read and checked when not held (header, directory and filters in
+   * one read). Null: the block is damaged (nothing is kept of it).
    */
-  get(fd: number, path: string, b: HeadRef, filters: boolean): BlockHead | null {
+  get(file: () => number, path: string, b: HeadRef, filters: boolean): BlockHead | null {
     const key = `${b.pos}\u0000${path}`;
     const got = this.map.get(key);
     if (got !== undefined && got.meta.headerLength === b.headerLength && got.meta.compressedLength === b.compressedLength && got.meta.bloomLength === b.bloomLength && got.meta.gramLength === b.gramLength) {
@@ -74,7 +74,7 @@ export class BlockHeads {
       this.map.delete(key);
       this.map.set(key, got);
       if (!filters || got.filters !== null) return got;
-      const f = readFilters(fd, b, got.filtersCrc);
+      const f = readFilters(file(), b, got.filtersCrc);
       if (f === null) return null;
       got.filters = f;
       got.bytes += f.length;
@@ -82,7 +82,7 @@ export class BlockHeads {
       return got;
     }
     if (got !== undefined) this.drop(key, got);
-    const head = readHead(fd, b, filters);
+    const head = readHead(file(), b, filters);
     if (head === null) return null;
     this.map.set(key, head);
     this.grew(head.bytes);

@@ -315,8 +315,8 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
    * the file on first use (one read of its frame, checked by its checksum); otherwise all frames
    * in one read. A damaged frame leaves the block out with a warning.
    */
-  const scanFramed = (fd: number, path: string, b: BlockRef, origin: BlockOrigin): void => {
-    const head = blockHeads.get(fd, path, b, probes !== null);
+  const scanFramed = (file: () => number, path: string, b: BlockRef, origin: BlockOrigin): void => {
+    const head = blockHeads.get(file, path, b, probes !== null);
     if (head === null) {
       result.warnings.push(damaged(path, b.pos));
       return;
@@ -340,12 +340,12 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     if (single) {
       read = (at, length) => {
         const frame = Buffer.allocUnsafe(length);
-        const n = readSync(fd, frame, 0, length, framesAt + at);
+        const n = readSync(file(), frame, 0, length, framesAt + at);
         return n === length ? frame : frame.subarray(0, n);
       };
     } else {
       const frames = Buffer.allocUnsafe(meta.compressedLength);
-      const n = readSync(fd, frames, 0, frames.length, framesAt);
+      const n = readSync(file(), frames, 0, frames.length, framesAt);
       read = (at, length) => frames.subarray(at, Math.min(n, at + length));
     }
     result.blocksRead++;
@@ -375,20 +375,22 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
       scanView(view, false);
       continue;
     }
-    const fd = openSync(u.path, 'r');
+    // Opened on the first read: blocks answered from their headers or from cached heads read nothing.
+    let fd = -1;
+    const file = (): number => (fd >= 0 ? fd : (fd = openSync(u.path, 'r')));
     try {
       for (const b of u.blocks) {
         overTime();
         // Answered by what the block's header says, without reading it.
         if (scanner.meta(b.minTs, b.maxTs, b.eventCount)) continue;
         if (b.framed === true) {
-          scanFramed(fd, u.path, b, origin);
+          scanFramed(file, u.path, b, origin);
           continue;
         }
         if (probes !== null) {
           // Both filters in one read, before (and usually instead of) the block.
           const filters = Buffer.allocUnsafe(b.bloomLength + b.gramLength);
-          readSync(fd, filters, 0, filters.length, b.pos + b.headerLength);
+          readSync(file(), filters, 0, filters.length, b.pos + b.headerLength);
           if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes, b.fieldGrams === true)) {
             result.blocksSkipped++;
             continue;
@@ -397,7 +399,7 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
         // The whole block, so its checksum is verified before anything in it is served.
         const length = blockLength(b);
         const whole = Buffer.allocUnsafe(length);
-        const got = readSync(fd, whole, 0, length, b.pos);
+        const got = readSync(file(), whole, 0, length, b.pos);
         const meta = got === length ? readBlockMeta(whole, 0) : null;
         if (meta === null || !blockIntact(whole, 0, meta)) {
           result.warnings.push(damaged(u.path, b.pos));
@@ -410,7 +412,7 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
         scanView(view, b.minTs >= start && b.maxTs <= end);
       }
     } finally {
-      closeSync(fd);
+      if (fd >= 0) closeSync(fd);
     }
   }
   return result;
