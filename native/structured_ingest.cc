@@ -287,22 +287,24 @@ int64_t daysFromCivil(int64_t year, int64_t month, int64_t day) {
   return era * 146097 + doe - 719468;
 }
 
-// `yyyy-MM-dd(T|t| )HH:mm[:ss[(.|,)f{1,9}]](Z|z|±hh[[:]mm])`, the whole text: ms UTC and the zone
-// ("Z", or the offset as "±hh:mm"); false for anything else, impossible dates included.
-bool isoTimestamp(Str t, double& ms, std::string& zone) {
-  int year = digitsAt(t, 0, 4);
-  if (year < 0 || charAt(t, 4) != '-') return false;
-  int month = digitsAt(t, 5, 2);
-  if (month < 0 || charAt(t, 7) != '-') return false;
-  int day = digitsAt(t, 8, 2);
+// timestamps.ts matchIsoTimestampAt: `yyyy-MM-dd(T|t| )HH:mm[:ss[(.|,)f{1,9}]][Z|z|±hh[[:]mm]]`
+// starting exactly at `pos`, without looking past its end: ms UTC, the zone ("Z", or the offset as
+// "±hh:mm"; hasZone false when none is written) and `end`, just past the match; false when the text
+// there is not one (impossible dates and a bad offset included).
+bool isoTimestampAt(Str t, size_t pos, double& ms, std::string& zone, bool& hasZone, size_t& end) {
+  int year = digitsAt(t, pos, 4);
+  if (year < 0 || charAt(t, pos + 4) != '-') return false;
+  int month = digitsAt(t, pos + 5, 2);
+  if (month < 0 || charAt(t, pos + 7) != '-') return false;
+  int day = digitsAt(t, pos + 8, 2);
   if (day < 0) return false;
-  int sep = charAt(t, 10);
+  int sep = charAt(t, pos + 10);
   if (sep != 'T' && sep != 't' && sep != ' ') return false;
-  int hour = digitsAt(t, 11, 2);
-  if (hour < 0 || charAt(t, 13) != ':') return false;
-  int minute = digitsAt(t, 14, 2);
+  int hour = digitsAt(t, pos + 11, 2);
+  if (hour < 0 || charAt(t, pos + 13) != ':') return false;
+  int minute = digitsAt(t, pos + 14, 2);
   if (minute < 0) return false;
-  size_t p = 16;
+  size_t p = pos + 16;
   int second = 0, millis = 0;
   if (charAt(t, p) == ':') {
     second = digitsAt(t, p + 1, 2);
@@ -323,35 +325,97 @@ bool isoTimestamp(Str t, double& ms, std::string& zone) {
   double local = static_cast<double>(daysFromCivil(year, month, day) * 86400000 + ((hour * 60 + minute) * 60 + second) * 1000 + millis);
   int z = charAt(t, p);
   if (z == 'Z' || z == 'z') {
-    if (p + 1 != t.size()) return false;
     ms = local;
     zone = "Z";
+    hasZone = true;
+    end = p + 1;
     return true;
   }
-  if (z != '+' && z != '-') return false;  // no zone: required
+  if (z != '+' && z != '-') {
+    ms = local;
+    hasZone = false;
+    end = p;
+    return true;
+  }
   int hours = digitsAt(t, p + 1, 2);
   if (hours < 0 || hours > 18) return false;
   int minutes = 0;
-  size_t end = p + 3;
-  if (charAt(t, end) == ':') {
-    minutes = digitsAt(t, end + 1, 2);
+  size_t e = p + 3;
+  if (charAt(t, e) == ':') {
+    minutes = digitsAt(t, e + 1, 2);
     if (minutes < 0) return false;
-    end += 3;
+    e += 3;
   } else {
-    int m = digitsAt(t, end, 2);
+    int m = digitsAt(t, e, 2);
     if (m >= 0) {
       minutes = m;
-      end += 2;
+      e += 2;
     }
   }
-  if (minutes > 59 || (hours == 18 && minutes > 0) || end != t.size()) return false;
+  if (minutes > 59 || (hours == 18 && minutes > 0)) return false;
   double total = hours * 60 + minutes;
   double signedMinutes = z == '-' ? -total : total;  // -0 as in JavaScript
   ms = local - signedMinutes * 60000;
   char text[7] = {static_cast<char>(z), static_cast<char>('0' + hours / 10), static_cast<char>('0' + hours % 10), ':',
                   static_cast<char>('0' + minutes / 10), static_cast<char>('0' + minutes % 10), 0};
   zone.assign(text, 6);
+  hasZone = true;
+  end = e;
   return true;
+}
+
+// parseIsoTimestamp(text, {requireZone: true}): the whole text, with a zone.
+bool isoTimestamp(Str t, double& ms, std::string& zone) {
+  bool hasZone = false;
+  size_t end = 0;
+  return isoTimestampAt(t, 0, ms, zone, hasZone, end) && hasZone && end == t.size();
+}
+
+// ---- The built-in kv parser (src/ingest/parsers/kv.ts, kv-pairs.ts), on UTF-8 bytes: every
+// character it looks for (digits, "=", quotes, backslash, whitespace, key characters) is ASCII, and
+// no UTF-8 byte of another character is ASCII, so scanning bytes finds what scanning UTF-16 units
+// finds, and every cut falls between characters. Only the timestamp window (128 UTF-16 units) is
+// counted in units.
+
+// Bytes of the UTF-8 sequence a lead byte starts (the text is valid UTF-8: decoded by string()).
+inline size_t utf8Length(uint8_t lead) { return lead < 0x80 ? 1 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4; }
+
+// kv.ts findLeadingTimestamp: the first ISO 8601 date-time with a zone that starts within the first
+// 128 UTF-16 units, not glued to digits on either side.
+bool leadingTimestamp(Str t, double& ms, std::string& zone) {
+  constexpr uint32_t kWindowUnits = 128;
+  uint32_t units = 0;
+  for (size_t i = 0; i < t.size() && units < kWindowUnits;) {
+    uint8_t c = static_cast<uint8_t>(t[i]);
+    if (isDigit(c) && (i == 0 || !isDigit(static_cast<uint8_t>(t[i - 1])))) {
+      bool hasZone = false;
+      size_t end = 0;
+      if (isoTimestampAt(t, i, ms, zone, hasZone, end) && hasZone && !(end < t.size() && isDigit(static_cast<uint8_t>(t[end])))) return true;
+    }
+    size_t len = utf8Length(c);
+    units += len == 4 ? 2 : 1;
+    i += len;
+  }
+  return false;
+}
+
+// kv-pairs.ts CHAR_CLASS: key characters [A-Za-z0-9_.@-], of which [A-Za-z_@] may start a key.
+constexpr uint8_t kKeyChar = 1, kKeyStart = 2;
+inline uint8_t keyClass(uint8_t c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '@') return kKeyChar | kKeyStart;
+  if ((c >= '0' && c <= '9') || c == '.' || c == '-') return kKeyChar;
+  return 0;
+}
+// chars.ts isWhitespace: space, tab, newline, vertical tab, form feed, carriage return.
+inline bool isKvSpace(uint8_t c) { return c == ' ' || (c >= 9 && c <= 13); }
+
+// The parser a door's message goes through, when no custom parser is in play (parsers/index.ts
+// builtInParser: unknown names are kv).
+enum class BuiltIn { kNone, kKv, kOther };
+BuiltIn builtInParser(Str name) {
+  if (name == "none") return BuiltIn::kNone;
+  if (name == "json" || name == "accesslog" || name == "syslog") return BuiltIn::kOther;
+  return BuiltIn::kKv;
 }
 
 // The UTF-16 length of valid UTF-8.
@@ -635,36 +699,43 @@ class Parser {
         continue;
       }
       p_++;
-      uint8_t e = take();
-      switch (e) {
-        case '"': *w++ = '"'; break;
-        case '\\': *w++ = '\\'; break;
-        case '/': *w++ = '/'; break;
-        case 'b': *w++ = '\b'; break;
-        case 'f': *w++ = '\f'; break;
-        case 'n': *w++ = '\n'; break;
-        case 'r': *w++ = '\r'; break;
-        case 't': *w++ = '\t'; break;
-        case 'u': {
-          uint32_t cp = hex4();
-          if (cp >= 0xdc00 && cp <= 0xdfff) decline();  // a lone low surrogate
-          if (cp >= 0xd800 && cp <= 0xdbff) {
-            if (end_ - p_ < 6 || p_[0] != '\\' || p_[1] != 'u') decline();
-            p_ += 2;
-            uint32_t lo = hex4();
-            if (lo < 0xdc00 || lo > 0xdfff) decline();
-            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-          }
-          w = putUtf8(w, cp);  // 1-3 bytes for 6 of escape, 4 for 12
-          if (cp >= 0x10000) s.units++;  // a pair: one more unit than the one counted below
-          break;
-        }
-        default: decline();
-      }
-      s.units++;
+      // Written behind what is read: an escape's text is never shorter than what it decodes to.
+      w += escape(w, s.units);
     }
     s.bytes = static_cast<uint32_t>(w - (base_ + s.off));
     return s;
+  }
+
+  // The escape after a backslash (p_ just past it) decoded into `out` as UTF-8: its length in bytes
+  // (1-3 for 2 or 6 bytes of escape, 4 for a surrogate pair's 12); its UTF-16 units are added to
+  // `units`. Lone surrogates decline.
+  size_t escape(uint8_t* out, uint32_t& units) {
+    uint8_t e = take();
+    units++;
+    switch (e) {
+      case '"': *out = '"'; return 1;
+      case '\\': *out = '\\'; return 1;
+      case '/': *out = '/'; return 1;
+      case 'b': *out = '\b'; return 1;
+      case 'f': *out = '\f'; return 1;
+      case 'n': *out = '\n'; return 1;
+      case 'r': *out = '\r'; return 1;
+      case 't': *out = '\t'; return 1;
+      case 'u': {
+        uint32_t cp = hex4();
+        if (cp >= 0xdc00 && cp <= 0xdfff) decline();  // a lone low surrogate
+        if (cp >= 0xd800 && cp <= 0xdbff) {
+          if (end_ - p_ < 6 || p_[0] != '\\' || p_[1] != 'u') decline();
+          p_ += 2;
+          uint32_t lo = hex4();
+          if (lo < 0xdc00 || lo > 0xdfff) decline();
+          cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+          units++;  // a pair
+        }
+        return static_cast<size_t>(putUtf8(out, cp) - out);
+      }
+      default: decline();
+    }
   }
 
   uint32_t hex4() {
@@ -1005,11 +1076,12 @@ class Parser {
 };
 
 // ---- The shippers' doors (src/ingest/doors/): HEC event bodies and Elasticsearch bulk bodies, for
-// the common case where no parser runs on the message (the token's parser, or the event's
-// sourcetype / the document's type, is "none"; a HEC object event is never parsed). Everything
-// else is declined, and src/ingest/doors/ takes the request and reports every error. All events go
-// into one item: a request whose events would have different tag sets (HEC sourcetypes of object
-// events) is declined too.
+// the common cases: the message goes through the kv parser (the default: no token parser, no
+// sourcetype / document type, or a name that is no other built-in parser; run here, see kv()) or
+// through none ("none"; a HEC object event is never parsed). Everything else is declined, and
+// src/ingest/doors/ takes the request and reports every error. All events go into one item: a
+// request whose events would have different tag sets (HEC sourcetypes of object events) is
+// declined too.
 
 struct DoorOptions {
   double at;                 // the ingest time, for events without one
@@ -1077,6 +1149,8 @@ class DoorParser : public Parser {
   Span watched_[kWatched];
   bool seen_[kWatched];
   uint64_t ids_ = 0;
+  std::string kvValue_;  // a quoted kv value with escapes, unescaped
+  std::string keyCopy_, typeCopy_;  // a bulk document's member name and type, decoded in the first pass
 
   static bool isText(Str a, const char* b) { return a == Str(b); }
   Str view(Span s) const { return Str(text(s), s.bytes); }
@@ -1085,6 +1159,121 @@ class DoorParser : public Parser {
   Span stringValue() {
     if (peek() != '"') decline();
     return string();
+  }
+
+  // A string decoded into `out` (a copy), for the first pass over a bulk document, which must leave
+  // the body as it is (string() decodes in place). The view is into the body when the string has
+  // no escapes, else into `out`.
+  Str stringCopy(std::string& out) {
+    expect('"');
+    const uint8_t* from = p_;
+    for (;;) {
+      uint8_t c = take();
+      if (c == '"') return Str(reinterpret_cast<const char*>(from), static_cast<size_t>(p_ - 1 - from));
+      if (c < 0x20) decline();
+      if (c == '\\') break;
+    }
+    p_--;
+    out.assign(reinterpret_cast<const char*>(from), static_cast<size_t>(p_ - from));
+    for (;;) {
+      uint8_t c = take();
+      if (c == '"') return Str(out);
+      if (c < 0x20) decline();
+      if (c != '\\') {
+        out.push_back(static_cast<char>(c));
+        continue;
+      }
+      uint8_t buf[4];
+      uint32_t units = 0;
+      out.append(reinterpret_cast<const char*>(buf), escape(buf, units));
+    }
+  }
+
+  // The span of bytes [a, b) of `s`, a span in the body.
+  Span slice(Span s, size_t a, size_t b) const {
+    Span v;
+    v.off = s.off + static_cast<uint32_t>(a);
+    v.bytes = static_cast<uint32_t>(b - a);
+    v.units = utf16Length(Str(text(s) + a, b - a));
+    return v;
+  }
+
+  // The kv parser on a message (kv.ts KvParser.parse, kv-pairs.ts extractKeyValues): its fields
+  // are put before the ones the protocol carried, which then win in the parser's places, as
+  // DoorSink merges them. True when it found a timestamp (`ms`, `zone`). A key named __proto__, or
+  // more fields than the limit (JavaScript marks the event), declines.
+  bool kv(Item& item, Span raw, double& ms, Span& zone) {
+    if ((raw.off & kInArena) != 0) decline();  // a message is always in the body
+    const char* s = text(raw);
+    const size_t n = raw.bytes;
+    bool found = leadingTimestamp(Str(s, n), ms, zoneText_);
+    if (found) zone = arenaSpan(zoneText_);
+    size_t floor = 0, pos = 0;
+    while (pos < n) {
+      const void* at = std::memchr(s + pos, '=', n - pos);
+      if (at == nullptr) break;
+      size_t eq = static_cast<size_t>(static_cast<const char*>(at) - s);
+      size_t ks = eq;
+      while (ks > floor && (keyClass(static_cast<uint8_t>(s[ks - 1])) & kKeyChar) != 0) ks--;
+      // "--level=x" names "level": characters that cannot start a key are dropped from the front.
+      while (ks < eq && (keyClass(static_cast<uint8_t>(s[ks])) & kKeyStart) == 0) ks++;
+      if (ks == eq) {
+        pos = floor = eq + 1;
+        continue;
+      }
+      Str key(s + ks, eq - ks);
+      if (key == "__proto__") decline();
+      size_t vs = eq + 1;
+      size_t end = n;
+      Span v;
+      uint8_t q = vs < n ? static_cast<uint8_t>(s[vs]) : 0;
+      if (q == '"' || q == '\'') {
+        // Quoted: \q and \\ unescaped, other backslashes kept; an unterminated quote takes the rest.
+        size_t i = vs + 1, seg = i, close = n;
+        bool escaped = false;
+        kvValue_.clear();
+        while (i < n) {
+          uint8_t c = static_cast<uint8_t>(s[i]);
+          if (c == q) {
+            close = i;
+            end = i + 1;
+            break;
+          }
+          if (c == '\\' && i + 1 < n) {
+            uint8_t next = static_cast<uint8_t>(s[i + 1]);
+            if (next == q || next == '\\') {
+              kvValue_.append(s + seg, i - seg);
+              seg = i + 1;
+              escaped = true;
+            }
+            i += 2;
+            continue;
+          }
+          i++;
+        }
+        if (escaped) {
+          kvValue_.append(s + seg, close - seg);
+          v = arenaSpan(kvValue_);
+        } else {
+          v = slice(raw, vs + 1, close);
+        }
+      } else {
+        end = vs;
+        while (end < n && !isKvSpace(static_cast<uint8_t>(s[end]))) end++;
+        v = slice(raw, vs, end);
+      }
+      putNamed(item, key, v);
+      pos = floor = end;
+    }
+    return found;
+  }
+
+  // The current event's value of field `name`, or null.
+  const Span* valueOf(Item& item, const char* name) {
+    auto it = item.index.find(name);
+    if (it == item.index.end()) return nullptr;
+    const Column& c = item.cols[it->second];
+    return !c.vals.empty() && c.vals.back().event == event_ ? &c.vals.back().v : nullptr;
   }
 
   // A span of literal text kept in the arena.
@@ -1108,13 +1297,6 @@ class DoorParser : public Parser {
     name_.assign(name.data(), name.size());
     put(item, v);
     name_.clear();
-  }
-
-  bool hasField(Item& item, const char* name) {
-    auto it = item.index.find(name);
-    if (it == item.index.end()) return false;
-    const Column& c = item.cols[it->second];
-    return !c.vals.empty() && c.vals.back().event == event_;
   }
 
   // hec.ts secondsToMillis: epoch seconds (a number, or a string of `-?digits[.digits]`) to
@@ -1156,7 +1338,7 @@ class DoorParser : public Parser {
     uint8_t* fieldsAt = nullptr;
     bool eventString = false;
     Span raw, host, source;
-    bool hasHost = false, hasSource = false, hasSourcetype = false;
+    bool hasHost = false, hasSource = false, hasSourcetype = false, hasTime = false;
     Str sourcetype;
     double ts = o_.at;
     object([&] { return key(); }, [&](Str key) {
@@ -1186,9 +1368,11 @@ class DoorParser : public Parser {
           Str t = view(string());
           if (!t.empty()) {
             ts = secondsToMillis(secondsText(t));
+            hasTime = true;
           }
         } else {
           ts = secondsToMillis(number(nullptr));
+          hasTime = true;
         }
       } else if (isText(key, "timezone")) {
         literal("null");
@@ -1220,10 +1404,19 @@ class DoorParser : public Parser {
       }
     });
     if (eventAt == nullptr && !eventString) decline();
-    // The parser the message would go through: none may run here.
+    // The parser a string event goes through (the token's, else the sourcetype's, else kv): none
+    // or kv are run here, another built-in declines.
     Str typeName = o_.tokenParserSet ? Str(o_.tokenParser) : hasSourcetype ? sourcetype : Str("none");
-    if (eventString && (o_.tokenParserSet ? Str(o_.tokenParser) : hasSourcetype ? sourcetype : Str("kv")) != "none") decline();
+    bool runKv = false;
+    if (eventString) {
+      BuiltIn parser = builtInParser(o_.tokenParserSet ? Str(o_.tokenParser) : hasSourcetype ? sourcetype : Str("kv"));
+      if (parser == BuiltIn::kOther) decline();
+      runKv = parser == BuiltIn::kKv;
+    }
     setType(typeName);
+    double kvMs = 0;
+    Span kvZone;
+    bool kvTime = runKv && kv(item, raw, kvMs, kvZone);
     uint8_t* after = p_;
     if (eventAt != nullptr) {
       p_ = eventAt;
@@ -1241,7 +1434,9 @@ class DoorParser : public Parser {
       hecFields(item);
     }
     p_ = after;
-    finishEvent(item, ts, raw, zoneZ_);
+    // The protocol's time wins; else the parser's, with its zone (DoorSink).
+    if (!hasTime && kvTime) finishEvent(item, kvMs, raw, kvZone);
+    else finishEvent(item, ts, raw, zoneZ_);
   }
 
   // HEC `fields`: strings, numbers and booleans by name; tags (#name), arrays and objects are left
@@ -1350,13 +1545,49 @@ class DoorParser : public Parser {
   }
 
   // One bulk document (elastic-bulk.ts addDocument): its members flattened in order, leaving out
-  // @timestamp and the string message; then @host and @source from the Beats names.
+  // @timestamp and the string message; then @host and @source from the Beats names. The message's
+  // parser (the token's, else the document's `type`, else kv) puts its fields first (DoorSink), so
+  // a first pass finds the message and the type without decoding anything else (string() decodes
+  // in place: only the message is, and the second pass steps over it).
   void bulkDocument(Item& item) {
     beginEvent(item);
+    uint8_t* docAt = p_;
+    bool hasMessage = false, hasType = false;
+    Span raw;
+    uint8_t* messageEnd = nullptr;
+    Str typeText;
+    object([&] { return stringCopy(keyCopy_); }, [&](Str key) {
+      if (key == "message" && peek() == '"') {
+        if (hasMessage) decline();
+        raw = string();
+        messageEnd = p_;
+        hasMessage = true;
+      } else if (key == "type" && peek() == '"') {
+        if (hasType) decline();
+        typeText = stringCopy(typeCopy_);
+        hasType = true;
+      } else {
+        skipValue();
+      }
+    });
+    if (!hasMessage) decline();  // any other message: JavaScript keeps the document's line
+    Str parserName = o_.tokenParserSet ? Str(o_.tokenParser) : hasType ? typeText : Str("kv");
+    BuiltIn parser = builtInParser(parserName);
+    if (parser == BuiltIn::kOther) decline();
+    setType(parserName);
+    double kvMs = 0;
+    Span kvZone;
+    bool kvTime = parser == BuiltIn::kKv && kv(item, raw, kvMs, kvZone);
+    // What the parser set, to tell it from what the document sets (the Beats names fill @host and
+    // @source only where the document did not).
+    const Span* host0 = valueOf(item, "@host");
+    const Span* source0 = valueOf(item, "@source");
+    uint32_t kvHost = host0 == nullptr ? 0xffffffffu : host0->off, kvSource = source0 == nullptr ? 0xffffffffu : source0->off;
+
+    p_ = docAt;
     top_.clear();
     for (bool& s : seen_) s = false;
-    bool hasMessage = false;
-    Span raw;
+    bool hasTs = false;
     double ts = o_.at;
     Span zone = zoneZ_;
     watch_ = true;
@@ -1371,12 +1602,14 @@ class DoorParser : public Parser {
           Span t = string();
           if (!isoTimestamp(view(t), ts, zoneText_)) decline();
           zone = arenaSpan(zoneText_);
+          hasTs = true;
         } else {
           ts = std::trunc(number(nullptr));
+          hasTs = true;
         }
       } else if (key == "message") {
-        raw = stringValue();  // any other message: JavaScript keeps the document's line
-        hasMessage = true;
+        if (peek() != '"') decline();
+        p_ = messageEnd;  // read in the first pass
       } else if (key.empty() || key == "@tags") {
         if (!key.empty()) decline();
         skipValue();
@@ -1387,15 +1620,15 @@ class DoorParser : public Parser {
       }
     });
     watch_ = false;
-    if (!hasMessage) decline();
-    bool typeNone = seen_[kType] && view(watched_[kType]) == "none";
-    if (o_.tokenParserSet ? o_.tokenParser != "none" : !typeNone) decline();
-    setType("none");
     int host = seen_[kHostName] ? kHostName : seen_[kBeatHostname] ? kBeatHostname : seen_[kHost] ? kHost : -1;
-    if (host >= 0 && !hasField(item, "@host")) putNamed(item, "@host", watched_[host]);
+    const Span* h = valueOf(item, "@host");
+    if (host >= 0 && (h == nullptr || h->off == kvHost)) putNamed(item, "@host", watched_[host]);
     int source = seen_[kLogFilePath] ? kLogFilePath : seen_[kSource] ? kSource : -1;
-    if (source >= 0 && !hasField(item, "@source")) putNamed(item, "@source", watched_[source]);
-    finishEvent(item, ts, raw, zone);
+    const Span* src = valueOf(item, "@source");
+    if (source >= 0 && (src == nullptr || src->off == kvSource)) putNamed(item, "@source", watched_[source]);
+    // The document's time wins; else the parser's, with its zone (DoorSink).
+    if (!hasTs && kvTime) finishEvent(item, kvMs, raw, kvZone);
+    else finishEvent(item, ts, raw, zone);
   }
 };
 

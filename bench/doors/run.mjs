@@ -2,16 +2,22 @@
 /**
  * The shippers' doors against the structured endpoint, side by side in one run on one node: the
  * same seeded events (raw string, parsed attributes, timestamp) sent as a structured body, as HEC
- * events (string `event`, attributes in `fields`, `sourcetype: none`), as Elasticsearch bulk
- * documents (`message` plus the attributes, `type: none`) and as an OTLP/HTTP protobuf request
- * (body, attributes, timeUnixNano). Every door gets the same information and no parser runs on it
- * (the `none` parser), so the comparison is the door's own cost. Phases run in rounds (A B C D, then
- * D C B A, ...) so that a slow stretch of a shared machine or the digest's growing work does not
- * favour one door; per door it reports acknowledged events/s and the node's CPU seconds per
- * million events (user + system, all threads, from /proc), and each door's ratio to structured.
+ * events (string `event`, attributes in `fields`), as Elasticsearch bulk documents (`message` plus
+ * the attributes) and as an OTLP/HTTP protobuf request (body, attributes, timeUnixNano). With
+ * `--parser kv` (the default) the HEC events carry no sourcetype and the bulk documents no type:
+ * the path real shippers take, where the product's default parser, kv, runs on every message;
+ * with `--parser none` they say `none` and no parser runs, so the comparison is the door's own
+ * cost. The structured endpoint runs no parser either way (its token has none). Phases run in
+ * rounds (A B C D, then D C B A, ...) so that a slow stretch of a shared machine or the digest's
+ * growing work does not favour one door; per door it reports acknowledged events/s and the node's
+ * CPU seconds per million events (user + system, all threads, from /proc), and each door's ratio
+ * to structured. With `--base <bin/logsvc of another build>` a second node runs that build (A) next
+ * to this checkout's (B), each phase run on A then B (B then A on odd rounds), for before/after
+ * figures from one run.
  *
- *   node bench/doors/run.mjs [--dataset accesslog|json|kv] [--seconds 10] [--rounds 2]
- *                            [--connections 8] [--batch 500] [--gzip] [--out results.jsonl]
+ *   node bench/doors/run.mjs [--dataset accesslog|json|kv] [--parser kv|none] [--seconds 10]
+ *                            [--rounds 2] [--connections 8] [--batch 500] [--gzip]
+ *                            [--base /path/to/bin/logsvc] [--out results.jsonl]
  */
 import { appendFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -19,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { createDataset } from '../lib/datasets.mjs';
 import { createControlClient, createLoadPool, graphql, postBody } from '../lib/http.mjs';
-import { makeTempDir, readCpuSeconds, startLogsvcNode } from '../lib/processes.mjs';
+import { LOGSVC_BIN, makeTempDir, readCpuSeconds, startLogsvcNode } from '../lib/processes.mjs';
 import { startRun } from '../lib/cli.mjs';
 
 const HELP = `node bench/doors/run.mjs [options]
@@ -31,6 +37,8 @@ const HELP = `node bench/doors/run.mjs [options]
   --batch N           events per request (default 500)
   --pool-events N     events generated up front (default 50000)
   --gzip              gzip every body (level 6)
+  --parser NAME       kv (HEC without sourcetype, bulk without type: the default path) or none
+  --base FILE         also run this logsvc executable (A) side by side with this checkout's (B)
   --doors LIST        comma-separated subset of structured,hec,bulk,otlp (default all)
   --out FILE          append the result as one JSON line
   --cpu-prof DIR      run the node under --cpu-prof, profiles (one per thread) into DIR
@@ -46,6 +54,8 @@ const { values: v } = parseArgs({
     batch: { type: 'string', default: '500' },
     'pool-events': { type: 'string', default: '50000' },
     gzip: { type: 'boolean', default: false },
+    parser: { type: 'string', default: 'kv' },
+    base: { type: 'string' },
     doors: { type: 'string', default: 'structured,hec,bulk,otlp' },
     out: { type: 'string' },
     'cpu-prof': { type: 'string' },
@@ -67,10 +77,13 @@ const o = {
   batch: num('batch', 1, 10_000),
   poolEvents: num('pool-events', 1000, 1_000_000),
   gzip: v.gzip,
+  parser: v.parser,
+  base: v.base,
   doors: String(v.doors).split(','),
   out: v.out,
   cpuProf: v['cpu-prof'],
 };
+if (o.parser !== 'kv' && o.parser !== 'none') problems.push('--parser: kv or none');
 for (const d of o.doors) if (!['structured', 'hec', 'bulk', 'otlp'].includes(d)) problems.push(`--doors: unknown door "${d}"`);
 const { abort } = startRun(v.help ? { help: true } : problems.length > 0 ? { help: false, problems } : { help: false, options: o }, HELP);
 const log = (s) => process.stderr.write(`${s}\n`);
@@ -91,8 +104,10 @@ const strings = (attrs) => {
 /** One batch of events as each door's body. */
 function bodies(events, host) {
   const structured = JSON.stringify([{ tags: { host, source: o.dataset }, events: events.map((e) => ({ timestamp: e.timestamp, attributes: e.attributes, rawstring: e.rawstring })) }]);
-  const hec = events.map((e) => JSON.stringify({ time: e.timestamp / 1000, host, source: o.dataset, sourcetype: 'none', event: e.rawstring, fields: strings(e.attributes) })).join('');
-  const bulk = events.map((e) => `{"index":{}}\n${JSON.stringify({ '@timestamp': new Date(e.timestamp).toISOString(), message: e.rawstring, type: 'none', ...e.attributes })}\n`).join('');
+  // kv: what shippers send (no sourcetype, no type), so the product's default parser runs.
+  const none = o.parser === 'none';
+  const hec = events.map((e) => JSON.stringify({ time: e.timestamp / 1000, host, source: o.dataset, ...(none ? { sourcetype: 'none' } : {}), event: e.rawstring, fields: strings(e.attributes) })).join('');
+  const bulk = events.map((e) => `{"index":{}}\n${JSON.stringify({ '@timestamp': new Date(e.timestamp).toISOString(), message: e.rawstring, ...(none ? { type: 'none' } : {}), ...e.attributes })}\n`).join('');
   const otlp = encodeLogsRequest({
     resourceLogs: [
       {
@@ -128,15 +143,20 @@ for (let i = 0; i < Math.ceil(o.poolEvents / o.batch); i++) {
 const sizes = Object.fromEntries(o.doors.map((d) => [d, Math.round(pool.reduce((n, b) => n + b[d].length, 0) / pool.length)]));
 log(`pool: ${pool.length} bodies of ${o.batch} events; mean body bytes ${JSON.stringify(sizes)}`);
 
-const root = await makeTempDir('logsvc-bench-doors-');
-const { server, adminToken } = await startLogsvcNode({ rootDir: root, config: '[health]\ngrace_period_seconds = 600\n', nodeFlags: o.cpuProf === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', o.cpuProf] });
-const control = createControlClient(server.url);
-const repo = (await graphql(control, adminToken, 'mutation { createRepository(name: "doors") { repository { ingestTokens { token } } } }')).createRepository.repository;
-const token = repo.ingestTokens[0].token;
-const load = createLoadPool(server.url, o.connections);
+/** One node of a build, with a repository and its ingest token, and a load pool. */
+async function startBuild(label, bin) {
+  const root = await makeTempDir(`logsvc-bench-doors-${label}-`);
+  const { server, adminToken } = await startLogsvcNode({ rootDir: root, bin, config: '[health]\ngrace_period_seconds = 600\n', nodeFlags: o.cpuProf === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', `${o.cpuProf}/${label}`] });
+  const control = createControlClient(server.url);
+  const repo = (await graphql(control, adminToken, 'mutation { createRepository(name: "doors") { repository { ingestTokens { token } } } }')).createRepository.repository;
+  return { label, server, control, token: repo.ingestTokens[0].token, load: createLoadPool(server.url, o.connections) };
+}
+const builds = o.base === undefined ? [await startBuild('B', LOGSVC_BIN)] : [await startBuild('A', o.base), await startBuild('B', LOGSVC_BIN)];
+if (o.base !== undefined) log(`A: ${o.base}; B: this checkout (${LOGSVC_BIN})`);
 
 /** Closed-loop load on one door for warmup + seconds; returns events/s and CPU per million events in the window. */
-async function phase(door) {
+async function phase(build, door) {
+  const { server, token, load } = build;
   const headers = { 'content-type': TYPES[door], authorization: door === 'bulk' ? `Basic ${Buffer.from(`bench:${token}`).toString('base64')}` : `Bearer ${token}` };
   if (o.gzip) headers['content-encoding'] = 'gzip';
   const start = Date.now();
@@ -169,7 +189,7 @@ async function phase(door) {
   const cpu1 = await readCpuSeconds(server.proc.pid);
   const eps = events / o.seconds;
   const cpuPerMillion = cpu0 === null || cpu1 === null || events === 0 ? null : ((cpu1 - cpu0) / events) * 1e6;
-  return { door, eps, cpuPerMillion, errors, firstError };
+  return { build: build.label, door, eps, cpuPerMillion, errors, firstError };
 }
 
 const results = [];
@@ -177,9 +197,11 @@ try {
   for (let r = 0; r < o.rounds; r++) {
     const order = r % 2 === 0 ? o.doors : [...o.doors].reverse();
     for (const d of order) {
-      const p = await phase(d);
-      results.push({ round: r, ...p });
-      log(`round ${r} ${d.padEnd(10)} ${Math.round(p.eps).toString().padStart(8)} events/s  ${p.cpuPerMillion === null ? '?' : p.cpuPerMillion.toFixed(1)} CPU s per million events${p.errors > 0 ? `  ${p.errors} errors (first: ${p.firstError})` : ''}`);
+      for (const b of r % 2 === 0 ? builds : [...builds].reverse()) {
+        const p = await phase(b, d);
+        results.push({ round: r, ...p });
+        log(`round ${r} ${builds.length > 1 ? `${b.label} ` : ''}${d.padEnd(10)} ${Math.round(p.eps).toString().padStart(8)} events/s  ${p.cpuPerMillion === null ? '?' : p.cpuPerMillion.toFixed(1)} CPU s per million events${p.errors > 0 ? `  ${p.errors} errors (first: ${p.firstError})` : ''}`);
+      }
     }
   }
 } catch (err) {
@@ -187,25 +209,33 @@ try {
   await abort('failed', 1);
 }
 
-const summary = o.doors.map((d) => {
-  const mine = results.filter((x) => x.door === d);
-  const eps = mine.reduce((n, x) => n + x.eps, 0) / mine.length;
-  const cpu = mine.every((x) => x.cpuPerMillion !== null) ? mine.reduce((n, x) => n + x.cpuPerMillion, 0) / mine.length : null;
-  return { door: d, eps, cpuPerMillion: cpu, errors: mine.reduce((n, x) => n + x.errors, 0) };
-});
-const base = summary.find((s) => s.door === 'structured');
-process.stdout.write(`\n${'door'.padEnd(12)}${'events/s'.padStart(10)}${'vs structured'.padStart(15)}${'CPU s / 1M events'.padStart(20)}${'errors'.padStart(8)}\n`);
-for (const s of summary) {
-  const ratio = base === undefined ? '' : `${((s.eps / base.eps) * 100).toFixed(0)}%`;
-  process.stdout.write(`${s.door.padEnd(12)}${Math.round(s.eps).toString().padStart(10)}${ratio.padStart(15)}${(s.cpuPerMillion === null ? '?' : s.cpuPerMillion.toFixed(1)).padStart(20)}${String(s.errors).padStart(8)}\n`);
-}
-if (base !== undefined) {
-  for (const d of ['hec', 'bulk']) {
-    const s = summary.find((x) => x.door === d);
-    if (s !== undefined) process.stdout.write(`target: ${d} >= 70% of structured: ${s.eps >= 0.7 * base.eps ? 'met' : 'NOT met'} (${((s.eps / base.eps) * 100).toFixed(0)}%)\n`);
+const summary = [];
+for (const b of builds) {
+  const mine = o.doors.map((d) => {
+    const rs = results.filter((x) => x.door === d && x.build === b.label);
+    const eps = rs.reduce((n, x) => n + x.eps, 0) / rs.length;
+    const cpu = rs.every((x) => x.cpuPerMillion !== null) ? rs.reduce((n, x) => n + x.cpuPerMillion, 0) / rs.length : null;
+    return { build: b.label, door: d, eps, cpuPerMillion: cpu, errors: rs.reduce((n, x) => n + x.errors, 0) };
+  });
+  summary.push(...mine);
+  const base = mine.find((s) => s.door === 'structured');
+  process.stdout.write(`\n${builds.length > 1 ? `build ${b.label} (${b.label === 'A' ? o.base : 'this checkout'}), ` : ''}parser ${o.parser}${o.gzip ? ', gzip' : ''}\n`);
+  process.stdout.write(`${'door'.padEnd(12)}${'events/s'.padStart(10)}${'vs structured'.padStart(15)}${'CPU s / 1M events'.padStart(20)}${'errors'.padStart(8)}\n`);
+  for (const s of mine) {
+    const ratio = base === undefined ? '' : `${((s.eps / base.eps) * 100).toFixed(0)}%`;
+    process.stdout.write(`${s.door.padEnd(12)}${Math.round(s.eps).toString().padStart(10)}${ratio.padStart(15)}${(s.cpuPerMillion === null ? '?' : s.cpuPerMillion.toFixed(1)).padStart(20)}${String(s.errors).padStart(8)}\n`);
+  }
+  if (base !== undefined) {
+    for (const d of ['hec', 'bulk', 'otlp']) {
+      const s = mine.find((x) => x.door === d);
+      if (s !== undefined) process.stdout.write(`target: ${d} >= 70% of structured: ${s.eps >= 0.7 * base.eps ? 'met' : 'NOT met'} (${((s.eps / base.eps) * 100).toFixed(0)}%)\n`);
+    }
   }
 }
+process.stdout.write(`load average at the end: ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
 if (o.out !== undefined) await appendFile(o.out, `${JSON.stringify({ at: new Date().toISOString(), options: o, results, summary })}\n`);
-await load.close();
-await control.close();
+for (const b of builds) {
+  await b.load.close();
+  await b.control.close();
+}
 await abort('done', 0);

@@ -1,12 +1,40 @@
 /**
- * Who may see and change a repository's alerts and actions: its members and root (an alert is a
- * query over the repository's data, which members may run anyway). Ingest tokens may not.
- * Non-members get the same "not found" as for a missing repository, so names do not leak.
+ * Who may see and change a search domain's alerts and actions: those who may search it (members,
+ * group roles with ReadAccess) and root. A search domain is a repository or a view: an alert of a
+ * view runs over the view's connections, each with its filter, as its owner's search of the view
+ * would. Ingest tokens may not. Those without access get the same "not found" as for a missing
+ * repository, so names do not leak.
  */
-import { requireUser, visibleRepository, type Principal } from '../auth/index.js';
-import type { GlobalState, Repository } from '../global/index.js';
+import { canSeeView, requireUser, visibleRepository, type Principal, type SearchDomainAccess } from '../auth/index.js';
+import type { GlobalState, StoredView } from '../global/index.js';
+import { LogsvcError } from '../lib/errors.js';
 
-export function memberRepository(state: GlobalState, p: Principal, repositoryName: string, action: string): Repository {
+/** A repository or a view that alerts and actions belong to (AlertDefinition.repositoryId is its id). */
+export interface AlertDomain {
+  kind: 'repository' | 'view';
+  id: string;
+  name: string;
+  access: SearchDomainAccess;
+  /** Views only: the view as stored, for its connections. */
+  view?: StoredView;
+}
+
+/** The repository or view named `name` if `p` may search it. */
+export function memberDomain(state: GlobalState, p: Principal, name: string, action: string): AlertDomain {
   requireUser(p, action);
-  return visibleRepository(state, p, repositoryName);
+  const view = state.views.byName(name);
+  if (view !== undefined) {
+    if (!canSeeView(state, p, view)) throw new LogsvcError('E_NOT_FOUND', `view "${name.slice(0, 200)}" does not exist or you have no access to it`);
+    return { kind: 'view', id: view.id, name: view.name, access: view, view };
+  }
+  const repo = visibleRepository(state, p, name);
+  return { kind: 'repository', id: repo.id, name: repo.name, access: repo };
+}
+
+/** The repository or view with id `id` (an alert's), or undefined once it is deleted. */
+export function domainById(state: GlobalState, id: string): AlertDomain | undefined {
+  const repo = state.repositories.get(id);
+  if (repo !== undefined) return { kind: 'repository', id: repo.id, name: repo.name, access: repo };
+  const view = state.views.get(id);
+  return view === undefined ? undefined : { kind: 'view', id: view.id, name: view.name, access: view, view };
 }

@@ -9,7 +9,7 @@ import type { Clock } from '../lib/clock.js';
 import type { ActionDefinition, ActionKind, GlobalStore } from '../global/index.js';
 import { newId, tokenDigest, type Principal, type SecretBox } from '../auth/index.js';
 import { actionProperties, type ActionProperties } from './action-input.js';
-import { memberRepository } from './access.js';
+import { memberDomain, type AlertDomain } from './access.js';
 import { MAX_NAME_CHARS } from './limits.js';
 
 export interface ActionView {
@@ -52,26 +52,26 @@ export class ActionService {
   }
 
   list(p: Principal, repositoryName: string, ids?: readonly string[]): ActionView[] {
-    const repo = memberRepository(this.store.state, p, repositoryName, 'listing actions');
+    const repo = memberDomain(this.store.state, p, repositoryName, 'listing actions');
     const all = this.store.state.alerting.actionsOf(repo.id).sort((a, b) => a.name.localeCompare(b.name));
     return (ids === undefined ? all : all.filter((a) => ids.includes(a.id))).map((a) => this.view(a, repo.name));
   }
 
   get(p: Principal, repositoryName: string, idOrName: string): ActionView {
-    const repo = memberRepository(this.store.state, p, repositoryName, 'reading an action');
-    return this.view(this.find(repo.id, repositoryName, idOrName), repo.name);
+    const repo = memberDomain(this.store.state, p, repositoryName, 'reading an action');
+    return this.view(this.find(repo, idOrName), repo.name);
   }
 
-  private find(repositoryId: string, repositoryName: string, idOrName: string): ActionDefinition {
+  private find(domain: AlertDomain, idOrName: string): ActionDefinition {
     const a = this.store.state.alerting.actions.get(idOrName);
-    if (a !== undefined && a.repositoryId === repositoryId) return a;
-    const named = this.store.state.alerting.actionsOf(repositoryId).filter((x) => x.name === idOrName);
+    if (a !== undefined && a.repositoryId === domain.id) return a;
+    const named = this.store.state.alerting.actionsOf(domain.id).filter((x) => x.name === idOrName);
     if (named.length === 1) return named[0]!;
-    throw new LogsvcError('E_NOT_FOUND', `action "${idOrName.slice(0, 200)}" does not exist in repository "${repositoryName}"`);
+    throw new LogsvcError('E_NOT_FOUND', `action "${idOrName.slice(0, 200)}" does not exist in ${domain.kind} "${domain.name}"`);
   }
 
   async create(p: Principal, repositoryName: string, kind: ActionKind, name: unknown, input: Record<string, unknown>): Promise<ActionView> {
-    memberRepository(this.store.state, p, repositoryName, 'creating an action');
+    memberDomain(this.store.state, p, repositoryName, 'creating an action');
     const actionName = checkName(name);
     const props = actionProperties(kind, input);
     if (props.kind === 'email' && !this.opts.smtpConfigured) {
@@ -83,11 +83,11 @@ export class ActionService {
     const id = newId();
     const sealed = this.box.seal(JSON.stringify(props));
     await this.store.transact((s) => {
-      const repo = memberRepository(s, p, repositoryName, 'creating an action');
+      const repo = memberDomain(s, p, repositoryName, 'creating an action');
       const existing = s.alerting.actionsOf(repo.id);
-      if (existing.some((a) => a.name === actionName)) throw new LogsvcError('E_CONFLICT', `an action named "${actionName}" already exists in repository "${repo.name}"`);
+      if (existing.some((a) => a.name === actionName)) throw new LogsvcError('E_CONFLICT', `an action named "${actionName}" already exists in ${repo.kind} "${repo.name}"`);
       if (existing.length >= this.opts.maxPerRepository) {
-        throw new LogsvcError('E_CONFLICT', `repository "${repo.name}" already has ${existing.length} actions, the most allowed (alerts.max_actions_per_repository)`);
+        throw new LogsvcError('E_CONFLICT', `${repo.kind} "${repo.name}" already has ${existing.length} actions, the most allowed (alerts.max_actions_per_repository)`);
       }
       return { events: [{ type: 'ActionSaved', action: { id, repositoryId: repo.id, name: actionName, kind, sealed, createdAt: this.clock.now() } }], result: undefined };
     });
@@ -96,8 +96,8 @@ export class ActionService {
 
   delete(p: Principal, repositoryName: string, idOrName: string): Promise<void> {
     return this.store.transact((s) => {
-      const repo = memberRepository(s, p, repositoryName, 'deleting an action');
-      const a = this.find(repo.id, repo.name, idOrName);
+      const repo = memberDomain(s, p, repositoryName, 'deleting an action');
+      const a = this.find(repo, idOrName);
       return { events: [{ type: 'ActionDeleted', id: a.id }], result: undefined };
     });
   }

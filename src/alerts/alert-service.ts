@@ -6,9 +6,9 @@
  */
 import { LogsvcError } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
-import type { AlertDefinition, AlertKind, AlertOwnership, AlertRuntime, GlobalState, GlobalStore, Repository } from '../global/index.js';
-import { isRoot, newId, type Principal } from '../auth/index.js';
-import { memberRepository } from './access.js';
+import type { AlertDefinition, AlertKind, AlertOwnership, AlertRuntime, GlobalState, GlobalStore } from '../global/index.js';
+import { isRoot, newId, userMayRead, type Principal } from '../auth/index.js';
+import { memberDomain, type AlertDomain } from './access.js';
 import { parseRelative } from '../query/time.js';
 import { checkAlert, type AlertInput, type FieldNames } from './alert-input.js';
 import { MAX_QUERY_CHARS } from './limits.js';
@@ -27,11 +27,11 @@ export interface AlertView {
 export interface AlertServiceOptions {
   maxPerRepository: number;
   /**
-   * Prepares the alert's query over `repo` (loading the lookup files its match()/lookup() calls
+   * Prepares the alert's query over `domain`, a repository or a view (loading the lookup files its match()/lookup() calls
    * name, which is asynchronous) and returns the check that compiles it, throwing an E_QUERY error
    * when it does not compile.
    */
-  prepareQuery: (queryString: string, queryStart: string, repo: { id: string; name: string }) => Promise<() => void>;
+  prepareQuery: (queryString: string, queryStart: string, domain: AlertDomain) => Promise<() => void>;
 }
 
 const NO_RUNTIME: Pick<AlertRuntime, 'lastTriggeredAt' | 'lastError' | 'lastErrorAt' | 'lastExecutedAt' | 'lastRunFinishedAt'> = {
@@ -63,14 +63,14 @@ export class AlertService {
   }
 
   list(p: Principal, repositoryName: string, kind?: AlertKind): AlertView[] {
-    const repo = memberRepository(this.store.state, p, repositoryName, 'listing alerts');
+    const repo = memberDomain(this.store.state, p, repositoryName, 'listing alerts');
     return ofKind(this.store.state, repo, kind)
       .sort((a, b) => a.name.localeCompare(b.name))
       .map((a) => this.view(a, repo.name));
   }
 
   get(p: Principal, repositoryName: string, idOrName: string, kind?: AlertKind): AlertView {
-    const repo = memberRepository(this.store.state, p, repositoryName, 'reading an alert');
+    const repo = memberDomain(this.store.state, p, repositoryName, 'reading an alert');
     return this.view(find(this.store.state, repo, idOrName, kind), repo.name);
   }
 
@@ -80,12 +80,12 @@ export class AlertService {
    * reports problems in field order and names the query field.
    */
   private async queryCheck(p: Principal, repositoryName: string, input: AlertInput, operation: string): Promise<() => void> {
-    const repo = memberRepository(this.store.state, p, repositoryName, operation);
+    const repo = memberDomain(this.store.state, p, repositoryName, operation);
     const { queryString, queryStart } = input;
     // Anything checkAlert refuses before compiling is not worth preparing.
     if (typeof queryString !== 'string' || queryString.length > MAX_QUERY_CHARS || typeof queryStart !== 'string' || parseRelative(queryStart) === null) return () => undefined;
     try {
-      return await this.opts.prepareQuery(queryString, queryStart.trim(), { id: repo.id, name: repo.name });
+      return await this.opts.prepareQuery(queryString, queryStart.trim(), repo);
     } catch (err) {
       return () => {
         throw err;
@@ -98,12 +98,12 @@ export class AlertService {
     const validateQuery = await this.queryCheck(p, repositoryName, input, 'creating an alert');
     return this.store
       .transact((s) => {
-        const repo = memberRepository(s, p, repositoryName, 'creating an alert');
+        const repo = memberDomain(s, p, repositoryName, 'creating an alert');
         const checked = checkAlert(input, { names, repositoryName: repo.name, actions: s.alerting.actionsOf(repo.id), validateQuery });
         const existing = ofKind(s, repo, kind?.kind);
-        if (existing.some((a) => a.name === checked.name)) throw new LogsvcError('E_CONFLICT', `${names.name}: an alert named "${checked.name}" already exists in repository "${repo.name}"`);
+        if (existing.some((a) => a.name === checked.name)) throw new LogsvcError('E_CONFLICT', `${names.name}: an alert named "${checked.name}" already exists in ${repo.kind} "${repo.name}"`);
         if (existing.length >= this.opts.maxPerRepository) {
-          throw new LogsvcError('E_CONFLICT', `repository "${repo.name}" already has ${existing.length} alerts, the most allowed (alerts.max_alerts_per_repository)`);
+          throw new LogsvcError('E_CONFLICT', `${repo.kind} "${repo.name}" already has ${existing.length} alerts, the most allowed (alerts.max_alerts_per_repository)`);
         }
         const ownership = decideOwnership(s, p, input, names) ?? defaultOwnership(p);
         const createdAt = this.clock.now();
@@ -118,11 +118,11 @@ export class AlertService {
     const validateQuery = await this.queryCheck(p, repositoryName, input, 'updating an alert');
     return this.store
       .transact((s) => {
-        const repo = memberRepository(s, p, repositoryName, 'updating an alert');
+        const repo = memberDomain(s, p, repositoryName, 'updating an alert');
         const old = find(s, repo, idOrName, kind?.kind);
         const checked = checkAlert(input, { names, repositoryName: repo.name, actions: s.alerting.actionsOf(repo.id), validateQuery });
         if (ofKind(s, repo, kind?.kind).some((a) => a.name === checked.name && a.id !== old.id)) {
-          throw new LogsvcError('E_CONFLICT', `${names.name}: an alert named "${checked.name}" already exists in repository "${repo.name}"`);
+          throw new LogsvcError('E_CONFLICT', `${names.name}: an alert named "${checked.name}" already exists in ${repo.kind} "${repo.name}"`);
         }
         // An owner who may no longer run the query is replaced by whoever updates the alert (the
         // advice the alert's lastError gives).
@@ -137,7 +137,7 @@ export class AlertService {
 
   delete(p: Principal, repositoryName: string, idOrName: string, kind?: AlertKind): Promise<void> {
     return this.store.transact((s) => {
-      const repo = memberRepository(s, p, repositoryName, 'deleting an alert');
+      const repo = memberDomain(s, p, repositoryName, 'deleting an alert');
       const a = find(s, repo, idOrName, kind);
       return { events: [{ type: 'AlertDeleted', id: a.id }], result: undefined };
     });
@@ -148,6 +148,7 @@ export class AlertService {
 export interface KindParts {
   kind: AlertKind;
   triggerMode?: AlertDefinition['triggerMode'];
+  ingestTime?: boolean;
   schedule?: AlertDefinition['schedule'];
 }
 
@@ -157,28 +158,27 @@ function withActiveSince(kind: KindParts | undefined, since: number): Partial<Al
 }
 
 /** The repository's alerts of one kind (undefined: legacy alerts). */
-function ofKind(s: GlobalState, repo: Repository, kind: AlertKind | undefined): AlertDefinition[] {
+function ofKind(s: GlobalState, repo: AlertDomain, kind: AlertKind | undefined): AlertDefinition[] {
   return s.alerting.alertsOf(repo.id).filter((a) => a.kind === kind);
 }
 
 const KIND_NAME = { filter: 'filter alert', aggregate: 'aggregate alert', scheduled: 'scheduled search' } as const;
 
 /** By id; otherwise by name (humioctl deletes by name), when exactly one alert of the kind has it. */
-function find(s: GlobalState, repo: Repository, idOrName: string, kind: AlertKind | undefined): AlertDefinition {
+function find(s: GlobalState, repo: AlertDomain, idOrName: string, kind: AlertKind | undefined): AlertDefinition {
   const what = kind === undefined ? 'alert' : KIND_NAME[kind];
   const byId = s.alerting.alerts.get(idOrName);
   if (byId !== undefined && byId.repositoryId === repo.id && byId.kind === kind) return byId;
   const named = ofKind(s, repo, kind).filter((a) => a.name === idOrName);
   if (named.length === 1) return named[0]!;
-  if (named.length > 1) throw new LogsvcError('E_CONFLICT', `${named.length} ${what}s in repository "${repo.name}" are named "${idOrName}"; use the id`);
-  throw new LogsvcError('E_NOT_FOUND', `${what} "${idOrName.slice(0, 200)}" does not exist in repository "${repo.name}"`);
+  if (named.length > 1) throw new LogsvcError('E_CONFLICT', `${named.length} ${what}s in ${repo.kind} "${repo.name}" are named "${idOrName}"; use the id`);
+  throw new LogsvcError('E_NOT_FOUND', `${what} "${idOrName.slice(0, 200)}" does not exist in ${repo.kind} "${repo.name}"`);
 }
 
 /** Whether a user-owned alert's owner still exists and may read the repository. */
-function ownerCanRun(s: GlobalState, o: AlertOwnership, repo: Repository): boolean {
+function ownerCanRun(s: GlobalState, o: AlertOwnership, repo: AlertDomain): boolean {
   if (o.kind !== 'user') return true;
-  const u = s.users.get(o.userId);
-  return u !== undefined && (u.isRoot || repo.members.has(u.id));
+  return userMayRead(s, o.userId, repo.access);
 }
 
 function defaultOwnership(p: Principal): AlertOwnership {

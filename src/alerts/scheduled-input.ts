@@ -88,8 +88,10 @@ export function scheduledInputV1(i: Args): ScheduledInput {
 /** `createScheduledSearchV2` / `updateScheduledSearchV2` input. */
 export function scheduledInputV2(i: Args): ScheduledInput {
   const names: FieldNames = { ...GRAPHQL_FIELDS, queryStart: 'searchIntervalSeconds', actions: 'actionIdsOrNames', throttleTimeMillis: 'schedule', throttleField: 'schedule' };
-  if (i.queryTimestampType === 'IngestTimestamp') {
-    throw new LogsvcError('E_NOT_BUILT', 'scheduled searches over ingest timestamps (queryTimestampType IngestTimestamp) are not built in logsvc; use EventTimestamp');
+  const ingestTime = i.queryTimestampType === 'IngestTimestamp';
+  // As in the product: an offset goes with event timestamps, a wait for ingest delay with ingest timestamps.
+  if (ingestTime && i.searchIntervalOffsetSeconds !== undefined && i.searchIntervalOffsetSeconds !== null && i.searchIntervalOffsetSeconds !== 0) {
+    throw bad('searchIntervalOffsetSeconds', 'only goes with queryTimestampType EventTimestamp (with IngestTimestamp each run searches what was ingested in its interval)');
   }
   Schedule.parse(i.schedule, i.timeZone);
   const interval = seconds(i.searchIntervalSeconds, 'searchIntervalSeconds', 1);
@@ -108,6 +110,7 @@ export function scheduledInputV2(i: Args): ScheduledInput {
     endMs: offset * 1000,
     v2: true,
     maxWaitTimeSeconds: maxWait,
+    ...(ingestTime ? { ingestTime: true } : {}),
   };
   return { alert: alertPart(i, start, i.actionIdsOrNames), schedule, names };
 }

@@ -20,14 +20,18 @@ import { randomUUID } from 'node:crypto';
 import { describeError, isLogsvcError } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import type { ActionDefinition, AlertDefinition, GlobalState, GlobalStore, Repository } from '../global/index.js';
+import type { ActionDefinition, AlertDefinition, GlobalState, GlobalStore } from '../global/index.js';
 import { toJsonRow, type QueryRequest, type QueryRun, type QueryService } from '../query/index.js';
 import type { ActionProperties } from './action-input.js';
 import type { ActionDispatcher, RetryPolicy } from './actions/dispatcher.js';
 import { DeliveryQueue } from './delivery-queue.js';
+import { userMayRead } from '../auth/index.js';
+import { viewTarget } from '../views/view-service.js';
+import { domainById, type AlertDomain } from './access.js';
 import { freshRows, heldOff } from './throttle.js';
 import { searchUrl, type TriggerContext } from './trigger.js';
 import { runCursor, Schedule } from './schedule.js';
+import { parseRelative } from '../query/time.js';
 
 export interface SchedulerSettings {
   intervalMs: number;
@@ -63,6 +67,18 @@ const MAX_ERROR_CHARS = 4000;
 export const BUSY_SKIPS_BEFORE_ERROR = 3;
 /** How far behind now a filter alert's ingest-time window ends (events on their way to the digest). */
 export const FILTER_LAG_MS = 2000;
+/**
+ * A search over ingest time (filter alerts, IngestTimestamp aggregate alerts and scheduled searches)
+ * reads the events whose @timestamp is at most this far before (or after) the ingest-time window:
+ * the event-time range bounds what is scanned. Events further from their ingest time are not seen.
+ */
+export const INGEST_TIME_REACH_MS = 3_600_000;
+/**
+ * An aggregate alert in CompleteMode whose results stay incomplete (the query produced warnings)
+ * triggers on what it has after this long, as the product's CompleteMode ("waits up to 20 minutes
+ * for a complete result").
+ */
+export const COMPLETE_WAIT_MS = 20 * 60_000;
 /**
  * Longest a graceful stop waits for deliveries under way (at most the action timeout): the
  * trigger is already recorded, so an aborted delivery is a notification lost for the throttle
@@ -110,6 +126,8 @@ export class AlertScheduler {
   private readonly filterSince = new Map<string, number>();
   /** Scheduled searches: each one's parsed schedule, with the expression and zone it was parsed from. */
   private readonly schedules = new Map<string, { key: string; schedule: Schedule }>();
+  /** Aggregate alerts in CompleteMode: the monotonic time their results were first incomplete (in a row). */
+  private readonly incompleteSince = new Map<string, number>();
 
   constructor(private readonly d: SchedulerDeps) {
     this.deliveries = new DeliveryQueue(d.settings.maxConcurrentDeliveries);
@@ -153,6 +171,7 @@ export class AlertScheduler {
       this.busySkips.delete(id);
       this.failures.delete(id);
       this.schedules.delete(id);
+      this.incompleteSince.delete(id);
     }
   }
 
@@ -172,7 +191,8 @@ export class AlertScheduler {
       this.schedules.set(a.id, cached);
     }
     const last = this.d.store.state.alerting.runtime.get(a.id)?.lastExecutedAt ?? null;
-    return cached.schedule.due(runCursor(spec, a.createdAt, last), now, spec.backfillLimit + 1);
+    // Over ingest time, run T waits until what was acknowledged before T is searchable.
+    return cached.schedule.due(runCursor(spec, a.createdAt, last), spec.ingestTime === true ? now - FILTER_LAG_MS : now, spec.backfillLimit + 1);
   }
 
 
@@ -227,7 +247,7 @@ export class AlertScheduler {
   async evaluate(id: string): Promise<Triggered | null> {
     const state = this.d.store.state;
     const alert = state.alerting.alerts.get(id);
-    const repo = alert === undefined ? undefined : state.repositories.get(alert.repositoryId);
+    const repo = alert === undefined ? undefined : domainById(state, alert.repositoryId);
     if (alert === undefined || repo === undefined || alert.silenced || alert.actions.length === 0) return null;
     const now = this.d.clock.now();
     if (alert.kind === 'scheduled') return this.runScheduled(alert, repo, now);
@@ -240,7 +260,12 @@ export class AlertScheduler {
     const ownerProblem = this.ownerProblem(state, alert, repo);
     if (ownerProblem !== null) return this.problem(id, ownerProblem);
 
-    const request: QueryRequest = { queryString: alert.queryString, start: alert.queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
+    // An aggregate alert over ingest time: the events ingested in the last interval, their own timestamps within reach of it.
+    const ingestWindow = alert.kind === 'aggregate' && alert.ingestTime === true ? now - (parseRelative(alert.queryStart) ?? 0) : null;
+    const request: QueryRequest =
+      ingestWindow === null
+        ? { queryString: alert.queryString, start: alert.queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }
+        : { queryString: alert.queryString, start: ingestWindow - INGEST_TIME_REACH_MS, end: now + INGEST_TIME_REACH_MS, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
     // A filter alert sees each event once: those ingested since its last clean evaluation (up to
     // a short lag, so events still on their way to the digest are seen by the next one).
     // After a restart it starts where the last trigger's window ended (or at the alert's creation).
@@ -250,10 +275,9 @@ export class AlertScheduler {
     let run: QueryRun;
     try {
       // prepare, not spec: it loads the lookup files the query's match()/lookup() calls name.
-      const target =
-        filterWindow === null
-          ? { id: repo.id, name: repo.name }
-          : { id: repo.id, name: repo.name, sources: [{ id: repo.id, name: repo.name, filter: `@ingesttimestamp > ${filterWindow.since} @ingesttimestamp <= ${filterWindow.until}` }] };
+      const window =
+        filterWindow !== null ? `@ingesttimestamp > ${filterWindow.since} @ingesttimestamp <= ${filterWindow.until}` : ingestWindow !== null ? `@ingesttimestamp > ${ingestWindow} @ingesttimestamp <= ${now}` : '';
+      const target = searchTarget(state, repo, window);
       run = this.d.queries.run(await this.d.queries.prepare(request, target), target);
     } catch (err) {
       // Too many queries right now: the next interval tries again; said only when it lasts.
@@ -268,9 +292,12 @@ export class AlertScheduler {
     if (run.error !== null) return this.queryFailed(id, alert.queryString, `the query failed: ${run.error.message}`);
     this.failures.delete(id);
     const outcome = run.outcome!;
-    if (outcome.warnings.length > 0) {
+    if (outcome.warnings.length === 0) this.incompleteSince.delete(id);
+    else if (outcome.rows.length === 0) return null;
+    else if (!this.triggersIncomplete(alert)) {
       // An incomplete result neither triggers nor counts as a clean evaluation.
-      return outcome.rows.length === 0 ? null : this.problem(id, `not triggered because the query produced warnings: ${outcome.warnings.join('; ')}`);
+      const wait = alert.kind === 'aggregate' ? `; in CompleteMode the alert waits up to ${COMPLETE_WAIT_MS / 60_000} minutes for a complete result, then triggers on what it has` : '';
+      return this.problem(id, `not triggered because the query produced warnings (an incomplete result): ${outcome.warnings.join('; ')}${wait}`);
     }
     if (filterWindow !== null) this.filterSince.set(id, filterWindow.until);
     if (outcome.rows.length === 0) return this.cleanEvaluation(id);
@@ -317,6 +344,23 @@ export class AlertScheduler {
     return { alert, trigger, undo };
   }
 
+  /**
+   * Whether an incomplete result (rows, with warnings) triggers alert `alert`: an aggregate alert
+   * in ImmediateMode at once; one in CompleteMode once its results have been incomplete for
+   * COMPLETE_WAIT_MS (counted on this node since it started evaluating them); other kinds never.
+   */
+  private triggersIncomplete(alert: AlertDefinition): boolean {
+    if (alert.kind !== 'aggregate') return false;
+    if (alert.triggerMode === 'ImmediateMode') return true;
+    const now = this.d.clock.monotonic();
+    const since = this.incompleteSince.get(alert.id);
+    if (since === undefined) {
+      this.incompleteSince.set(alert.id, now);
+      return false;
+    }
+    return now - since >= COMPLETE_WAIT_MS;
+  }
+
   /** Waits for `run`, cancelling it after alerts.query_timeout_ms; true when it timed out. */
   private async runBounded(run: QueryRun): Promise<boolean> {
     this.runs.add(run);
@@ -351,7 +395,7 @@ export class AlertScheduler {
    * A run whose query fails is recorded too, with the failure as lastError: a failing query is
    * not retried for the same window. Only a run refused for want of a query slot stays due.
    */
-  private async runScheduled(alert: AlertDefinition, repo: Repository, now: number): Promise<Triggered | null> {
+  private async runScheduled(alert: AlertDefinition, repo: AlertDomain, now: number): Promise<Triggered | null> {
     const id = alert.id;
     const spec = alert.schedule!;
     const { times, skipped } = this.dueRuns(alert, now);
@@ -363,8 +407,12 @@ export class AlertScheduler {
     if (ownerProblem !== null) return this.problem(id, ownerProblem);
     // A query's range includes both ends: a window ends 1 ms before its run time, so an event at a run
     // time falls in the next window only.
-    const request: QueryRequest = { queryString: alert.queryString, start: at - spec.startMs, end: at - spec.endMs - 1, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
-    const target = { id: repo.id, name: repo.name };
+    // Over ingest time: the events ingested in [T - interval, T), their own timestamps within reach of it.
+    const ingest = spec.ingestTime === true;
+    const request: QueryRequest = ingest
+      ? { queryString: alert.queryString, start: at - spec.startMs - INGEST_TIME_REACH_MS, end: at + INGEST_TIME_REACH_MS, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }
+      : { queryString: alert.queryString, start: at - spec.startMs, end: at - spec.endMs - 1, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} };
+    const target = searchTarget(this.d.store.state, repo, ingest ? `@ingesttimestamp >= ${at - spec.startMs} @ingesttimestamp < ${at}` : '');
     let run: QueryRun;
     try {
       run = this.d.queries.run(await this.d.queries.prepare(request, target), target);
@@ -484,11 +532,11 @@ export class AlertScheduler {
   }
 
   /** Why the alert's owner may not run its query, or null. */
-  private ownerProblem(s: GlobalState, alert: AlertDefinition, repo: Repository): string | null {
+  private ownerProblem(s: GlobalState, alert: AlertDefinition, repo: AlertDomain): string | null {
     if (alert.ownership.kind !== 'user') return null;
     const u = s.users.get(alert.ownership.userId);
-    if (u === undefined) return 'not run: the user who owns the alert no longer exists; update the alert (as a member of the repository) to take it over';
-    if (!u.isRoot && !repo.members.has(u.id)) return `not run: the alert's owner "${u.username}" is no longer a member of repository "${repo.name}"; update the alert (as a member) to take it over`;
+    if (u === undefined) return `not run: the user who owns the alert no longer exists; update the alert (as a member of the ${repo.kind}) to take it over`;
+    if (!userMayRead(s, u.id, repo.access)) return `not run: the alert's owner "${u.username}" is no longer a member of ${repo.kind} "${repo.name}"; update the alert (as a member) to take it over`;
     return null;
   }
 
@@ -520,4 +568,16 @@ export class AlertScheduler {
     this.stopper.abort();
     await all;
   }
+}
+
+/**
+ * What an alert's query searches: its repository, or its view's connections each with the
+ * connection's filter; `window` (a filter alert's ingest-time window) is applied to every source
+ * after the connection's filter (on a line of its own: a filter may end in a // comment).
+ */
+function searchTarget(state: GlobalState, domain: AlertDomain, window: string): { id: string; name: string; sources?: { id: string; name: string; filter: string }[] } {
+  if (domain.view === undefined) return window === '' ? { id: domain.id, name: domain.name } : { id: domain.id, name: domain.name, sources: [{ id: domain.id, name: domain.name, filter: window }] };
+  const t = viewTarget(state, domain.view);
+  if (window === '') return t;
+  return { ...t, sources: t.sources.map((src) => ({ ...src, filter: src.filter === '' ? window : `${src.filter}\n| ${window}` })) };
 }

@@ -2,4 +2,19 @@ export { newApiToken, newIngestToken, newId, tokenDigest, digestsEqual } from '.
 export { SecretBox } from './secret-box.js';
 export { type Principal, isRoot } from './principal.js';
 export { Authenticator, parseAuthorization, type Credentials } from './authenticate.js';
-export { requireRoot, requireUser, canSeeRepository, canAdminRepository, visibleRepository } from './permissions.js';
+export {
+  requireRoot,
+  requireUser,
+  canSeeRepository,
+  canAdminRepository,
+  canSeeView,
+  canAdminView,
+  visibleRepository,
+  principalHas,
+  userHas,
+  userMayRead,
+  GRANTING,
+  type DomainRight,
+  type SearchDomainAccess,
+} from './permissions.js';
+export { VIEW_PERMISSIONS, SYSTEM_PERMISSIONS, ORGANIZATION_PERMISSIONS, type ViewPermission } from './role-permissions.js';

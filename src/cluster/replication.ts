@@ -28,6 +28,7 @@ import { holdersOf } from '../global/segment-holdings.js';
 import { positionAfter, readSegmentInfo, type Position, type SegmentCatalog, type SegmentInfo } from '../segments/catalog.js';
 import { crc32c, fsyncDir } from '../storage/index.js';
 import { desiredHolders, entirelyVoid, sufficientlyHeld } from './placement.js';
+import { LeftoverSweep } from './leftovers.js';
 
 export const SEGMENT_READ = 'segment.read';
 const CHUNK_BYTES = 256 * 1024;
@@ -78,7 +79,7 @@ export interface ReplicationOptions {
   transferTimeoutMs: number;
   /** False for a segment this node should not copy (its repository is gone, it is past retention). */
   wanted?: (s: StoredSegment) => boolean;
-  /** How long a surplus copy is kept after its drop (default SURPLUS_GRACE_MS). */
+  /** How long a surplus copy is kept after its drop, and a leftover file after it is found (default SURPLUS_GRACE_MS). */
   surplusGraceMs?: number;
 }
 
@@ -112,6 +113,16 @@ export interface ReplicationStats {
   corrupt: number;
   /** Surplus copies this node dropped and deleted (held by their desired holders without it). */
   surplusDeleted: number;
+  /** Void segment files (every block past its epoch's end) and abandoned part files deleted here (leftovers.ts). */
+  voidDeleted: number;
+  voidDeletedBytes: number;
+  partsDeleted: number;
+  /**
+   * Closed segment files in this node's catalog that are not a listed copy held here with events
+   * to read: just closed or copied (being listed), dropped as surplus, or void (both deleted after
+   * the grace). Zero once a cluster has settled.
+   */
+  unlisted: number;
 }
 
 async function fileCrc(path: string, pace?: Pace, signal?: AbortSignal): Promise<{ crc: number; size: number }> {
@@ -155,8 +166,18 @@ export class SegmentReplicator {
   private surplusDeleted = 0;
   /** Surplus copies dropped from global state, by id: when (monotonic) the drop applied; deleted after the grace. */
   private readonly surplus = new Map<string, number>();
+  private readonly leftovers: LeftoverSweep;
 
   constructor(private readonly opts: ReplicationOptions) {
+    this.leftovers = new LeftoverSweep({
+      selfId: opts.selfId,
+      store: opts.store,
+      catalog: opts.catalog,
+      incomingDir: join(opts.segmentsDir, INCOMING),
+      clock: opts.clock,
+      logger: opts.logger,
+      graceMs: opts.surplusGraceMs ?? SURPLUS_GRACE_MS,
+    });
     this.pace = new Pace(opts.bytesPerSecond);
     this.scrubPace = new Pace(opts.scrubBytesPerSecond);
     this.startedAt = opts.clock.now();
@@ -246,6 +267,11 @@ export class SegmentReplicator {
     this.startCopies();
     await this.dropSurplus();
     this.deleteDropped();
+    const copying = new Set(this.missing().map((e) => e.segment.id));
+    await this.leftovers.sweep(
+      (id) => this.registering.has(id) || this.transfers.has(id) || this.surplus.has(id),
+      (id) => copying.has(id) || this.transfers.has(id),
+    );
   }
 
   /**
@@ -376,16 +402,18 @@ export class SegmentReplicator {
     if (first === undefined || last === undefined) return null; // every block void: nothing to keep
     const { crc, size } = await fileCrc(info.path);
     let events = 0;
+    let uncompressed = 0;
     let minTs = Infinity;
     let maxTs = -Infinity;
     for (const b of info.blocks) {
       events += b.eventCount;
+      uncompressed += b.uncompressedLength;
       minTs = Math.min(minTs, b.minTs);
       maxTs = Math.max(maxTs, b.maxTs);
     }
     const file = info.path.slice(this.opts.segmentsDir.length + 1);
     return {
-      id: m.id, repo: m.repo, ds: m.ds, partition: m.partition, epoch: m.epoch!, writer: m.writer!, file, bytes: size, crc, events, minTs, maxTs,
+      id: m.id, repo: m.repo, ds: m.ds, partition: m.partition, epoch: m.epoch!, writer: m.writer!, file, bytes: size, uncompressed, crc, events, minTs, maxTs,
       firstOffset: first.firstOffset, firstIndex: first.firstIndex, lastOffset: last.lastOffset, lastIndex: last.lastIndex,
       ...(m.replaces === undefined ? {} : { replaces: m.replaces }),
     };
@@ -658,7 +686,20 @@ export class SegmentReplicator {
       copied: this.copied,
       corrupt: this.corrupt,
       surplusDeleted: this.surplusDeleted,
+      ...this.leftovers.stats(),
+      unlisted: this.unlistedFiles(),
     };
+  }
+
+  private unlistedFiles(): number {
+    const { catalog, store, selfId } = this.opts;
+    let n = 0;
+    for (const info of catalog.all()) {
+      if (!info.closed) continue;
+      const entry = store.state.cluster.segments.segments.get(info.meta.id);
+      if (entry === undefined || !holdersOf(entry).includes(selfId) || info.blocks.length === 0) n++;
+    }
+    return n;
   }
 
   /** Segment counts and bytes per node, from global state. */

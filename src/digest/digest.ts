@@ -117,7 +117,7 @@ export class Digest {
         queue.follow(partition, from, async (rec) => {
           if (this.digesters.get(partition) !== d) return;
           const summary = readSummary(rec.payload);
-          d.process(rec.offset, rec.nextOffset, summary, rec.payload);
+          d.process(rec.offset, rec.nextOffset, summary, rec.payload, queue.recordBytes(rec));
           const durable: DurableRecord = { ...rec, attachment: summary };
           for (const l of this.recordListeners) l(durable, summary);
           if (this.openBytes() > this.opts.openBlockBudgetBytes) this.relieveMemory();
@@ -192,11 +192,11 @@ export class Digest {
       let replayed = 0;
       try {
         for await (const rec of this.opts.queue.read(p, from)) {
-          d.process(rec.offset, rec.nextOffset, readSummary(rec.payload), rec.payload);
+          d.process(rec.offset, rec.nextOffset, readSummary(rec.payload), rec.payload, this.opts.queue.recordBytes(rec));
           replayed++;
         }
         // Records announced during the replay: process() skips those the replay already covered.
-        for (const r of held) d.process(r.offset, r.nextOffset, (r.attachment as RecordSummary | undefined) ?? readSummary(r.payload), r.payload);
+        for (const r of held) d.process(r.offset, r.nextOffset, (r.attachment as RecordSummary | undefined) ?? readSummary(r.payload), r.payload, this.opts.queue.recordBytes(r));
       } finally {
         this.replaying.delete(p);
       }
@@ -236,7 +236,7 @@ export class Digest {
     const d = this.digesters.get(r.partition);
     if (d === undefined) return; // another node digests it
     const summary = (r.attachment as RecordSummary | undefined) ?? readSummary(r.payload);
-    d.process(r.offset, r.nextOffset, summary, r.payload);
+    d.process(r.offset, r.nextOffset, summary, r.payload, this.opts.queue.recordBytes(r));
     for (const l of this.recordListeners) l(r, summary);
     if (this.openBytes() > this.opts.openBlockBudgetBytes) this.relieveMemory();
   }
@@ -260,20 +260,26 @@ export class Digest {
     }
   }
 
-  /** Bytes acknowledged but not yet in durable segments (queue end minus checkpoint), all partitions. */
+  /**
+   * Bytes acknowledged but not yet in durable segments, all owned partitions: of each, the records
+   * read from its checkpoint on (their sizes known) and those not read yet, up to the queue's end
+   * (DigestQueue.bytesBetween: exact on the embedded queue, where this is end minus checkpoint;
+   * estimated from the mean record size on Kafka).
+   */
   undigestedBytes(): number {
     let n = 0;
-    for (const [p, d] of this.digesters) n += this.opts.queue.endOffset(p) - d.checkpoint();
+    for (const [p, d] of this.digesters) n += this.undigestedOf(p, d);
     return n;
+  }
+
+  private undigestedOf(p: number, d: PartitionDigester): number {
+    return d.undurableBytes() + this.opts.queue.bytesBetween(p, d.processedEnd, this.opts.queue.endOffset(p));
   }
 
   /** Per owned partition: its queue end offset and the bytes not yet in durable segments. */
   partitionLag(): { partition: number; lagBytes: number; endOffset: number }[] {
     const out = [];
-    for (const [p, d] of this.digesters) {
-      const endOffset = this.opts.queue.endOffset(p);
-      out.push({ partition: p, endOffset, lagBytes: endOffset - d.checkpoint() });
-    }
+    for (const [p, d] of this.digesters) out.push({ partition: p, endOffset: this.opts.queue.endOffset(p), lagBytes: this.undigestedOf(p, d) });
     return out;
   }
 
@@ -290,7 +296,7 @@ export class Digest {
     // holds its block open for the flush interval): past the threshold, write those blocks now.
     if (this.undigestedBytes() > this.opts.sealUndigestedAboveBytes) {
       const share = this.opts.sealUndigestedAboveBytes / Math.max(1, this.digesters.size);
-      for (const [p, d] of this.digesters) if (this.opts.queue.endOffset(p) - d.checkpoint() > share) d.sealOldest();
+      for (const [p, d] of this.digesters) if (this.undigestedOf(p, d) > share) d.sealOldest();
     }
     await this.persistCheckpoints();
   }

@@ -53,6 +53,8 @@ interface OpenBlock {
   parts: BlockPart[];
   bytes: number;
   firstOffset: number;
+  /** The digester's `processedBytes` before the record at `firstOffset`. */
+  firstBytes: number;
   openedAt: number;
 }
 
@@ -86,6 +88,8 @@ export class PartitionDigester {
   private failed = false;
   /** Offset of the next record to process. */
   processedEnd: number;
+  /** Queue bytes of every record processed so far (DigestQueue.recordBytes), a running sum. */
+  private processedBytes = 0;
   openBytes = 0;
 
   constructor(
@@ -98,9 +102,11 @@ export class PartitionDigester {
 
   /**
    * Takes one queue record by its summary: no event is decoded here. Events at or below the
-   * catalog's durable high-water mark for their (partition, datasource) are left out.
+   * catalog's durable high-water mark for their (partition, datasource) are left out. `bytes`: what
+   * the record takes in the queue (DigestQueue.recordBytes; by default its offset span, as offsets
+   * are byte positions in the embedded queue).
    */
-  process(offset: number, nextOffset: number, summary: RecordSummary, payload: Buffer): void {
+  process(offset: number, nextOffset: number, summary: RecordSummary, payload: Buffer, bytes = nextOffset - offset): void {
     if (offset < this.processedEnd) return; // already seen (live feed racing a replay)
     const { catalog, clock } = this.deps;
     let base = 0;
@@ -114,7 +120,7 @@ export class PartitionDigester {
       if (skip >= g.n) return;
       let block = this.blocks.get(g.ds);
       if (block === undefined) {
-        block = { ds: g.ds, repo: summary.repo, tags: g.tags, parts: [], bytes: 0, firstOffset: offset, openedAt: clock.monotonic() };
+        block = { ds: g.ds, repo: summary.repo, tags: g.tags, parts: [], bytes: 0, firstOffset: offset, firstBytes: this.processedBytes, openedAt: clock.monotonic() };
         this.blocks.set(g.ds, block);
       }
       block.parts.push({ events: ownSection(payload, summary, group), offset, base: first, skip, at: summary.at });
@@ -124,6 +130,7 @@ export class PartitionDigester {
       if (block.bytes >= this.deps.settings.blockTargetBytes) this.seal(block);
     });
     this.processedEnd = nextOffset;
+    this.processedBytes += bytes;
     this.deps.onLatency(Math.max(0, clock.now() - summary.at));
   }
 
@@ -262,6 +269,18 @@ export class PartitionDigester {
     for (const b of this.sealed) cp = Math.min(cp, b.firstOffset);
     if (this.inFlight !== null) cp = Math.min(cp, this.inFlight.firstOffset);
     return cp;
+  }
+
+  /**
+   * Queue bytes of the records from the checkpoint to `processedEnd`: read, and not all of their
+   * events in durable segments yet (with `checkpoint()`, over the same blocks).
+   */
+  undurableBytes(): number {
+    let from = this.processedBytes;
+    for (const b of this.blocks.values()) from = Math.min(from, b.firstBytes);
+    for (const b of this.sealed) from = Math.min(from, b.firstBytes);
+    if (this.inFlight !== null) from = Math.min(from, this.inFlight.firstBytes);
+    return this.processedBytes - from;
   }
 
   /** Bytes sealed but not yet durable. */

@@ -254,7 +254,7 @@ export class FileService {
   /** The repository check for query use (member or root). */
   canUse(p: Principal, repositoryId: string): boolean {
     const repo = this.store.state.repositories.get(repositoryId);
-    return repo !== undefined && canSeeRepository(p, repo);
+    return repo !== undefined && canSeeRepository(this.store.state, p, repo);
   }
 
   /** The table of some bytes read as `kind`, cached by hash and kind (a .csv and a .json of the same bytes differ). */

@@ -33,8 +33,16 @@ export interface AlertDefinition {
    * ingested, each at most once (docs/data-lifecycle.md).
    */
   kind?: AlertKind;
-  /** Aggregate alerts: the product's trigger mode, stored and shown. */
+  /**
+   * Aggregate alerts: CompleteMode (absent) triggers on a complete result only, waiting up to 20
+   * minutes for one; ImmediateMode triggers at once on an incomplete result too.
+   */
   triggerMode?: 'CompleteMode' | 'ImmediateMode' | undefined;
+  /**
+   * Aggregate alerts: the search interval is over @ingesttimestamp (the product's queryTimestampType
+   * IngestTimestamp) rather than @timestamp (absent).
+   */
+  ingestTime?: boolean | undefined;
   /** Scheduled searches: when they run and over which window (`queryStart` is the window's start). */
   schedule?: ScheduleSpec | undefined;
 }
@@ -59,6 +67,8 @@ export interface ScheduleSpec {
   /** Which API created it: v2 shows searchIntervalSeconds, backfillLimitV2 and maxWaitTimeSeconds. */
   v2: boolean;
   maxWaitTimeSeconds: number | null;
+  /** v2 with queryTimestampType IngestTimestamp: each run searches the events ingested in its window, whatever their @timestamp. */
+  ingestTime?: boolean | undefined;
   /** When it was created or last enabled: runs before it are never made up. Set by AlertService. */
   activeSince?: number | undefined;
 }

@@ -14,6 +14,8 @@ import type { LifecycleEvent } from './lifecycle-events.js';
 import type { ViewEvent } from './views.js';
 import type { SavedQueryEvent } from './saved-queries.js';
 import type { RedactionEvent } from './redactions.js';
+import type { GroupEvent } from './groups.js';
+import type { IngestVolumeEvent } from './ingest-volume.js';
 
 export interface UserFields {
   fullName?: string | undefined;
@@ -51,6 +53,8 @@ export type GlobalEvent =
   | LifecycleEvent
   | ViewEvent
   | SavedQueryEvent
-  | RedactionEvent;
+  | RedactionEvent
+  | GroupEvent
+  | IngestVolumeEvent;
 
 export type GlobalEventType = GlobalEvent['type'];

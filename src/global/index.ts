@@ -16,3 +16,5 @@ export { NO_RETENTION, type RetentionSettings, type LifecycleEvent } from './lif
 export { ViewIndex, type StoredView, type ViewConnection, type ViewEvent, type ViewSnapshot } from './views.js';
 export { SavedQueryIndex, type StoredSavedQuery, type SavedQueryEvent } from './saved-queries.js';
 export { RedactionState, MAX_REDACTIONS_PER_REPOSITORY, type RedactionTask, type RedactionEvent, type RedactionNodeResult } from './redactions.js';
+export { GroupIndex, type StoredGroup, type StoredRole, type RoleAssignment, type GroupEvent, type GroupsSnapshot } from './groups.js';
+export { IngestVolumeIndex, KEPT_DAYS, type IngestDay, type IngestCount, type IngestVolumeEvent } from './ingest-volume.js';

@@ -12,6 +12,8 @@ import { NO_RETENTION, type RetentionSettings } from './lifecycle-events.js';
 import { ViewIndex, type ViewSnapshot } from './views.js';
 import { SavedQueryIndex, type StoredSavedQuery } from './saved-queries.js';
 import { RedactionState, type RedactionSnapshot } from './redactions.js';
+import { GroupIndex, type GroupsSnapshot } from './groups.js';
+import { IngestVolumeIndex, type IngestVolumeSnapshot } from './ingest-volume.js';
 
 export interface User extends UserFields {
   id: string;
@@ -105,6 +107,10 @@ export class GlobalState {
   savedQueries = new SavedQueryIndex();
   /** Event redaction tasks (redactEvents). */
   readonly redactions = new RedactionState();
+  /** Groups of users, roles, and the roles groups have on repositories and views. */
+  groups = new GroupIndex();
+  /** Bytes and events ingested per repository and UTC day, over the cluster's nodes. */
+  ingestVolume = new IngestVolumeIndex();
 
   userByName(username: string): User | undefined {
     const id = this.usersByName.get(username);
@@ -140,6 +146,7 @@ export class GlobalState {
         if (u.apiTokenDigest !== null) this.usersByTokenDigest.delete(u.apiTokenDigest);
         for (const r of this.repositories.values()) r.members.delete(e.id);
         this.views.dropUser(e.id);
+        this.groups.dropUser(e.id);
         return;
       }
       case 'UserApiTokenSet': {
@@ -183,6 +190,8 @@ export class GlobalState {
         this.views.dropRepository(e.id);
         this.savedQueries.dropDomain(e.id);
         this.redactions.dropRepository(e.id);
+        this.groups.dropDomain(e.id);
+        this.ingestVolume.dropRepository(e.id);
         return;
       }
       case 'IngestTokenAdded': {
@@ -282,6 +291,8 @@ export class GlobalState {
       case 'ViewDeleted':
         this.views.apply(e);
         this.savedQueries.dropDomain(e.id);
+        this.groups.dropDomain(e.id);
+        this.alerting.dropRepository(e.id);
         return;
       case 'ViewSaved':
       case 'ViewMemberSet':
@@ -302,6 +313,20 @@ export class GlobalState {
       case 'RedactionNodeDone':
       case 'RedactionCancelled':
         this.redactions.apply(e);
+        return;
+      case 'GroupSaved':
+      case 'GroupDeleted':
+      case 'GroupUsersAdded':
+      case 'GroupUsersRemoved':
+      case 'RoleSaved':
+      case 'RoleDeleted':
+      case 'GroupRoleAssigned':
+      case 'GroupRoleUnassigned':
+        this.groups.apply(e);
+        return;
+      case 'RepositoryIngestCounted':
+        // Counts of a deleted repository (still in flight when it went) are not kept.
+        this.ingestVolume.apply({ ...e, counts: e.counts.filter((c) => this.repositories.has(c.repositoryId)) });
         return;
       case 'RetentionBoundRaised': {
         // Only ever raised: proposals from several nodes settle on the highest, in any order.
@@ -345,6 +370,8 @@ export class GlobalState {
       views: this.views.toSnapshot(),
       savedQueries: this.savedQueries.all(),
       ...(this.redactions.tasks.size === 0 ? {} : { redactions: this.redactions.toSnapshot() }),
+      ...(this.groups.groups.size === 0 && this.groups.roles.size === 0 ? {} : { groups: this.groups.toSnapshot() }),
+      ...(this.ingestVolume.isEmpty ? {} : { ingestVolume: this.ingestVolume.toSnapshot() }),
     };
   }
 
@@ -384,6 +411,8 @@ export class GlobalState {
     g.views = ViewIndex.fromSnapshot(s.views);
     g.savedQueries = SavedQueryIndex.fromSnapshot(s.savedQueries);
     g.redactions.loadSnapshot(s.redactions);
+    g.groups = GroupIndex.fromSnapshot(s.groups);
+    g.ingestVolume = IngestVolumeIndex.fromSnapshot(s.ingestVolume);
     return g;
   }
 }
@@ -426,4 +455,8 @@ export interface SnapshotData {
   savedQueries?: StoredSavedQuery[];
   /** Absent when there are no redaction tasks. */
   redactions?: RedactionSnapshot;
+  /** Absent when there are no groups and no roles. */
+  groups?: GroupsSnapshot;
+  /** Absent when nothing was counted (and in snapshots written before ingest volume was). */
+  ingestVolume?: IngestVolumeSnapshot;
 }

@@ -22,6 +22,11 @@ export interface StoredSegment {
   /** Path relative to the segments directory. */
   file: string;
   bytes: number;
+  /**
+   * Bytes of its blocks before compression (what ingest-size retention counts); absent in listings
+   * made before it was recorded.
+   */
+  uncompressed?: number;
   /** CRC-32C of the whole file. */
   crc: number;
   events: number;

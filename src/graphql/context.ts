@@ -1,6 +1,7 @@
 /** What every resolver receives: the authenticated principal and the domain services. */
 import type { Principal } from '../auth/index.js';
 import type { UserService } from '../accounts/user-service.js';
+import type { GroupService } from '../accounts/group-service.js';
 import type { RepositoryService } from '../repositories/repository-service.js';
 import type { ClusterService } from '../cluster/index.js';
 import type { FileService } from '../files/index.js';
@@ -11,14 +12,17 @@ import type { ViewService } from '../views/view-service.js';
 import type { SavedQueryService } from '../saved-queries/saved-query-service.js';
 import type { RedactionService } from '../redaction/index.js';
 
-/** Sizes of what this node stores (the segment catalog and the data dir's disk). */
+/** Sizes of what is stored (repositories: over the cluster; node: this node's catalog and disk) and the ingest volume. */
 export interface StorageStats {
   repositorySizes(repositoryId: string): { compressed: number; uncompressed: number };
+  /** Bytes and events ingested per UTC day (days since the epoch), newest first, over the cluster. */
+  ingestVolume(repositoryId: string): { day: number; bytes: number; events: number }[];
   node(): { segmentBytes: number; diskTotal: number; diskFree: number; wipBytes: number };
 }
 
 export interface GraphqlServices {
   users: UserService;
+  groups: GroupService;
   repositories: RepositoryService;
   cluster: ClusterService;
   files: FileService;

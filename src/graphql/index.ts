@@ -18,7 +18,9 @@ import { alertingMutationResolvers } from './resolvers-alerting.js';
 import { LISTENERS_SDL } from './schema-listeners.graphql.js';
 import { listenerMutations, listenerRepositoryFields } from './resolvers-listeners.js';
 import { LIFECYCLE_SDL } from './schema-lifecycle.graphql.js';
-import { lifecycleMutationResolvers, lifecycleQueryResolvers } from './resolvers-lifecycle.js';
+import { lifecycleMutationResolvers } from './resolvers-lifecycle.js';
+import { GROUPS_SDL } from './schema-groups.graphql.js';
+import { groupMutationResolvers, groupQueryResolvers } from './resolvers-groups.js';
 import { REDACTION_SDL } from './schema-redaction.graphql.js';
 import { redactionMutationResolvers, redactionQueryResolvers } from './resolvers-redaction.js';
 
@@ -29,7 +31,7 @@ const MAX_TOKENS = 20_000;
 
 export function buildExecutableSchema(): GraphQLSchema {
   // noLocation: the schema's AST keeps no source locations (~0.6 MB of Token and Location objects).
-  const schema = buildSchema(SDL + FILES_PARSERS_SDL + ALERTING_SDL + LISTENERS_SDL + LIFECYCLE_SDL + REDACTION_SDL, { noLocation: true });
+  const schema = buildSchema(SDL + FILES_PARSERS_SDL + ALERTING_SDL + LISTENERS_SDL + LIFECYCLE_SDL + GROUPS_SDL + REDACTION_SDL, { noLocation: true });
   const attach = (typeName: string, resolvers: Record<string, (args: Record<string, unknown>, ctx: GraphqlContext) => unknown>): void => {
     const type = schema.getType(typeName) as GraphQLObjectType;
     const fields = type.getFields();
@@ -43,8 +45,8 @@ export function buildExecutableSchema(): GraphQLSchema {
       if (fields[name]!.resolve === undefined) throw new Error(`schema field ${typeName}.${name} has no resolver`);
     }
   };
-  attach('Query', { ...queryResolvers, ...lifecycleQueryResolvers, ...redactionQueryResolvers });
-  attach('Mutation', { ...mutationResolvers, ...filesParsersMutations, ...alertingMutationResolvers, ...listenerMutations, ...lifecycleMutationResolvers, ...redactionMutationResolvers });
+  attach('Query', { ...queryResolvers, ...groupQueryResolvers, ...redactionQueryResolvers });
+  attach('Mutation', { ...mutationResolvers, ...filesParsersMutations, ...alertingMutationResolvers, ...listenerMutations, ...lifecycleMutationResolvers, ...groupMutationResolvers, ...redactionMutationResolvers });
   // Fields of object types that need their parent (the repository) as well as arguments.
   const repoFields = (schema.getType('Repository') as GraphQLObjectType).getFields();
   for (const [name, fn] of Object.entries({ ...repositoryFieldResolvers, ...listenerRepositoryFields })) {

@@ -63,7 +63,8 @@ function userOrNull(ctx: GraphqlContext, id: string): unknown {
 }
 
 /** The alerting fields of a Repository / SearchDomain object. */
-export function alertingFields(r: Repository, ctx: GraphqlContext): Record<string, unknown> {
+/** The alerts and actions of a repository or a view. */
+export function alertingFields(r: { name: string }, ctx: GraphqlContext): Record<string, unknown> {
   const { alerts, actions } = ctx.services;
   return {
     alerts: () => alerts.list(ctx.principal, r.name).map((v) => alertShape(v, ctx)),

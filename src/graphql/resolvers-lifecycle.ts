@@ -1,6 +1,6 @@
 /**
  * Resolvers of the data-lifecycle schema (schema-lifecycle.graphql.ts): retention and sizes of
- * repositories, the cluster's size fields, groups and roles (none exist), token rotation, and the
+ * repositories, the cluster's size fields, views, saved searches, token rotation, and the
  * declared-but-not-built mutations, which fail with E_NOT_BUILT naming what is missing.
  */
 import type { Repository, RetentionSettings, StoredSavedQuery, StoredView } from '../global/index.js';
@@ -8,9 +8,8 @@ import type { SavedQueryInput } from '../saved-queries/saved-query-service.js';
 import type { ConnectionInput } from '../views/view-service.js';
 import { queryResolvers, repositoryShape } from './resolvers.js';
 import { GRAPHQL_FIELDS, type AlertInput, type AlertView, type FieldNames } from '../alerts/index.js';
-import { alertInput, alertShape } from './resolvers-alerting.js';
+import { alertInput, alertingFields, alertShape } from './resolvers-alerting.js';
 import { LogsvcError } from '../lib/errors.js';
-import { requireUser } from '../auth/index.js';
 import { parseRelative } from '../query/time.js';
 import type { GraphqlContext } from './context.js';
 import { scheduledSearchFields, scheduledSearchMutations } from './resolvers-scheduled.js';
@@ -32,7 +31,7 @@ function newAlertShape(v: AlertView, ctx: GraphqlContext): Record<string, unknow
     throttleTimeSeconds: a.kind === 'filter' && a.throttleTimeMillis === 0 ? null : Math.round(a.throttleTimeMillis / 1000),
     lastTriggered: v.lastTriggeredAt,
     searchIntervalSeconds: Math.round((parseRelative(a.queryStart) ?? 0) / 1000),
-    queryTimestampType: 'EventTimestamp',
+    queryTimestampType: a.ingestTime === true ? 'IngestTimestamp' : 'EventTimestamp',
     triggerMode: a.triggerMode ?? 'CompleteMode',
   };
 }
@@ -41,20 +40,17 @@ function savedQueryShape(q: StoredSavedQuery) {
   return { id: q.id, name: q.name, displayName: q.name, description: null, query: { queryString: q.queryString, start: q.start, end: q.end, isLive: q.isLive } };
 }
 
-/** The newer alert kinds on a search domain: filter and aggregate alerts and scheduled searches of a repository (none in views). Saved searches of repositories and views. */
-function triggerFields(domain: string, ctx: GraphqlContext | null, savedIn: GraphqlContext = ctx!): Record<string, unknown> {
-  const noneWithId = (kind: string) => (a: Args): never => {
-    throw new LogsvcError('E_NOT_FOUND', `${kind} "${String(a.id)}" does not exist in "${domain}"`);
-  };
-  const alerts = ctx === null ? null : ctx.services.alerts;
+/** The newer alert kinds (filter and aggregate alerts, scheduled searches) and the saved searches of a repository or a view. */
+function triggerFields(domain: string, ctx: GraphqlContext): Record<string, unknown> {
+  const { alerts, savedQueries } = ctx.services;
   return {
-    filterAlerts: alerts === null ? [] : () => alerts.list(ctx!.principal, domain, 'filter').map((v) => newAlertShape(v, ctx!)),
-    filterAlert: alerts === null ? noneWithId('filter alert') : (a: Args) => newAlertShape(alerts.get(ctx!.principal, domain, a.id as string, 'filter'), ctx!),
-    aggregateAlerts: alerts === null ? [] : () => alerts.list(ctx!.principal, domain, 'aggregate').map((v) => newAlertShape(v, ctx!)),
-    aggregateAlert: alerts === null ? noneWithId('aggregate alert') : (a: Args) => newAlertShape(alerts.get(ctx!.principal, domain, a.id as string, 'aggregate'), ctx!),
-    ...(ctx === null ? { scheduledSearches: [], scheduledSearch: noneWithId('scheduled search') } : scheduledSearchFields(domain, ctx)),
-    savedQueries: () => savedIn.services.savedQueries.list(savedIn.principal, domain).map(savedQueryShape),
-    savedQuery: (a: Args) => savedQueryShape(savedIn.services.savedQueries.get(savedIn.principal, domain, a.id as string)),
+    filterAlerts: () => alerts.list(ctx.principal, domain, 'filter').map((v) => newAlertShape(v, ctx)),
+    filterAlert: (a: Args) => newAlertShape(alerts.get(ctx.principal, domain, a.id as string, 'filter'), ctx),
+    aggregateAlerts: () => alerts.list(ctx.principal, domain, 'aggregate').map((v) => newAlertShape(v, ctx)),
+    aggregateAlert: (a: Args) => newAlertShape(alerts.get(ctx.principal, domain, a.id as string, 'aggregate'), ctx),
+    ...scheduledSearchFields(domain, ctx),
+    savedQueries: () => savedQueries.list(ctx.principal, domain).map(savedQueryShape),
+    savedQuery: (a: Args) => savedQueryShape(savedQueries.get(ctx.principal, domain, a.id as string)),
   };
 }
 
@@ -77,9 +73,6 @@ function searchInterval(v: unknown): string {
 
 /** A view as the product's View type. */
 export function viewShape(v: StoredView, ctx: GraphqlContext) {
-  const none = (kind: string) => (a: Args): never => {
-    throw new LogsvcError('E_NOT_FOUND', `${kind} "${String(a.id)}" does not exist in view "${v.name}" (alerts and actions belong to repositories)`);
-  };
   return {
     __typename: 'View',
     id: v.id,
@@ -92,11 +85,8 @@ export function viewShape(v: StoredView, ctx: GraphqlContext) {
         return r === undefined ? [] : [{ repository: repositoryShape(r, ctx), filter: c.filter }];
       }),
     files: [],
-    alerts: [],
-    alert: none('alert'),
-    actions: [],
-    action: none('action'),
-    ...triggerFields(v.name, null, ctx),
+    ...alertingFields(v, ctx),
+    ...triggerFields(v.name, ctx),
   };
 }
 
@@ -108,6 +98,8 @@ export function lifecycleRepositoryFields(r: Repository, ctx: GraphqlContext): R
     storageSizeBasedRetention: r.retention.storageGb,
     compressedByteSize: () => ctx.services.storage.repositorySizes(r.id).compressed,
     uncompressedByteSize: () => ctx.services.storage.repositorySizes(r.id).uncompressed,
+    ingestVolumeByDay: () =>
+      ctx.services.storage.ingestVolume(r.id).map((d) => ({ date: new Date(d.day * 86_400_000).toISOString().slice(0, 10), ingestBytes: d.bytes, eventCount: d.events })),
     s3ArchivingConfiguration: null,
     ...triggerFields(r.name, ctx),
   };
@@ -151,22 +143,6 @@ export function lifecycleNodeFields(ctx: GraphqlContext, self: boolean): Record<
   };
 }
 
-export const lifecycleQueryResolvers: Record<string, Resolver> = {
-  groupsPage: (a, ctx) => {
-    requireUser(ctx.principal, 'listing groups');
-    // Groups are not built: the page is truthfully empty.
-    return { pageInfo: { number: (a.pageNumber as number) ?? 1, totalNumberOfRows: 0, total: 0 }, page: [] };
-  },
-  roles: (_a, ctx) => {
-    requireUser(ctx.principal, 'listing roles');
-    return [];
-  },
-  role: (a, ctx) => {
-    requireUser(ctx.principal, 'reading a role');
-    throw new LogsvcError('E_NOT_FOUND', `role "${String(a.roleId)}" does not exist (roles are not built; permissions are repository memberships)`);
-  },
-};
-
 function retentionChange(a: Args): Partial<RetentionSettings> {
   const change: Partial<RetentionSettings> = {};
   // graphql-js leaves an argument out of `a` when the client did not send it; null means "remove".
@@ -189,14 +165,6 @@ export const lifecycleMutationResolvers: Record<string, Resolver> = {
   s3DisableArchiving: () => notBuilt('S3 archiving'),
   s3ConfigureArchiving: () => notBuilt('S3 archiving'),
   rotateToken: (a, ctx) => ctx.services.users.rotateToken(ctx.principal, (a.input as { id: string }).id),
-  addUsersToGroup: (a, ctx) => {
-    requireUser(ctx.principal, 'adding users to a group');
-    throw new LogsvcError('E_NOT_FOUND', `group "${String((a.input as Args).groupId)}" does not exist (groups are not built; add users to repositories with addMember)`);
-  },
-  removeUsersFromGroup: (a, ctx) => {
-    requireUser(ctx.principal, 'removing users from a group');
-    throw new LogsvcError('E_NOT_FOUND', `group "${String((a.input as Args).groupId)}" does not exist (groups are not built)`);
-  },
   clusterUnregisterNode: async (a, ctx) => {
     await ctx.services.cluster.unregisterNode(ctx.principal, Number(a.nodeID), a.force === true);
     return { cluster: (queryResolvers.cluster as Resolver)({}, ctx) };
@@ -228,10 +196,10 @@ export const lifecycleMutationResolvers: Record<string, Resolver> = {
   },
   createAggregateAlert: async (a, ctx) => {
     const i = a.input as Args;
-    if (i.queryTimestampType === 'IngestTimestamp') notBuilt('aggregate alerts over ingest timestamps (queryTimestampType IngestTimestamp); use EventTimestamp');
     const queryStart = searchInterval(i.searchIntervalSeconds);
-    const triggerMode = i.triggerMode === 'ImmediateMode' ? 'ImmediateMode' : 'CompleteMode';
-    return newAlertShape(await ctx.services.alerts.create(ctx.principal, i.viewName as string, newAlertInput(i, queryStart), AGGREGATE_FIELDS, { kind: 'aggregate', triggerMode }), ctx);
+    const triggerMode: 'CompleteMode' | 'ImmediateMode' = i.triggerMode === 'ImmediateMode' ? 'ImmediateMode' : 'CompleteMode';
+    const kind = { kind: 'aggregate' as const, triggerMode, ...(i.queryTimestampType === 'IngestTimestamp' ? { ingestTime: true } : {}) };
+    return newAlertShape(await ctx.services.alerts.create(ctx.principal, i.viewName as string, newAlertInput(i, queryStart), AGGREGATE_FIELDS, kind), ctx);
   },
   deleteAggregateAlert: async (a, ctx) => {
     const i = a.input as Args;

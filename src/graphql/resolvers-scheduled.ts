@@ -27,7 +27,7 @@ export function scheduledSearchShape(v: AlertView, ctx: GraphqlContext): Record<
     schedule: spec.cron,
     backfillLimit: spec.backfillLimit,
     backfillLimitV2: spec.backfillLimit,
-    queryTimestampType: 'EventTimestamp',
+    queryTimestampType: spec.ingestTime === true ? 'IngestTimestamp' : 'EventTimestamp',
     lastScheduledSearch: v.lastRunFinishedAt,
     lastExecuted: v.lastExecutedAt,
     lastTriggered: v.lastTriggeredAt,

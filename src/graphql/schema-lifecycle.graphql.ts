@@ -1,6 +1,6 @@
 /**
  * The data-lifecycle part of the GraphQL schema: retention and sizes of repositories, the cluster's
- * size fields, views, groups and roles, token rotation, and the newer alert kinds (filter alerts,
+ * size fields, views, token rotation, and the newer alert kinds (filter alerts,
  * aggregate alerts, scheduled searches), with the product's names (what humioctl sends; see
  * docs/data-lifecycle.md for what is built behind each).
  */
@@ -26,19 +26,15 @@ extend type Repository {
   ingestSizeBasedRetention: Float
   "Gigabytes of stored (compressed) data kept at most; null: no limit."
   storageSizeBasedRetention: Float
-  "Bytes of this repository's segment files on this node."
+  "Bytes of this repository's segment files, each segment counted once however many nodes hold copies (the same on every node)."
   compressedByteSize: Long!
-  "Bytes of this repository's events in its segments before compression."
+  "Bytes of this repository's events in its segments before compression (what ingest-size retention counts)."
   uncompressedByteSize: Long!
+  "The ingest volume: bytes and events put in the digest queue for this repository per UTC day, newest first, the last 31 days at most, summed over the cluster's nodes (each reports every retention.interval_seconds)."
+  ingestVolumeByDay: [IngestVolumeDay!]!
   "Archiving to S3 is not built: always null."
   s3ArchivingConfiguration: S3Configuration
 ${TRIGGER_FIELDS}
-}
-
-extend type Query {
-  groupsPage(search: String, pageNumber: Int!, pageSize: Int!): GroupPage!
-  roles: [Role!]!
-  role(roleId: String!): Role!
 }
 
 extend type Mutation {
@@ -53,10 +49,6 @@ extend type Mutation {
   s3ConfigureArchiving(repositoryName: String!, bucket: String!, region: String!, format: S3ArchivingFormat!, tagOrderInName: [String!], startFromDateTime: DateTime, roleArn: String): BooleanResultType!
   "Replaces an API token and returns the new one. Each user has one API token, whose id is the user's id."
   rotateToken(input: RotateTokenInputData!): String!
-  "Groups are not built: no group exists, so this fails naming the group."
-  addUsersToGroup(input: AddUsersToGroupInput!): AddUsersToGroupMutation!
-  "Groups are not built: no group exists, so this fails naming the group."
-  removeUsersFromGroup(input: RemoveUsersFromGroupInput!): RemoveUsersFromGroupMutation!
   "Not built (a node leaves the cluster with the cluster issue): fails saying so."
   clusterUnregisterNode(nodeID: Int!, force: Boolean!): UnregisterNodeMutation!
   createView(name: String!, description: String, connections: [ViewConnectionInput!]): View!
@@ -107,6 +99,14 @@ extend type Cluster {
   targetProperlyReplicatedSegmentSize: Float!
 }
 
+type IngestVolumeDay {
+  "The UTC day, YYYY-MM-DD."
+  date: String!
+  "Bytes of the records as put in the digest queue (the events as normalized: text, fields and tags)."
+  ingestBytes: Long!
+  eventCount: Long!
+}
+
 type UnregisterNodeMutation {
   cluster: Cluster!
 }
@@ -136,52 +136,6 @@ type S3Configuration {
 
 input RotateTokenInputData {
   id: String!
-}
-
-type PageType {
-  number: Int!
-  totalNumberOfRows: Int!
-  total: Int!
-}
-
-type Group {
-  id: String!
-  displayName: String!
-  userCount: Int!
-  users: [User!]!
-}
-
-type GroupPage {
-  pageInfo: PageType!
-  page: [Group!]!
-}
-
-input AddUsersToGroupInput {
-  users: [String!]!
-  groupId: String!
-}
-
-input RemoveUsersFromGroupInput {
-  users: [String!]!
-  groupId: String!
-}
-
-type AddUsersToGroupMutation {
-  group: Group!
-}
-
-type RemoveUsersFromGroupMutation {
-  group: Group!
-}
-
-type Role {
-  id: String!
-  displayName: String!
-  color: String
-  description: String
-  viewPermissions: [String!]!
-  systemPermissions: [String!]!
-  organizationPermissions: [String!]!
 }
 
 type View implements SearchDomain {

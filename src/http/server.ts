@@ -40,8 +40,45 @@ export interface HttpServer {
   close(force?: boolean): void;
 }
 
-/** A refused request's body up to this size is read past (the connection kept); a larger one closes it. */
-const DRAIN_REFUSED_BODY_BYTES = 64 * 1024;
+/**
+ * A request refused from its headers (credentials, a stopping node) is answered without reading its
+ * body into memory, and so that a client which sends its whole body before it reads the answer gets
+ * the answer, not a reset (a socket closed with bytes still unread sends one):
+ *
+ * - a body of declared length within the route's own limit, on a connection that stays open: the
+ *   answer at once; the rest of the body is read past and dropped by uWebSockets.js (no onData
+ *   handler is registered, so uWS's parser discards it) and the connection kept. uWS bounds the
+ *   time: once a response has ended its idle timer (10 s, HTTP_IDLE_TIMEOUT_S) runs whatever the
+ *   client sends. Measured: a client trickling 100 KB/s after its 401 was closed 12 s later, while
+ *   one with an onData handler was still open after 40 s (uWS re-arms the timer for readers that
+ *   keep up 16 KB/s);
+ * - the same on a connection the client asked to close (`Connection: close`, e.g. node:http without
+ *   a keep-alive agent): uWS closes such a connection as soon as its answer ends, so the rest of
+ *   the body is read and dropped first, then the answer sent — or sent when REFUSED_DRAIN_MS have
+ *   passed, and the connection closed;
+ * - a body of unknown length (chunked) or over the limit is not read: the answer, and the
+ *   connection closed.
+ */
+const REFUSED_DRAIN_MS = 10_000;
+
+function answerRefusal(res: HttpResponse, pending: Pending, refusal: Reply, declared: string | undefined, connection: string | undefined, limit: number): void {
+  const n = declared === undefined ? Number.NaN : Number(declared);
+  if (!(Number.isSafeInteger(n) && n >= 0 && n <= limit)) {
+    write(res, pending, refusal, true);
+    return;
+  }
+  if (connection === undefined || !/(^|[\s,])close($|[\s,])/i.test(connection)) {
+    write(res, pending, refusal, false);
+    return;
+  }
+  const timer = setTimeout(() => write(res, pending, refusal, true), REFUSED_DRAIN_MS);
+  pending.onAbort = () => clearTimeout(timer);
+  res.onData((_chunk, isLast) => {
+    if (!isLast || pending.aborted) return;
+    clearTimeout(timer);
+    write(res, pending, refusal, true);
+  });
+}
 
 /** The stream of a streamed request body (Route.streamed) reads this much ahead of its reader. */
 const STREAM_BUFFER_BYTES = 1024 * 1024;
@@ -310,8 +347,9 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
       void run(res, pending, route, info, Buffer.alloc(0));
       return;
     }
+    const limit = route.body === 'ingest' ? opts.maxIngestBodyBytes : route.body === 'upload' ? opts.maxUploadBodyBytes : opts.maxApiBodyBytes;
     // Credentials from the headers before any byte of the body (src/http/pre-auth.ts): a stranger's
-    // body is never buffered. The connection is closed: the client may still be sending it.
+    // body is never buffered.
     if (router.beforeBody !== null) {
       let refusal: Reply | void;
       try {
@@ -320,16 +358,12 @@ export async function startHttpServer(opts: HttpServerOptions, router: Router): 
         refusal = errorReply(err, logger, info);
       }
       if (refusal !== undefined) {
-        // A small body is left for uWS to read past (and the connection kept); a larger one, or one of
-        // unknown length, is not read at all: the connection is closed (a client that sends a large
-        // body without waiting for `Expect: 100-continue` may then see a reset instead of the answer).
-        const declared = headers.get('content-length');
-        write(res, pending, refusal, declared === undefined || !(Number(declared) <= DRAIN_REFUSED_BODY_BYTES));
+        // The body is dropped, never held; the client reads the answer (answerRefusal).
+        answerRefusal(res, pending, refusal, headers.get('content-length'), headers.get('connection'), limit);
         return;
       }
     }
 
-    const limit = route.body === 'ingest' ? opts.maxIngestBodyBytes : route.body === 'upload' ? opts.maxUploadBodyBytes : opts.maxApiBodyBytes;
     const tooLarge = (): void =>
       // Close the connection: the client may still be sending the rest of the body.
       write(res, pending, text(413, `request body is larger than the limit of ${limit} bytes`), true);

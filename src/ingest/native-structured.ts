@@ -89,9 +89,10 @@ export function parseStructuredNatively(body: Buffer, repositoryId: string, limi
 }
 
 /**
- * A HEC event body or an Elasticsearch bulk body parsed natively, for the common case where no
- * parser runs on the messages (the token's parser, a HEC event's sourcetype or a bulk document's
- * type is "none"; HEC object events are never parsed) and every event lands in one datasource.
+ * A HEC event body or an Elasticsearch bulk body parsed natively, for the common cases where the
+ * messages go through the built-in kv parser (run natively, as kv.ts does) or through none (the
+ * token's parser, else a HEC event's sourcetype or a bulk document's type, names kv, none, or no
+ * built-in parser; HEC object events are never parsed) and every event lands in one datasource.
  * Null when the module is missing or declines (then src/ingest/doors/ takes the body and reports
  * every error). Bulk bodies also get the answer's items as JSON; `idPrefix` is the random part of
  * generated document ids (elastic-bulk.ts newIdPrefix).

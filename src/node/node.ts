@@ -19,6 +19,7 @@ import { atomicWriteFile, DataDirLock, diskUsage, ensureDir, ensureReserve, isNo
 import { EmbeddedGlobalLog, GlobalStore } from '../global/index.js';
 import { Authenticator, newApiToken, SecretBox, tokenDigest } from '../auth/index.js';
 import { UserService } from '../accounts/user-service.js';
+import { GroupService } from '../accounts/group-service.js';
 import { RepositoryService } from '../repositories/repository-service.js';
 import { ClusterService, SelfLiveness, type Liveness } from '../cluster/index.js';
 import type { DigestOwnership } from '../cluster/digest-ownership.js';
@@ -32,10 +33,10 @@ import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from
 import { EmbeddedDigestQueue, ingestTopic, kafkaConnection, openDigestQueue } from '../queue/index.js';
 import { SegmentCatalog, type SegmentInfo } from '../segments/catalog.js';
 import { SegmentDeletions } from '../segments/deletions.js';
-import { raiseRetentionBounds, RetentionService } from '../retention/index.js';
+import { IngestCounter, raiseRetentionBounds, RetentionService } from '../retention/index.js';
 import { RedactionService } from '../redaction/index.js';
 import { SegmentRewrites, type RewriteStep } from '../segments/rewrites.js';
-import { ViewService } from '../views/view-service.js';
+import { ViewService, viewTarget } from '../views/view-service.js';
 import { SavedQueryService } from '../saved-queries/saved-query-service.js';
 import { expandSavedCalls } from '../query/saved-calls.js';
 import { Digest } from '../digest/index.js';
@@ -297,6 +298,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     await health.start();
     cleanups.push(stopStep('health', () => health.stop()));
 
+    const ingestCounter = new IngestCounter({ store, nodeId: config.node.id, clock, logger: log('retention'), intervalMs: config.retention.interval_seconds * 1000 });
     const ingest = new IngestService({
       store,
       queue,
@@ -312,7 +314,10 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       livePartitions: clustered
         ? () => store.state.partitions.flatMap((hosts, p) => (hosts.some((h) => liveness.isAlive(h)) ? [p] : []))
         : () => owned().filter((p) => digest.owns(p)),
-      onCommitted: (repo, events, bytes) => metrics.ingested(repo, events, bytes),
+      onCommitted: (repo, events, bytes) => {
+        metrics.ingested(repo, events, bytes);
+        ingestCounter.count(repo, events, bytes);
+      },
     });
 
     const blobs = new BlobStore(join(dataDir, 'files'));
@@ -420,9 +425,10 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const alertCfg = config.alerts;
     const alerts = new AlertService(store, clock, {
       maxPerRepository: alertCfg.max_alerts_per_repository,
-      prepareQuery: async (queryString, queryStart, repo) => {
+      prepareQuery: async (queryString, queryStart, domain) => {
         // prepare, not spec: the lookup files match()/lookup() name must be loaded to compile.
-        const spec = await queries.prepare({ queryString, start: queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }, repo);
+        const target = domain.view === undefined ? { id: domain.id, name: domain.name } : viewTarget(store.state, domain.view);
+        const spec = await queries.prepare({ queryString, start: queryStart, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }, target);
         return () => void queries.compile(spec);
       },
     });
@@ -446,6 +452,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       state: () => store.state,
       onApplied: (l) => store.onApplied(l),
       catalog,
+      clustered,
       deletions,
       clock,
       logger,
@@ -486,6 +493,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     });
     const storage = {
       repositorySizes: (id: string) => retention.repositorySizes(id),
+      ingestVolume: (id: string) => store.state.ingestVolume.of(id),
       node: () => {
         const disk = health.primaryDisk();
         return {
@@ -496,7 +504,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         };
       },
     };
-    const graphqlServices = { users, repositories, cluster, files, parsers, alerts, actions, listeners, storage, views, savedQueries, redactions, selfId: config.node.id, version: VERSION };
+    const graphqlServices = { users, groups: new GroupService(store, clock), repositories, cluster, files, parsers, alerts, actions, listeners, storage, views, savedQueries, redactions, selfId: config.node.id, version: VERSION };
     const router = buildRouter({
       auth,
       health,
@@ -549,6 +557,9 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     }
     retention.start();
     cleanups.push(stopStep('retention', () => retention.stop()));
+    ingestCounter.start();
+    // Stops before retention (cleanups run in reverse), after the HTTP server: the last counts are reported.
+    cleanups.push(stopStep('ingest volume', () => ingestCounter.stop()));
     redactions.start();
     cleanups.push(stopStep('redaction', () => redactions.stop()));
     store.onApplied((e) => {

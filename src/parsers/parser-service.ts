@@ -116,7 +116,7 @@ export class ParserService {
   async create(p: Principal, input: CreateParserInput): Promise<ParserView> {
     requireUser(p, 'creating a parser');
     const repo = visibleRepository(this.store.state, p, input.repositoryName);
-    if (!canAdminRepository(p, repo)) throw new LogsvcError('E_FORBIDDEN', `changing parsers of repository "${repo.name}" requires root or member-admin rights on it`);
+    if (!canAdminRepository(this.store.state, p, repo)) throw new LogsvcError('E_FORBIDDEN', `changing parsers of repository "${repo.name}" requires root or member-admin rights on it`);
     if (typeof input.name !== 'string' || !NAME.test(input.name)) throw new LogsvcError('E_VALIDATION', 'name: must be 1 to 100 letters, digits, spaces, "_", "-" or ".", starting with a letter or digit');
     if (isBuiltInParser(input.name)) throw new LogsvcError('E_CONFLICT', `name: "${input.name}" is a built-in parser; choose another name`);
     if (input.script.length > MAX_SCRIPT_CHARS) throw new LogsvcError('E_VALIDATION', `script: longer than ${MAX_SCRIPT_CHARS} characters`);
@@ -224,7 +224,7 @@ export class ParserService {
   async delete(p: Principal, repositoryName: string, idOrName: string): Promise<void> {
     requireUser(p, 'deleting a parser');
     const repo = visibleRepository(this.store.state, p, repositoryName);
-    if (!canAdminRepository(p, repo)) throw new LogsvcError('E_FORBIDDEN', `changing parsers of repository "${repo.name}" requires root or member-admin rights on it`);
+    if (!canAdminRepository(this.store.state, p, repo)) throw new LogsvcError('E_FORBIDDEN', `changing parsers of repository "${repo.name}" requires root or member-admin rights on it`);
     if (isBuiltInParser(idOrName)) throw new LogsvcError('E_VALIDATION', `parser "${idOrName}" is built in and cannot be deleted`);
     await this.store.transact((s) => {
       const found = s.parsers.byId(repo.id, idOrName) ?? s.parsers.byName(repo.id, idOrName);

@@ -60,5 +60,13 @@ export interface DigestQueue {
   ensurePartitions(count: number): Promise<void>;
   /** Bytes held in the queue, all partitions (Kafka: an estimate from record counts). */
   sizeBytes(): number;
+  /** Bytes `r` takes in this queue (embedded: with its frame, so offsets add up; Kafka: its payload). */
+  recordBytes(r: QueueRecord): number;
+  /**
+   * Bytes of `partition`'s records in [from, to), without reading them: exact for the embedded
+   * queue (offsets are byte positions); Kafka: the record count times the mean size of the records
+   * this node appended or followed (0 before it saw any).
+   */
+  bytesBetween(partition: number, from: number, to: number): number;
   close(): Promise<void>;
 }

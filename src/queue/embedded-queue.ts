@@ -335,6 +335,14 @@ export class EmbeddedDigestQueue implements DigestQueue {
     return n;
   }
 
+  recordBytes(r: QueueRecord): number {
+    return r.nextOffset - r.offset;
+  }
+
+  bytesBetween(_partition: number, from: number, to: number): number {
+    return Math.max(0, to - from);
+  }
+
   async close(): Promise<void> {
     this.space.stop();
     for (const p of this.parts) {

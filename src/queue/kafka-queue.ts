@@ -14,8 +14,9 @@
  *   refreshed from the brokers every `refreshIntervalMs` (other nodes append too).
  * - `truncateBelow` cannot delete: node-rdkafka 3.6's AdminClient has no DeleteRecords. The topic's
  *   retention (`retentionMs`) bounds it; the call only records the low mark for `sizeBytes`.
- * - `sizeBytes` is an estimate: records between the recorded low mark and the end, times the mean
- *   size of the records this node appended (Kafka does not report a partition's bytes to clients).
+ * - `sizeBytes` and `bytesBetween` are estimates: record counts times the mean size of the records
+ *   this node appended or followed (Kafka does not report a partition's bytes to clients).
+ *   `recordBytes` of a record in hand is its payload's size.
  */
 import { LogsvcError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
@@ -61,8 +62,8 @@ export class KafkaDigestQueue implements DigestQueue {
   /** The low mark logsvc no longer needs (truncateBelow), per partition. */
   private lows: number[] = [];
   private readonly listeners: ((r: DurableRecord) => void)[] = [];
-  private appendedBytes = 0;
-  private appendedRecords = 0;
+  /** Records this node appended or followed, and their bytes: the mean record size for estimates. */
+  private readonly seen = { records: 0, bytes: 0 };
   private refresher: NodeJS.Timeout | null = null;
   private refreshing = false;
   private closed = false;
@@ -77,7 +78,7 @@ export class KafkaDigestQueue implements DigestQueue {
     private readonly producer: KafkaProducer,
   ) {
     this.topic = ingestTopic(opts.topicPrefix);
-    this.hub = new FollowHub(this.topic, opts);
+    this.hub = new FollowHub(this.topic, opts, this.seen);
   }
 
   /** Connects, creates or grows the topic, reads the end offsets. Fails (E_UNAVAILABLE) when Kafka is unreachable. */
@@ -160,8 +161,8 @@ export class KafkaDigestQueue implements DigestQueue {
       throw err instanceof LogsvcError && err.code === 'E_INTERNAL' ? new LogsvcError('E_UNAVAILABLE', `${err.message}; retry later`, { cause: err }) : err;
     }
     this.recentFailures = 0;
-    this.appendedBytes += payload.length;
-    this.appendedRecords++;
+    this.seen.bytes += payload.length;
+    this.seen.records++;
     if (offset + 1 > (this.ends[partition] ?? 0)) this.ends[partition] = offset + 1;
     if (this.listeners.length > 0) {
       // Off the acknowledgement path; delivery reports of a partition arrive in offset order and
@@ -244,11 +245,21 @@ export class KafkaDigestQueue implements DigestQueue {
   }
 
   sizeBytes(): number {
-    if (this.appendedRecords === 0) return 0;
-    const mean = this.appendedBytes / this.appendedRecords;
     let n = 0;
     for (let p = 0; p < this.parts; p++) n += Math.max(0, (this.ends[p] ?? 0) - (this.lows[p] ?? 0));
-    return Math.round(n * mean);
+    return this.estimate(n);
+  }
+
+  recordBytes(r: QueueRecord): number {
+    return r.payload.length;
+  }
+
+  bytesBetween(_partition: number, from: number, to: number): number {
+    return this.estimate(Math.max(0, to - from));
+  }
+
+  private estimate(records: number): number {
+    return this.seen.records === 0 ? 0 : Math.round((records * this.seen.bytes) / this.seen.records);
   }
 
   /** Refreshes the cached end offsets and the broker probe. */
@@ -341,6 +352,8 @@ class FollowHub {
   constructor(
     private readonly topic: string,
     private readonly opts: KafkaQueueOptions,
+    /** The queue's count of records seen and their bytes, raised by each record handed to a follow. */
+    private readonly seen: { records: number; bytes: number },
   ) {}
 
   add(partition: number, fromOffset: number, handler: (r: QueueRecord) => Promise<void>, onError: (err: Error) => void): FollowHandle {
@@ -381,6 +394,8 @@ class FollowHub {
         continue;
       }
       f.bufferedBytes -= m.value.length;
+      this.seen.records++;
+      this.seen.bytes += m.value.length;
       await handler({ partition: f.partition, offset: m.offset, nextOffset: m.offset + 1, payload: m.value });
       f.next = m.offset + 1;
       if (f.paused && f.buffer.length < FOLLOW_MAX_RECORDS / 2 && f.bufferedBytes < FOLLOW_MAX_BYTES / 2) {

@@ -16,7 +16,7 @@ import { LogsvcError } from '../lib/errors.js';
 import { SerialRuns } from '../lib/serial-runs.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import { isRoot, requireUser, canSeeRepository, type Principal } from '../auth/index.js';
+import { requireUser, canSeeRepository, principalHas, type Principal } from '../auth/index.js';
 import type { GlobalEvent, GlobalStore, RedactionTask, Repository } from '../global/index.js';
 import { addEvent, assembleBlock, blockLength, decodeBlockEvents, emptyColumns, encodeBlockContent, encodedBlockAt } from '../segments/block.js';
 import { lz4Codec } from '../segments/codec.js';
@@ -135,9 +135,10 @@ export class RedactionService {
   }
 
   private repositoryFor(repo: Repository | undefined, p: Principal, name: string, change = true): Repository {
-    if (repo === undefined || !canSeeRepository(p, repo)) throw new LogsvcError('E_NOT_FOUND', `repository "${name.slice(0, 200)}" does not exist or you have no access to it`);
-    if (change && !isRoot(p) && (p.kind !== 'user' || repo.members.get(p.userId)?.canDeleteData !== true)) {
-      throw new LogsvcError('E_FORBIDDEN', `redacting events of repository "${repo.name}" requires root or deletion rights on it`);
+    const state = this.d.store.state;
+    if (repo === undefined || !canSeeRepository(state, p, repo)) throw new LogsvcError('E_NOT_FOUND', `repository "${name.slice(0, 200)}" does not exist or you have no access to it`);
+    if (change && (p.kind === 'ingest' || !principalHas(state, p, repo, 'deleteEvents'))) {
+      throw new LogsvcError('E_FORBIDDEN', `redacting events of repository "${repo.name}" requires root, deletion rights on it, or a group role with DeleteEvents there`);
     }
     return repo;
   }

@@ -8,7 +8,7 @@ import { NO_RETENTION, type GlobalEvent, type GlobalStore, type IngestToken, typ
 import {
   canAdminRepository,
   canSeeRepository,
-  isRoot,
+  principalHas,
   newId,
   newIngestToken,
   requireRoot,
@@ -52,7 +52,7 @@ export class RepositoryService {
   ) {}
 
   list(p: Principal): Repository[] {
-    return [...this.store.state.repositories.values()].filter((r) => canSeeRepository(p, r)).sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.store.state.repositories.values()].filter((r) => canSeeRepository(this.store.state, p, r)).sort((a, b) => a.name.localeCompare(b.name));
   }
 
   get(p: Principal, name: string): Repository {
@@ -114,9 +114,9 @@ export class RepositoryService {
     return this.store
       .transact((s) => {
         const r = s.repositoryByName(name);
-        if (r === undefined || !canSeeRepository(p, r)) throw new LogsvcError('E_NOT_FOUND', `repository "${name}" does not exist or you have no access to it`);
-        if (!isRoot(p) && (p.kind !== 'user' || r.members.get(p.userId)?.canDeleteData !== true)) {
-          throw new LogsvcError('E_FORBIDDEN', `changing the retention of repository "${name}" requires root or deletion rights on it`);
+        if (r === undefined || !canSeeRepository(s, p, r)) throw new LogsvcError('E_NOT_FOUND', `repository "${name}" does not exist or you have no access to it`);
+        if (!principalHas(s, p, r, 'retention')) {
+          throw new LogsvcError('E_FORBIDDEN', `changing the retention of repository "${name}" requires root, deletion rights on it, or a group role with ChangeRetention there`);
         }
         const retention: RetentionSettings = { ...r.retention };
         for (const k of ['timeDays', 'ingestGb', 'storageGb'] as const) if (k in change) retention[k] = change[k] ?? null;
@@ -134,8 +134,9 @@ export class RepositoryService {
   }
 
   private adminOf(r: Repository | undefined, p: Principal, name: string): Repository {
-    if (r === undefined || !canSeeRepository(p, r)) throw new LogsvcError('E_NOT_FOUND', `repository "${name}" does not exist or you have no access to it`);
-    if (!canAdminRepository(p, r)) throw new LogsvcError('E_FORBIDDEN', `changing repository "${name}" requires root or member-admin rights on it`);
+    const state = this.store.state;
+    if (r === undefined || !canSeeRepository(state, p, r)) throw new LogsvcError('E_NOT_FOUND', `repository "${name}" does not exist or you have no access to it`);
+    if (!canAdminRepository(state, p, r)) throw new LogsvcError('E_FORBIDDEN', `changing repository "${name}" requires root or member-admin rights on it`);
     return r;
   }
 
@@ -143,7 +144,7 @@ export class RepositoryService {
 
   ingestTokens(p: Principal, repo: Repository): IngestTokenView[] {
     requireUser(p, 'listing ingest tokens');
-    if (!canSeeRepository(p, repo)) return [];
+    if (!canSeeRepository(this.store.state, p, repo)) return [];
     return [...repo.ingestTokens.values()].map((t) => this.view(repo, t));
   }
 

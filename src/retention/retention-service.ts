@@ -7,11 +7,12 @@
  * the size questions of the API (compressedByteSize and friends) from the catalog.
  *
  * Retention is decided once, in global state, for every node: a sweep proposes each repository's
- * bound from the segments it holds (policy.ts `retentionBound`) and, when that would delete
- * something, raises the repository's bound with a RetentionBoundRaised event; then every node
- * deletes what it holds below the bound in global state, including a node that was down when it was
- * raised (at its first sweep). The disk watermark stays this node's own decision: it is about its
- * disk.
+ * bound (policy.ts `retentionBound`) over the repository's segments, each counted once (in a
+ * cluster: the segment listing of global state plus this node's not yet listed ones;
+ * repository-segments.ts) and, when that would delete something, raises the repository's bound
+ * with a RetentionBoundRaised event; then every node deletes what it holds below the bound in
+ * global state, including a node that was down when it was raised (at its first sweep). The disk
+ * watermark stays this node's own decision: it is about its disk.
  */
 import type { GlobalEvent, GlobalState, GlobalStore, RetentionSettings } from '../global/index.js';
 import type { Clock } from '../lib/clock.js';
@@ -20,7 +21,8 @@ import { SerialRuns } from '../lib/serial-runs.js';
 import type { SegmentCatalog, SegmentInfo } from '../segments/catalog.js';
 import type { SegmentDeletions } from '../segments/deletions.js';
 import type { DiskUsage } from '../storage/index.js';
-import { effectiveRetention, oldestToFree, retentionBound, type SegmentStat } from './policy.js';
+import { effectiveRetention, oldestToFree, retentionBound } from './policy.js';
+import { localStat, repositorySegments, repositorySizes } from './repository-segments.js';
 
 export interface RetentionSettingsOfNode {
   intervalMs: number;
@@ -33,6 +35,8 @@ export interface RetentionDeps {
   state: () => GlobalState;
   onApplied: (listener: (e: GlobalEvent) => void) => () => void;
   catalog: SegmentCatalog;
+  /** A cluster: decide over (and answer sizes from) the segment listing in global state, not this node's catalog alone. */
+  clustered: boolean;
   deletions: SegmentDeletions;
   clock: Clock;
   logger: Logger;
@@ -46,16 +50,6 @@ export interface RetentionDeps {
 export interface SweepReport {
   deletedSegments: number;
   deletedBytes: number;
-}
-
-function stat(s: SegmentInfo): SegmentStat {
-  let maxTs = -Infinity;
-  let uncompressed = 0;
-  for (const b of s.blocks) {
-    if (b.maxTs > maxTs) maxTs = b.maxTs;
-    uncompressed += b.uncompressedLength;
-  }
-  return { id: s.meta.id, maxTs, bytes: s.bytes, uncompressed, closed: s.closed };
 }
 
 export class RetentionService {
@@ -91,8 +85,9 @@ export class RetentionService {
     const { catalog, deletions, clock, logger, settings } = this.deps;
     const state = this.deps.state();
     const now = clock.now();
+    const local = catalog.all();
     const byRepo = new Map<string, SegmentInfo[]>();
-    for (const s of catalog.all()) {
+    for (const s of local) {
       const list = byRepo.get(s.meta.repo) ?? [];
       list.push(s);
       byRepo.set(s.meta.repo, list);
@@ -101,15 +96,16 @@ export class RetentionService {
     const goneRepos: string[] = [];
     const raise: { id: string; before: number }[] = [];
     for (const [repoId, segs] of byRepo) {
+      if (state.repositories.has(repoId)) continue;
+      // A deleted repository: all of its data goes (open segments once the digest closes them).
+      doomed.push(...segs.filter((s) => s.closed));
+      if (segs.every((s) => s.closed)) goneRepos.push(repoId);
+    }
+    for (const [repoId, byId] of repositorySegments(state, local, this.deps.clustered)) {
       const repo = state.repositories.get(repoId);
-      if (repo === undefined) {
-        // A deleted repository: all of its data goes (open segments once the digest closes them).
-        doomed.push(...segs.filter((s) => s.closed));
-        if (segs.every((s) => s.closed)) goneRepos.push(repoId);
-        continue;
-      }
-      // Proposed only when it deletes something here that the bound in global state does not.
-      const stats = segs.map(stat);
+      if (repo === undefined) continue;
+      // Proposed only when it deletes something (anywhere) that the bound in global state does not.
+      const stats = [...byId.values()];
       const proposal = retentionBound(stats, effectiveRetention(repo.retention, settings.nodeDefault), now);
       const current = repo.retentionBound ?? -Infinity;
       if (proposal !== null && proposal > current && stats.some((s) => s.closed && s.maxTs < proposal && s.maxTs >= current)) raise.push({ id: repoId, before: proposal });
@@ -126,7 +122,7 @@ export class RetentionService {
     for (const [repoId, segs] of byRepo) {
       const bound = decided.repositories.get(repoId)?.retentionBound ?? null;
       if (bound === null) continue;
-      for (const s of segs) if (s.closed && stat(s).maxTs < bound) doomed.push(s);
+      for (const s of segs) if (s.closed && localStat(s).maxTs < bound) doomed.push(s);
     }
     if (settings.diskWatermarkPercent > 0) {
       const disk = await this.deps.disk();
@@ -137,7 +133,7 @@ export class RetentionService {
         const need = target - disk.freeBytes - freeing;
         if (need > 0) {
           const rest = catalog.all().filter((s) => !already.has(s.meta.id));
-          const ids = new Set(oldestToFree(rest.map(stat), need));
+          const ids = new Set(oldestToFree(rest.map(localStat), need));
           doomed.push(...rest.filter((s) => ids.has(s.meta.id)));
           logger.warn('disk past the retention watermark: deleting the oldest segments', { usedPercent: Number(disk.usedPercent.toFixed(1)), watermark: settings.diskWatermarkPercent, segments: ids.size });
         }
@@ -162,15 +158,9 @@ export class RetentionService {
     return report;
   }
 
-  /** Bytes of a repository's segments on this node: stored, and before compression. */
+  /** Bytes of a repository's segments (in a cluster: its listed segments, each once): stored, and before compression. */
   repositorySizes(repositoryId: string): { compressed: number; uncompressed: number } {
-    let compressed = 0;
-    let uncompressed = 0;
-    for (const s of this.deps.catalog.forRepository(repositoryId)) {
-      compressed += s.bytes;
-      for (const b of s.blocks) uncompressed += b.uncompressedLength;
-    }
-    return { compressed, uncompressed };
+    return repositorySizes(this.deps.state(), this.deps.catalog.forRepository(repositoryId), this.deps.clustered, repositoryId);
   }
 
   async stop(): Promise<void> {

@@ -7,7 +7,7 @@
 import { LogsvcError } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { GlobalState, GlobalStore, StoredSavedQuery } from '../global/index.js';
-import { canSeeRepository, isRoot, newId, requireUser, type Principal } from '../auth/index.js';
+import { canSeeRepository, canSeeView, newId, requireUser, type Principal } from '../auth/index.js';
 import type { SavedLookup } from '../query/saved-calls.js';
 
 const MAX_NAME = 200;
@@ -34,9 +34,9 @@ export class SavedQueryService {
   private domain(s: GlobalState, p: Principal, name: string): { id: string; name: string } {
     requireUser(p, 'saved searches');
     const repo = s.repositoryByName(name);
-    if (repo !== undefined && canSeeRepository(p, repo)) return repo;
+    if (repo !== undefined && canSeeRepository(s, p, repo)) return repo;
     const view = s.views.byName(name);
-    if (view !== undefined && (isRoot(p) || (p.kind === 'user' && view.members.has(p.userId)))) return view;
+    if (view !== undefined && canSeeView(s, p, view)) return view;
     throw new LogsvcError('E_NOT_FOUND', `repository or view "${name}" does not exist or you have no access to it`);
   }
 

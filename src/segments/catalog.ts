@@ -48,6 +48,7 @@ export class SegmentCatalog {
   private readonly segments = new Map<string, SegmentInfo>();
   private readonly hwm = new Map<string, Position>();
   private voids: VoidRecord = { segments: {}, fencedEpochs: {} };
+  private voidsWritten: Promise<void> = Promise.resolve();
   /** Segment files a running query's snapshot reads: path -> number of snapshots holding it. */
   private readonly pins = new Map<string, number>();
   /** Work waiting for a path's last pin to go (a deferred unlink). */
@@ -175,9 +176,18 @@ export class SegmentCatalog {
     return info.blocks.length - keep;
   }
 
-  private async saveVoids(): Promise<void> {
-    await ensureDir(this.dir);
-    await atomicWriteFile(join(this.dir, VOID_FILE), `${JSON.stringify(this.voids)}\n`);
+  /**
+   * Writes void.json, one write after another, each with the record as it is at its turn: two
+   * writes racing (the digest's fencing, a copy arriving, a deletion) could otherwise rename an
+   * older record over a newer one, and a void block would come back at the next start.
+   */
+  private saveVoids(): Promise<void> {
+    const next = this.voidsWritten.then(async () => {
+      await ensureDir(this.dir);
+      await atomicWriteFile(join(this.dir, VOID_FILE), `${JSON.stringify(this.voids)}\n`);
+    });
+    this.voidsWritten = next.catch(() => undefined);
+    return next;
   }
 
   /** The marks of a partition are what its remaining local blocks say, nothing more. */
@@ -204,6 +214,18 @@ export class SegmentCatalog {
   /** Takes a segment out of the catalog (its high-water mark stays: replays still skip its events). */
   remove(id: string): void {
     this.segments.delete(id);
+  }
+
+  /**
+   * Forgets a segment whose file is gone for good (deleted, not just taken out of the catalog): its
+   * void record too. Call only after the unlink, so a crash in between keeps the record (a file
+   * still there would otherwise come back whole at the next start).
+   */
+  async forget(id: string): Promise<void> {
+    this.segments.delete(id);
+    if (this.voids.segments[id] === undefined) return;
+    delete this.voids.segments[id];
+    await this.saveVoids();
   }
 
   /** Holds `paths` for a query's snapshot; the returned function releases them (once). */

@@ -7,7 +7,7 @@
 import { LogsvcError } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { GlobalState, GlobalStore, Repository, StoredView, ViewConnection } from '../global/index.js';
-import { isRoot, newId, requireRoot, requireUser, type Principal } from '../auth/index.js';
+import { canAdminView, canSeeView, newId, requireRoot, requireUser, type Principal } from '../auth/index.js';
 
 const VIEW_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 const MAX_CONNECTIONS = 100;
@@ -26,6 +26,15 @@ export interface ViewTarget {
   sources: { id: string; name: string; filter: string }[];
 }
 
+/** What a search over view `v` reads: its connected repositories (deleted ones left out), each with its filter. */
+export function viewTarget(state: GlobalState, v: StoredView): ViewTarget {
+  const sources = v.connections.flatMap((c) => {
+    const r = state.repositories.get(c.repositoryId);
+    return r === undefined ? [] : [{ id: r.id, name: r.name, filter: c.filter }];
+  });
+  return { id: v.id, name: v.name, sources };
+}
+
 export class ViewService {
   constructor(
     private readonly store: GlobalStore,
@@ -35,13 +44,11 @@ export class ViewService {
   ) {}
 
   canSee(p: Principal, v: StoredView): boolean {
-    if (isRoot(p)) return true;
-    return p.kind === 'user' && v.members.has(p.userId);
+    return canSeeView(this.store.state, p, v);
   }
 
   private canAdmin(p: Principal, v: StoredView): boolean {
-    if (isRoot(p)) return true;
-    return p.kind === 'user' && v.members.get(p.userId)?.canAdminMembers === true;
+    return canAdminView(this.store.state, p, v);
   }
 
   /** True when `name` names a view (names are unique across repositories and views). */
@@ -68,12 +75,7 @@ export class ViewService {
 
   /** The search target of a view `p` may see. */
   target(v: StoredView): ViewTarget {
-    const state = this.store.state;
-    const sources = v.connections.flatMap((c) => {
-      const r = state.repositories.get(c.repositoryId);
-      return r === undefined ? [] : [{ id: r.id, name: r.name, filter: c.filter }];
-    });
-    return { id: v.id, name: v.name, sources };
+    return viewTarget(this.store.state, v);
   }
 
   private connections(state: GlobalState, input: readonly ConnectionInput[] | null | undefined): ViewConnection[] {

@@ -12,7 +12,7 @@ import { startBroker, freePort } from '../helpers/kafka-broker.js';
 import { startNode, tempDir, type TestNode } from '../helpers/node-process.js';
 import { clusterConfig, waitForAlive } from '../helpers/cluster.js';
 import { segmentFiles } from '../helpers/segments.js';
-import { countOf, createRepo, ingestStructured, mustGql, sleep } from '../helpers/query.js';
+import { countOf, createRepo, ingestStructured, mustGql, sleep, until } from '../helpers/query.js';
 import { parseSegment } from '../../src/segments/segment-file.js';
 
 t.setTimeout(400_000);
@@ -35,16 +35,6 @@ async function batchesOn(dataDir: string, repoId: string): Promise<string[]> {
 }
 
 const kinds = (batches: string[]): Set<string> => new Set(batches.map((b) => b.replace(/-\d+$/, '')));
-
-async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await sleep(300);
-  }
-}
 
 t.test('two nodes delete what is past retention, one of them after it returns', async (t) => {
   const broker = await startBroker(t);

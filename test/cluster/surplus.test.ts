@@ -4,42 +4,18 @@
  * segments are copied to a substitute. It comes back: the substitute's copies are now surplus (the
  * segment's desired holders hold it again), so they are dropped from global state and their files
  * deleted after the grace, freeing disk, while the holder count never falls below the factor and
- * every query still answers in full on every node, without a warning.
+ * every query still answers in full on every node, without a warning. Void files the kill and the
+ * handovers left are deleted too: once settled, the disks hold exactly the listed copies.
  */
 import t from 'tap';
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { startCluster, waitForAlive, replicationStatus, type ReplicationStatus } from '../helpers/cluster.js';
+import { filesOnDisk, filesSettled, startCluster, waitFor as until, waitForAlive, replicationStatus, type ClusterNodeHandle } from '../helpers/cluster.js';
 import { api } from '../helpers/http.js';
 import { createRepo, runJob, sleep } from '../helpers/query.js';
 import type { TestNode } from '../helpers/node-process.js';
 
 t.setTimeout(600_000);
 
-
-async function until<T>(what: string, fn: () => Promise<T | null>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown = null;
-  for (;;) {
-    const v = await fn().catch((err: unknown) => ((last = err), null));
-    if (v !== null) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${String(last)})`);
-    await sleep(500);
-  }
-}
-
-/** Segment files on disk under a data dir (not the part files of copies under way). */
-async function segmentFiles(dataDir: string): Promise<number> {
-  let n = 0;
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await readdir(d, { withFileTypes: true }).catch(() => [])) {
-      if (e.isDirectory() && !e.name.startsWith('.')) await walk(join(d, e.name));
-      else if (e.name.endsWith('.seg')) n++;
-    }
-  };
-  await walk(join(dataDir, 'segments'));
-  return n;
-}
+const segmentFiles = async (h: ClusterNodeHandle): Promise<number> => (await filesOnDisk(h)).segments;
 
 async function ledger(n: TestNode): Promise<{ count: number; distinct: number; warnings: string[] }> {
   const a = await runJob(n.url, 'surplus', n.adminToken, { queryString: 'count(as=c)', start: '1d' });
@@ -80,7 +56,7 @@ t.test('a substitute holder deletes its copies once the original holder is back'
   const whileDead = await until('nodes 1 and 3 hold every segment', async () => {
     const r = await replicationStatus(n1);
     const of = (id: number): number => r.nodes.find((x) => x.node === id)?.segments ?? 0;
-    const onDisk = (await segmentFiles(c.nodes[0]!.dataDir)) + (await segmentFiles(c.nodes[2]!.dataDir));
+    const onDisk = (await segmentFiles(c.nodes[0]!)) + (await segmentFiles(c.nodes[2]!));
     seen = `${JSON.stringify(r)}; files on nodes 1 and 3: ${onDisk}`;
     if (!(r.segments >= segments && r.underReplicated === 0 && of(1) === r.segments && of(3) === r.segments)) return null;
     return onDisk >= 2 * r.segments ? { r, onDisk } : null;
@@ -88,47 +64,25 @@ t.test('a substitute holder deletes its copies once the original holder is back'
     throw new Error(`${(err as Error).message}; last seen: ${seen}`);
   });
   segments = whileDead.r.segments;
-  // Files that are not listed copies (seen in some runs: one more file on the partitions' new owner
-  // after the takeover, not a copy of a listed segment) are not surplus copies; they are counted here
-  // and left out of the surplus check below.
-  const unlisted = whileDead.onDisk - 2 * segments;
-  t.pass(`nodes 1 and 3 hold a file of every segment (${segments}; ${unlisted} other file(s))`);
+  t.pass(`nodes 1 and 3 hold a file of every segment (${segments})`);
 
-  // Node 2's own files beyond what it was listed as holding (a segment written but not yet listed
-  // when it was killed, whose events its partitions' new owners digested again) are not copies either.
-  const node2Held = first.nodes.find((x) => x.node === 2)?.segments ?? 0;
-  const unlisted2 = Math.max(0, (await segmentFiles(c.nodes[1]!.dataDir)) - node2Held);
-  t.comment(`node 2 comes back with ${unlisted2} unlisted file(s)`);
-
-  // Node 2 returns with its copies: the substitutes' extra copies are dropped, then deleted.
+  // Node 2 returns with its copies: the substitutes' extra copies are dropped, then deleted, and so
+  // are the void files the kill and the handovers back left (leftovers.ts): in the end every node
+  // holds on disk exactly the files global state lists it as holding.
   const back = await c.restart(2);
   await waitForAlive([n1, back, n3], [1, 2, 3]);
-  const settled = await until('three copies back down to two', async () => {
-    const r = await replicationStatus(n1);
-    const held = r.nodes.reduce((a, x) => a + x.segments, 0);
-    return r.segments >= segments && held === 2 * r.segments && r.underReplicated === 0 ? r : null;
-  }, 180_000);
-  // A file left unlisted while node 2 was dead may have been listed (and copied) since.
-  const stillUnlisted = Math.max(0, unlisted + unlisted2 - (settled.segments - segments));
+  const why = { last: '' };
+  const settled = await until('the surplus and leftover files deleted from disk', async () => {
+    const r = await filesSettled(c, n1, why);
+    return r !== null && r.segments >= segments && r.underReplicated === 0 && r.nodes.reduce((a, x) => a + x.segments, 0) === 2 * r.segments ? r : null;
+  }, 240_000).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}; last seen: ${why.last}`);
+  });
   segments = settled.segments;
   t.equal(settled.nodes.reduce((a, x) => a + x.events, 0), 2 * N, 'every event held twice, no more');
-  // At most the listed copies plus the unlisted files seen before (which may since have gone):
-  // every listed copy is present (global state above, and the answers below find every event).
-  let perNode = '';
-  const files = await until('the surplus files deleted from disk', async () => {
-    let n = 0;
-    const each: number[] = [];
-    for (const h of c.nodes) {
-      const k = await segmentFiles(h.dataDir);
-      each.push(k);
-      n += k;
-    }
-    perNode = `files per node ${JSON.stringify(each)}, ${segments} segments listed, ${stillUnlisted} unlisted before; ${JSON.stringify(await replicationStatus(n1).catch(() => null))}`;
-    return n <= 2 * segments + stillUnlisted ? n : null;
-  }, 150_000).catch((err: unknown) => {
-    throw new Error(`${(err as Error).message}; last seen: ${perNode}`);
-  });
-  t.ok(files - stillUnlisted <= 2 * segments, 'two files of each segment on disk over the three nodes');
+  let files = 0;
+  for (const h of c.nodes) files += await segmentFiles(h);
+  t.equal(files, 2 * segments, `two files of each segment on disk over the three nodes, none other (${why.last})`);
   const deleted = (await replicationStatus(n1)).surplusDeleted + (await replicationStatus(n3)).surplusDeleted + (await replicationStatus(back)).surplusDeleted;
   t.ok(deleted > 0, `surplus copies deleted (${deleted})`);
   for (const n of [n1, back, n3]) t.same(await ledger(n), { count: N, distinct: N, warnings: [] }, `asked on ${n.url}: the whole ledger once, no warning`);

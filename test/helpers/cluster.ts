@@ -5,8 +5,11 @@
 import { startBroker, freePort, type TestBroker } from './kafka-broker.js';
 import { startNode, tempDir, type Teardown, type TestNode } from './node-process.js';
 import { api } from './http.js';
-import { sleep } from './query.js';
+import { queryJson, sleep } from './query.js';
+import { segmentFiles } from './segments.js';
 import { randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 
 export interface ClusterNodeHandle {
   id: number;
@@ -35,6 +38,8 @@ export interface ClusterOptions {
   flushSeconds?: number;
   /** Extra keys of every node's [cluster] section (e.g. "segment_replication_factor = 1"). */
   clusterExtra?: string;
+  /** Extra keys of every node's [digest] section (e.g. "block_target_bytes = 1048576"). */
+  digestExtra?: string;
   /** The cluster's shared secret ([cluster] secret); default: a random one per cluster. */
   secret?: string;
 }
@@ -59,6 +64,7 @@ ${o.clusterExtra ?? ''}
 [digest]
 partitions = ${o.partitions ?? 6}
 flush_block_seconds = ${o.flushSeconds ?? 1}
+${o.digestExtra ?? ''}
 [health]
 grace_period_seconds = 0
 ${o.extra ?? ''}
@@ -130,6 +136,10 @@ export interface ReplicationStatus {
   corrupt: number;
   bytesReceived: number;
   surplusDeleted: number;
+  /** Leftovers deleted on the node asked (void segment files, abandoned part files), and its unlisted files. */
+  voidDeleted: number;
+  partsDeleted: number;
+  unlisted: number;
   nodes: { node: number; segments: number; bytes: number; events: number }[];
 }
 
@@ -138,4 +148,55 @@ export async function replicationStatus(n: TestNode): Promise<ReplicationStatus>
   const res = await api(n.url, '/api/v1/clusterconfig/segments', { token: n.adminToken });
   if (res.status !== 200) throw new Error(`segments: ${res.status} ${res.text}`);
   return res.json<ReplicationStatus>();
+}
+
+/** Polls `fn` (every 500 ms) until it gives something other than null; a thrown error counts as null. */
+export async function waitFor<T>(what: string, fn: () => Promise<T | null>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown = null;
+  for (;;) {
+    const v = await fn().catch((err: unknown) => ((last = err), null));
+    if (v !== null) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${String(last)})`);
+    await sleep(500);
+  }
+}
+
+/** What a node has on disk: its segment files and the part files of copies under way or left behind. */
+export async function filesOnDisk(h: ClusterNodeHandle): Promise<{ segments: number; parts: number }> {
+  const parts = await readdir(join(h.dataDir, 'segments', '.incoming')).catch(() => []);
+  return { segments: (await segmentFiles(h.dataDir)).length, parts: parts.filter((n) => n.endsWith('.part')).length };
+}
+
+/**
+ * Whether every node holds on disk exactly the segment files global state lists it as holding: no
+ * void, unlisted or surplus file left, no part file. Null until then, with `why` saying what differs.
+ */
+export async function filesSettled(c: TestCluster, asked: TestNode, why: { last: string }): Promise<ReplicationStatus | null> {
+  const r = await replicationStatus(asked);
+  const each: string[] = [];
+  let ok = true;
+  for (const h of c.nodes) {
+    const disk = await filesOnDisk(h);
+    const listed = r.nodes.find((x) => x.node === h.id)?.segments ?? 0;
+    const own = await replicationStatus(h.node);
+    each.push(`node ${h.id}: ${disk.segments} files, ${disk.parts} part files, ${listed} listed, ${own.unlisted} unlisted in its catalog`);
+    if (disk.segments !== listed || disk.parts !== 0 || own.unlisted !== 0 || own.active + own.queued > 0) ok = false;
+  }
+  why.last = each.join('; ');
+  return ok ? r : null;
+}
+
+/**
+ * Asked on `n`: every acknowledged id is found exactly once (groupBy over `field`), and the ids add
+ * up to the count. Returns what differs (empty lists when all is well).
+ */
+export async function exactlyOnce(n: TestNode, repo: string, acked: ReadonlySet<string>, field = 'uid'): Promise<{ found: number; missing: string[]; twice: [string, number][] }> {
+  const rows = await queryJson(n.url, repo, { queryString: `groupBy(${field}, function=count(), limit=max)`, start: '1d' }, { token: n.adminToken });
+  const counts = new Map(rows.map((r) => [String(r[field]), Number(r._count)]));
+  return {
+    found: rows.reduce((a, r) => a + Number(r._count), 0),
+    missing: [...acked].filter((id) => !counts.has(id)),
+    twice: [...counts].filter(([, k]) => k !== 1),
+  };
 }

@@ -2,7 +2,8 @@
  * A real single-node KRaft Kafka broker for tests, run by bin/kafka-dev (jars fetched on first use
  * into $LOGSVC_KAFKA_HOME or ~/.cache/logsvc/kafka-4.1.1). The broker gets free loopback ports and a
  * temp data dir; it is stopped by its PID in the test's teardown. `restart()` keeps the data dir and
- * the ports, so clients configured with `brokers` reconnect to the same address.
+ * the ports, so clients configured with `brokers` reconnect to the same address. A broker (and its
+ * dir) outlives no test process: if the test dies before its teardown, reaper.ts stops it.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childEnv, type Teardown } from './node-process.js';
+import { awaitLauncher, reapBroker, reapDir, spareBroker, spareDir } from './reaper.js';
 
 const KAFKA_DEV = fileURLToPath(new URL('../../bin/kafka-dev.mjs', import.meta.url));
 
@@ -43,6 +45,8 @@ export function freePort(): Promise<number> {
 function kafkaDev(args: string[], timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [KAFKA_DEV, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
+    // A start the test dies during runs on and writes the broker's PID file; the reaper waits for it.
+    awaitLauncher(proc.pid);
     let out = '';
     let err = '';
     proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -67,6 +71,9 @@ export async function startBroker(t: Teardown): Promise<TestBroker> {
   // Our own temp dir (not tempDir's teardown): the broker must be stopped, by the PID file in it,
   // before the dir goes.
   const dataDir = await mkdtemp(join(tmpdir(), 'logsvc-kafka-'));
+  // Should this test process die without its teardown, the broker and its dir go with it (reaper.ts).
+  reapBroker(dataDir);
+  reapDir(dataDir);
   const port = await freePort();
   let controllerPort = await freePort();
   while (controllerPort === port) controllerPort = await freePort();
@@ -90,6 +97,8 @@ export async function startBroker(t: Teardown): Promise<TestBroker> {
   t.teardown(async () => {
     await stopIt(false).catch(() => stopByPid(broker.pid));
     await rm(dataDir, { recursive: true, force: true });
+    spareBroker(dataDir);
+    spareDir(dataDir);
   });
   return broker;
 }

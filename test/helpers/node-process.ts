@@ -1,13 +1,15 @@
 /**
  * Starts real `logsvc node` processes for integration tests: a fresh data dir, port 0, the ready
  * line parsed for the URL, the local admin token read from the data dir. Every process is stopped in
- * the test's teardown; every wait is bounded.
+ * the test's teardown, and killed by the test process's reaper (reaper.ts) should the test process
+ * die without it; every wait is bounded.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { reapDir, reapProcess, spareDir, spareProcess } from './reaper.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/logsvc', import.meta.url));
 const READY = /ready at (http:\/\/\S+) /;
@@ -82,7 +84,11 @@ export interface StartOptions {
 
 export async function tempDir(t: Teardown, prefix = 'logsvc-test-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  reapDir(dir);
+  t.teardown(async () => {
+    await rm(dir, { recursive: true, force: true });
+    spareDir(dir);
+  });
   return dir;
 }
 
@@ -122,10 +128,17 @@ export async function startNode(t: Teardown, opts: StartOptions = {}): Promise<T
   if (config !== undefined) {
     const file = join(dataDir, '..', `${dataDir.split('/').pop()}-config.toml`);
     await writeFile(file, config);
-    t.teardown(() => rm(file, { force: true }));
+    reapDir(file);
+    t.teardown(async () => {
+      await rm(file, { force: true });
+      spareDir(file);
+    });
     args.push('--config', file);
   }
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...childEnv(), ...opts.env } });
+  // Killed if this test process dies first (reaper.ts); forgotten there once it has exited.
+  reapProcess(proc.pid);
+  proc.once('exit', () => spareProcess(proc.pid));
   let stdout = '';
   let stderr = '';
   proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));

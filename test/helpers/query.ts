@@ -317,6 +317,17 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** Asks `fn` every 200 ms until `ok` holds for its answer (returned); after `timeoutMs` throws, naming `what` and the last answer. */
+export async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
+    await sleep(200);
+  }
+}
+
 /** Keys of the poll response's metaData that api-facts §1.4 lists (Humio 1.9.2 recording). */
 export const METADATA_KEYS = [
   'eventCount',

@@ -8,8 +8,9 @@
  * RSS is read from /proc/<pid>/status as a bound, not a timing. The node answers /api/v1/status after.
  */
 import t from 'tap';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { sampleRss, vmRss } from '../helpers/rss.js';
 import { startNode, type TestNode } from '../helpers/node-process.js';
 import { api } from '../helpers/http.js';
 import { multipartBody } from '../helpers/files.js';
@@ -18,32 +19,6 @@ const MiB = 1024 * 1024;
 
 // Several 60 MiB uploads on a loaded 2-core machine.
 t.setTimeout(1_500_000);
-
-async function vmRss(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const m = /^VmRSS:\s+(\d+) kB$/m.exec(status);
-  if (m === null) throw new Error(`no VmRSS in /proc/${pid}/status`);
-  return Number(m[1]) * 1024;
-}
-
-/** Samples the node's RSS every 20 ms until stopped; resolves with the peak. */
-function sampleRss(pid: number): { stop: () => Promise<number> } {
-  let peak = 0;
-  let on = true;
-  const loop = (async () => {
-    while (on) {
-      peak = Math.max(peak, await vmRss(pid).catch(() => 0));
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  })();
-  return {
-    stop: async () => {
-      on = false;
-      await loop;
-      return peak;
-    },
-  };
-}
 
 /** A CSV of about `bytes` bytes: a header of `columns` names, then rows of a key and values. */
 function csv(bytes: number, columns: number, first = 'key'): { text: string; rows: number } {

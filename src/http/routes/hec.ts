@@ -4,18 +4,19 @@
  * Basic (the token as password); answers are HEC's JSON (`{"text":"Success","code":0}`, HEC's
  * codes and texts for failures), sent only once the events are durable. Indexer acknowledgement:
  * a request with a channel (`X-Splunk-Request-Channel` or `?channel=`) gets an `ackId`; since the
- * answer already waits for durability, every id handed out is acknowledged when asked about.
+ * answer already waits for durability, every id handed out is acknowledged when asked about, on any
+ * node of the cluster (the id carries its own check: src/ingest/doors/hec-ack.ts).
  */
 import { LogsvcError, isLogsvcError } from '../../lib/errors.js';
 import { parseJsonBounded } from '../../lib/json.js';
 import { HEC, type HecParams } from '../../ingest/doors/hec.js';
+import { HecAckIds, isIssuedAckId } from '../../ingest/doors/hec-ack.js';
 import type { HttpServices } from '../context.js';
 import { json, type Reply, type RequestInfo, type Route } from '../types.js';
 import { ingestBody } from '../../ingest/ingest-request.js';
 import { ingestTarget } from './ingest.js';
 
-/** Channels remembered for ack ids (oldest forgotten first); ids asked about per ack request. */
-const MAX_CHANNELS = 10_000;
+/** Ids asked about per ack request. */
 const MAX_ACKS_PER_REQUEST = 10_000;
 const CHANNEL = /^[A-Za-z0-9_.:\-{}]{1,128}$/;
 
@@ -48,30 +49,6 @@ export function hecErrorReply(err: unknown): Reply {
   }
 }
 
-/** Per-channel ack ids, bounded; ids are handed out only after the events are durable. */
-class AckChannels {
-  private readonly next = new Map<string, number>();
-
-  issue(channel: string): number {
-    const id = this.next.get(channel) ?? 0;
-    this.next.delete(channel);
-    this.next.set(channel, id + 1);
-    if (this.next.size > MAX_CHANNELS) this.next.delete(this.next.keys().next().value!);
-    return id;
-  }
-
-  /**
-   * Whether `id` was handed out on `channel`: only those are acknowledged (their answers waited
-   * for durability). An id not handed out yet, or on a channel this node does not know (never
-   * used, or forgotten among the oldest), is not: the client keeps it pending and, past its
-   * timeout, sends the events again (a duplicate at worst, never a loss).
-   */
-  acknowledged(channel: string, id: number): boolean {
-    const next = this.next.get(channel);
-    return next !== undefined && id < next;
-  }
-}
-
 function channelOf(req: RequestInfo): string | undefined {
   const c = req.headers.get('x-splunk-request-channel') ?? req.query.get('channel') ?? undefined;
   if (c === undefined || c === '') return undefined;
@@ -80,7 +57,7 @@ function channelOf(req: RequestInfo): string | undefined {
 }
 
 export function hecRoutes(s: HttpServices): Route[] {
-  const acks = new AckChannels();
+  const acks = new HecAckIds();
   const guard =
     (fn: (req: RequestInfo, body: Buffer) => Promise<Reply> | Reply) =>
     async (req: RequestInfo, body: Buffer): Promise<Reply> => {
@@ -106,11 +83,11 @@ export function hecRoutes(s: HttpServices): Route[] {
         if (channel !== undefined) params.query.channel = channel;
       }
       await ingestBody(s, target, 'door', body, req.headers.get('content-encoding'), { params, anyParser: true });
-      return json(200, channel === undefined ? { text: 'Success', code: 0 } : { text: 'Success', code: 0, ackId: acks.issue(channel) });
+      return json(200, channel === undefined ? { text: 'Success', code: 0 } : { text: 'Success', code: 0, ackId: acks.issue(target.repo.id, channel) });
     });
 
   const ack = guard((req, body) => {
-    ingestTarget(s, req);
+    const target = ingestTarget(s, req);
     const channel = channelOf(req);
     if (channel === undefined) return hec(400, { code: 10, text: 'Data channel is missing' });
     let parsed: unknown;
@@ -123,9 +100,9 @@ export function hecRoutes(s: HttpServices): Route[] {
     if (!Array.isArray(ids) || ids.length > MAX_ACKS_PER_REQUEST || !ids.every((i) => Number.isSafeInteger(i) && (i as number) >= 0)) {
       return hec(400, HEC.invalidData, { message: `the body must be {"acks": [...]} with at most ${MAX_ACKS_PER_REQUEST} non-negative integer ids` });
     }
-    // Success answers wait for durability, so every id this node handed out is already acknowledged.
+    // Success answers wait for durability, so every id handed out (by any node) is acknowledged.
     const out: Record<string, boolean> = {};
-    for (const i of ids as number[]) out[String(i)] = acks.acknowledged(channel, i);
+    for (const i of ids as number[]) out[String(i)] = isIssuedAckId(target.repo.id, channel, i);
     return json(200, { acks: out });
   });
 

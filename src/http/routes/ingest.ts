@@ -42,7 +42,7 @@ export function ingestRoutes(s: HttpServices): Route[] {
       return t;
     }
     const repo = s.store.state.repositoryByName(name);
-    if (repo === undefined || !canSeeRepository(principal, repo)) throw new LogsvcError('E_NOT_FOUND', `repository "${name}" does not exist or you have no access to it`);
+    if (repo === undefined || !canSeeRepository(s.store.state, principal, repo)) throw new LogsvcError('E_NOT_FOUND', `repository "${name}" does not exist or you have no access to it`);
     return { repo, parser: null };
   };
 

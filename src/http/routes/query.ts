@@ -285,7 +285,7 @@ export function queryRoutes(s: HttpServices): Route[] {
       const view = principal.kind === 'ingest' ? undefined : s.views.find(principal, name);
       if (view !== undefined) return { principal, repo: s.views.target(view) };
     }
-    if (repo === undefined || !canSeeRepository(principal, repo)) throw new LogsvcError('E_NOT_FOUND', `repository "${name}" does not exist or you have no access to it`);
+    if (repo === undefined || !canSeeRepository(s.store.state, principal, repo)) throw new LogsvcError('E_NOT_FOUND', `repository "${name}" does not exist or you have no access to it`);
     return { principal, repo: { id: repo.id, name: repo.name } };
   };
 

@@ -77,7 +77,12 @@ export class DoorSink {
     if (builtIn !== null && builtIn.name !== 'none') {
       const r = builtIn.parse(m.rawstring, this.limits.maxFieldsPerEvent);
       const fields = r.fields;
-      for (const k in m.fields) fields[k] = m.fields[k]!;
+      for (const k in m.fields) {
+        // A member named "__proto__" is an own field of m.fields; plain assignment would hit the
+        // prototype setter and drop it (it did, when a parser ran).
+        if (k === '__proto__') Object.defineProperty(fields, k, { value: m.fields[k], enumerable: true, writable: true, configurable: true });
+        else fields[k] = m.fields[k]!;
+      }
       event = buildEvent(
         { rawstring: m.rawstring, timestamp: m.timestamp ?? r.timestamp, timezone: m.timestamp !== null ? m.timezone : (r.timezone ?? m.timezone), fields, error: r.error, fieldsTruncated: r.fieldsTruncated },
         this.ingestTs,

@@ -14,7 +14,7 @@ import type { EventGroup } from '../../events/index.js';
 import { MAX_FIELD_NAME_CHARS, type IngestLimits } from '../limits.js';
 import type { CustomParsers } from '../custom-parsing.js';
 import { DoorSink } from './common.js';
-import { decodeLogsRequest } from './otlp-proto.js';
+import { decodeLogsRequest, isInt64, type Int64 } from './otlp-proto.js';
 
 export interface OtlpParams {
   door: 'otlp';
@@ -52,7 +52,7 @@ export function normalizeOtlp(body: Buffer, p: OtlpParams, tokenParser: string |
     }
     if (!isObj(req)) throw new OtlpError('E_VALIDATION', 'the body must be a JSON ExportLogsServiceRequest object ({"resourceLogs": [...]})');
   }
-  const hexIds = p.encoding === 'json';
+  const names = new FieldNames();
   const sink = new DoorSink(limits, ingestTs, custom);
   let rejected = 0;
   let firstError = '';
@@ -65,20 +65,20 @@ export function normalizeOtlp(body: Buffer, p: OtlpParams, tokenParser: string |
     if (!isObj(rl)) return reject(`resourceLogs[${i}] is not an object`);
     const base: Record<string, string> = {};
     try {
-      if (isObj(rl.resource)) attributes(base, 'resource.attributes.', rl.resource.attributes, depth);
+      if (isObj(rl.resource)) attributes(base, names.resource, rl.resource.attributes, depth);
       list(rl.scopeLogs).forEach((sl, j) => {
         if (!isObj(sl)) return reject(`resourceLogs[${i}].scopeLogs[${j}] is not an object`);
         const scoped = { ...base };
         if (isObj(sl.scope)) {
           if (typeof sl.scope.name === 'string' && sl.scope.name !== '') scoped['scope.name'] = sl.scope.name;
           if (typeof sl.scope.version === 'string' && sl.scope.version !== '') scoped['scope.version'] = sl.scope.version;
-          attributes(scoped, 'scope.attributes.', sl.scope.attributes, depth);
+          attributes(scoped, names.scope, sl.scope.attributes, depth);
         }
         list(sl.logRecords).forEach((r, k) => {
           try {
             if (!isObj(r)) throw new RecordError('not an object');
             const fields = { ...scoped };
-            const { rawstring, timestamp, nanos } = record(r, fields, hexIds, depth);
+            const { rawstring, timestamp, nanos } = record(r, fields, names, depth);
             if (nanos !== null) fields['@timestamp.nanos'] = nanos;
             sink.add(tokenParser, { rawstring, fields, timestamp, timezone: 'Z', tags: {}, type: tokenParser ?? 'otlp', parse: tokenParser !== null });
           } catch (err) {
@@ -99,41 +99,72 @@ export function normalizeOtlp(body: Buffer, p: OtlpParams, tokenParser: string |
   return { groups: sink.list(), reply: { rejected, errorMessage: firstError } };
 }
 
-/** Nanoseconds since the epoch (a decimal string or a number) -> [ms, nanos below the ms]; null for 0/absent. */
+const MAX_MS = 8.64e15;
+
+/**
+ * Nanoseconds since the epoch (an Int64 from protobuf, a decimal string or a number from JSON) ->
+ * [ms, nanos below the ms]; null for 0/absent. Exact: a string is cut into its digits above and
+ * below the millionth (at most 20 digits, so the millisecond part is at most 14: exact in a
+ * double), an Int64 divided by halves; no BigInt on the common paths.
+ */
 function nanosTime(v: unknown, name: string): [number, number] | null {
   if (v === undefined || v === null || v === 0 || v === '0' || v === '') return null;
-  let n: bigint;
-  try {
-    if (typeof v === 'number' && Number.isInteger(v)) n = BigInt(v);
-    else if (typeof v === 'string' && /^\d{1,20}$/.test(v)) n = BigInt(v);
-    else throw new Error();
-  } catch {
+  let ms: number;
+  let nanos: number;
+  if (isInt64(v)) {
+    // value = high * 2^32 + low, unsigned; 2^32 = 4294 * 10^6 + 967296.
+    const high = v.high >>> 0;
+    const rest = high * 967_296 + (v.low >>> 0); // < 2^53
+    ms = high * 4294 + Math.floor(rest / 1_000_000);
+    nanos = rest % 1_000_000;
+    if (ms === 0 && nanos === 0) return null;
+  } else if (typeof v === 'string' && DIGITS.test(v)) {
+    const cut = v.length - 6;
+    ms = cut > 0 ? Number(v.slice(0, cut)) : 0;
+    nanos = cut > 0 ? Number(v.slice(cut)) : Number(v);
+  } else if (typeof v === 'number' && Number.isInteger(v)) {
+    const n = BigInt(v);
+    ms = Number(n / 1_000_000n);
+    // A JSON number past 2^53 (every current time in nanoseconds) is not exact: what it says below
+    // the millisecond is rounding, not the sender's nanoseconds.
+    nanos = Number.isSafeInteger(v) ? Number(n % 1_000_000n) : 0;
+  } else {
     throw new RecordError(`${name} must be nanoseconds since the epoch`);
   }
-  const ms = Number(n / 1_000_000n);
-  if (ms > 8.64e15) throw new RecordError(`${name} is out of range`);
-  // A JSON number past 2^53 (every current time in nanoseconds) is not exact: what it says below
-  // the millisecond is rounding, not the sender's nanoseconds.
-  if (typeof v === 'number' && !Number.isSafeInteger(v)) return [ms, 0];
-  return [ms, Number(n % 1_000_000n)];
+  if (ms > MAX_MS) throw new RecordError(`${name} is out of range`);
+  return [ms, nanos];
+}
+const DIGITS = /^\d{1,20}$/;
+
+/** The decimal text of a time nanosTime read (what a JSON sender wrote, or the Int64's). */
+function nanosText(v: unknown, t: [number, number]): string {
+  if (!isInt64(v)) return String(v);
+  return t[0] === 0 ? String(t[1]) : `${t[0]}${String(t[1]).padStart(6, '0')}`;
 }
 
-function record(r: Obj, fields: Record<string, string>, hexIds: boolean, depth: number): { rawstring: string; timestamp: number | null; nanos: string | null } {
-  const t = nanosTime(r.timeUnixNano, 'timeUnixNano') ?? nanosTime(r.observedTimeUnixNano, 'observedTimeUnixNano');
+/** Trace and span ids: bytes from protobuf, hex (either case) from JSON; lower-case hex. */
+function hexId(v: unknown, id: string): string | null {
+  if (v instanceof Uint8Array) return v.length === 0 ? null : Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex');
+  if (typeof v !== 'string' || v === '') return null;
+  const hex = v.toLowerCase();
+  if (!/^[0-9a-f]*$/.test(hex)) throw new RecordError(`${id} must be hex`);
+  return hex;
+}
+
+function record(r: Obj, fields: Record<string, string>, names: FieldNames, depth: number): { rawstring: string; timestamp: number | null; nanos: string | null } {
+  const time = nanosTime(r.timeUnixNano, 'timeUnixNano');
   const observed = nanosTime(r.observedTimeUnixNano, 'observedTimeUnixNano');
-  if (observed !== null) fields.observedTimeUnixNano = String(r.observedTimeUnixNano);
+  const t = time ?? observed;
+  if (observed !== null) fields.observedTimeUnixNano = nanosText(r.observedTimeUnixNano, observed);
   if (typeof r.severityText === 'string' && r.severityText !== '') fields.severityText = r.severityText;
-  if (r.severityNumber !== undefined && r.severityNumber !== 0) fields.severityNumber = String(r.severityNumber);
+  if (r.severityNumber !== undefined && r.severityNumber !== null && r.severityNumber !== 0) fields.severityNumber = String(r.severityNumber);
   if (typeof r.eventName === 'string' && r.eventName !== '') fields.eventName = r.eventName;
   if (typeof r.flags === 'number' && r.flags !== 0) fields.flags = String(r.flags);
   for (const id of ['traceId', 'spanId'] as const) {
-    const v = r[id];
-    if (typeof v !== 'string' || v === '') continue;
-    const hex = hexIds ? v.toLowerCase() : Buffer.from(v, 'base64').toString('hex');
-    if (!/^[0-9a-f]*$/.test(hex)) throw new RecordError(`${id} must be hex`);
-    if (/[^0]/.test(hex)) fields[id] = hex;
+    const hex = hexId(r[id], id);
+    if (hex !== null && /[^0]/.test(hex)) fields[id] = hex;
   }
-  attributes(fields, 'attributes.', r.attributes, depth);
+  attributes(fields, names.record, r.attributes, depth);
   let rawstring = '';
   if (r.body !== undefined && r.body !== null) {
     const body = anyValue(r.body, depth);
@@ -146,6 +177,31 @@ function record(r: Obj, fields: Record<string, string>, hexIds: boolean, depth: 
   return { rawstring, timestamp: t === null ? null : t[0], nanos: t === null || t[1] === 0 ? null : String(t[1]) };
 }
 
+/**
+ * The field names of attributes (`attributes.<key>`, ...), made once per key and request: a name
+ * joined per record was a new string to hash for every field of every record. Bounded: past
+ * NAMES_KEPT keys in one request the rest are joined each time.
+ */
+const NAMES_KEPT = 4096;
+class NameCache {
+  private readonly names = new Map<string, string>();
+  constructor(readonly prefix: string) {}
+  of(key: string): string {
+    let name = this.names.get(key);
+    if (name === undefined) {
+      name = this.prefix + key;
+      if (this.names.size < NAMES_KEPT) this.names.set(key, name);
+    }
+    return name;
+  }
+}
+
+class FieldNames {
+  readonly resource = new NameCache('resource.attributes.');
+  readonly scope = new NameCache('scope.attributes.');
+  readonly record = new NameCache('attributes.');
+}
+
 type Plain = string | number | boolean | null | Plain[] | { [k: string]: Plain };
 
 /** An OTLP AnyValue ({stringValue} | {intValue} | ... | {kvlistValue: {values}}) as plain JSON. */
@@ -154,9 +210,11 @@ function anyValue(v: unknown, depth: number): Plain {
   if (!isObj(v)) return null;
   if (typeof v.stringValue === 'string') return v.stringValue;
   if (typeof v.boolValue === 'boolean') return v.boolValue;
-  if (v.intValue !== undefined) return intValue(v.intValue);
-  if (v.doubleValue !== undefined) return typeof v.doubleValue === 'number' ? v.doubleValue : Number(v.doubleValue);
+  if (v.intValue !== undefined && v.intValue !== null) return intValue(v.intValue);
+  if (v.doubleValue !== undefined && v.doubleValue !== null) return typeof v.doubleValue === 'number' ? v.doubleValue : Number(v.doubleValue);
   if (typeof v.bytesValue === 'string') return v.bytesValue;
+  // Bytes from protobuf are shown as OTLP/JSON writes them: base64.
+  if (v.bytesValue instanceof Uint8Array) return Buffer.from(v.bytesValue.buffer, v.bytesValue.byteOffset, v.bytesValue.byteLength).toString('base64');
   if (isObj(v.arrayValue)) return list(v.arrayValue.values).map((x) => anyValue(x, depth - 1));
   if (isObj(v.kvlistValue)) {
     const o: { [k: string]: Plain } = {};
@@ -168,11 +226,16 @@ function anyValue(v: unknown, depth: number): Plain {
 
 /**
  * An int64: a number where it is exact in one, else its decimal string. OTLP/JSON writes int64 as
- * a string or a number, and protobuf gives a decimal string: both come out the same (a kvlist body's
+ * a string or a number, and protobuf gives an Int64: all come out the same (a kvlist body's
  * @rawstring holds `"n":3` whichever encoding carried it).
  */
 function intValue(v: unknown): Plain {
   if (typeof v === 'number') return v;
+  if (isInt64(v)) {
+    // Exact when the value is: high * 2^32 is, and so is the sum below 2^53.
+    const n = (v.unsigned ? v.high >>> 0 : v.high) * 4294967296 + (v.low >>> 0);
+    return Number.isSafeInteger(n) ? n : (v as Int64).toString();
+  }
   const s = String(v);
   if (/^-?\d{1,16}$/.test(s)) {
     const n = Number(s);
@@ -188,9 +251,13 @@ function flatten(fields: Record<string, string>, name: string, v: Plain): void {
   else fields[name] = String(v);
 }
 
-function attributes(fields: Record<string, string>, prefix: string, attrs: unknown, depth: number): void {
+function attributes(fields: Record<string, string>, names: NameCache, attrs: unknown, depth: number): void {
   for (const kv of list(attrs)) {
     if (!isObj(kv) || typeof kv.key !== 'string' || kv.key === '') continue;
-    flatten(fields, prefix + kv.key, anyValue(kv.value, depth));
+    const name = names.of(kv.key);
+    const v = anyValue(kv.value, depth);
+    // Most attributes are strings: set here, without the walk.
+    if (typeof v === 'string' && name.length <= MAX_FIELD_NAME_CHARS) fields[name] = v;
+    else flatten(fields, name, v);
   }
 }

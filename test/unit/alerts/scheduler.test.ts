@@ -4,7 +4,7 @@
  * visible after a few intervals, a query past alerts.query_timeout_ms is cancelled and reported.
  */
 import t, { type Test } from 'tap';
-import { AlertScheduler, BUSY_SKIPS_BEFORE_ERROR, MAX_FAILURE_BACKOFF_MS, type SchedulerSettings } from '../../../src/alerts/scheduler.js';
+import { AlertScheduler, BUSY_SKIPS_BEFORE_ERROR, COMPLETE_WAIT_MS, MAX_FAILURE_BACKOFF_MS, type SchedulerSettings } from '../../../src/alerts/scheduler.js';
 import { EmbeddedGlobalLog, GlobalStore, type AlertDefinition } from '../../../src/global/index.js';
 import { LogsvcError } from '../../../src/lib/errors.js';
 import { silentLogger } from '../../../src/lib/logger.js';
@@ -133,7 +133,7 @@ t.test('a query that fails or warns makes that visible', async (t) => {
   t.match(lastError(store), /^the query failed: lookup file "x\.csv" does not exist; while it keeps failing it is evaluated less often/);
   mode = 'warn';
   await scheduler.evaluate('al1');
-  t.equal(lastError(store), 'not triggered because the query produced warnings: the result was cut at 100 groups');
+  t.equal(lastError(store), 'not triggered because the query produced warnings (an incomplete result): the result was cut at 100 groups');
   t.equal(store.state.alerting.runtime.get('al1')!.lastTriggeredAt, null);
 });
 
@@ -290,4 +290,43 @@ t.test('an alert whose query keeps failing is evaluated less and less often, unt
   t.equal(lastError(store), null);
   await tick();
   t.equal(runs, capped + 3, 'a clean evaluation runs every interval');
+});
+
+t.test('an aggregate alert in CompleteMode waits for a complete result, up to COMPLETE_WAIT_MS; in ImmediateMode it does not', async (t) => {
+  let at = 1_000_000;
+  const clock: Clock = { now: () => at, monotonic: () => at };
+  let warnings = ['collect: more than 1 distinct values'];
+  const { store, scheduler, delivered } = await setup(
+    t,
+    () => {
+      const r = fakeRun([{ host: 'h1' }], warnings);
+      r.finish();
+      return r;
+    },
+    { clock },
+  );
+  const save = (o: Partial<AlertDefinition>) => store.transact(() => ({ events: [{ type: 'AlertSaved', alert: { ...ALERT, kind: 'aggregate', ...o } }], result: undefined }));
+  const deliver = async (): Promise<boolean> => {
+    const trig = await scheduler.evaluate('al1');
+    if (trig === null) return false;
+    delivered.push('al1');
+    return true;
+  };
+  await save({ triggerMode: 'CompleteMode' });
+  t.equal(await deliver(), false, 'an incomplete result does not trigger');
+  t.match(lastError(store), /in CompleteMode the alert waits up to 20 minutes for a complete result/);
+  at += COMPLETE_WAIT_MS - 1;
+  t.equal(await deliver(), false, 'still waiting just before the limit');
+  at += 1;
+  t.equal(await deliver(), true, 'after 20 minutes of incomplete results it triggers on what it has');
+  // A complete result ends the wait; the next incomplete one waits again.
+  await save({ triggerMode: 'CompleteMode', throttleTimeMillis: 0, name: 'again' });
+  warnings = [];
+  t.equal(await deliver(), true, 'a complete result triggers at once');
+  warnings = ['cut'];
+  t.equal(await deliver(), false, 'the wait starts afresh');
+  await save({ triggerMode: 'ImmediateMode', name: 'immediate' });
+  t.equal(await deliver(), true, 'ImmediateMode triggers on the incomplete result at once');
+  await store.transact(() => ({ events: [{ type: 'AlertSaved', alert: { ...ALERT, name: 'legacy' } }], result: undefined }));
+  t.equal(await deliver(), false, 'a legacy alert never triggers on an incomplete result');
 });

@@ -250,6 +250,12 @@ class AppendDuringReplay implements DigestQueue {
   sizeBytes(): number {
     return this.inner.sizeBytes();
   }
+  recordBytes(r: QueueRecord): number {
+    return this.inner.recordBytes(r);
+  }
+  bytesBetween(partition: number, from: number, to: number): number {
+    return this.inner.bytesBetween(partition, from, to);
+  }
   close(): Promise<void> {
     return this.inner.close();
   }
@@ -307,6 +313,8 @@ function slowReads(q: EmbeddedDigestQueue): DigestQueue {
     truncateBelow: (p, o) => q.truncateBelow(p, o),
     ensurePartitions: (n) => q.ensurePartitions(n),
     sizeBytes: () => q.sizeBytes(),
+    recordBytes: (r) => q.recordBytes(r),
+    bytesBetween: (p, from, to) => q.bytesBetween(p, from, to),
     close: () => q.close(),
   };
 }

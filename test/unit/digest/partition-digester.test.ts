@@ -458,3 +458,27 @@ t.test('blocks built from view parts hold exactly the right events (inline and w
     t.ok((await readSegments(dir)).reduce((n, x) => n + x.seg.blocks.length, 0) > 2, `${name}: several blocks`);
   }
 });
+
+t.test('undurableBytes: the queue bytes of the records from the checkpoint on, as given per record (Kafka offsets count records)', async (t) => {
+  const dir = await tempDir(t);
+  const cat = new SegmentCatalog(dir);
+  const { d, clock } = digester(cat, settings(dir, { flushBlockMs: 5000, blockTargetBytes: 1e9 }));
+  // Kafka-like offsets (one per record), with each record's size given.
+  d.process(0, 1, ...args(record([group('dsA', [ev('a')])])), 700);
+  clock.advance(3000);
+  d.process(1, 2, ...args(record([group('dsB', [ev('b')])])), 300);
+  d.process(2, 3, ...args(record([group('dsA', [ev('a2')])])), 50);
+  t.equal(d.undurableBytes(), 1050, 'nothing durable: every record read');
+  clock.advance(2000);
+  d.tick(); // dsA's block (5000 ms) is written, dsB's (2000 ms) is not
+  await d.settled();
+  t.equal(d.checkpoint(), 1, 'the checkpoint is dsB\'s first record');
+  t.equal(d.undurableBytes(), 350, 'from the checkpoint on: records 1 and 2');
+  clock.advance(3000);
+  d.tick();
+  await d.settled();
+  t.equal(d.undurableBytes(), 0, 'all durable');
+  d.process(3, 4, ...args(record([group('dsB', [ev('b2')])])));
+  t.equal(d.undurableBytes(), 1, 'by default a record counts its offset span (the embedded queue\'s bytes)');
+  await d.drain();
+});

@@ -4,8 +4,9 @@
  * wherever it takes a body it must make the same record bytes (and for bulk the same answer
  * items), over seeded random bodies that reach the forms it takes (escapes, non-ASCII and astral
  * text, numbers of every form, nested object events, HEC times as numbers and strings, Beats' host
- * and file names, action metadata); it must decline what it leaves to JavaScript, and never crash
- * on a damaged body.
+ * and file names, action metadata, messages the kv parser reads: pairs quoted and bare, escapes,
+ * leading timestamps in and out of its window, keys the protocol's fields also set); it must
+ * decline what it leaves to JavaScript, and never crash on a damaged body.
  */
 import t from 'tap';
 import { prepareDoorNatively, prepareRecord } from '../../../src/ingest/pipeline.js';
@@ -40,6 +41,11 @@ function natively(p: HecParams | BulkParams, body: Buffer, parser: string | null
   return r.reply === undefined ? { payload: r.payload } : { payload: r.payload, items: 'itemsJson' in r.reply ? `${r.reply.errors}:${r.reply.itemsJson}` : '?' };
 }
 
+/** A message tap shows: it drops an assertion whose message holds U+2028 or U+2029 (found here). */
+function shown(text: string): string {
+  return text.replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+}
+
 function same(a: Out, b: Out): boolean {
   return typeof a !== 'string' && typeof b !== 'string' && a.payload.equals(b.payload) && a.items === b.items;
 }
@@ -49,6 +55,21 @@ const KEYS = ['level', 'a.b', 'user', 'Ωmega', '名前', '🎉', '__proto__', '
 const NUMBERS = ['0', '-0', '7', '-42', '123456789012345', '1234567890123456', '12345678901234567890', '1e21', '1E+2', '1.5', '-0.000001', '1e-7', '2.5e-3', '100.0', '5e-324', '0.1', '9007199254740993', '4.35'];
 /** HEC `time` values: numbers and strings of epoch seconds, and what JavaScript reads as no time. */
 const HEC_TIMES = ['1763700000', '1763700000.123', '1763700000.1235', '-0.0004', '-0.5', '0.0005', '1e9', '8.64e12', '"1763700000.5"', '"-12.25"', '"17"', 'null', '""'];
+/** Pieces of messages for the kv parser (kv.ts): pairs of every form, and what is not a pair. */
+const KV_PARTS = [
+  'user=alice', 'action="log in"', "msg='single quoted'", 'note="say \\"hi\\" \\\\o/"', 'path="C:\\temp\\x"', "it='it\\'s'",
+  '--level=warn', '=orphan', 'a==b', 'k=', 'k= v', 'x.y-z@w=1', '@host=kvhost', '@source=kvsrc', 'host=kvh', 'user=bob', 'ünï=1', 'name=名前',
+  'e=🎉', 'q="unterminated', 'trail\\', 'status=200', '9key=no', '"a=b"', "k='a\\", 'a=b=c', 'level=info', 'a.b=dotted', 'type=t1', 'message2=m',
+  'tab=\tx', 'x=1\ny=2', 'u=\u2028z', 'quote="a\\\\"b', 'w="🎉\\"x"',
+];
+/** Timestamps the kv parser takes (a zone, within 128 UTF-16 units, not glued to digits) and ones it does not. */
+const KV_TIMES = [
+  '2024-03-05T14:22:01.123+01:00', '[2026-11-21 10:00:00Z]', '2026-11-21T10:00Z', '12026-01-01T00:00:00Z', '2026-02-30T00:00:00Z',
+  '2026-11-21T10:00:00+0530', '2026-11-21T10:00:00-09', '2026-11-21T10:00:00+19:00', '2026-11-21T10:00:00', 'x2026-11-21T10:00:00Z',
+  '2026-11-21T10:00:00Z1', '2026-11-21t10:00:00,5z', '2024-02-29T23:59:59.999999999-00:00', '2026-11-21T10:00:00+05:3',
+];
+/** A bulk document's type, which names its message's parser (absent: kv; one #type per request natively). */
+const BULK_TYPES = ['"none"', 'absent', '"kv"', '"app"', '""', '"json"', '5'];
 const ISO = ['"2026-11-21T10:00:00Z"', '"2026-11-21T10:00:00.123Z"', '"2024-02-29T23:59:59,999999999+01:00"', '"2026-11-21 10:00-0930"', '1763700000000', '1.5', '-0.5', 'null'];
 
 class Writer {
@@ -72,6 +93,17 @@ class Writer {
   }
   obj(members: [string, string][]): string {
     return `{${this.sp()}${members.map(([k, v]) => `${this.str(k)}${this.sp()}:${this.sp()}${v}`).join(`,${this.sp()}`)}${this.sp()}}`;
+  }
+  /** A message for the kv parser: maybe a timestamp (maybe after a prefix), then pieces. */
+  kvMessage(): string {
+    const parts: string[] = [];
+    if (this.r() < 0.5) {
+      const x = this.r();
+      const prefix = x < 0.15 ? '🎉'.repeat(Math.floor(this.r() * 70)) : x < 0.3 ? 'x '.repeat(Math.floor(this.r() * 70)) : x < 0.4 ? 'grüße ' : '';
+      parts.push(prefix + this.pick(KV_TIMES));
+    }
+    for (let i = Math.floor(this.r() * 6); i > 0; i--) parts.push(this.r() < 0.75 ? this.pick(KV_PARTS) : this.pick(WORDS));
+    return parts.join(this.pick([' ', '  ', '\t', '', ' | ']));
   }
   /** A value for a flattened member: nested objects and arrays, numbers, literals, strings. */
   value(depth: number): string {
@@ -98,31 +130,36 @@ class Writer {
   }
 }
 
-/** One HEC event; `sourcetype` is the body's for object events (string events need "none"). */
+/**
+ * One HEC event; `sourcetype` is the body's (a JSON value, or 'absent'): any for object events,
+ * which are never parsed; for string events it picks the parser (with the token's).
+ */
 function hecEvent(w: Writer, objectEvent: boolean, sourcetype = '"none"'): string {
-  const m: [string, string][] = [['event', objectEvent ? w.object(1) : w.str(w.pick(WORDS))]];
-  if (w.r() < 0.8) m.push(['time', w.pick(HEC_TIMES)]);
+  const m: [string, string][] = [['event', objectEvent ? w.object(1) : w.str(w.r() < 0.6 ? w.kvMessage() : w.pick(WORDS))]];
+  if (w.r() < 0.7) m.push(['time', w.pick(HEC_TIMES)]);
   if (w.r() < 0.6) m.push(['host', w.r() < 0.9 ? w.str(w.pick(['web-01', 'grüße', ''])) : 'null']);
   if (w.r() < 0.5) m.push(['source', w.str(w.pick(['/var/log/a', 'x"y']))]);
-  if (!objectEvent || sourcetype !== 'absent') m.push(['sourcetype', objectEvent ? sourcetype : '"none"']);
+  if (sourcetype !== 'absent') m.push(['sourcetype', sourcetype]);
   if (w.r() < 0.3) m.push(['index', w.pick(['"repo1"', '""', 'null'])]);
   if (w.r() < 0.1) m.push(['timezone', 'null']);
   if (w.r() < 0.2) m.push(['other', w.value(1)]);
   if (w.r() < 0.7) {
     const keys = new Set<string>();
-    for (let i = Math.floor(w.r() * 5); i > 0; i--) keys.add(w.pick([...KEYS, '']));
+    for (let i = Math.floor(w.r() * 5); i > 0; i--) keys.add(w.pick([...KEYS, '', 'user', 'level', 'status']));
     m.push(['fields', w.r() < 0.1 ? 'null' : w.obj([...keys].map((k) => [k, w.pick([w.str(w.pick(WORDS)), w.pick(NUMBERS), 'true', 'false', 'null'])]))]);
   }
   return w.obj(w.shuffle(m));
 }
 
-function bulkPair(w: Writer): string {
+/** One action and document; `type` is the document's type member (a JSON value, or 'absent'). */
+function bulkPair(w: Writer, type = w.pick(BULK_TYPES)): string {
   const meta: [string, string][] = [];
   if (w.r() < 0.3) meta.push(['_index', w.pick(['"logs"', '"grüße"', 'null', '"q\\"x"'])]);
   if (w.r() < 0.3) meta.push(['_id', w.pick(['"a1"', '"id-🎉"', 'null', '7'])]);
   if (w.r() < 0.2) meta.push(['routing', 'null']);
   const action = w.obj([[w.r() < 0.5 ? 'index' : 'create', w.r() < 0.1 ? 'null' : w.obj(w.shuffle(meta))]]);
-  const doc: [string, string][] = [['message', w.str(w.pick(WORDS))], ['type', '"none"']];
+  const doc: [string, string][] = [['message', w.str(w.r() < 0.6 ? w.kvMessage() : w.pick(WORDS))]];
+  if (type !== 'absent') doc.push(['type', type]);
   if (w.r() < 0.8) doc.push(['@timestamp', w.pick(ISO)]);
   const x = w.r();
   if (x < 0.2) doc.push(['host', w.obj([['name', w.str(w.pick(['h1', 'grüße']))], ['ip', '"10.0.0.1"']])]);
@@ -134,7 +171,7 @@ function bulkPair(w: Writer): string {
   if (w.r() < 0.1) doc.push(['@host', w.r() < 0.5 ? w.str('own') : 'null']);
   if (w.r() < 0.1) doc.push(['', w.value(1)]);
   const keys = new Set<string>();
-  for (let i = Math.floor(w.r() * 5); i > 0; i--) keys.add(w.pick(KEYS.filter((k) => !k.startsWith('@'))));
+  for (let i = Math.floor(w.r() * 5); i > 0; i--) keys.add(w.pick([...KEYS.filter((k) => !k.startsWith('@')), 'user', 'level', 'status']));
   for (const k of keys) doc.push([k, w.value(1)]);
   return `${action}\n${w.obj(w.shuffle(doc))}\n`;
 }
@@ -147,44 +184,50 @@ if (nativeStructuredUnavailable !== null) {
     const r = rnd(20);
     let taken = 0;
     let objects = 0;
-    const N = 400;
+    let parsed = 0;
+    const N = 600;
     for (let k = 0; k < N; k++) {
       const w = new Writer(r);
       const objectEvents = r() < 0.3;
-      // Object events are not parsed: any token parser or sourcetype goes (one per body).
-      const parser = w.pick(objectEvents ? [null, 'none', 'kv'] : [null, null, null, 'none']);
-      const sourcetype = w.pick(['"none"', '"app"', 'null', 'absent']);
+      // Object events are not parsed: any token parser or sourcetype goes (one per body). A string
+      // event's parser is the token's, else its sourcetype's, else kv; none and kv are taken.
+      const parser = w.pick([null, null, null, 'none', 'kv', 'app', 'json']);
+      const sourcetype = w.pick(['"none"', '"app"', '"kv"', '"default"', 'null', 'absent', 'absent', '"accesslog"']);
       const n = 1 + Math.floor(r() * 6);
       const body = Buffer.from(Array.from({ length: n }, () => hecEvent(w, objectEvents, sourcetype)).join(w.pick(['', '\n', ' ', '\r\n\t'])));
       const nat = natively(HEC_P, body, parser);
       if (nat === null) continue;
       taken++;
       if (objectEvents) objects++;
+      else if (parser === 'kv' || parser === 'app' || (parser === null && sourcetype !== '"none"')) parsed++;
       const js = inJs(HEC_P, body, parser);
       if (!same(nat, js)) {
-        t.fail(`body ${k} differs: ${body.toString().slice(0, 600)}\nJS: ${typeof js === 'string' ? js : js.payload.toString('latin1').slice(0, 300)}\nnative: ${typeof nat === 'string' ? nat : nat.payload.toString('latin1').slice(0, 300)}`);
+        t.fail(shown(`body ${k} differs: ${body.toString().slice(0, 600)}\nJS: ${typeof js === 'string' ? js : js.payload.toString('latin1').slice(0, 300)}\nnative: ${typeof nat === 'string' ? nat : nat.payload.toString('latin1').slice(0, 300)}`));
         return;
       }
     }
     t.ok(taken > N / 3, `the native parser took ${taken} of ${N} bodies`);
     t.ok(objects > 10, `${objects} with object events`);
+    t.ok(parsed > N / 5, `${parsed} of them with string events through kv`);
   });
 
   t.test('bulk: random bodies give the same record bytes and answer items as JavaScript', async (t) => {
     const r = rnd(21);
     let taken = 0;
-    const N = 400;
+    const N = 600;
     for (let k = 0; k < N; k++) {
       const w = new Writer(r);
-      const parser = r() < 0.15 ? 'none' : null;
+      const parser = w.pick([null, null, null, null, 'none', 'kv', 'app']);
       const p: BulkParams = r() < 0.2 ? { door: 'elastic-bulk', index: 'from-path' } : BULK_P;
-      const body = Buffer.from(Array.from({ length: 1 + Math.floor(r() * 6) }, () => bulkPair(w)).join(''));
+      const type = w.pick(BULK_TYPES);
+      const body = Buffer.from(Array.from({ length: 1 + Math.floor(r() * 6) }, () => bulkPair(w, r() < 0.95 ? type : w.pick(BULK_TYPES))).join(''));
       const nat = natively(p, body, parser);
       if (nat === null) continue;
       taken++;
       const js = inJs(p, body, parser);
       if (!same(nat, js)) {
-        t.fail(`body ${k} differs: ${body.toString().slice(0, 800)}\nJS: ${typeof js === 'string' ? js : `${js.items}`}\nnative: ${typeof nat === 'string' ? nat : nat.items}`);
+        const show = (o: Out): unknown => (typeof o === 'string' ? o : { items: o.items, payload: o.payload.toString('latin1').slice(0, 400) });
+        t.fail(shown(`body ${k} differs: ${JSON.stringify({ body: body.toString().slice(0, 800), js: show(js), native: show(nat) })}`));
         return;
       }
     }
@@ -197,9 +240,10 @@ if (nativeStructuredUnavailable !== null) {
     };
     hec('');
     hec('  \n');
-    hec('{"event":"x"}'); // no sourcetype: the kv parser runs
-    hec('{"event":"x","sourcetype":"access"}');
-    hec('{"event":"x","sourcetype":"none"}', 'kv');
+    hec('{"event":"x","sourcetype":"accesslog"}'); // a built-in parser other than kv and none
+    hec('{"event":"x"}', 'json');
+    hec('{"event":"x","sourcetype":"syslog"}');
+    hec('{"event":"a=1 __proto__=2"}'); // JavaScript keeps it as an own field: left to it
     hec('{"event":"x","sourcetype":"none"} junk');
     hec('{"event":null,"sourcetype":"none"}');
     hec('{"event":5,"sourcetype":"none"}');
@@ -224,8 +268,9 @@ if (nativeStructuredUnavailable !== null) {
       t.equal(natively(BULK_P, Buffer.from(s), parser), null, `bulk declined: ${s}`);
     };
     bulk('');
-    bulk('{"index":{}}\n{"message":"x"}\n'); // no type: the kv parser runs
-    bulk('{"index":{}}\n{"message":"x","type":"none"}\n', 'kv');
+    bulk('{"index":{}}\n{"message":"x","type":"json"}\n');
+    bulk('{"index":{}}\n{"message":"x"}\n', 'accesslog');
+    bulk('{"index":{}}\n{"message":"a=1 __proto__=2"}\n');
     bulk('{"index":{}}\n{"type":"none"}\n'); // no message: the document's line is the raw string
     bulk('{"index":{}}\n{"message":5,"type":"none"}\n');
     bulk('{"delete":{"_id":"1"}}\n');
@@ -268,7 +313,7 @@ if (nativeStructuredUnavailable !== null) {
       if (nat === null) continue;
       const js = inJs(p, damaged, null);
       if (!same(nat, js)) {
-        t.fail(`damage at ${at} of ${damaged.toString('latin1')}: native took it, JavaScript ${typeof js === 'string' ? `refuses (${js})` : 'reads otherwise'}`);
+        t.fail(shown(`damage at ${at} of ${damaged.toString('latin1')}: native took it, JavaScript ${typeof js === 'string' ? `refuses (${js})` : 'reads otherwise'}`));
         return;
       }
     }

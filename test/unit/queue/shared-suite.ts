@@ -3,7 +3,8 @@
  * test/kafka/kafka-queue-shared.test.ts). Only what the interface promises is asserted: offsets
  * increase in append order per partition and are chained by nextOffset (their spacing is the
  * implementation's: bytes for the embedded queue, 1 for Kafka), reads and follows return exactly
- * what was appended, in order.
+ * what was appended, in order. Record sizes (`recordBytes`, `bytesBetween`) are asserted where both
+ * must agree: records of one size.
  */
 import type { Test } from 'tap';
 import type { DigestQueue, DurableRecord, QueueRecord } from '../../../src/queue/index.js';
@@ -68,6 +69,21 @@ export function digestQueueSuite(t: Test, f: QueueFactory): void {
     t.ok(q.sizeBytes() >= 0);
     t.equal(await q.append(1, Buffer.alloc(0)), back.at(-1)!.nextOffset, 'an empty payload is a record too');
     t.equal((await readAll(q, 1, back.at(-1)!.nextOffset))[0]?.payload.length, 0);
+    await q.close();
+  });
+
+  t.test('record sizes: recordBytes of each record covers its payload; bytesBetween over records of one size is the sum of their recordBytes', async (t) => {
+    const { q } = await f.open(t, 1);
+    t.equal(q.bytesBetween(0, q.endOffset(0), q.endOffset(0)), 0, 'an empty range is 0 bytes');
+    const start = q.endOffset(0);
+    for (let i = 0; i < 20; i++) await q.append(0, Buffer.alloc(1000, i));
+    const back = await readAll(q, 0);
+    t.ok(back.every((r) => q.recordBytes(r) >= r.payload.length), 'each record takes at least its payload');
+    const sum = (recs: QueueRecord[]): number => recs.reduce((n, r) => n + q.recordBytes(r), 0);
+    // The same size for every record: Kafka's estimate (the mean record size) is exact here too.
+    t.equal(q.bytesBetween(0, start, q.endOffset(0)), sum(back), 'all of them');
+    t.equal(q.bytesBetween(0, back[5]!.offset, back[12]!.offset), sum(back.slice(5, 12)), 'a range of them');
+    t.equal(q.bytesBetween(0, back[12]!.offset, back[5]!.offset), 0, 'a range backwards is empty');
     await q.close();
   });
 
