@@ -179,8 +179,9 @@ export class BlockView {
   }
 
   /**
-   * A stored field's column (by name) or a built-in one as its msgpack, undecoded (format 5), for
-   * text search to walk itself (text-bytes.ts); null for other blocks and unknown fields.
+   * A stored field's column (by name) or a built-in one as its msgpack, undecoded (formats 5 and
+   * 6), for text search to walk itself (text-bytes.ts); null for other blocks, unknown fields and a
+   * format 6 dictionary whose entries are in the head's summary (EncodedBlock.bytes).
    */
   columnBytes(col: string | { builtin: 'raw' }): Buffer | null {
     const enc = this.enc;

@@ -4,8 +4,9 @@
  * an entry becomes a string only when its text is needed: a regex, a match to follow across a
  * template cut), and a templated raw column's gap columns are found without decoding the rest of
  * it. msgpack decoding every entry of every column into strings was ~15 % of a free-text scan of
- * the JSON set (bench/scan, docs/benchmarks.md 2026-11-28). Format 5 blocks only (their columns
- * are kept as bytes: EncodedBlock.bytes); other blocks are read decoded.
+ * the JSON set (bench/scan, docs/benchmarks.md 2026-11-28). Format 5 and 6 blocks only (their
+ * columns are kept as bytes: EncodedBlock.bytes); other blocks, and a format 6 dictionary whose
+ * entries are in the head's summary (at most 64 of them, already strings), are read decoded.
  */
 import { ByteRows, type RowLayout } from './byte-search.js';
 import { unpack } from '../lib/msgpack.js';

@@ -493,7 +493,8 @@ export function fieldColumn(view: BlockView, name: string, nd: Needle): TextColu
   const n = view.n;
   switch (view.encoding(name)) {
     case 'k': {
-      // Format 5: the entries searched where they lie in the frame (text-bytes.ts).
+      // Formats 5 and 6: the entries searched where they lie in the frame (text-bytes.ts); a format 6
+      // dictionary summarised in the head (entries there, codes in the frame) decoded as below.
       const bytes = view.columnBytes(name);
       const read = bytes === null ? null : columnFromBytes(bytes, n);
       if (read?.dict !== undefined) return new DictColumn(new ByteEntries(read.dict), read.dict.codes, nd);

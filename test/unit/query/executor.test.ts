@@ -96,6 +96,20 @@ t.test('filters, time range and tag pruning', async (t) => {
   t.equal(tasksRun, before, 'no datasource matches the tag: nothing scanned');
 });
 
+t.test('a query the column summaries may answer runs in one task per thread; others in tasks of task_bytes', async (t) => {
+  // The segment alone: two blocks, each a task of its own at task_bytes = 1.
+  const only: EventSources = { segments: (repo) => (repo === 'r1' ? [seg] : []), memory: () => [], highWater: () => null };
+  const one = new QueryExecutor({ sources: only, runner, parallelism: 1, taskBytes: 1, maxQueryMs: 60_000 });
+  const count = async (text: string): Promise<{ tasks: number; rows: Record<string, unknown>[] }> => {
+    const before = tasksRun;
+    const { rows } = await run(one, text);
+    return { tasks: tasksRun - before, rows };
+  };
+  t.same(await count('status=500 | groupBy(status)'), { tasks: 1, rows: [{ status: '500', _count: '20' }] }, 'summaries may answer it: one task for the one thread');
+  t.same(await count('status=500 | n:=status | groupBy(status)'), { tasks: 2, rows: [{ status: '500', _count: '20' }] }, 'a stage between: a task per block');
+  t.same(await count('event | count()'), { tasks: 2, rows: [{ _count: '40' }] }, 'free text: a task per block');
+});
+
 t.test('the time bound stops a query with a clear error', async (t) => {
   const slow = new QueryExecutor({ sources, runner, parallelism: 1, taskBytes: 1, maxQueryMs: -1 });
   const r = slow.start(spec('count()'), { id: 'r1', name: 'repo-one' });
