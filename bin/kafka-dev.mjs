@@ -109,6 +109,22 @@ export function serverProperties({ dataDir, port, controllerPort }) {
   ].join('\n');
 }
 
+/** Whether the process we signalled has exited: no such PID, or a zombie (Z) or dead (X) one. */
+function exited(pid) {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    // Linux: the PID went between the two reads; elsewhere kill(0) said it is there.
+    return existsSync('/proc');
+  }
+}
+
 function alive(pid) {
   try {
     process.kill(pid, 0);
@@ -212,11 +228,13 @@ export async function stop({ dataDir, kill = false, timeoutMs = 30_000 }) {
     return { pid, stopped: false };
   }
   process.kill(pid, kill ? 'SIGKILL' : 'SIGTERM');
+  // Waits until the process has exited (gone or a zombie), not only until its memory is released:
+  // a dying JVM has no command line for a while before it is a zombie.
   const deadline = Date.now() + timeoutMs;
-  while (alive(pid) && Date.now() < deadline) await sleep(100);
-  if (alive(pid)) {
+  while (!exited(pid) && Date.now() < deadline) await sleep(100);
+  if (!exited(pid)) {
     process.kill(pid, 'SIGKILL');
-    while (alive(pid)) await sleep(50);
+    while (!exited(pid)) await sleep(50);
   }
   rmSync(join(dataDir, 'kafka.pid'), { force: true });
   return { pid, stopped: true };
