@@ -18,6 +18,8 @@ export interface StorageStats {
   /** Bytes and events ingested per UTC day (days since the epoch), newest first, over the cluster. */
   ingestVolume(repositoryId: string): { day: number; bytes: number; events: number }[];
   node(): { segmentBytes: number; diskTotal: number; diskFree: number; wipBytes: number };
+  /** Another node's disk as its last heartbeat said, or null (not heard from, or a single node). */
+  peerNode?(nodeId: number): { diskTotal: number; diskFree: number; wipBytes: number } | null;
   /** A cluster's segments: how well each is held, and per node what it holds (null on a single node). */
   replication?(): { cluster: ClusterSizes; nodes: NodeSizes[] } | null;
 }

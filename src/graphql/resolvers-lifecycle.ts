@@ -144,13 +144,17 @@ const NO_DISK = { segmentBytes: 0, diskTotal: 0, diskFree: 0, wipBytes: 0 };
 /**
  * A node's size fields (thunks, counted only when asked). Sizes of segments come from global state
  * in a cluster (what each node is listed as holding: the same answer on every node), from the
- * catalog on a single node; disk and work-in-progress sizes are known for the answering node only
- * (0 for the others).
+ * catalog on a single node; disk and work-in-progress sizes are the answering node's own, and the
+ * other nodes' as their last heartbeats said (0 for a node not heard from).
  */
 export function lifecycleNodeFields(ctx: GraphqlContext, nodeId: number, sizes: () => ReplicationSizes | null): Record<string, unknown> {
   const self = nodeId === ctx.services.selfId;
   let memo: ReturnType<GraphqlContext['services']['storage']['node']> | undefined;
-  const disk = () => (memo ??= self ? ctx.services.storage.node() : NO_DISK);
+  const peer = (): ReturnType<GraphqlContext['services']['storage']['node']> => {
+    const d = ctx.services.storage.peerNode?.(nodeId) ?? null;
+    return d === null ? NO_DISK : { segmentBytes: 0, ...d };
+  };
+  const disk = () => (memo ??= self ? ctx.services.storage.node() : peer());
   const held = <T>(of: (n: NodeSizes | undefined) => T, single: () => T) => (): T => {
     const r = sizes();
     // A single node holds every segment alone; it cannot leave (it hosts every partition).

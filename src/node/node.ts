@@ -79,6 +79,26 @@ async function nodeUuid(dataDir: string): Promise<string> {
   return uuid;
 }
 
+/** A node's disk as the answering node knows it (its own, or a peer's from its heartbeats). */
+interface PeerDisk {
+  diskTotal: number;
+  diskFree: number;
+  wipBytes: number;
+}
+
+/** What a node sends with every heartbeat (src/cluster/protocol/membership.ts carries it as is). */
+interface HeartbeatPayload {
+  disk: PeerDisk;
+}
+
+/** A peer's disk from its heartbeat payload, or null when it sent none (an older build) or it is malformed. */
+function peerDiskOf(payload: unknown): PeerDisk | null {
+  const disk = (payload as Partial<HeartbeatPayload> | null)?.disk;
+  if (typeof disk !== 'object' || disk === null) return null;
+  const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
+  return { diskTotal: n(disk.diskTotal), diskFree: n(disk.diskFree), wipBytes: n(disk.wipBytes) };
+}
+
 /** Liveness that starts as a lone node's and becomes the cluster membership once it runs. */
 class LivenessSeam implements Liveness {
   constructor(public current: Liveness) {}
@@ -491,18 +511,17 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       const compiled = queries.compile(queries.spec({ queryString: filter, start: undefined, end: undefined, isLive: false, timeZoneOffsetMinutes: 0, arguments: {} }));
       if (compiled.isAggregate) throw new LogsvcError('E_VALIDATION', 'a view filter must only filter events (no aggregate function)');
     });
+    const ownDisk = (): PeerDisk => {
+      const disk = health.primaryDisk();
+      return { diskTotal: disk?.totalBytes ?? 0, diskFree: disk?.freeBytes ?? 0, wipBytes: digest.undigestedBytes() };
+    };
+    // Other nodes' disks, as their last heartbeats said (set once the membership runs).
+    let heartbeatPayloadOf: ((nodeId: number) => unknown) | null = null;
     const storage = {
       repositorySizes: (id: string) => retention.repositorySizes(id),
       ingestVolume: (id: string) => store.state.ingestVolume.of(id),
-      node: () => {
-        const disk = health.primaryDisk();
-        return {
-          segmentBytes: catalog.all().reduce((n, s) => n + s.bytes, 0),
-          diskTotal: disk?.totalBytes ?? 0,
-          diskFree: disk?.freeBytes ?? 0,
-          wipBytes: digest.undigestedBytes(),
-        };
-      },
+      node: () => ({ segmentBytes: catalog.all().reduce((n, s) => n + s.bytes, 0), ...ownDisk() }),
+      peerNode: (nodeId: number) => peerDiskOf(heartbeatPayloadOf?.(nodeId)),
       replication: () => replication?.sizes() ?? null,
     };
     const graphqlServices = { users, groups: new GroupService(store, clock), repositories, cluster, files, parsers, alerts, actions, listeners, storage, views, savedQueries, redactions, selfId: config.node.id, version: VERSION };
@@ -618,7 +637,9 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         logger,
         clock,
         secret: clusterSecret,
+        payload: (): HeartbeatPayload => ({ disk: ownDisk() }),
       });
+      heartbeatPayloadOf = (nodeId) => membership.payloadOf(nodeId);
       clusterAuthFailures = () => membership.authFailures;
       const own = ownership;
       membership.on('up', () => own.trigger());

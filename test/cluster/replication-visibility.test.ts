@@ -55,6 +55,10 @@ t.test('a dead holder does not count: under-replication shows everywhere, then h
       `node ${x.node}: sizes from global state (${x.segments} segments); each of its segments is on one other node only, so it cannot leave safely`,
     );
   }
+  // Disks: each node's own, and the others' from their heartbeats (all three share this machine's disk).
+  for (const m of shown.nodes as Record<string, any>[]) {
+    t.ok(m.totalSizeOfPrimary > 0 && m.freeOnPrimary > 0 && m.freeOnPrimary <= m.totalSizeOfPrimary, `asked on node 1, node ${m.id}'s disk: ${m.freeOnPrimary} free of ${m.totalSizeOfPrimary}`);
+  }
   const listed = (await clusterSizes(n2, doc('ListClusterNodes'))).nodes as Record<string, any>[];
   t.same(listed.map((m) => [m.id, m.currentSize]), all.nodes.map((x) => [x.node, x.bytes]), 'asked on node 2: the same sizes (global state)');
 
