@@ -241,8 +241,21 @@ async function main() {
     const bs = phases.filter((p) => p.label.startsWith('B'));
     return bs.reduce((n, p) => n + p.events, 0) / bs.reduce((n, p) => n + p.seconds, 0);
   })();
-  for (const s of sweeps) {
+  // The load drifts over a run (other work on the machine, the node warming up): the A phases just
+  // before and after each sweep are its closest yardstick.
+  const rateOf = (label) => phases.find((p) => p.label === label)?.eventsPerSecond ?? null;
+  for (const [i, s] of sweeps.entries()) {
+    const around = [rateOf(`A${i + 1}`), rateOf(`A${i + 2}`)].filter((x) => x !== null);
+    const aroundRate = around.reduce((n, x) => n + x, 0) / around.length;
+    s.insideWindowVsAdjacentA = s.insideWindowEventsPerSecond === null || around.length === 0 ? null : Number((s.insideWindowEventsPerSecond / aroundRate).toFixed(3));
+    // B after its sweep (ingest alone, like A): the rest of the phase.
+    const bPhase = phases.find((p) => p.label === `B${i + 1}`);
+    const rest = s.seconds === null || bPhase === undefined ? 0 : bPhase.seconds - s.seconds;
+    s.restOfBEventsPerSecond = rest < 1 ? null : Math.round((bPhase.events - s.insideWindowEventsPerSecond * s.seconds) / rest);
     s.aWindowsOfSameLength = s.seconds === null ? null : windowsOf(Math.max(250, s.seconds * 1000));
+    // The sweep window is always B's first seconds, and a phase's first seconds run faster (it
+    // starts after an idle wait, with the digest caught up): the A phases' first windows of the same length.
+    s.aFirstWindowsEventsPerSecond = s.seconds === null ? null : phases.filter((p) => p.label.startsWith('A')).map((a) => Math.round((a.acks.filter((x) => x <= a.from + s.seconds * 1000).length * EVENTS_PER_BODY) / s.seconds));
     s.insideWindowVsA = s.insideWindowEventsPerSecond === null ? null : Number((s.insideWindowEventsPerSecond / aRate).toFixed(3));
   }
   for (const p of phases) {
@@ -274,6 +287,7 @@ async function main() {
 }
 
 process.once('SIGINT', () => void cleanupAll().then(() => process.exit(130)));
+process.once('SIGTERM', () => void cleanupAll().then(() => process.exit(143)));
 process.once('exit', cleanupSync);
 try {
   await main();
