@@ -148,12 +148,14 @@ async function main() {
   let watching = true;
   const watcher = (async () => {
     while (watching) {
-      const decidedBefore = watch.decidedAt !== null;
+      const readStart = Date.now();
       try {
         const m = JSON.parse(await readFile(manifest, 'utf8'));
         const n = m.pending.length;
         if (n > 0 && watch.decidedAt === null) watch.decidedAt = Date.now();
-        if (n === 0 && decidedBefore && watch.emptiedAt === null) watch.emptiedAt = Date.now();
+        // Only a read begun after the decision counts (one begun before it, or before the previous
+        // sweep's state was reset, may still see the manifest of before).
+        if (n === 0 && watch.decidedAt !== null && readStart > watch.decidedAt && watch.emptiedAt === null) watch.emptiedAt = Date.now();
       } catch {
         // not written yet, or replaced between open and read
       }
