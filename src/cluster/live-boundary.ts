@@ -26,7 +26,7 @@ import { compiledFor, splitAtAggregate, type QuerySpec, type ScanResult, type Sc
 import type { MarkPosition } from '../global/cluster-state.js';
 
 /** How long a node waits for its digest to reach a live query's boundary before the coordinator reads the rest from Kafka. */
-export const LIVE_BOUNDARY_WAIT_MS = 3000;
+export const LIVE_BOUNDARY_WAIT_MS = 1000;
 
 /** Per partition, where the digester a node read memory of had read to: [partition, end]. */
 export type Reach = [number, number][];
@@ -62,12 +62,14 @@ export class LiveBoundary {
 
   /**
    * Waits until this node's digester of each partition (in the epoch `epochs` names) has read up
-   * to `below`, or has handed the partition over, and until a partition whose epoch is this node's
-   * has its digester; at most `waitMs`.
+   * to `below`, and until a partition whose epoch is this node's has its digester; at most
+   * `waitMs`. A handover of one of them starting ends the wait at once: the snapshot must come
+   * before this node applies the epoch's end (fencing takes its void blocks out of the catalog).
    */
   async settle(below: readonly number[], epochs: readonly number[]): Promise<void> {
     const deadline = Date.now() + (this.opts.waitMs ?? LIVE_BOUNDARY_WAIT_MS);
     const { digest, store, selfId } = this.opts;
+    const moved = (): boolean => below.some((cut, p) => cut > 0 && (epochs[p] ?? 0) > 0 && (digest.progressOf(p, epochs[p]!)?.state ?? 'active') !== 'active');
     const behind = (): boolean =>
       below.some((cut, p) => {
         const epoch = epochs[p] ?? 0;
@@ -80,7 +82,7 @@ export class LiveBoundary {
         }
         return at.state === 'active' && at.end < cut;
       });
-    while (behind()) {
+    while (behind() && !moved()) {
       if (Date.now() >= deadline) {
         this.opts.logger.info('live query: this node\'s digest did not reach the boundary in time; the coordinator reads the rest from Kafka', { waitedMs: this.opts.waitMs ?? LIVE_BOUNDARY_WAIT_MS });
         return;
