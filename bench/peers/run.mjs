@@ -20,11 +20,12 @@ import { runWithin, startRun } from '../lib/cli.mjs';
 import { waitDigested } from '../lib/digest.mjs';
 import { createControlClient, createLoadPool, graphql } from '../lib/http.mjs';
 import { makeTempDir, readCpuSeconds, readVmRss, startLogsvcNode, storedSegmentBytes } from '../lib/processes.mjs';
-import { compareAnswers, normalizeLogsvc, normalizeVictoriaLogs } from './compare.mjs';
-import { BodyReader, ensureCorpus } from './corpus.mjs';
+import { compareAnswers } from './compare.mjs';
+import { ensureCorpus } from './corpus.mjs';
 import { ACCESS_QUESTIONS, JSON_QUESTIONS } from './questions.mjs';
 import { markdown } from './report.mjs';
-import { DEFAULT_VL_BIN, VL_INSERT_PATH, VL_VERSION, ensureBinary, forceFlush, startVictoriaLogs, tenantHeaders, vlQuery, vlStatsRange } from './victorialogs.mjs';
+import { NODE_CONFIG, load, median, timeQuestion } from './session.mjs';
+import { DEFAULT_VL_BIN, VL_INSERT_PATH, VL_VERSION, ensureBinary, forceFlush, startVictoriaLogs, tenantHeaders } from './victorialogs.mjs';
 
 const HELP = `node bench/peers/run.mjs [options]
   --access N          access-log events (default 3000000)
@@ -96,18 +97,6 @@ const o = {
 const { abort } = startRun(v.help ? { help: true } : problems.length > 0 ? { help: false, problems } : { help: false, options: o }, HELP);
 const log = (/** @type {string} */ s) => process.stderr.write(`${s}\n`);
 
-/** The logsvc node's config: blocks reach segments 5 s after their first event, ingest never refused for backlog. */
-const NODE_CONFIG = `# written by bench/peers/run.mjs
-[digest]
-flush_block_seconds = 5
-
-[ingest]
-max_undigested_bytes = 68719476736
-
-[health]
-grace_period_seconds = 600
-`;
-const QUERY_TIMEOUT_MS = 300_000;
 const STOP_TIMEOUT_MS = 120_000;
 /** Idle time before an RSS reading. */
 const IDLE_MS = 5_000;
@@ -160,53 +149,6 @@ async function settle(/** @type {string} */ dir, quietMs, maxMs) {
     if (performance.now() - since >= quietMs || performance.now() - t0 >= maxMs) return last;
     await new Promise((r) => setTimeout(r, 1000));
   }
-}
-
-/** @param {number[]} xs */
-function median(xs) {
-  if (xs.length === 0) return null;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? /** @type {number} */ (s[m]) : (/** @type {number} */ (s[m - 1]) + /** @type {number} */ (s[m])) / 2;
-}
-
-/**
- * Sends every body of a file, `connections` at a time; refused (503) batches are sent again after a pause.
- * @param {import('undici').Pool} pool
- * @param {string} path
- * @param {Record<string, string>} headers
- * @param {string} file
- * @param {number} pid the server's pid, for its CPU time
- * @param {number} events
- */
-async function load(pool, path, headers, file, pid, events) {
-  const reader = new BodyReader(file);
-  const cpu0 = await readCpuSeconds(pid);
-  const t0 = performance.now();
-  let sent = 0;
-  let retries = 0;
-  const worker = async () => {
-    for (let body = reader.next(); body !== null; body = reader.next()) {
-      for (;;) {
-        const res = await pool.request({ path, method: 'POST', headers, body });
-        if (res.statusCode >= 200 && res.statusCode < 300) {
-          await res.body.dump();
-          break;
-        }
-        const text = await res.body.text();
-        if (res.statusCode !== 503 && res.statusCode !== 429) throw new Error(`POST ${path} answered HTTP ${res.statusCode}: ${text.slice(0, 300)}`);
-        retries++;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      sent++;
-    }
-  };
-  try {
-    await Promise.all(Array.from({ length: o.connections }, worker));
-  } finally {
-    reader.close();
-  }
-  return { seconds: (performance.now() - t0) / 1000, cpu0, bodies: sent, retries, events };
 }
 
 await runWithin(abort, o.budgetMinutes * 60_000, `${o.budgetMinutes} minutes`, async () => {
@@ -270,14 +212,14 @@ await runWithin(abort, o.budgetMinutes * 60_000, `${o.budgetMinutes} minutes`, a
     for (const who of order) {
       if (who === 'logsvc') {
         const pool = createLoadPool(node.server.url, o.connections);
-        const r = await load(pool, '/api/v1/ingest/service-structured', { 'content-type': 'application/json', authorization: `Bearer ${t.token}` }, c.logsvcFile, node.server.pid, c.events);
+        const r = await load(pool, '/api/v1/ingest/service-structured', { 'content-type': 'application/json', authorization: `Bearer ${t.token}` }, c.logsvcFile, node.server.pid, c.events, o.connections);
         await pool.close();
         const cpu1 = await readCpuSeconds(node.server.pid);
         res.logsvc = { seconds: r.seconds, eps: c.events / r.seconds, cpuPerMillion: r.cpu0 === null || cpu1 === null ? null : ((cpu1 - r.cpu0) / c.events) * 1e6, retries: r.retries };
       } else {
         const pool = createLoadPool(vl.url, o.connections);
         const t0 = performance.now();
-        const r = await load(pool, VL_INSERT_PATH, { 'content-type': 'application/stream+json', ...tenantHeaders(t.project) }, c.vlFile, vl.pid, c.events);
+        const r = await load(pool, VL_INSERT_PATH, { 'content-type': 'application/stream+json', ...tenantHeaders(t.project) }, c.vlFile, vl.pid, c.events, o.connections);
         await forceFlush(pool);
         const seconds = (performance.now() - t0) / 1000;
         await pool.close();
@@ -327,52 +269,7 @@ await runWithin(abort, o.budgetMinutes * 60_000, `${o.budgetMinutes} minutes`, a
     const list = o.skipQuestions ? [] : (dataset === 'accesslog' ? ACCESS_QUESTIONS : JSON_QUESTIONS).filter((q) => o.only.length === 0 || o.only.includes(q.id));
     const results = [];
     for (const q of list) {
-      const askLogsvc = async () => {
-        const cpu0 = await readCpuSeconds(node.server.pid);
-        const t0 = performance.now();
-        const res = await control.request({
-          path: `/api/v1/repositories/${encodeURIComponent(t.repo)}/query`,
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${node.adminToken}` },
-          body: JSON.stringify({ queryString: q.logsvc, start: range.start, end: range.end, isLive: false }),
-          headersTimeout: QUERY_TIMEOUT_MS,
-          bodyTimeout: QUERY_TIMEOUT_MS,
-        });
-        const text = await res.body.text();
-        const ms = performance.now() - t0;
-        const cpu1 = await readCpuSeconds(node.server.pid);
-        if (res.statusCode !== 200) throw new Error(`logsvc answered HTTP ${res.statusCode} to ${q.logsvc}: ${text.slice(0, 300)}`);
-        return { ms, cpuMs: cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) * 1000, answer: normalizeLogsvc(q.answer, JSON.parse(text), q) };
-      };
-      const askVl = async () => {
-        const cpu0 = await readCpuSeconds(vl.pid);
-        const t0 = performance.now();
-        const r = q.vlEndpoint === 'stats_query_range' ? await vlStatsRange(vlClient, t.project, q.vl, range, /** @type {string} */ (q.step), QUERY_TIMEOUT_MS) : await vlQuery(vlClient, t.project, q.vl, range, QUERY_TIMEOUT_MS);
-        const ms = performance.now() - t0;
-        const cpu1 = await readCpuSeconds(vl.pid);
-        if (r.status !== 200) throw new Error(`VictoriaLogs answered HTTP ${r.status} to ${q.vl}: ${r.text.slice(0, 300)}`);
-        return { ms, cpuMs: cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) * 1000, answer: normalizeVictoriaLogs(q.answer, r.rows, q) };
-      };
-      /** @type {{ ms: number, cpuMs: number | null, answer: any }[]} */
-      const L = [];
-      /** @type {{ ms: number, cpuMs: number | null, answer: any }[]} */
-      const V = [];
-      let error = null;
-      try {
-        await askLogsvc();
-        await askVl();
-        for (let i = 0; i < o.repeat; i++) {
-          if (i % 2 === 0) {
-            L.push(await askLogsvc());
-            V.push(await askVl());
-          } else {
-            V.push(await askVl());
-            L.push(await askLogsvc());
-          }
-        }
-      } catch (err) {
-        error = /** @type {Error} */ (err).message;
-      }
+      const { L, V, error } = await timeQuestion({ logsvc: control, logsvcPid: node.server.pid, adminToken: node.adminToken, repo: t.repo, vl: vlClient, vlPid: vl.pid, project: t.project, range }, q, o.repeat);
       const difference = error ?? (L[0] === undefined || V[0] === undefined ? 'no answer' : compareAnswers(q.answer, L[0].answer, V[0].answer, q.tolerance ?? 0));
       const cpuL = /** @type {number[]} */ (L.map((x) => x.cpuMs).filter((x) => x !== null));
       const cpuV = /** @type {number[]} */ (V.map((x) => x.cpuMs).filter((x) => x !== null));

@@ -7,7 +7,7 @@ import { eventId } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import { unpack } from '../lib/msgpack.js';
 import { emptyColumns, type BlockBody, type BlockColumns } from '../segments/block.js';
-import { decodeNumbers, decodeRaw, decodeStrings, type StringColumn } from '../segments/columns.js';
+import { decodeNumbers, decodeRaw, decodeStrings, type NumberColumn, type StringColumn } from '../segments/columns.js';
 import { bodyColumns, type EncodedBlock } from '../segments/frames.js';
 import { chargeMade } from './memory.js';
 import type { Ev } from './runtime.js';
@@ -30,6 +30,7 @@ export class BlockView {
   private itCol: number[] | null = null;
   private offCol: number[] | null = null;
   private idxCol: number[] | null = null;
+  private idsCol: number[] | null = null;
   /** Stored field names in body order (a name's column: its last occurrence, should one repeat). */
   private readonly encNames: readonly string[];
   /** Decoded field columns by column number (templates refer to them so). */
@@ -189,12 +190,46 @@ export class BlockView {
    * (columns.ts TemplateRaw): the layouts (field column numbers in raw order), each row's layout,
    * the gap columns and the field names by column number. Null for other blocks.
    */
-  template(): { layouts: readonly (readonly number[])[]; ids: readonly number[]; gaps: readonly StringColumn[]; names: readonly string[] } | null {
+  template(): { layouts: readonly (readonly number[])[]; gaps: readonly StringColumn[]; names: readonly string[] } | null {
     const enc = this.enc;
     if (enc === null || enc.encoding('raw') !== 't') return null;
     const raw = enc.builtin('raw');
     if (raw.e !== 't') return null;
-    return { layouts: raw.t, ids: decodeNumbers(raw.li, this.n), gaps: raw.g, names: enc.names };
+    return { layouts: raw.t, gaps: raw.g, names: enc.names };
+  }
+
+  /** Each row's layout number in a templated block (see `template`), decoded once. */
+  layoutIds(): readonly number[] {
+    if (this.idsCol !== null) return this.idsCol;
+    const raw = this.enc?.builtin('raw');
+    if (raw?.e !== 't') throw new LogsvcError('E_INTERNAL', 'layout numbers of a block whose raw strings are not templates');
+    return (this.idsCol = decodeNumbers(raw.li, this.n));
+  }
+
+  /** A stored field's column when it is one UTF-8 run of its values (columns.ts `encodeText`); null otherwise. */
+  utf8(name: string): { b: Uint8Array; l: Uint8Array } | null {
+    return this.encodedAs(name, 'u');
+  }
+
+  /**
+   * A stored field's column (by name) or a built-in one as its msgpack, undecoded (formats 5 and
+   * 6), for text search to walk itself (text-bytes.ts); null for other blocks, unknown fields and a
+   * format 6 dictionary whose entries are in the head's summary (EncodedBlock.bytes).
+   */
+  columnBytes(col: string | { builtin: 'raw' }): Buffer | null {
+    const enc = this.enc;
+    if (enc === null) return null;
+    if (typeof col !== 'string') return enc.bytes(col.builtin);
+    const j = this.encNames.lastIndexOf(col);
+    return j < 0 ? null : enc.bytes(j);
+  }
+
+  /** The raw strings when stored as one UTF-8 run with their byte lengths (columns.ts `encodeRaw`); null otherwise. */
+  rawUtf8(): { b: Uint8Array; l: NumberColumn } | null {
+    const enc = this.enc;
+    if (enc === null || enc.encoding('raw') !== 'j') return null;
+    const raw = enc.builtin('raw');
+    return raw.e === 'j' ? raw : null;
   }
 
   /** An IPv4-typed stored field (every row holds one): four bytes per row; null for other encodings. */
@@ -210,6 +245,11 @@ export class BlockView {
     const enc = this.encodedAs(name, 'i');
     if (enc === null) return null;
     return decodeNumbers(enc.v, this.n);
+  }
+
+  /** The stored fields' names in body order, a repeated one as often as it repeats (templates refer to fields by this position). */
+  columnNames(): readonly string[] {
+    return this.enc === null ? [...this.fieldCols.keys()] : this.encNames;
   }
 
   fieldNames(): string[] {

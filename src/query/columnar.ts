@@ -18,13 +18,17 @@
 import type { Filter } from './ast.js';
 import type { BlockView } from './block-view.js';
 import { compareNumber, compareTest, regexFor, searchedField, textTest } from './filter.js';
-import type { Aggregator, ColumnAggregator, ColumnRows, MapStage } from './runtime.js';
-import { fold, isTokenUnit } from './casefold.js';
+import type { Aggregator, ColumnAggregator, ColumnRows, MapStage, SummaryRows } from './runtime.js';
+import type { ColumnSummary } from '../segments/summaries.js';
 import { hasWildcard } from './wildcard.js';
-import { decodeStrings, type StringColumn } from '../segments/columns.js';
-import { cutRows, Needle, templateRows, type TemplateRows } from './text-match.js';
+import { Needle } from './text-match.js';
+import { textRowTest } from './text-scan.js';
 import { regexLiteral } from './regex-literal.js';
 import { LogsvcError } from '../lib/errors.js';
+import { intText, ipv4Dotted, ipv4Text, NumberTally } from './number-tally.js';
+
+/** This thread's tally of numbers (reused block after block). */
+const numberTally = new NumberTally();
 
 /** One filter specialised to one block: row index -> kept. */
 type RowTest = (i: number) => boolean;
@@ -64,99 +68,12 @@ function fieldTest(view: BlockView, name: string, test: (s: string | undefined) 
   return (i) => test(col[i] ?? undefined);
 }
 
-/** `test` over a string column that is not a field (a template's gaps), each dictionary entry tested once. */
-function columnTest(col: StringColumn, n: number, test: (s: string) => boolean): RowTest {
-  if (col.e === 'k') {
-    const m = new Uint8Array(col.d.length);
-    for (let k = 0; k < col.d.length; k++) m[k] = test(col.d[k]!) ? 1 : 0;
-    const absent = col.w === 1 ? 255 : 65535;
-    const b = col.i;
-    if (b.length !== n * col.w) throw new LogsvcError('E_STATE_CORRUPT', 'dictionary column has the wrong length');
-    if (col.w === 1) {
-      return (i) => {
-        const c = b[i]!;
-        return c !== absent && m[c] === 1;
-      };
-    }
-    return (i) => {
-      const c = b[2 * i]! | (b[2 * i + 1]! << 8);
-      return c !== absent && m[c] === 1;
-    };
-  }
-  const values = decodeStrings(col, n);
-  return (i) => {
-    const v = values[i];
-    return v !== null && v !== undefined && test(v);
-  };
-}
-
 /**
- * Free text of a word (every folded unit a token unit, no wildcard) in a block whose raw strings
- * are templates, without building them: a match lies inside one token run of @rawstring, and
- * where no template cut splits a token run (a clean row, nearly all of them) every token run lies
- * inside one gap or one field value. So a row matches when a gap (each distinct gap tested once)
- * or a searched field matches; only a row with a token run cut by the template gets its raw
- * string built and searched. Null when the block is not such a block or a placed field is one
- * free text does not search.
+ * Free text or a bare regex by the plain test of every value: @rawstring (built), then every
+ * stored field the block has (filter.ts searchedValues). For what text-scan.ts does not search
+ * (wildcards, a regex without a required literal).
  */
-function templateWordTest(view: BlockView, test: (s: string) => boolean, digits: boolean, nd: Needle | null): RowTest | null {
-  const tpl = view.template();
-  if (tpl === null) return null;
-  for (const layout of tpl.layouts) for (const j of layout) if (!searchedField(tpl.names[j] ?? '')) return null;
-  const n = view.n;
-  const gapTests = tpl.gaps.map((g) => columnTest(g, n, test));
-  const fieldTests: RowTest[] = [];
-  for (const name of view.fieldNames()) {
-    if (!searchedField(name)) continue;
-    // Integers and IPv4 addresses hold only digits, '-' and '.': a word with a letter is in none of them.
-    const e = view.encoding(name);
-    if ((e === 'i' || e === '4') && !digits) continue;
-    fieldTests.push(fieldTest(view, name, (s) => s !== undefined && test(s)));
-  }
-  // A row whose token run is cut: its pieces searched in order (text-match.ts), not its raw string built.
-  let rows: TemplateRows | null = null;
-  let raw: readonly string[] | null = null;
-  let cuts: ((i: number) => boolean) | null = null;
-  return (i) => {
-    for (let k = 0; k < gapTests.length; k++) if (gapTests[k]!(i)) return true;
-    for (let k = 0; k < fieldTests.length; k++) if (fieldTests[k]!(i)) return true;
-    if (!(cuts ??= cutRows(view)!)(i)) return false;
-    if (nd !== null) return (rows ??= templateRows(view, nd)!).has(i);
-    const r = (raw ??= view.raw())[i];
-    return r !== undefined && test(r);
-  };
-}
-
-/** True when every unit of folded `s` is a token unit (a match of it lies inside one token run). */
-function wordOnly(s: string): boolean {
-  const f = fold(s);
-  if (f.length === 0) return false;
-  for (let i = 0; i < f.length; i++) if (!isTokenUnit(f.charCodeAt(i))) return false;
-  return true;
-}
-
-/** How free text or a regex searches @rawstring without building it (text-match.ts). */
-interface RawSearch {
-  /** The needle every match contains. */
-  nd: Needle;
-  /** Row i of a templated block matches, given its pieces (null: when it contains the needle). */
-  row: ((rows: TemplateRows, i: number) => boolean) | null;
-  /**
-   * Whether a value matching implies any text holding it matches (true for free text; false for a
-   * regex with an assertion that looks at the context: `^`, `$`, `\b`, `\B`). Then the fields placed
-   * in a row's raw string need no search of their own.
-   */
-  contained: boolean;
-}
-
-/** Free text or a bare regex: @rawstring, then every stored field the block has (filter.ts searchedValues). */
-function anyValueTest(view: BlockView, test: (s: string) => boolean, word = false, digits = false, search: RawSearch | null = null): RowTest {
-  if (word) {
-    const t = templateWordTest(view, test, digits, search?.nd ?? null);
-    if (t !== null) return t;
-  }
-  const rows = search === null ? null : templateRows(view, search.nd);
-  if (rows !== null) return templateAnyTest(view, rows, search!, test);
+function anyValueTest(view: BlockView, test: (s: string) => boolean): RowTest {
   const raw = view.raw();
   const parts: RowTest[] = [];
   for (const name of view.fieldNames()) {
@@ -166,36 +83,6 @@ function anyValueTest(view: BlockView, test: (s: string) => boolean, word = fals
   return (i) => {
     const r = raw[i];
     if (r !== undefined && test(r)) return true;
-    for (let k = 0; k < parts.length; k++) if (parts[k]!(i)) return true;
-    return false;
-  };
-}
-
-/**
- * Free text or a regex over a templated block: the raw string searched piece by piece, then only
- * the searched fields its layout did not place in it (a placed value is part of the raw string,
- * so what it contains the raw string contains; for a regex, a match inside the value is a match
- * inside the raw string too). The field lists are made once per layout.
- */
-function templateAnyTest(view: BlockView, rows: TemplateRows, search: RawSearch, test: (s: string) => boolean): RowTest {
-  const { row, contained } = search;
-  const names = view.fieldNames().filter(searchedField);
-  const tests = new Map<string, RowTest>();
-  const testOf = (name: string): RowTest => {
-    let f = tests.get(name);
-    if (f === undefined) tests.set(name, (f = fieldTest(view, name, (s) => s !== undefined && test(s))));
-    return f;
-  };
-  const byLayout: (RowTest[] | undefined)[] = [];
-  const rawTest: RowTest = row === null ? (i) => rows.has(i) : (i) => row(rows, i);
-  return (i) => {
-    if (rawTest(i)) return true;
-    const id = rows.layoutId(i);
-    let parts = byLayout[id];
-    if (parts === undefined) {
-      const placed = new Set(contained ? rows.placed(i) : []);
-      byLayout[id] = parts = names.filter((n) => !placed.has(n)).map(testOf);
-    }
     for (let k = 0; k < parts.length; k++) if (parts[k]!(i)) return true;
     return false;
   };
@@ -264,27 +151,20 @@ export function blockFilter(f: Filter): BlockFilter | null {
     }
     case 'text': {
       const test = textTest(f.value);
-      const wild = hasWildcard(f.value);
-      const word = !wild && wordOnly(f.value);
-      const digits = /^[0-9]+$/.test(f.value);
-      const search = wild || f.value.length === 0 ? null : { nd: new Needle(f.value, true), row: null, contained: true };
-      return (v) => anyValueTest(v, test, word, digits, search);
+      if (hasWildcard(f.value) || f.value.length === 0) return (v) => anyValueTest(v, test);
+      const search = { nd: new Needle(f.value, true), re: null };
+      return (v) => textRowTest(v, search) ?? anyValueTest(v, test);
     }
     case 'regex': {
       const re = regexFor(f.source, f.flags, f.span, hooks).re;
       const lit = regexLiteral(f.source, f.flags);
-      if (lit === null) {
-        const test = (s: string): boolean => re.test(s);
-        return (v) => anyValueTest(v, test);
-      }
+      if (lit === null) return (v) => anyValueTest(v, (s) => re.test(s));
       // The required literal first; the regex only where it is (and not at all for a plain literal).
       const nd = new Needle(lit.text, lit.folded);
       const inside = nd.inside;
       const test = lit.exact ? inside : (s: string): boolean => inside(s) && re.test(s);
-      const row = lit.exact ? null : (rows: TemplateRows, i: number): boolean => rows.has(i) && re.test(rows.text(i));
-      // Assertions are read conservatively (anywhere in the source, a class or an escape included).
-      const contained = !/[$^]|\\[bB]/.test(f.source);
-      return (v) => anyValueTest(v, test, false, false, { nd, row, contained });
+      const search = { nd, re: lit.exact ? null : re };
+      return (v) => textRowTest(v, search) ?? anyValueTest(v, test);
     }
     default:
       return null;
@@ -295,14 +175,38 @@ export function blockFilter(f: Filter): BlockFilter | null {
 export interface ColumnPlan {
   /** The leading filter stages, as per-block row tests (all of them must hold). */
   filters: BlockFilter[];
+  /** Per filter, the same filter as one loop over its column where it has one (blockNarrow). */
+  narrows: (BlockNarrow | null)[];
+  /** The filters as column summaries decide them (summaryRows); null when one of them cannot be. */
+  summaryFilters: SummaryFilter[] | null;
   /** The stages after them, run per event (empty: the aggregate gets the rows). */
   rest: MapStage[];
   /** The aggregate's column path when `rest` is empty. */
   agg: ColumnAggregator<unknown> | null;
+  /** A filter reads every column of a block (free text, a bare regex): read its frames at once. */
+  wide: boolean;
+}
+
+/** True for a filter that reads every column of a block it searches. */
+function readsEveryColumn(f: Filter): boolean {
+  switch (f.k) {
+    case 'text':
+    case 'regex':
+      return true;
+    case 'and':
+    case 'or':
+      return readsEveryColumn(f.left) || readsEveryColumn(f.right);
+    case 'not':
+      return readsEveryColumn(f.expr);
+    default:
+      return false;
+  }
 }
 
 export function columnPlan(maps: readonly MapStage[], agg: Aggregator): ColumnPlan {
   const filters: BlockFilter[] = [];
+  const narrows: (BlockNarrow | null)[] = [];
+  let wide = false;
   let at = 0;
   for (; at < maps.length; at++) {
     const fs = maps[at]!.filters;
@@ -310,9 +214,14 @@ export function columnPlan(maps: readonly MapStage[], agg: Aggregator): ColumnPl
     const compiled = fs.map(blockFilter);
     if (compiled.some((c) => c === null)) break;
     filters.push(...(compiled as BlockFilter[]));
+    narrows.push(...fs.map(blockNarrow));
+    wide ||= fs.some(readsEveryColumn);
   }
   const rest = maps.slice(at);
-  return { filters, rest, agg: rest.length === 0 ? (agg.columns ?? null) : null };
+  const conds = maps.slice(0, at).flatMap((m) => m.filters!);
+  const decided = conds.map(summaryFilter);
+  const summaryFilters = decided.every((f) => f !== null) ? (decided as SummaryFilter[]) : null;
+  return { filters, narrows, summaryFilters, rest, agg: rest.length === 0 ? (agg.columns ?? null) : null, wide };
 }
 
 /** True when `plan` answers a block wholly inside the range from its metadata alone. */
@@ -330,33 +239,256 @@ export function addFromMetadata(plan: ColumnPlan, state: unknown, minTs: number,
   return c.addSpan!(state, minTs, maxTs, n);
 }
 
-/** The rows of `view` in [start, end] (all when `whole`) that pass the plan's filters. */
+/** 0, 1, 2, ...: the selection of every row of a block (never written to; grown as blocks need). */
+let identity = new Int32Array(0);
+/** The selection being narrowed: reused block after block (a block's selection lives until its rows are handed on). */
+let scratch = new Int32Array(0);
+
+function identityOf(n: number): Int32Array {
+  if (identity.length < n) {
+    identity = new Int32Array(Math.max(n, 2 * identity.length));
+    for (let i = 0; i < identity.length; i++) identity[i] = i;
+  }
+  return identity;
+}
+
+/**
+ * The rows of `view` in [start, end] (all when `whole`) that pass the plan's filters. The
+ * selection is valid until the next call (it is this thread's scratch array, or the shared
+ * identity when every row is selected): its rows are handed on before the next block is read.
+ */
 export function selectRows(plan: ColumnPlan, view: BlockView, whole: boolean, start: number, end: number): { sel: Int32Array; inRange: number; count: number } {
   const n = view.n;
-  const sel = new Int32Array(n);
-  let count = 0;
-  if (whole) {
-    for (let i = 0; i < n; i++) sel[i] = i;
-    count = n;
-  } else {
+  if (scratch.length < n) scratch = new Int32Array(Math.max(n, 2 * scratch.length));
+  const out = scratch;
+  // null: rows 0 .. count-1, all of them (no array filled for a block wholly in range).
+  let sel: Int32Array | null = null;
+  let count = n;
+  if (!whole) {
     const ts = view.ts();
+    count = 0;
     for (let i = 0; i < n; i++) {
       const t = ts[i]!;
-      if (t >= start && t <= end) sel[count++] = i;
+      if (t >= start && t <= end) out[count++] = i;
     }
+    sel = out;
   }
   const inRange = count;
-  for (const f of plan.filters) {
-    if (count === 0) break;
-    const test = f(view);
-    let k = 0;
-    for (let j = 0; j < count; j++) {
-      const i = sel[j]!;
-      if (test(i)) sel[k++] = i;
+  for (let f = 0; f < plan.filters.length && count > 0; f++) {
+    const narrow = plan.narrows[f]?.(view) ?? null;
+    if (narrow !== null) {
+      count = narrow(sel, count, out);
+      sel = out;
+      continue;
     }
+    const test = plan.filters[f]!(view);
+    let k = 0;
+    if (sel === null) {
+      for (let i = 0; i < count; i++) if (test(i)) out[k++] = i;
+    } else {
+      for (let j = 0; j < count; j++) {
+        const i = sel[j]!;
+        if (test(i)) out[k++] = i;
+      }
+    }
+    sel = out;
     count = k;
   }
-  return { sel, inRange, count };
+  return { sel: sel ?? identityOf(n), inRange, count };
+}
+
+/**
+ * Narrows a selection to the rows that pass, writing them to `out` (which may be `sel`); `sel`
+ * null: rows 0 .. count-1. Returns how many pass.
+ */
+type Narrow = (sel: Int32Array | null, count: number, out: Int32Array) => number;
+/** A filter as one loop over its column in a block (null there: the row test is used). */
+type BlockNarrow = (view: BlockView) => Narrow | null;
+
+/**
+ * A comparison on a stored field as a loop over its column: a dictionary column's entries tested
+ * once into a table read by code, an integer column compared as numbers; other encodings (and
+ * other filters) null, so that they go through their row test. The row tests (blockFilter) make
+ * the same decisions one call per row; bench/scan measured the loop 2-3x cheaper than those calls.
+ */
+export function blockNarrow(f: Filter): BlockNarrow | null {
+  if (f.k !== 'compare' || !plainField(f.field)) return null;
+  const test = compareTest(f, hooks);
+  const name = f.field;
+  const numeric = f.op === '<' || f.op === '<=' || f.op === '>' || f.op === '>=';
+  const bound = numeric ? compareNumber(f, hooks) : 0;
+  const op = f.op;
+  return (v) => {
+    if (numeric) {
+      const ints = v.ints(name);
+      if (ints !== null) return narrowInts(ints, op, bound);
+    }
+    const dict = v.dict(name);
+    if (dict === null) return null;
+    const { d, codes, absent } = dict;
+    // The entries' answers by code; one-byte codes index a table of every code (the absent one,
+    // 255, included), two-byte codes one of the entries and one more slot for the absent code.
+    const wide = absent !== 255;
+    const pass = new Uint8Array(wide ? d.length + 1 : 256);
+    for (let k = 0; k < d.length; k++) pass[k] = test(d[k]) ? 1 : 0;
+    pass[wide ? d.length : absent] = test(undefined) ? 1 : 0;
+    if (wide) {
+      const slot = d.length;
+      return (sel, count, out) => {
+        let k = 0;
+        for (let j = 0; j < count; j++) {
+          const i = sel === null ? j : sel[j]!;
+          const c = codes[i]!;
+          if (pass[c === absent ? slot : c] === 1) out[k++] = i;
+        }
+        return k;
+      };
+    }
+    return (sel, count, out) => {
+      let k = 0;
+      if (sel === null) {
+        for (let i = 0; i < count; i++) if (pass[codes[i]!] === 1) out[k++] = i;
+      } else {
+        for (let j = 0; j < count; j++) {
+          const i = sel[j]!;
+          if (pass[codes[i]!] === 1) out[k++] = i;
+        }
+      }
+      return k;
+    };
+  };
+}
+
+function narrowInts(ints: readonly number[], op: string, n: number): Narrow {
+  // One loop per operator, so the comparison is inlined rather than called per row.
+  return (sel, count, out) => {
+    let k = 0;
+    for (let j = 0; j < count; j++) {
+      const i = sel === null ? j : sel[j]!;
+      const x = ints[i]!;
+      if (op === '<' ? x < n : op === '<=' ? x <= n : op === '>' ? x > n : x >= n) out[k++] = i;
+    }
+    return k;
+  };
+}
+
+// --- answers from column summaries (segment format 6) -----------------------------------------------
+
+/** A comparison on a stored field, as column summaries decide it. */
+interface SummaryFilter {
+  field: string;
+  op: string;
+  test: (s: string | undefined) => boolean;
+  /** The number of `<`, `<=`, `>`, `>=`; NaN for other operators. */
+  bound: number;
+}
+
+function summaryFilter(f: Filter): SummaryFilter | null {
+  if (f.k !== 'compare' || !plainField(f.field)) return null;
+  const numeric = f.op === '<' || f.op === '<=' || f.op === '>' || f.op === '>=';
+  return { field: f.field, op: f.op, test: compareTest(f, hooks), bound: numeric ? compareNumber(f, hooks) : Number.NaN };
+}
+
+/** A column of a block's head as summaryRows reads it (segments/frames.ts ColumnEntry). */
+export interface SummarisedColumn {
+  field: boolean;
+  name: string;
+  summary?: ColumnSummary;
+}
+
+/** The entries of a dictionary summary that `pass` keeps and some row holds, in code order (= first occurrence). */
+function dictTally(s: Extract<ColumnSummary, { kind: 'dict' }>, pass: Uint8Array | null): { keys: string[]; counts: number[] } {
+  const keys: string[] = [];
+  const counts: number[] = [];
+  for (let k = 0; k < s.d.length; k++) {
+    if (s.counts[k]! > 0 && (pass === null || pass[k] === 1)) {
+      keys.push(s.d[k]!);
+      counts.push(s.counts[k]!);
+    }
+  }
+  return { keys, counts };
+}
+
+const NO_TALLY = { keys: [], counts: [] };
+
+/**
+ * A block's rows (all `n` of them: the block lies wholly in the query range) as the plan's filters
+ * select them, read from the column summaries of its head (`columns`, the directory in order);
+ * null when the summaries do not decide the selection. They decide it when every filter compares
+ * one and the same field and that field's column has a dictionary summary (each entry tested
+ * once, its rows counted), or an integer summary whose min and max pass every filter or fail one;
+ * or when the block has no column of that field (every row lacks it).
+ */
+export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn[], n: number): SummaryRows | null {
+  const filters = plan.summaryFilters;
+  if (filters === null) return null;
+  // A name's column: its last occurrence, as BlockView reads it.
+  const byName = (name: string): SummarisedColumn | null => {
+    for (let k = columns.length - 1; k >= 0; k--) if (columns[k]!.field && columns[k]!.name === name) return columns[k]!;
+    return null;
+  };
+  let count = n;
+  /** The filtered field's dictionary summary and the entries that pass; null: no filter, or not one. */
+  let selected: { name: string; s: Extract<ColumnSummary, { kind: 'dict' }>; pass: Uint8Array } | null = null;
+  if (filters.length > 0) {
+    const field = filters[0]!.field;
+    if (filters.some((f) => f.field !== field)) return null;
+    const col = byName(field);
+    const s = col?.summary;
+    if (col === null) count = filters.every((f) => f.test(undefined)) ? n : 0;
+    else if (s?.kind === 'dict') {
+      const pass = new Uint8Array(s.d.length);
+      count = 0;
+      for (let k = 0; k < s.d.length; k++) {
+        const v = s.d[k]!;
+        if (filters.every((f) => f.test(v))) {
+          pass[k] = 1;
+          count += s.counts[k]!;
+        }
+      }
+      if (filters.every((f) => f.test(undefined))) count += s.absent;
+      selected = { name: field, s, pass };
+    } else if (s?.kind === 'ints' && filters.every((f) => !Number.isNaN(f.bound))) {
+      // `s.n` rows hold an integer in [min, max] (the others none, which no comparison keeps): a
+      // filter that both ends pass keeps those rows, one that both fail keeps none (each is a
+      // comparison with one bound); otherwise rows differ.
+      let all = true;
+      for (const f of filters) {
+        const cmp = numericOp(f.op, f.bound)!;
+        const lo = cmp(s.min);
+        const hi = cmp(s.max);
+        if (!lo && !hi) {
+          all = false;
+          count = 0;
+          break;
+        }
+        if (!lo || !hi) return null;
+      }
+      if (all) count = s.n;
+    } else return null;
+  }
+  const every = count === n;
+  return {
+    count,
+    tally(name) {
+      if (count === 0) return NO_TALLY;
+      if (selected !== null && selected.name === name) return dictTally(selected.s, selected.pass);
+      if (!every) return null;
+      const col = byName(name);
+      if (col === null) return NO_TALLY;
+      return col.summary?.kind === 'dict' ? dictTally(col.summary, null) : null;
+    },
+    ints(name) {
+      if (!every) return null;
+      const s = byName(name)?.summary;
+      return s?.kind === 'ints' ? s : null;
+    },
+    minutes() {
+      if (!every) return null;
+      const s = columns[0]?.summary;
+      return s?.kind === 'minutes' ? s : null;
+    },
+  };
 }
 
 /** The selected rows of a block as the aggregates' column paths read them. */
@@ -400,24 +532,27 @@ export function tallyField(rows: ColumnRows, name: string): { keys: string[]; co
     }
     return { keys, counts };
   }
-  // Integer and IPv4 columns tallied by number: the text of each distinct value is made once
-  // (as the column decoder writes it), not once per row.
+  // Integer and IPv4 columns tallied by number (number-tally.ts): the text of each distinct value
+  // is made once per thread (as the column decoder writes it), not once per row or block.
   const ints = rows.ints(name);
   const ip = ints === null ? rows.ipv4(name) : null;
   if (ints !== null || ip !== null) {
-    const at = new Map<number, number>();
-    for (let j = 0; j < count; j++) {
-      const i = sel[j]!;
-      const o = i * 4;
-      const x = ints !== null ? ints[i]! : ((ip![o]! << 24) | (ip![o + 1]! << 16) | (ip![o + 2]! << 8) | ip![o + 3]!) >>> 0;
-      const k = at.get(x);
-      if (k !== undefined) {
-        counts[k]!++;
-        continue;
+    const tally = numberTally;
+    tally.reset(count);
+    if (ints !== null) for (let j = 0; j < count; j++) tally.add(ints[sel[j]!]!);
+    else {
+      const b = ip!;
+      for (let j = 0; j < count; j++) {
+        const o = sel[j]! * 4;
+        tally.add(((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0);
       }
-      at.set(x, keys.length);
-      keys.push(ints !== null ? String(x) : `${ip![o]}.${ip![o + 1]}.${ip![o + 2]}.${ip![o + 3]}`);
-      counts.push(1);
+    }
+    // A block of mostly distinct values would only fill the thread's texts with values seen once.
+    const keep = tally.size * 2 <= count;
+    for (let k = 0; k < tally.size; k++) {
+      const x = tally.value(k);
+      keys.push(ints !== null ? (keep ? intText(x) : String(x)) : keep ? ipv4Text(x) : ipv4Dotted(x));
+      counts.push(tally.count(k));
     }
     return { keys, counts };
   }

@@ -15,7 +15,7 @@ import { engineLimitError } from './limits.js';
 import { approxBytes, Meter, withMeter, type MemoryBudget, type NodeQueryMemory } from './memory.js';
 import { runRowsAsync } from './pipeline.js';
 import type { CompiledQuery, Ev } from './runtime.js';
-import { answerFromHeaders, splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
+import { answerFromHeaders, answersFromSummaries, splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
 import type { Placement } from '../cluster/placement.js';
 
 /** What a query searches: a repository, or a view's repositories (`sources`, each with its filter). */
@@ -227,15 +227,25 @@ export class QueryExecutor {
    */
   private plan(query: CompiledQuery, spec: QuerySpec, perSource: { src: { name: string; filter: string }; units: ScanUnit[] }[]): { tasks: TaskOf[]; headers: ScanResult[] } {
     const headers: ScanResult[] = [];
-    const tasks = perSource.flatMap(({ src, units }) => {
+    const lefts = perSource.map(({ src, units }) => {
       let left = units;
       if (src.filter === '' || src.filter === '*') {
         const h = answerFromHeaders(query, spec.ctx, units);
         if (h.result !== null) headers.push(h.result);
         left = h.units;
       }
-      return this.batch(left).map((u) => ({ units: u, repoName: src.name, prefix: src.filter }));
+      return { src, left };
     });
+    // A query the blocks' column summaries can answer (format 6: a few microseconds a block, no
+    // frame read) in tasks of at least a thread's share of the bytes: one task per thread rather
+    // than one per query.task_bytes, so fewer round trips to the pool (each a wake-up of a thread,
+    // milliseconds on a loaded machine; docs/benchmarks.md, 2026-11-28).
+    let taskBytes = this.opts.taskBytes;
+    if (answersFromSummaries(query)) {
+      const total = lefts.reduce((n, { left }) => n + left.reduce((m, u) => m + unitBytes(u), 0), 0);
+      taskBytes = Math.max(taskBytes, Math.ceil(total / Math.max(1, this.opts.parallelism)));
+    }
+    const tasks = lefts.flatMap(({ src, left }) => this.batch(left, taskBytes).map((u) => ({ units: u, repoName: src.name, prefix: src.filter })));
     return { tasks, headers };
   }
 
@@ -270,7 +280,7 @@ export class QueryExecutor {
   }
 
   /** Splits units into tasks of about `taskBytes` (a segment's blocks may span several tasks). */
-  private batch(units: ScanUnit[]): ScanUnit[][] {
+  private batch(units: ScanUnit[], taskBytes: number): ScanUnit[][] {
     const tasks: ScanUnit[][] = [];
     let cur: ScanUnit[] = [];
     let bytes = 0;
@@ -286,7 +296,7 @@ export class QueryExecutor {
         for (const blk of u.blocks) {
           blocks.push(blk);
           b += blk.uncompressedLength;
-          if (bytes + b >= this.opts.taskBytes) {
+          if (bytes + b >= taskBytes) {
             cur.push({ ...u, blocks });
             flush();
             blocks = [];
@@ -300,7 +310,7 @@ export class QueryExecutor {
       } else {
         cur.push(u);
         bytes += unitBytes(u);
-        if (bytes >= this.opts.taskBytes) flush();
+        if (bytes >= taskBytes) flush();
       }
     }
     flush();

@@ -186,6 +186,25 @@ export interface ColumnRows {
   ipv4(name: string): Uint8Array | null;
 }
 
+/**
+ * A block's selected rows as its head's column summaries give them (segment format 6,
+ * columnar.ts summaryRows): no row is read. Each reader answers null when the summaries do not
+ * decide it (then the block is read).
+ */
+export interface SummaryRows {
+  /** How many rows are selected. */
+  count: number;
+  /**
+   * The distinct values of a stored field over the selected rows, with how many rows hold each,
+   * in order of first occurrence (as tallyField gives them); rows without the field left out.
+   */
+  tally(name: string): { keys: readonly string[]; counts: readonly number[] } | null;
+  /** The integers of a field over every row of the block (only when no filter selects): how many rows hold one, min, max and the sum (NaN when not exact). */
+  ints(name: string): { n: number; min: number; max: number; sum: number } | null;
+  /** Events per minute from `first` (ms), every row of the block (only when no filter selects). */
+  minutes(): { first: number; counts: readonly number[] } | null;
+}
+
 /** Ways an aggregate takes a block's events without an Ev per event (columnar.ts). */
 export interface ColumnAggregator<State> {
   /** Adds `n` events whose contents it never reads (count()). */
@@ -197,6 +216,8 @@ export interface ColumnAggregator<State> {
   addSpan?(st: State, minTs: number, maxTs: number, n: number): boolean;
   /** Adds the selected rows of a block. */
   addRows?(st: State, rows: ColumnRows): void;
+  /** Adds the selected rows of a block from its column summaries; false, adding nothing, when they do not decide. */
+  addSummary?(st: State, rows: SummaryRows): boolean;
 }
 
 /**

@@ -8,18 +8,19 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { LogsvcError } from '../lib/errors.js';
 import { decodeGroupEvents } from '../events/index.js';
 import type { BlockPart } from '../digest/block-parts.js';
-import { appendEvent, blockDirectory, blockIntact, blockLength, bodyOffset, emptyColumns, encodedBlockAt, framedFiltersIntact, framedHeaderIntact, readBlockMeta } from '../segments/block.js';
+import { appendEvent, blockIntact, blockLength, bodyOffset, emptyColumns, encodedBlockAt, readBlockMeta } from '../segments/block.js';
 import { FrameDamage, framedColumns } from '../segments/frames.js';
 import { bloomMayContain } from '../segments/bloom.js';
 import { gramFilterMayContain, gramProbes } from '../segments/grams.js';
 import { lz4Codec } from '../segments/codec.js';
 import type { Position } from '../segments/catalog.js';
 import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
+import { BlockHeads } from './block-heads.js';
 import { tableKey } from '../files/packed.js';
 import { compileQuery } from './compile.js';
 import { Meter, withMeter, type MemoryBudget } from './memory.js';
 import { chainStages } from './pipeline.js';
-import { addFromMetadata, columnPlan, columnRows, metadataAnswers, selectRows } from './columnar.js';
+import { addFromMetadata, columnPlan, columnRows, metadataAnswers, selectRows, summaryRows, type SummarisedColumn } from './columnar.js';
 import type { Aggregator, BlockNeeds, CompiledQuery, Ev, MapStage, QueryContext, QueryLimits } from './runtime.js';
 import type { PackedTable } from '../files/packed.js';
 
@@ -95,6 +96,8 @@ export interface ScanResult {
   bytes: number;
   blocksRead: number;
   blocksSkipped: number;
+  /** Blocks answered from their head's column summaries (format 6), none of their frames read. */
+  blocksSummarised?: number;
   /** Events that reached the first aggregate. */
   matched: number;
   /** Problems that left data out (a damaged block). */
@@ -102,6 +105,8 @@ export interface ScanResult {
 }
 
 const compiled = new Map<string, CompiledQuery>();
+/** This thread's parsed format 5 block heads, kept between tasks (block-heads.ts). */
+export const blockHeads = new BlockHeads();
 
 
 /** The cache key of a spec: its tables count by content hash and kind, not by their bytes. */
@@ -183,7 +188,13 @@ export function blockScanner(
   agg: Aggregator,
   result: ScanResult,
   opts: { start: number; end: number; columnPath: boolean; meter: Meter; overTime: () => void },
-): { headers: boolean; columnsOnly: boolean; meta(minTs: number, maxTs: number, n: number): boolean; view(view: BlockView, whollyInRange: boolean): void } {
+): {
+  headers: boolean;
+  columnsOnly: boolean;
+  meta(minTs: number, maxTs: number, n: number): boolean;
+  summary(columns: readonly SummarisedColumn[], n: number, whollyInRange: boolean): boolean;
+  view(view: BlockView, whollyInRange: boolean): void;
+} {
   const { start, end, meter, overTime } = opts;
   const state = result.state;
   const toAgg = (e: Ev): void => {
@@ -196,12 +207,22 @@ export function blockScanner(
   const fromMeta = plan !== null && metadataAnswers(plan);
   return {
     headers: fromMeta,
-    // Rows reach the aggregate as columns: a block's columns are read as they are asked for.
-    columnsOnly: plan !== null && plan.rest.length === 0 && plan.agg?.addRows !== undefined,
+    // Rows reach the aggregate as columns: a block's columns are read as they are asked for
+    // (unless a filter reads them all: then one read of the block's frames).
+    columnsOnly: plan !== null && plan.rest.length === 0 && plan.agg?.addRows !== undefined && !plan.wide,
     meta(minTs, maxTs, n) {
       if (!fromMeta || minTs < start || maxTs > end || !addFromMetadata(plan!, state, minTs, maxTs, n)) return false;
       result.events += n;
       result.matched += n;
+      return true;
+    },
+    summary(columns, n, whollyInRange) {
+      const add = plan?.agg?.addSummary;
+      if (!whollyInRange || plan === null || plan.rest.length > 0 || add === undefined) return false;
+      const rows = summaryRows(plan, columns, n);
+      if (rows === null || (rows.count > 0 && !add(state, rows))) return false;
+      result.events += n;
+      result.matched += rows.count;
       return true;
     },
     view(view, whollyInRange) {
@@ -233,6 +254,17 @@ export function blockScanner(
       }
     },
   };
+}
+
+/**
+ * True when the query's blocks may be answered from their heads' column summaries (format 6,
+ * columnar.ts summaryRows): its filters are comparisons the summaries decide and its aggregate
+ * takes summaries, with no stage between. Whether a block's summaries do is known once its head is read.
+ */
+export function answersFromSummaries(q: CompiledQuery): boolean {
+  const { maps, agg } = splitAtAggregate(q);
+  const plan = columnPlan(maps, agg);
+  return plan.rest.length === 0 && plan.summaryFilters !== null && plan.agg?.addSummary !== undefined;
 }
 
 /**
@@ -287,28 +319,30 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
   const damaged = (path: string, pos: number): string => `segment ${path}: the block at ${pos} is damaged and was left out (run logsvc segments verify)`;
   /**
    * A format 5 block: its header and column directory (with the filters when they can rule it
-   * out) in one read, checked by their own checksum; then, when rows reach the aggregate as
-   * columns, each column the query asks for is read from the file on first use (one read of its
-   * frame, checked by its checksum); otherwise all frames in one read. A damaged frame leaves the
-   * block out with a warning.
+   * out) from the thread's cache of block heads, or in one read checked by their own checksum;
+   * then, when rows reach the aggregate as columns, each column the query asks for is read from
+   * the file on first use (one read of its frame, checked by its checksum); otherwise all frames
+   * in one read. A damaged frame leaves the block out with a warning.
    */
-  const scanFramed = (fd: number, path: string, b: BlockRef, origin: BlockOrigin): void => {
-    const filterBytes = probes === null ? 0 : b.bloomLength + b.gramLength;
-    const head = Buffer.allocUnsafe(b.headerLength + filterBytes);
-    const got = readSync(fd, head, 0, head.length, b.pos);
-    const meta = got === head.length ? readBlockMeta(head, 0) : null;
-    const top = head.subarray(0, b.headerLength);
-    const dir = meta === null || meta.framed !== true || meta.headerLength !== b.headerLength || !framedHeaderIntact(top, meta) ? null : blockDirectory(top, meta);
-    if (meta === null || dir === null || (probes !== null && !framedFiltersIntact(top, head.subarray(b.headerLength)))) {
+  const scanFramed = (file: () => number, path: string, b: BlockRef, origin: BlockOrigin): void => {
+    const head = blockHeads.get(file, path, b, probes !== null);
+    if (head === null) {
       result.warnings.push(damaged(path, b.pos));
       return;
     }
+    const { meta, dir } = head;
     if (probes !== null) {
-      const filters = head.subarray(b.headerLength);
+      const filters = head.filters!;
       if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes, b.fieldGrams === true)) {
         result.blocksSkipped++;
         return;
       }
+    }
+    // Format 6: answered from the head's column summaries, no frame read (not a block a live
+    // query's boundary cuts: its summaries count rows past the boundary).
+    if (b.below === undefined && scanner.summary(dir.columns, meta.eventCount, b.minTs >= start && b.maxTs <= end)) {
+      result.blocksSummarised = (result.blocksSummarised ?? 0) + 1;
+      return;
     }
     const framesAt = b.pos + bodyOffset(b);
     let read: (at: number, length: number) => Buffer;
@@ -316,12 +350,12 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     if (single) {
       read = (at, length) => {
         const frame = Buffer.allocUnsafe(length);
-        const n = readSync(fd, frame, 0, length, framesAt + at);
+        const n = readSync(file(), frame, 0, length, framesAt + at);
         return n === length ? frame : frame.subarray(0, n);
       };
     } else {
       const frames = Buffer.allocUnsafe(meta.compressedLength);
-      const n = readSync(fd, frames, 0, frames.length, framesAt);
+      const n = readSync(file(), frames, 0, frames.length, framesAt);
       read = (at, length) => frames.subarray(at, Math.min(n, at + length));
     }
     result.blocksRead++;
@@ -352,20 +386,22 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
       scanView(view, false);
       continue;
     }
-    const fd = openSync(u.path, 'r');
+    // Opened on the first read: blocks answered from their headers or from cached heads read nothing.
+    let fd = -1;
+    const file = (): number => (fd >= 0 ? fd : (fd = openSync(u.path, 'r')));
     try {
       for (const b of u.blocks) {
         overTime();
         // Answered by what the block's header says, without reading it.
         if (b.below === undefined && scanner.meta(b.minTs, b.maxTs, b.eventCount)) continue;
         if (b.framed === true) {
-          scanFramed(fd, u.path, b, origin);
+          scanFramed(file, u.path, b, origin);
           continue;
         }
         if (probes !== null) {
           // Both filters in one read, before (and usually instead of) the block.
           const filters = Buffer.allocUnsafe(b.bloomLength + b.gramLength);
-          readSync(fd, filters, 0, filters.length, b.pos + b.headerLength);
+          readSync(file(), filters, 0, filters.length, b.pos + b.headerLength);
           if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes, b.fieldGrams === true)) {
             result.blocksSkipped++;
             continue;
@@ -374,7 +410,7 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
         // The whole block, so its checksum is verified before anything in it is served.
         const length = blockLength(b);
         const whole = Buffer.allocUnsafe(length);
-        const got = readSync(fd, whole, 0, length, b.pos);
+        const got = readSync(file(), whole, 0, length, b.pos);
         const meta = got === length ? readBlockMeta(whole, 0) : null;
         if (meta === null || !blockIntact(whole, 0, meta)) {
           result.warnings.push(damaged(u.path, b.pos));
@@ -387,7 +423,7 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
         scanView(b.below === undefined ? view : view.below(b.below), b.minTs >= start && b.maxTs <= end);
       }
     } finally {
-      closeSync(fd);
+      if (fd >= 0) closeSync(fd);
     }
   }
   return result;

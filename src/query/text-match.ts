@@ -1,23 +1,29 @@
 /**
- * Text search over a block's templated raw strings without building them (issue 19).
- *
- * A templated row's @rawstring is `gap0 + value(layout[0]) + gap1 + ... + gapL` (columns.ts
- * TemplateRaw). "Does the raw string contain the needle" is answered by running a KMP automaton
- * over those pieces in layout order: the automaton's state (how much of the needle the text so far
- * ends with) is carried from piece to piece, so a match that spans a gap and a value is found as
- * well as one inside a piece. A dictionary piece (nearly all gaps, and fields with few distinct
- * values) has its transition computed once per (entry, state) and then looked up; another piece
- * costs one native test of its value plus at most 2 × (needle length − 1) automaton steps at its
- * ends. Case folding is unit by unit (casefold.ts `foldUnit`, as the bloom folds), on the fly:
- * nothing is allocated per row.
- *
- * The same walk builds one row's raw string on demand (`text`), so a regex whose required literal
- * a row lacks is never run on that row, and only the rows that have it are built (regex-literal.ts).
+ * The needle of a text search (issue 19): its folded or exact UTF-16 units with a KMP automaton,
+ * so a match can be followed from one piece of text into the next (a template's gaps and values,
+ * text-scan.ts) without joining them, and the forms a search of stored UTF-8 bytes takes
+ * (byte-search.ts). Case folding is unit by unit (casefold.ts `foldUnit`, as the bloom folds), on
+ * the fly: nothing is allocated per row.
  */
-import type { BlockView } from './block-view.js';
-import { foldUnit, foldedIncludes, isTokenUnit } from './casefold.js';
-import { decodeStrings, type StringColumn } from '../segments/columns.js';
+import { fold, foldUnit, foldedIncludes } from './casefold.js';
 import { LogsvcError } from '../lib/errors.js';
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** ASCII text as a pattern that matches it literally. */
+function escapeAscii(s: string): string {
+  return s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+}
+
+/** Lower-case letters from the most to the least common in English text (and so, roughly, in logs). */
+const LETTERS = 'etaoinsrhldcumfpgwybvkxjqz';
+
+/** The case variants of the folded needle's least common letter (its first unit when it has none). */
+function rarest(u: Uint16Array): number[] {
+  let best = -1;
+  for (const c of u) if (c >= 97 && c <= 122 && (best < 0 || LETTERS.indexOf(String.fromCharCode(c)) > LETTERS.indexOf(String.fromCharCode(best)))) best = c;
+  return best < 0 ? [u[0]!] : [best, best - 32];
+}
 
 /** A needle with its KMP failure table, folded (case-insensitive) or exact. */
 export class Needle {
@@ -26,9 +32,28 @@ export class Needle {
   /** fail[q]: the state after a mismatch in state q + 1 (the longest proper border of u[0..q]). */
   private readonly fail: Int32Array;
   /** 1 for the ASCII units among the needle's first m - 1 (the units a partial match can end with). */
-  private readonly endAscii: Uint8Array;
+  readonly endAscii: Uint8Array;
+  /** For an ASCII unit c: the lengths k < m of the needle's prefixes that end in c, longest first. */
+  private readonly prefixesEndingIn: (number[] | undefined)[] = [];
+  /** 1 for the ASCII units among the needle's last m - 1 (the units a partial match can go on with). */
+  readonly contAscii: Uint8Array;
   /** The needle inside one whole value (native, allocation-free for an ASCII folded needle or an exact one). */
   readonly inside: (s: string) => boolean;
+  /** Every unit is ASCII. */
+  readonly ascii: boolean;
+  /**
+   * How stored UTF-8 text is searched without decoding it (byte-search.ts), or null when it
+   * cannot be: the needle's bytes (lower-case ASCII when folded), and when folded a
+   * case-insensitive pattern over the bytes read as Latin-1. A folded needle must be ASCII: then
+   * its matches in UTF-8 are exactly its matches in the folded text, as no other unit folds into
+   * ASCII but the Kelvin sign (see `kelvin`); an exact one must be well-formed UTF-16.
+   */
+  readonly bytes: Buffer | null;
+  readonly latin1: RegExp | null;
+  /** Folded and holding `k`: text with a Kelvin sign (which folds to `k`) must be searched decoded. */
+  readonly kelvin: boolean;
+  /** For a folded byte search: the bytes of its least common letter (both cases), text without either of which cannot hold it. */
+  readonly rare: readonly number[];
 
   constructor(
     text: string,
@@ -51,9 +76,76 @@ export class Needle {
     const endAscii = new Uint8Array(128);
     for (let k = 0; k < m - 1; k++) if (u[k]! < 128) endAscii[u[k]!] = 1;
     this.endAscii = endAscii;
+    for (let k = m - 1; k >= 1; k--) if (u[k - 1]! < 128) (this.prefixesEndingIn[u[k - 1]!] ??= []).push(k);
+    const contAscii = new Uint8Array(128);
+    for (let k = 1; k < m; k++) if (u[k]! < 128) contAscii[u[k]!] = 1;
+    this.contAscii = contAscii;
+    this.ascii = u.every((c) => c < 0x80);
     if (!folded) this.inside = (s) => s.includes(text);
-    else if (u.every((c) => c < 0x80)) this.inside = foldedIncludes(text);
+    else if (this.ascii) this.inside = foldedIncludes(text);
     else this.inside = (s) => this.run(s, 0, s.length, 0) === m;
+    this.kelvin = folded && u.includes(107 /* k */);
+    this.rare = this.ascii && folded ? rarest(u) : [];
+    if (folded) {
+      const f = fold(text);
+      this.bytes = this.ascii ? Buffer.from(f, 'latin1') : null;
+      this.latin1 = this.ascii ? new RegExp(escapeAscii(f), 'gi') : null;
+    } else {
+      this.bytes = LONE_SURROGATE.test(text) ? null : Buffer.from(text, 'utf8');
+      this.latin1 = null;
+    }
+  }
+
+  /** True when every unit of the (folded) needle passes `unit`. */
+  only(unit: (c: number) => boolean): boolean {
+    return this.u.every(unit);
+  }
+
+  /**
+   * The state after reading ASCII bytes b[from, to) from state 0, for text known not to hold the
+   * needle: the longest proper prefix of the needle that the bytes end with. Only the prefixes
+   * whose last unit is the bytes' last are tried, longest first, each from its first unit (so a
+   * row ending in a unit the needle has costs a compare or two, not an automaton run).
+   */
+  tailOfAscii(b: Uint8Array, from: number, to: number): number {
+    if (to <= from) return 0;
+    const { u, folded } = this;
+    let last = b[to - 1]!;
+    if (folded && last >= 65 && last <= 90) last += 32;
+    const ks = this.prefixesEndingIn[last];
+    if (ks === undefined) return 0;
+    next: for (const k of ks) {
+      const at = to - k;
+      if (at < from) continue;
+      for (let j = 0; j < k - 1; j++) {
+        let c = b[at + j]!;
+        if (folded && c >= 65 && c <= 90) c += 32;
+        if (c !== u[j]) continue next;
+      }
+      return k;
+    }
+    return 0;
+  }
+
+  /**
+   * A partial match (`state` > 0) followed into ASCII bytes b[from, to): `m` when it completes in
+   * them (within their first m - 1), the state after them when they are shorter than that and it
+   * is still going, else -1: it ended, and the state after the bytes is what it is from state 0
+   * (for the caller to know from the value itself, as `through` does).
+   */
+  stepAscii(b: Uint8Array, from: number, to: number, state: number): number {
+    const { u, fail, m, folded } = this;
+    let q = state;
+    const end = Math.min(to, from + m - 1);
+    for (let i = from; i < end; i++) {
+      let c = b[i]!;
+      if (folded && c >= 65 && c <= 90) c += 32;
+      while (q > 0 && c !== u[q]) q = fail[q - 1]!;
+      if (q === 0) return -1;
+      if (++q === m) return m;
+    }
+    // Still inside a partial match after m - 1 units (or at the end of shorter bytes).
+    return end === to ? q : -1;
   }
 
   /** The state after reading s[from, to) from `state`; `m` as soon as the needle is complete. */
@@ -107,244 +199,35 @@ export class Needle {
     return this.run(s, L - (m - 1), L, 0);
   }
 
-  /** True when unit c is one of the needle's first m - 1 units. */
-  private ends(c: number): boolean {
+  /**
+   * The state after reading `s` from state 0, for text known not to hold the needle: only its
+   * last m - 1 units can be a partial match, and none is when its last unit cannot end one.
+   */
+  tail(s: string): number {
+    const L = s.length;
+    if (L === 0) return 0;
+    const last = this.folded ? foldUnit(s.charCodeAt(L - 1)) : s.charCodeAt(L - 1);
+    if (!this.ends(last)) return 0;
+    return this.run(s, Math.max(0, L - (this.m - 1)), L, 0);
+  }
+
+  /**
+   * True when text starting with unit c (folded when the needle is) may go on with a partial match
+   * begun before it: c is one of the needle's last m - 1 units. Otherwise the state after c is
+   * the same from any state as from state 0 (1 when c is the needle's first unit, else 0), and
+   * what came before does not matter.
+   */
+  continues(c: number): boolean {
+    if (c < 128) return this.contAscii[c] === 1;
+    for (let k = 1; k < this.m; k++) if (this.u[k] === c) return true;
+    return false;
+  }
+
+  /** True when unit c (folded when the needle is) is one of the needle's first m - 1 units. */
+  ends(c: number): boolean {
     if (c < 128) return this.endAscii[c] === 1;
     for (let k = 0; k < this.m - 1; k++) if (this.u[k] === c) return true;
     return false;
   }
 }
 
-/** Transition table entries one dictionary piece may hold (2 bytes each). */
-const MAX_TABLE = 1 << 18;
-
-/** One position of a template (a gap, or a field column), read per row. */
-interface Piece {
-  /** The automaton state after this row's piece, from `state`. */
-  next(i: number, state: number): number;
-  /** This row's piece. */
-  text(i: number): string;
-}
-
-function corrupt(what: string): never {
-  throw new LogsvcError('E_STATE_CORRUPT', `raw template: ${what}`);
-}
-
-/** A dictionary piece: each (entry, state) transition computed once, then looked up. */
-class DictPiece implements Piece {
-  private readonly tab: Int16Array | Int32Array;
-  constructor(
-    private readonly d: readonly string[],
-    private readonly codes: Uint8Array | Uint16Array,
-    private readonly absent: number,
-    private readonly nd: Needle,
-  ) {
-    const size = d.length * nd.m;
-    this.tab = nd.m < 32767 ? new Int16Array(size).fill(-1) : new Int32Array(size).fill(-1);
-  }
-  next(i: number, state: number): number {
-    const c = this.codes[i]!;
-    if (c === this.absent || c >= this.d.length) corrupt(`event ${i} lacks a piece`);
-    const at = c * this.nd.m + state;
-    let t = this.tab[at]!;
-    if (t < 0) this.tab[at] = t = this.nd.through(this.d[c]!, state);
-    return t;
-  }
-  text(i: number): string {
-    const c = this.codes[i]!;
-    if (c === this.absent || c >= this.d.length) corrupt(`event ${i} lacks a piece`);
-    return this.d[c]!;
-  }
-}
-
-class PlainPiece implements Piece {
-  constructor(
-    private readonly values: readonly (string | null | undefined)[],
-    private readonly nd: Needle,
-  ) {}
-  next(i: number, state: number): number {
-    const v = this.values[i];
-    if (v === null || v === undefined) corrupt(`event ${i} lacks a piece`);
-    return this.nd.through(v, state);
-  }
-  text(i: number): string {
-    const v = this.values[i];
-    if (v === null || v === undefined) corrupt(`event ${i} lacks a piece`);
-    return v;
-  }
-}
-
-/** A dictionary string column's codes as numbers (a copy for 2-byte codes). */
-function codesOf(col: Extract<StringColumn, { e: 'k' }>, n: number): { codes: Uint8Array | Uint16Array; absent: number } {
-  if (col.i.byteLength !== n * col.w) corrupt('a dictionary column has the wrong length');
-  if (col.w === 1) return { codes: col.i, absent: 255 };
-  const codes = new Uint16Array(n);
-  const b = col.i;
-  for (let k = 0; k < n; k++) codes[k] = b[2 * k]! | (b[2 * k + 1]! << 8);
-  return { codes, absent: 65535 };
-}
-
-/** The raw strings of a templated block, searched and built row by row. */
-export interface TemplateRows {
-  /** True when row i's raw string contains the needle. */
-  has(i: number): boolean;
-  /** Row i's raw string (built for this call). */
-  text(i: number): string;
-  /** Row i's layout number (rows of one layout have the same fields placed in their raw strings). */
-  layoutId(i: number): number;
-  /** The names of the fields whose values row i's raw string holds (its layout's columns). */
-  placed(i: number): readonly string[];
-}
-
-/** Row access to a block's templated raw strings for `nd`; null when the block's raw strings are not templates. */
-export function templateRows(view: BlockView, nd: Needle): TemplateRows | null {
-  const tpl = view.template();
-  if (tpl === null) return null;
-  const n = view.n;
-  // A dictionary's transition table holds entries × needle length states: bounded (a long needle
-  // over a large dictionary reads the entries' text instead).
-  const small = (entries: number): boolean => entries * nd.m <= MAX_TABLE;
-  const gaps: Piece[] = tpl.gaps.map((g) => {
-    if (g.e === 'k' && small(g.d.length)) {
-      const { codes, absent } = codesOf(g, n);
-      return new DictPiece(g.d, codes, absent, nd);
-    }
-    return new PlainPiece(decodeStrings(g, n), nd);
-  });
-  const fields: (Piece | undefined)[] = new Array(tpl.names.length);
-  const field = (j: number): Piece => {
-    let p = fields[j];
-    if (p !== undefined) return p;
-    const name = tpl.names[j];
-    if (name === undefined) corrupt(`no field column ${j}`);
-    const dict = view.dict(name);
-    if (dict !== null && small(dict.d.length)) p = new DictPiece(dict.d, dict.codes, dict.absent, nd);
-    else p = new PlainPiece(view.field(name) ?? corrupt(`no field column ${name}`), nd);
-    fields[j] = p;
-    return p;
-  };
-  const { layouts, ids } = tpl;
-  const layoutOf = (i: number): readonly number[] => {
-    const layout = layouts[ids[i]!];
-    if (layout === undefined || gaps.length <= layout.length) corrupt(`event ${i} has no layout ${ids[i]}`);
-    return layout;
-  };
-  const m = nd.m;
-  const placedNames = layouts.map((layout) => layout.map((j) => tpl.names[j] ?? corrupt(`no field column ${j}`)));
-  return {
-    layoutId: (i) => ids[i]!,
-    placed: (i) => placedNames[ids[i]!] ?? corrupt(`event ${i} has no layout ${ids[i]}`),
-    has(i) {
-      const layout = layoutOf(i);
-      let q = gaps[0]!.next(i, 0);
-      for (let k = 0; k < layout.length; k++) {
-        if (q === m) return true;
-        q = field(layout[k]!).next(i, q);
-        if (q === m) return true;
-        q = gaps[k + 1]!.next(i, q);
-      }
-      return q === m;
-    },
-    text(i) {
-      const layout = layoutOf(i);
-      let s = gaps[0]!.text(i);
-      for (let k = 0; k < layout.length; k++) s += field(layout[k]!).text(i) + gaps[k + 1]!.text(i);
-      return s;
-    },
-  };
-}
-
-/** Per row, the first and last unit of one template piece as token-ness: -1 empty or absent, 0 not a token unit, 1 a token unit. */
-interface Edges {
-  first: Int8Array;
-  last: Int8Array;
-}
-
-function edgesOfValues(values: readonly (string | null | undefined)[], n: number): Edges {
-  const first = new Int8Array(n).fill(-1);
-  const last = new Int8Array(n).fill(-1);
-  for (let i = 0; i < n; i++) {
-    const v = values[i];
-    if (v === null || v === undefined || v.length === 0) continue;
-    first[i] = isTokenUnit(v.charCodeAt(0)) ? 1 : 0;
-    last[i] = isTokenUnit(v.charCodeAt(v.length - 1)) ? 1 : 0;
-  }
-  return edges(first, last);
-}
-
-function edges(first: Int8Array, last: Int8Array): Edges {
-  return { first, last };
-}
-
-/** A dictionary's entries' edges, then each row's by its code (no string per row). */
-function edgesOfDict(d: readonly string[], codes: Uint8Array | Uint16Array, absent: number, n: number): Edges {
-  const e = edgesOfValues(d, d.length);
-  const first = new Int8Array(n).fill(-1);
-  const last = new Int8Array(n).fill(-1);
-  for (let i = 0; i < n; i++) {
-    const c = codes[i]!;
-    if (c === absent || c >= d.length) continue;
-    first[i] = e.first[c]!;
-    last[i] = e.last[c]!;
-  }
-  return edges(first, last);
-}
-
-const CUT = 2;
-
-/** The token-ness of the text's last unit after piece `e` of row i follows `last`, or CUT when the two join inside a token run. */
-function join(last: number, e: Edges, i: number): number {
-  const f = e.first[i]!;
-  if (f < 0) return last;
-  if (last === 1 && f === 1) return CUT;
-  return e.last[i]!;
-}
-
-/**
- * For a row of a templated block: true when a cut between two of its pieces (gap | value) falls
- * inside a token run of its raw string (token units on both sides), so a word may span pieces;
- * false when every token run lies inside one piece. Null for a block whose raw strings are not
- * templates. Asked only for the rows that need it (a row a gap or value already matched does not).
- * Computed from each piece's first and last unit: dictionary columns per entry, integers and IPv4
- * addresses from their numbers (digits, a leading '-'), without building the pieces' text.
- */
-export function cutRows(view: BlockView): ((i: number) => boolean) | null {
-  const tpl = view.template();
-  if (tpl === null) return null;
-  const n = view.n;
-  const gapEdges = tpl.gaps.map((g) => {
-    if (g.e !== 'k') return edgesOfValues(decodeStrings(g, n), n);
-    const { codes, absent } = codesOf(g, n);
-    return edgesOfDict(g.d, codes, absent, n);
-  });
-  const fieldEdges: (Edges | undefined)[] = new Array(tpl.names.length);
-  const fieldOf = (j: number): Edges => {
-    let e = fieldEdges[j];
-    if (e !== undefined) return e;
-    const name = tpl.names[j] ?? corrupt(`no field column ${j}`);
-    const enc = view.encoding(name);
-    const ints = enc === 'i' ? view.ints(name) : null;
-    if (enc === '4') e = edges(new Int8Array(n).fill(1), new Int8Array(n).fill(1));
-    else if (ints !== null) {
-      const first = new Int8Array(n);
-      for (let i = 0; i < n; i++) first[i] = ints[i]! >= 0 ? 1 : 0;
-      e = edges(first, new Int8Array(n).fill(1));
-    } else {
-      const dict = view.dict(name);
-      e = dict !== null ? edgesOfDict(dict.d, dict.codes, dict.absent, n) : edgesOfValues(view.field(name) ?? [], n);
-    }
-    fieldEdges[j] = e;
-    return e;
-  };
-  const { layouts, ids } = tpl;
-  return (i) => {
-    const layout = layouts[ids[i]!];
-    if (layout === undefined || gapEdges.length <= layout.length) return true;
-    let last = -1;
-    for (let k = 0; k <= layout.length && last !== CUT; k++) {
-      last = join(last, gapEdges[k]!, i);
-      if (k < layout.length && last !== CUT) last = join(last, fieldOf(layout[k]!), i);
-    }
-    return last === CUT;
-  };
-}

@@ -12,6 +12,7 @@ import type { BlockCodec } from './codec.js';
 import { GramFilterBuilder } from './grams.js';
 import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeRaw, encodeStrings, encodeTemplate, templatePieces, type StringColumn } from './columns.js';
 import { bodyColumns, frameBody, FrameDamage, framedColumns, parseDirectory, wholeBody, type BlockBody, type EncodedBlock } from './frames.js';
+import { lz4Codec } from './codec.js';
 
 export type { BlockBody } from './frames.js';
 
@@ -22,6 +23,17 @@ export type { BlockBody } from './frames.js';
  */
 export const BLOCK_MAGIC_V5 = Buffer.from('LBK5');
 export const BLOCK_FIXED_BYTES_V5 = 76;
+/**
+ * Blocks of segment format 6: as format 5, but the directory is followed by column summaries
+ * (summaries.ts) and the two are one "head section", LZ4-compressed when that makes it smaller.
+ * Header: bytes 0..75 as format 5 (D at 64 now the head section's stored length, the CRC at 72
+ * over bytes 0..71 and 76 to the end of the head section), then u32 the head section's length
+ * once decompressed, u8 its codec (0 as is, 1 LZ4), three zero bytes.
+ */
+export const BLOCK_MAGIC_V6 = Buffer.from('LBK6');
+export const BLOCK_FIXED_BYTES_V6 = 84;
+/** Head sections smaller than this are stored as they are. */
+const MIN_HEAD_COMPRESS = 64;
 /** Blocks of segment formats 2 to 4: the header also gives the gram filter's length. */
 export const BLOCK_MAGIC = Buffer.from('LBK2');
 export const BLOCK_HEADER_BYTES = 68;
@@ -149,7 +161,7 @@ export interface BlockMeta {
    * flagged, not its segment, because a rewrite (redaction) copies old blocks into a new segment.
    */
   fieldGrams?: boolean;
-  /** 68, or 64 in format 1; format 5: 76 + the column directory's length. */
+  /** 68, or 64 in format 1; format 5: 76 + the column directory's length; format 6: 84 + the head section's. */
   headerLength: number;
   /** Format 5: the CRC of the header and directory; before: of the whole block. */
   crc: number;
@@ -253,22 +265,45 @@ export function encodeBlockContent(c: BlockColumns): BlockContent {
 }
 
 /**
- * A format 5 block: the header, the column directory, the filters and each column as its own
- * frame (frames.ts), each with its checksum.
+ * A format 6 block: the header, the head section (column directory and column summaries, LZ4
+ * when that is smaller), the filters and each column as its own frame (frames.ts), each with its
+ * checksum.
  */
 export function assembleBlock(b: BlockContent, codec: BlockCodec): Buffer {
+  const { directory, frames, stored, plain } = frameBody(b.body, codec, b.count);
+  const packed = directory.length < MIN_HEAD_COMPRESS ? null : codec.compress(directory);
+  const lz4 = packed !== null && packed.length < directory.length;
+  const section = lz4 ? packed : directory;
+  const header = framedHeader(b, BLOCK_MAGIC_V6, BLOCK_FIXED_BYTES_V6, stored, plain, section.length);
+  header.writeUInt32LE(directory.length, 76);
+  header[80] = lz4 ? 1 : 0;
+  header.writeUInt32LE(crc32c(section, crc32c(header.subarray(76), crc32c(header.subarray(0, 72)))), 72);
+  return Buffer.concat([header, section, b.bloom, b.grams, ...frames]);
+}
+
+/**
+ * A format 5 block (column frames, a plain directory, no summaries): what builds before format 6
+ * wrote. Only tests and fixtures write it now (mixed-format segments must keep reading).
+ */
+export function assembleBlockV5(b: BlockContent, codec: BlockCodec): Buffer {
   const { directory, frames, stored, plain } = frameBody(b.body, codec);
-  const header = Buffer.alloc(BLOCK_FIXED_BYTES_V5);
-  BLOCK_MAGIC_V5.copy(header, 0);
+  const header = framedHeader(b, BLOCK_MAGIC_V5, BLOCK_FIXED_BYTES_V5, stored, plain, directory.length);
+  header.writeUInt32LE(crc32c(directory, crc32c(header.subarray(0, 72))), 72);
+  return Buffer.concat([header, directory, b.bloom, b.grams, ...frames]);
+}
+
+/** Bytes 0..71 of a format 5 or 6 header (the CRC at 72 and format 6's fields after it are the caller's). */
+function framedHeader(b: BlockContent, magic: Buffer, size: number, stored: number, plain: number, headLength: number): Buffer {
+  const header = Buffer.alloc(size);
+  magic.copy(header, 0);
   header.writeUInt32LE(stored, 4);
   header.writeUInt32LE(plain, 8);
   writeEventFields(header, b);
   header.writeUInt32LE(b.bloom.length, 56);
   header.writeUInt32LE((b.grams.length | FIELD_GRAMS_BIT) >>> 0, 60);
-  header.writeUInt32LE(directory.length, 64);
+  header.writeUInt32LE(headLength, 64);
   header.writeUInt32LE(crc32c(b.grams, crc32c(b.bloom)), 68);
-  header.writeUInt32LE(crc32c(directory, crc32c(header.subarray(0, 72))), 72);
-  return Buffer.concat([header, directory, b.bloom, b.grams, ...frames]);
+  return header;
 }
 
 function writeEventFields(header: Buffer, b: BlockContent): void {
@@ -307,7 +342,7 @@ export function assembleBlockV4(b: BlockContent, codec: BlockCodec): Buffer {
 
 /** The block magic of a segment format version. */
 export function blockMagicOf(version: number): Buffer {
-  return version === 1 ? BLOCK_MAGIC_V1 : version >= 5 ? BLOCK_MAGIC_V5 : BLOCK_MAGIC;
+  return version === 1 ? BLOCK_MAGIC_V1 : version >= 6 ? BLOCK_MAGIC_V6 : version === 5 ? BLOCK_MAGIC_V5 : BLOCK_MAGIC;
 }
 
 /**
@@ -317,9 +352,11 @@ export function blockMagicOf(version: number): Buffer {
 export function readBlockMeta(buf: Buffer, pos: number): BlockMeta | null {
   if (buf.length - pos < BLOCK_HEADER_BYTES_V1) return null;
   const magic = buf.subarray(pos, pos + 4);
-  if (magic.equals(BLOCK_MAGIC_V5)) {
-    if (buf.length - pos < BLOCK_FIXED_BYTES_V5) return null;
-    return { ...eventFields(buf, pos), gramLength: buf.readUInt32LE(pos + 60) & ~FIELD_GRAMS_BIT, fieldGrams: (buf.readUInt32LE(pos + 60) & FIELD_GRAMS_BIT) !== 0, headerLength: BLOCK_FIXED_BYTES_V5 + buf.readUInt32LE(pos + 64), crc: buf.readUInt32LE(pos + 72), framed: true };
+  const v6 = magic.equals(BLOCK_MAGIC_V6);
+  if (v6 || magic.equals(BLOCK_MAGIC_V5)) {
+    const fixed = v6 ? BLOCK_FIXED_BYTES_V6 : BLOCK_FIXED_BYTES_V5;
+    if (buf.length - pos < fixed) return null;
+    return { ...eventFields(buf, pos), gramLength: buf.readUInt32LE(pos + 60) & ~FIELD_GRAMS_BIT, fieldGrams: (buf.readUInt32LE(pos + 60) & FIELD_GRAMS_BIT) !== 0, headerLength: fixed + buf.readUInt32LE(pos + 64), crc: buf.readUInt32LE(pos + 72), framed: true };
   }
   const v1 = magic.equals(BLOCK_MAGIC_V1);
   if (!v1 && (!magic.equals(BLOCK_MAGIC) || buf.length - pos < BLOCK_HEADER_BYTES)) return null;
@@ -386,11 +423,13 @@ export function blockGrams(buf: Buffer, pos: number, m: BlockMeta): Buffer {
 }
 
 /**
- * Format 5: true if the header and column directory (`head`: the block's first headerLength
- * bytes) match their checksum. Read alone before any column of the block.
+ * Formats 5 and 6: true if the header and column directory (`head`: the block's first
+ * headerLength bytes; format 6: the head section as stored) match their checksum. Read alone
+ * before any column of the block.
  */
 export function framedHeaderIntact(head: Buffer, m: BlockMeta): boolean {
-  return head.length === m.headerLength && m.headerLength >= BLOCK_FIXED_BYTES_V5 && crc32c(head.subarray(BLOCK_FIXED_BYTES_V5), crc32c(head.subarray(0, 72))) === head.readUInt32LE(72);
+  const fixed = head.length >= 4 && head[3] === 0x36 /* LBK6 */ ? BLOCK_FIXED_BYTES_V6 : BLOCK_FIXED_BYTES_V5;
+  return head.length === m.headerLength && m.headerLength >= fixed && crc32c(head.subarray(76), crc32c(head.subarray(0, 72))) === head.readUInt32LE(72);
 }
 
 /** Format 5: the checksum of the bloom and gram filters (`filters`: both, back to back) matches. */
@@ -398,9 +437,26 @@ export function framedFiltersIntact(head: Buffer, filters: Buffer): boolean {
   return crc32c(filters) === head.readUInt32LE(68);
 }
 
-/** Format 5: the column directory of a block (`head`: its first headerLength bytes); null if it does not add up. */
+/**
+ * Formats 5 and 6: the column directory of a block (`head`: its first headerLength bytes, checked
+ * by framedHeaderIntact), with format 6's column summaries; null if it does not add up (or a
+ * format 6 head section does not decompress).
+ */
 export function blockDirectory(head: Buffer, m: BlockMeta): ReturnType<typeof parseDirectory> {
-  return parseDirectory(head.subarray(BLOCK_FIXED_BYTES_V5, m.headerLength), m.compressedLength);
+  if (head[3] !== 0x36 /* LBK6 */) return parseDirectory(head.subarray(BLOCK_FIXED_BYTES_V5, m.headerLength), m.compressedLength);
+  const section = head.subarray(BLOCK_FIXED_BYTES_V6, m.headerLength);
+  const plainLength = head.readUInt32LE(76);
+  let plain: Buffer;
+  if (head[80] === 0) plain = section;
+  else if (head[80] === 1) {
+    try {
+      plain = lz4Codec.decompress(section);
+    } catch {
+      return null;
+    }
+  } else return null;
+  if (plain.length !== plainLength) return null;
+  return parseDirectory(plain, m.compressedLength, m.eventCount);
 }
 
 /**

@@ -85,21 +85,47 @@ export function decodeNumbers(c: NumberColumn, count: number): number[] {
     if (k !== count) throw new LogsvcError('E_STATE_CORRUPT', `run-length column holds ${k} values, expected ${count}`);
     return out;
   }
+  // Zigzag varint deltas. Most deltas take 1 to 4 bytes (timestamps a few ms apart, counters):
+  // those are read with 32-bit operators; 5 bytes or more (the first timestamp of a block) in
+  // doubles, as the encoder wrote them. 4x faster than doubles throughout on timestamp columns,
+  // 2.7x on 3-byte deltas (bench: docs/benchmarks.md, 2026-11-28).
   const b = c.b;
+  const len = b.length;
   let pos = 0;
   let prev = 0;
   for (let i = 0; i < count; i++) {
-    let z = 0;
-    let mul = 1;
+    if (pos >= len) throw new LogsvcError('E_STATE_CORRUPT', 'delta column ends early');
+    let byte = b[pos++]!;
+    if (byte < 0x80) {
+      prev += (byte >>> 1) ^ -(byte & 1);
+      out[i] = prev;
+      continue;
+    }
+    let z = byte & 0x7f;
+    let shift = 7;
     for (;;) {
-      if (pos >= b.length) throw new LogsvcError('E_STATE_CORRUPT', 'delta column ends early');
-      const byte = b[pos++]!;
-      z += (byte & 0x7f) * mul;
+      if (pos >= len) throw new LogsvcError('E_STATE_CORRUPT', 'delta column ends early');
+      byte = b[pos++]!;
+      if (shift > 21) break;
+      z |= (byte & 0x7f) << shift;
       if (byte < 0x80) break;
+      shift += 7;
+    }
+    if (shift <= 21) {
+      // At most 28 bits: zigzag with 32-bit operators.
+      prev += (z >>> 1) ^ -(z & 1);
+      out[i] = prev;
+      continue;
+    }
+    let zz = z + (byte & 0x7f) * 2 ** shift;
+    let mul = 2 ** (shift + 7);
+    while (byte >= 0x80) {
+      if (pos >= len) throw new LogsvcError('E_STATE_CORRUPT', 'delta column ends early');
+      byte = b[pos++]!;
+      zz += (byte & 0x7f) * mul;
       mul *= 0x80;
     }
-    const d = z % 2 === 0 ? z / 2 : -(z + 1) / 2;
-    prev += d;
+    prev += zz % 2 === 0 ? zz / 2 : -(zz + 1) / 2;
     out[i] = prev;
   }
   return out;

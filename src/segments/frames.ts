@@ -17,6 +17,7 @@ import { unpack } from '../lib/msgpack.js';
 import { crc32c } from '../storage/index.js';
 import type { BlockCodec } from './codec.js';
 import type { NumberColumn, RawColumn, StringColumn } from './columns.js';
+import { encodeSummaries, parseSummaries, summarizeColumn, type ColumnSummary, type SummaryPart } from './summaries.js';
 
 /** The built-in columns of a body, in frame order (fields follow them). */
 export const BUILTIN_COLUMNS = ['ts', 'tz', 'raw', 'it', 'off', 'idx'] as const;
@@ -58,6 +59,8 @@ export interface ColumnEntry {
   frame: number;
   offset: number;
   length: number;
+  /** Format 6: what the head says about the column (summaries.ts). */
+  summary?: ColumnSummary;
 }
 
 export interface Directory {
@@ -145,13 +148,47 @@ function header(b: Buffer, p: number): { head: number; len: number; kids: number
   }
 }
 
+/** The msgpack walk, for readers of one column's bytes (EncodedBlock.bytes). */
+export { header as msgpackHeader, skip as msgpackSkip };
+
+/** The child values of the value `span` read last. */
+let spanKids = 0;
+
+/**
+ * The bytes of the value at `p` before its children (header and content), its child count in
+ * `spanKids`: `header` without an object per call, for walks over whole columns (a dictionary's
+ * entries, a template's layouts).
+ */
+function span(b: Buffer, p: number): number {
+  const x = b[p];
+  if (x === undefined) corrupt('ends early');
+  spanKids = 0;
+  if (x <= 0x7f || x >= 0xe0) return 1;
+  if (x <= 0x8f) {
+    spanKids = 2 * (x & 0x0f);
+    return 1;
+  }
+  if (x <= 0x9f) {
+    spanKids = x & 0x0f;
+    return 1;
+  }
+  if (x <= 0xbf) return 1 + (x & 0x1f);
+  if (x === 0xd9 || x === 0xc4) return 2 + b[p + 1]!;
+  if (x === 0xcc || x === 0xd0) return 2;
+  if (x === 0xcd || x === 0xd1) return 3;
+  if (x === 0xce || x === 0xd2 || x === 0xca) return 5;
+  if (x === 0xcf || x === 0xd3 || x === 0xcb) return 9;
+  const h = header(b, p);
+  spanKids = h.kids;
+  return h.head + h.len;
+}
+
 /** The position just past the value at `p` (iterative: no recursion on nesting). */
 function skip(b: Buffer, p: number): number {
   let left = 1;
   while (left > 0) {
-    const h = header(b, p);
-    p += h.head + h.len;
-    left += h.kids - 1;
+    p += span(b, p);
+    left += spanKids - 1;
   }
   if (p > b.length) corrupt('ends early');
   return p;
@@ -252,17 +289,31 @@ const COLUMN_BYTES = 14;
  * then u32 column count, per column u8 kind (0 built-in, 1 field), u8 encoding letter, u16
  * frame, u32 offset and u32 length of its msgpack in the decompressed frame, u16 name length,
  * the name in UTF-8. A column of SMALL_COLUMN bytes or more has a frame of its own; smaller
- * ones share frames with their neighbours in body order.
+ * ones share frames with their neighbours in body order. Format 6 (`n`, the event count, given):
+ * then the column summaries (summaries.ts).
  */
-export function frameBody(body: Buffer, codec: BlockCodec): { directory: Buffer; frames: Buffer[]; stored: number; plain: number } {
+export function frameBody(body: Buffer, codec: BlockCodec, n?: number): { directory: Buffer; frames: Buffer[]; stored: number; plain: number } {
   const parts = splitBody(body);
+  // Format 6 (`n` given): summaries of some columns (summaries.ts), a summarised dictionary's
+  // column in its frame without its entries (they are in the summary).
+  const summaries: SummaryPart[] = [];
+  const bytesOf: (Buffer | undefined)[] = [];
+  if (n !== undefined) {
+    parts.forEach((p, k) => {
+      const s = summarizeColumn(k, p, body.subarray(p.start, p.end), n);
+      if (s === null) return;
+      summaries.push(s);
+      if (s.columnBytes !== undefined) bytesOf[k] = s.columnBytes;
+    });
+  }
+  const partBytes = (k: number): Buffer => bytesOf[k] ?? body.subarray(parts[k]!.start, parts[k]!.end);
   const names = parts.map((p) => Buffer.from(p.name, 'utf8'));
   // Frames as runs of parts: [first, end) each.
   const runs: [number, number][] = [];
   let open = -1;
   let openBytes = 0;
   for (let k = 0; k < parts.length; k++) {
-    const len = parts[k]!.end - parts[k]!.start;
+    const len = partBytes(k).length;
     if (len >= SMALL_COLUMN) {
       if (open >= 0) runs.push([open, k]);
       open = -1;
@@ -286,7 +337,9 @@ export function frameBody(body: Buffer, codec: BlockCodec): { directory: Buffer;
     if (n.length > 0xffff) throw new LogsvcError('E_INTERNAL', 'a field name longer than 65535 bytes');
     size += COLUMN_BYTES + n.length;
   }
-  const dir = Buffer.allocUnsafe(size);
+  const section = n === undefined ? null : encodeSummaries(summaries);
+  const dir = Buffer.allocUnsafe(size + (section?.length ?? 0));
+  section?.copy(dir, size);
   dir.writeUInt32LE(runs.length, 0);
   const frames: Buffer[] = [];
   let stored = 0;
@@ -297,7 +350,7 @@ export function frameBody(body: Buffer, codec: BlockCodec): { directory: Buffer;
   for (let f = 0; f < runs.length; f++) {
     const [first, end] = runs[f]!;
     // Parts of a run are adjacent in the body except across the fields array's framing: copy them together.
-    const bytes = end - first === 1 ? body.subarray(parts[first]!.start, parts[first]!.end) : Buffer.concat(parts.slice(first, end).map((p) => body.subarray(p.start, p.end)));
+    const bytes = end - first === 1 ? partBytes(first) : Buffer.concat(Array.from({ length: end - first }, (_, j) => partBytes(first + j)));
     const packed = bytes.length < MIN_COMPRESS ? null : codec.compress(bytes);
     const lz4 = packed !== null && packed.length < bytes.length;
     const frame = lz4 ? packed : bytes;
@@ -312,7 +365,7 @@ export function frameBody(body: Buffer, codec: BlockCodec): { directory: Buffer;
     let offset = 0;
     for (let k = first; k < end; k++) {
       const part = parts[k]!;
-      const len = part.end - part.start;
+      const len = partBytes(k).length;
       dir[c] = part.field ? 1 : 0;
       dir[c + 1] = part.e.length === 1 ? part.e.charCodeAt(0) & 0x7f : 0;
       dir.writeUInt16LE(f, c + 2);
@@ -327,8 +380,11 @@ export function frameBody(body: Buffer, codec: BlockCodec): { directory: Buffer;
   return { directory: dir, frames, stored, plain };
 }
 
-/** Parses a directory; null when it does not add up (then the block is damaged). */
-export function parseDirectory(dir: Buffer, framesLength: number): Directory | null {
+/**
+ * Parses a directory; null when it does not add up (then the block is damaged). Format 6 (`n`,
+ * the block's event count, given): the column summaries follow the columns.
+ */
+export function parseDirectory(dir: Buffer, framesLength: number, n?: number): Directory | null {
   if (dir.length < 8) return null;
   const nf = dir.readUInt32LE(0);
   if (nf > 0xffff || 8 + nf * FRAME_BYTES > dir.length) return null;
@@ -369,7 +425,10 @@ export function parseDirectory(dir: Buffer, framesLength: number): Directory | n
     q += COLUMN_BYTES + len;
     columns.push(entry);
   }
-  if (q !== dir.length) return null;
+  if (n === undefined) return q === dir.length ? { frames, columns } : null;
+  const summaries = parseSummaries(dir, q, columns, n);
+  if (summaries === null) return null;
+  for (const [k, summary] of summaries) columns[k]!.summary = summary;
   return { frames, columns };
 }
 
@@ -384,6 +443,12 @@ export interface EncodedBlock {
   encoding(col: BuiltinColumn | number): string;
   builtin<K extends BuiltinColumn>(key: K): BlockBody[K];
   field(j: number): StringColumn;
+  /**
+   * A column's msgpack undecoded (formats 5 and 6, its frame read and checked), for readers that
+   * walk it themselves; null for formats 1 to 4 and for a format 6 dictionary whose entries are in
+   * the head's summary (its frame holds the codes only).
+   */
+  bytes(col: BuiltinColumn | number): Buffer | null;
 }
 
 /** Formats 1 to 4: the one decoded body map. */
@@ -400,6 +465,7 @@ export function bodyColumns(d: BlockBody): EncodedBlock {
       if (f === undefined) throw new LogsvcError('E_STATE_CORRUPT', `block body has no field column ${j}`);
       return f[1];
     },
+    bytes: () => null,
   };
 }
 
@@ -440,6 +506,8 @@ export function framedColumns(n: number, dir: Directory, read: (at: number, leng
       throw new FrameDamage(`${where}: column ${JSON.stringify(entry.name)} does not decode (${(err as Error).message})`);
     }
     if (value === null || typeof value !== 'object') throw new FrameDamage(`${where}: column ${JSON.stringify(entry.name)} is not a column`);
+    // Format 6: a summarised dictionary's entries are in the head, its frame holds the codes.
+    if (entry.summary?.kind === 'dict' && (value as { d?: unknown }).d === undefined) (value as { d: string[] }).d = entry.summary.d;
     cache[k] = value;
     return value;
   };
@@ -451,6 +519,15 @@ export function framedColumns(n: number, dir: Directory, read: (at: number, leng
     field: (j) => {
       if (j < 0 || j >= fields.length) throw new LogsvcError('E_STATE_CORRUPT', `${where}: no field column ${j}`);
       return load(BUILTIN_COLUMNS.length + j) as StringColumn;
+    },
+    bytes: (col) => {
+      const k = typeof col === 'number' ? BUILTIN_COLUMNS.length + col : BUILTIN_COLUMNS.indexOf(col);
+      const entry = dir.columns[k];
+      if (entry === undefined || (typeof col === 'number' && col < 0)) throw new LogsvcError('E_STATE_CORRUPT', `${where}: no column ${col}`);
+      // Format 6: a summarised dictionary's frame holds its codes only (its entries are in the
+      // head), not the column's msgpack: read it decoded (`load` adds the entries).
+      if (entry.summary?.kind === 'dict') return null;
+      return frame(entry.frame, entry.name).subarray(entry.offset, entry.offset + entry.length);
     },
   };
 }

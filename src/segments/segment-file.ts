@@ -15,12 +15,13 @@ import { crc32c } from '../storage/index.js';
 import { BLOCK_HEADER_BYTES_V1, blockIntact, blockLength, blockMagicOf, readBlockMeta, type BlockMeta } from './block.js';
 
 /**
- * Written by this version (format 5: each block column its own compressed, checksummed frame).
- * Still read: format 4 (one LZ4 body per block), format 3 (the gram filter holds @rawstring's grams only),
+ * Written by this version (format 6: each block column its own compressed, checksummed frame,
+ * and summaries of some columns in the block's head). Still read: format 5 (no summaries, a plain
+ * directory), format 4 (one LZ4 body per block), format 3 (the gram filter holds @rawstring's grams only),
  * format 2 (also no text or template columns in block bodies) and format 1 (also no gram filter).
  */
-export const SEGMENT_FORMAT_VERSION = 5;
-export const READABLE_SEGMENT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5];
+export const SEGMENT_FORMAT_VERSION = 6;
+export const READABLE_SEGMENT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6];
 export const SEGMENT_MAGIC = Buffer.from('LSEG');
 export const FOOTER_MAGIC = Buffer.from('LSEF');
 export const TRAILER_BYTES = 12;

@@ -4,7 +4,7 @@
  * once (blocks_per_segment = 1, flush_block_seconds = 1) and the sweep runs every second.
  */
 import t from 'tap';
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCli, startNode, type TestNode } from '../helpers/node-process.js';
 import { api } from '../helpers/http.js';
@@ -111,8 +111,10 @@ t.test('time retention: old segments leave the results and the disk, newer data 
 t.test('storage-size retention deletes the oldest segments until the rest fits', async (t) => {
   const repo = await createRepo(node.url, node.adminToken, 'sized');
   for (let i = 0; i < 5; i++) await ingestStructured(node.url, repo.ingestToken, events(20, (10 - i) * 3_600_000, `b${i}`));
-  await until('five segments', () => repoFiles(node, repo.id), (f) => f.length === 5);
-  const { compressedByteSize: total } = await repoSize(node, 'sized');
+  const files = await until('five segments', () => repoFiles(node, repo.id), (f) => f.length === 5);
+  // The catalog learns of a segment just after its file appears: measure once it counts all five.
+  const onDisk = (await Promise.all(files.map((f) => stat(f)))).reduce((n, s) => n + s.size, 0);
+  const { compressedByteSize: total } = await until('the repository size to count all five', () => repoSize(node, 'sized'), (s) => s.compressedByteSize === onDisk);
   // Room for about two and a half of the five (similar) segments: the three oldest go.
   const limitGb = (total * 0.5) / 1e9;
   await mustGql(node.url, node.adminToken, doc('UpdateStorageBasedRetention'), { RepositoryName: 'sized', StorageInGB: limitGb });

@@ -38,6 +38,12 @@ const count: FnDef = {
         addRows(st, rows) {
           for (const key of tallyField(rows, f)!.keys) distinctAdd(st, key);
         },
+        addSummary(st, rows) {
+          const t = rows.tally(f);
+          if (t === null) return false;
+          for (const key of t.keys) distinctAdd(st, key);
+          return true;
+        },
       };
       const agg: Aggregator<DistinctState> = {
         name: 'count',
@@ -81,6 +87,10 @@ const countColumns: ColumnAggregator<{ n: number }> = {
   addRows(st, rows) {
     st.n += rows.count;
   },
+  addSummary(st, rows) {
+    st.n += rows.count;
+    return true;
+  },
 };
 
 /** count(field): the selected rows that hold the field. */
@@ -120,14 +130,32 @@ function numAdd(st: NumState, x: number): void {
   if (x > st.max) st.max = x;
 }
 
-/** sum/avg/min/max/range/stdDev over a block's column, rows in order (the same sums as event by event). */
-function numericColumns(field: string): ColumnAggregator<NumState> {
-  return {
+/**
+ * sum/avg/min/max/range/stdDev over a block's column, rows in order (the same sums as event by
+ * event); all but stdDev also from an integer column's summary (segment format 6), when every
+ * sum stays exact: the state's sum an integer and |state sum| + n * max |value| within 2^53, so
+ * every partial sum of adding the values one by one is an exact integer, and adding the block's
+ * sum at once gives the same (the squares are not summarised: stdDev reads the rows).
+ */
+function numericColumns(field: string, squares: boolean): ColumnAggregator<NumState> {
+  const columns: ColumnAggregator<NumState> = {
     addRows(st, rows) {
       // An integer column: numbers as stored (parseNumber of their canonical text gives them back).
       eachNumber(rows, field, (x) => numAdd(st, x));
     },
   };
+  if (squares) return columns;
+  columns.addSummary = (st, rows) => {
+    const s = rows.ints(field);
+    if (s === null || !Number.isSafeInteger(s.sum) || !Number.isSafeInteger(st.sum)) return false;
+    if (Math.abs(st.sum) + s.n * Math.max(Math.abs(s.min), Math.abs(s.max)) > Number.MAX_SAFE_INTEGER) return false;
+    st.n += s.n;
+    st.sum += s.sum;
+    if (s.min < st.min) st.min = s.min;
+    if (s.max > st.max) st.max = s.max;
+    return true;
+  };
+  return columns;
 }
 
 function numeric(name: string, defAs: string, out: NumOut, emptyZero: boolean): FnDef {
@@ -145,7 +173,7 @@ function numeric(name: string, defAs: string, out: NumOut, emptyZero: boolean): 
       const as = a.string('as', defAs);
       const agg: Aggregator<NumState> = {
         name,
-        ...(plainField(field) ? { columns: numericColumns(field) } : {}),
+        ...(plainField(field) ? { columns: numericColumns(field, name === 'stdDev') } : {}),
         init: () => ({ n: 0, sum: 0, sq: 0, min: Infinity, max: -Infinity }),
         add(st, e) {
           const x = parseNumber(e.get(field));
@@ -373,13 +401,21 @@ export function groupedAggregator(name: string, fields: string[], sub: Aggregato
       ? undefined
       : {
           addRows(st, rows) {
-            const t = tallyField(rows, one)!;
-            for (let k = 0; k < t.keys.length; k++) {
-              const key = t.keys[k]!;
-              addCountToGroup(st, key, cap, sub, t.counts[k]!, () => ({ k: [key], s: sub.init() }));
-            }
+            addGroupTally(st, tallyField(rows, one)!);
+          },
+          addSummary(st, rows) {
+            const t = rows.tally(one);
+            if (t === null) return false;
+            addGroupTally(st, t);
+            return true;
           },
         };
+  function addGroupTally(st: GroupState, t: { keys: readonly string[]; counts: readonly number[] }): void {
+    for (let k = 0; k < t.keys.length; k++) {
+      const key = t.keys[k]!;
+      addCountToGroup(st, key, cap, sub, t.counts[k]!, () => ({ k: [key], s: sub.init() }));
+    }
+  }
   return {
     name,
     ...(columns === undefined ? {} : { columns }),
@@ -488,20 +524,28 @@ const top: FnDef = {
         ? undefined
         : {
             addRows(st, rows) {
-              const t = tallyField(rows, one)!;
-              for (let k = 0; k < t.keys.length; k++) {
-                const key = t.keys[k]!;
-                const n = t.counts[k]!;
-                st.total += n;
-                const cur = st.c.get(key);
-                if (cur !== undefined) cur.n += n;
-                else if (st.c.size < cap) {
-                  chargeKept(GROUP_BYTES + 2 * stringBytes(key));
-                  st.c.set(key, { k: [key], n });
-                } else st.over += n;
-              }
+              addTopTally(st, tallyField(rows, one)!);
+            },
+            addSummary(st, rows) {
+              const t = rows.tally(one!);
+              if (t === null) return false;
+              addTopTally(st, t);
+              return true;
             },
           };
+    function addTopTally(st: TopState, t: { keys: readonly string[]; counts: readonly number[] }): void {
+      for (let k = 0; k < t.keys.length; k++) {
+        const key = t.keys[k]!;
+        const n = t.counts[k]!;
+        st.total += n;
+        const cur = st.c.get(key);
+        if (cur !== undefined) cur.n += n;
+        else if (st.c.size < cap) {
+          chargeKept(GROUP_BYTES + 2 * stringBytes(key));
+          st.c.set(key, { k: [key], n });
+        } else st.over += n;
+      }
+    }
     const agg: Aggregator<TopState> = {
       name: 'top',
       ...(columns === undefined ? {} : { columns }),

@@ -227,6 +227,9 @@ function timeAggregator(name: string, buckets: Buckets, series: string[], sub: A
     const noSeries = keyText([]);
     const cell = (st: ChartState, b: number, n: number): void => addCountToGroup(st, `${b}\u0000${noSeries}`, cap, sub, n, () => ({ b, k: [], s: sub.init() }));
     const nb = Math.floor((last - first) / span) + 1;
+    const { shift } = buckets;
+    const base = Math.floor((first + shift) / span);
+    let counts: Float64Array | null = null;
     columns = {
       addSpan(st, minTs, maxTs, n) {
         const b = bucketStart(minTs, buckets);
@@ -237,19 +240,38 @@ function timeAggregator(name: string, buckets: Buckets, series: string[], sub: A
       addRows(st, rows) {
         const ts = rows.ts();
         const { sel, count } = rows;
-        const tally = new Float64Array(nb);
+        // The bucket index straight from the timestamp: floor((t + shift) / span) less the first
+        // bucket's, which is what bucketStart() then (b - first) / span gives, without the
+        // multiplication back (non-finite timestamps give NaN and are left out). The tally is
+        // reused block after block (zeroed through `order`).
+        const tally = (counts ??= new Float64Array(nb));
         const order: number[] = [];
         for (let j = 0; j < count; j++) {
-          const t = ts[sel[j]!]!;
-          if (!Number.isFinite(t)) continue;
-          const b = bucketStart(t, buckets);
-          if (b < first || b > last) continue;
-          const k = Math.round((b - first) / span);
+          const k = Math.floor((ts[sel[j]!]! + shift) / span) - base;
+          if (!(k >= 0 && k < nb)) continue;
           const c = tally[k]!;
           tally[k] = c + 1;
           if (c === 0) order.push(k);
         }
-        for (const k of order) cell(st, first + k * span, tally[k]!);
+        for (const k of order) {
+          cell(st, first + k * span, tally[k]!);
+          tally[k] = 0;
+        }
+      },
+      // Events per minute (segment format 6 summaries) when every minute lies in one bucket: a
+      // span of whole minutes and a zone shift of whole minutes. Cells are then made in minute
+      // order rather than row order, which only matters once the groups' cap is reached: so not
+      // when the chart may have more buckets than the cap.
+      addSummary(st, rows) {
+        const m = rows.minutes();
+        if (m === null || span % MINUTE !== 0 || shift % MINUTE !== 0 || nb > cap) return false;
+        for (let j = 0; j < m.counts.length; j++) {
+          const c = m.counts[j]!;
+          if (c === 0) continue;
+          const k = Math.floor((m.first + j * MINUTE + shift) / span) - base;
+          if (k >= 0 && k < nb) cell(st, first + k * span, c);
+        }
+        return true;
       },
     };
   }

@@ -1,9 +1,9 @@
 /**
- * The golden segments. Format 5 (today's: each block column its own frame): the fixture must keep reading back to exactly these
+ * The golden segments. Format 6 (today's: each block column its own frame, summaries of some columns in the block's head): the fixture must keep reading back to exactly these
  * events, and today's encoder must still produce it byte for byte (a difference means the format
  * changed: bump SEGMENT_FORMAT_VERSION and add a new fixture, keeping the old ones readable).
  * Regenerate deliberately with UPDATE_GOLDEN=1. Formats 1 (no gram filter), 2 (no text or
- * template columns), 3 (grams of @rawstring only) and 4 (one LZ4 body per block) were written by earlier builds: they must
+ * template columns), 3 (grams of @rawstring only), 4 (one LZ4 body per block) and 5 (column frames, no summaries) were written by earlier builds: they must
  * still read back, through the catalog and through queries.
  */
 import t, { type Test } from 'tap';
@@ -11,7 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { addEvent, decodeBlockEvents, emptyColumns, encodeBlock, encodedBlockAt, readBlockMeta, type BlockBody, type StoredEvent } from '../../../src/segments/block.js';
+import { addEvent, blockDirectory, decodeBlockEvents, emptyColumns, encodeBlock, encodedBlockAt, readBlockMeta, type BlockBody, type StoredEvent } from '../../../src/segments/block.js';
 import { wholeBody } from '../../../src/segments/frames.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
 import { encodeFooter, encodeSegmentHeader, parseSegment, SEGMENT_FORMAT_VERSION, summarize, type BlockEntry, type ParsedSegment } from '../../../src/segments/segment-file.js';
@@ -21,9 +21,9 @@ import { runScanTask } from '../../../src/query/scan.js';
 import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
 
 const fixture = (v: number): string => fileURLToPath(new URL(`../../fixtures/segments/v${v}/golden.seg`, import.meta.url));
-const FIXTURE = fixture(5);
-/** Written by earlier builds: v1 (no gram filter), v2 (no text or template columns), v3 (grams of @rawstring only), v4 (one LZ4 body per block). */
-const OLD_FIXTURES = [fixture(1), fixture(2), fixture(3), fixture(4)];
+const FIXTURE = fixture(6);
+/** Written by earlier builds: v1 (no gram filter), v2 (no text or template columns), v3 (grams of @rawstring only), v4 (one LZ4 body per block), v5 (column frames without summaries). */
+const OLD_FIXTURES = [fixture(1), fixture(2), fixture(3), fixture(4), fixture(5)];
 
 const META = {
   id: 'golden-p3-000000000001',
@@ -85,13 +85,22 @@ function checkReadsBack(t: Test, buf: Buffer, file: string, want: (block: number
 
 const bodyOf = (buf: Buffer, b: BlockEntry): BlockBody => wholeBody(encodedBlockAt(buf, b.pos, b, lz4Codec));
 
-t.test('golden segment v5 reads back exactly', async (t) => {
+t.test('golden segment v6 reads back exactly', async (t) => {
   if (process.env.UPDATE_GOLDEN === '1') await writeFile(FIXTURE, buildGolden());
   const buf = await readFile(FIXTURE);
-  t.equal(SEGMENT_FORMAT_VERSION, 5);
-  t.equal(buf.readUInt32LE(4), 5);
+  t.equal(SEGMENT_FORMAT_VERSION, 6);
+  t.equal(buf.readUInt32LE(4), 6);
   const seg = checkReadsBack(t, buf, FIXTURE, eventsV3);
-  t.ok(seg.blocks.every((b) => b.framed === true && b.headerLength === 76 + buf.readUInt32LE(b.pos + 64) && b.gramLength === 128), 'blocks of column frames with a directory and a gram filter');
+  t.ok(seg.blocks.every((b) => b.framed === true && b.headerLength === 84 + buf.readUInt32LE(b.pos + 64) && b.gramLength === 128), 'blocks of column frames with a head section and a gram filter');
+  const dir = blockDirectory(buf.subarray(seg.blocks[0]!.pos, seg.blocks[0]!.pos + seg.blocks[0]!.headerLength), seg.blocks[0]!)!;
+  t.strictSame(
+    dir.columns.filter((c) => c.summary !== undefined).map((c) => `${c.name}:${c.summary!.kind}`),
+    ['ts:minutes', 'method:dict', 'statuscode:dict', 'responsesize:ints', 'useragent:dict'],
+    'block 0: summaries of the timestamps, the small dictionaries and the integer column',
+  );
+  t.strictSame(dir.columns.find((c) => c.name === 'statuscode')!.summary, { kind: 'dict', d: ['200'], counts: [5], absent: 0 });
+  t.strictSame(dir.columns.find((c) => c.name === 'responsesize')!.summary, { kind: 'ints', n: 5, min: 100, max: 104, sum: 510 });
+  t.strictSame(dir.columns[0]!.summary, { kind: 'minutes', first: 1_699_999_980_000, counts: [5] });
   const [b0, b1] = seg.blocks.map((b) => bodyOf(buf, b));
   t.equal(b0!.raw.e, 't', 'block 0: raw strings as templates over the fields');
   t.notOk(b0!.fields.some(([, c]) => c.e === 'x'), 'block 0: no field refers into the raw strings');
@@ -106,7 +115,7 @@ t.test('golden segment v5 reads back exactly', async (t) => {
 
 t.test('the encoder still produces the golden bytes', async (t) => {
   const buf = await readFile(FIXTURE);
-  t.ok(buildGolden().equals(buf), 'byte-identical to the v5 fixture');
+  t.ok(buildGolden().equals(buf), 'byte-identical to the v6 fixture');
 });
 
 t.test('golden segments of earlier formats still read back', async (t) => {
@@ -114,12 +123,13 @@ t.test('golden segments of earlier formats still read back', async (t) => {
     const buf = await readFile(file);
     const v = buf.readUInt32LE(4);
     const seg = checkReadsBack(t, buf, file, v >= 3 ? eventsV3 : events);
-    const [hl, gl] = v === 1 ? [64, 0] : [68, 128];
-    t.ok(seg.blocks.every((b) => b.headerLength === hl && b.gramLength === gl), `v${v}: ${hl}-byte block headers, gram filter ${gl} bytes`);
+    const hl = (b: { pos: number }): number => (v === 1 ? 64 : v === 5 ? 76 + buf.readUInt32LE(b.pos + 64) : 68);
+    const gl = v === 1 ? 0 : 128;
+    t.ok(seg.blocks.every((b) => b.headerLength === hl(b) && b.gramLength === gl), `v${v}: block headers of the format, gram filter ${gl} bytes`);
     const info = await readSegmentInfo(file, createLogger('error'), Date.now());
     t.strictSame(
       info.blocks.map((b) => [b.pos, b.headerLength, b.gramLength]),
-      seg.blocks.map((b) => [b.pos, hl, gl]),
+      seg.blocks.map((b) => [b.pos, hl(b), gl]),
       `v${v}: the catalog reads the footer with the layout of its blocks`,
     );
   }
@@ -146,7 +156,7 @@ t.test('queries over every format: every format answers; an absent whole word is
     // holds only @rawstring's grams: a bare word reads the blocks. From format 4 it holds every
     // field value's grams too: an absent bare word skips them. A word bounded on both sides inside
     // the search text is a whole token, which the bloom filter rules out in every format.
-    const fieldGrams = v === 'v4' || v === 'v5';
+    const fieldGrams = v === 'v4' || v === 'v5' || v === 'v6';
     t.match(await scan(file, 'zq7xk2vblm | count()'), fieldGrams ? { blocksRead: 0, blocksSkipped: 2, matched: 0 } : { blocksRead: 2, blocksSkipped: 0, matched: 0 }, `${v}: an absent bare word ${fieldGrams ? 'skips every block' : 'reads the blocks'} and finds nothing`);
     t.match(await scan(file, '"GET zq7xk2vblm item" | count()'), { blocksRead: 0, blocksSkipped: 2, matched: 0 }, `${v}: an absent whole word skips every block`);
   }

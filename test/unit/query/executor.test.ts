@@ -96,6 +96,20 @@ t.test('filters, time range and tag pruning', async (t) => {
   t.equal(tasksRun, before, 'no datasource matches the tag: nothing scanned');
 });
 
+t.test('a query the column summaries may answer runs in one task per thread; others in tasks of task_bytes', async (t) => {
+  // The segment alone: two blocks, each a task of its own at task_bytes = 1.
+  const only: EventSources = { segments: (repo) => (repo === 'r1' ? [seg] : []), memory: () => [], highWater: () => null };
+  const one = new QueryExecutor({ sources: only, runner, parallelism: 1, taskBytes: 1, maxQueryMs: 60_000 });
+  const count = async (text: string): Promise<{ tasks: number; rows: Record<string, unknown>[] }> => {
+    const before = tasksRun;
+    const { rows } = await run(one, text);
+    return { tasks: tasksRun - before, rows };
+  };
+  t.same(await count('status=500 | groupBy(status)'), { tasks: 1, rows: [{ status: '500', _count: '20' }] }, 'summaries may answer it: one task for the one thread');
+  t.same(await count('status=500 | n:=status | groupBy(status)'), { tasks: 2, rows: [{ status: '500', _count: '20' }] }, 'a stage between: a task per block');
+  t.same(await count('event | count()'), { tasks: 2, rows: [{ _count: '40' }] }, 'free text: a task per block');
+});
+
 t.test('the time bound stops a query with a clear error', async (t) => {
   const slow = new QueryExecutor({ sources, runner, parallelism: 1, taskBytes: 1, maxQueryMs: -1 });
   const r = slow.start(spec('count()'), { id: 'r1', name: 'repo-one' });
@@ -125,7 +139,7 @@ t.test("a live query's boundary: events at or past it are left out, inside a blo
   t.same(await cut('count()', []), [{ _count: '0' }], 'partitions past the list: all left out');
   t.same(await cut('count()', [0, 0, 0, 1000, 1000]), [{ _count: '62' }], 'everything below the boundary');
   // Partition 3: the block at 200 and the memory part at 300 are past 200; partition 4: the record at 401.
-  t.same(await cut('count()', [0, 0, 0, 200, 401]), [{ _count: '25' }], 'count() is not answered from the header of a cut block');
+  t.same(await cut('count()', [0, 0, 0, 200, 401]), [{ _count: '25' }], 'count() is answered neither from the header nor from the column summaries of a cut block');
   const ids = (await cut('tail(1000)', [0, 0, 0, 200, 401])).map((r) => String(r['@id']));
   t.equal(ids.length, 25);
   t.equal(new Set(ids).size, 25, 'no id twice');

@@ -15,7 +15,8 @@ import { Meter, withMeter } from '../../../src/query/memory.js';
 import { blockScanner, splitAtAggregate } from '../../../src/query/scan.js';
 import { chainStages } from '../../../src/query/pipeline.js';
 import { MapEvent, type Aggregator, type CompiledQuery, type Ev, type MapStage } from '../../../src/query/runtime.js';
-import { appendEvent, assembleBlock, assembleBlockV4, emptyColumns, encodeBlockContent, encodedBlockAt, readBlockMeta } from '../../../src/segments/block.js';
+import { appendEvent, assembleBlock, assembleBlockV4, assembleBlockV5, blockDirectory, emptyColumns, encodeBlockContent, encodedBlockAt, readBlockMeta } from '../../../src/segments/block.js';
+import type { SummarisedColumn } from '../../../src/query/columnar.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
 import { encodeFooter, encodeSegmentHeader, summarize, type BlockEntry } from '../../../src/segments/segment-file.js';
 import { runScanTask, type BlockRef } from '../../../src/query/scan.js';
@@ -50,18 +51,25 @@ function events(r: () => number, n: number): Raw[] {
   });
 }
 
-/** The bytes of a block of these events: segment format 5 (column frames) or 4 (one LZ4 body). */
-function blockBytes(evs: readonly Raw[], format: 4 | 5): Buffer {
+/** The bytes of a block of these events: segment format 6 (column frames and summaries), 5 (column frames) or 4 (one LZ4 body). */
+function blockBytes(evs: readonly Raw[], format: 4 | 5 | 6): Buffer {
   const c = emptyColumns();
   for (const e of evs) appendEvent(c, e.ts, 'Z', e.raw, e.fields, 5, e.off, 0);
   const content = encodeBlockContent(c);
-  return format === 5 ? assembleBlock(content, lz4Codec) : assembleBlockV4(content, lz4Codec);
+  return format === 6 ? assembleBlock(content, lz4Codec) : format === 5 ? assembleBlockV5(content, lz4Codec) : assembleBlockV4(content, lz4Codec);
 }
 
-/** A view of the events as a segment block (format 5 unless told), its columns decoded as the reads ask for them. */
-function block(evs: readonly Raw[], format: 4 | 5 = 5): BlockView {
+/** A view of the events as a segment block (format 6 unless told), its columns decoded as the reads ask for them. */
+function block(evs: readonly Raw[], format: 4 | 5 | 6 = 6): BlockView {
+  return blockWithHead(evs, format).view;
+}
+
+/** A block's view and (formats 5 and 6) its head's columns with their summaries. */
+function blockWithHead(evs: readonly Raw[], format: 4 | 5 | 6): { view: BlockView; columns: SummarisedColumn[] | null } {
   const bytes = blockBytes(evs, format);
-  return BlockView.fromEncoded(encodedBlockAt(bytes, 0, readBlockMeta(bytes, 0)!, lz4Codec), ORIGIN);
+  const m = readBlockMeta(bytes, 0)!;
+  const columns = m.framed === true ? blockDirectory(bytes.subarray(0, m.headerLength), m)!.columns : null;
+  return { view: BlockView.fromEncoded(encodedBlockAt(bytes, 0, m, lz4Codec), ORIGIN), columns };
 }
 
 function mapEvent(e: Raw): Ev {
@@ -124,7 +132,7 @@ t.test('column path = per-event path, one block = many blocks', async (t) => {
     const whole = block(evs);
     const cuts = [0, Math.floor(evs.length / 3), Math.floor((2 * evs.length) / 3), evs.length];
     // Blocks of both formats (a query reads segments written before and after format 5).
-    const parts = [0, 1, 2].map((i) => block(evs.slice(cuts[i], cuts[i + 1]), i === 1 ? 4 : 5));
+    const parts = [0, 1, 2].map((i) => block(evs.slice(cuts[i], cuts[i + 1]), ([6, 4, 5] as const)[i]));
     for (let k = 0; k < 6; k++) {
       const steps = [pick(FILTERS), pick(EVALS), pick(FILTERS), pick(EVALS), pick(EVALS), pick(AGGS)].filter(() => r() < 0.8);
       if (!steps.some((s) => AGGS.includes(s))) steps.push(pick(AGGS));
@@ -259,13 +267,17 @@ function sortedRows(rows: readonly Ev[]): string {
   return JSON.stringify(rows.map((x) => x.names().sort().map((n) => [n, x.get(n)])));
 }
 
-/** Random scans of `filters` then one of `aggs`, each by the column path, the per-event path, block metadata and MapEvents. */
-function compareScans(t: Test, seed: number, filters: readonly string[], aggs: readonly string[]): number {
+/**
+ * Random scans of `filters` then one of `aggs`, each by the column path, the per-event path, block
+ * metadata with (format 6) column summaries, and MapEvents; how many blocks metadata and summaries answered.
+ */
+function compareScans(t: Test, seed: number, filters: readonly string[], aggs: readonly string[]): { viaMeta: number; summarised: number } {
   const r = rnd(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const T0 = 1_000_000_000;
   let checked = 0;
   let viaMeta = 0;
+  let summarised = 0;
   for (let round = 0; round < 30; round++) {
     // Blocks of random sizes and time steps; the query range cuts some of them.
     const blocks: Raw[][] = [];
@@ -282,7 +294,7 @@ function compareScans(t: Test, seed: number, filters: readonly string[], aggs: r
     const cut = r() < 0.5;
     const start = cut ? lo + Math.floor(r() * (hi - lo) * 0.4) : lo - 60_000;
     const end = cut ? hi - Math.floor(r() * (hi - lo) * 0.4) : hi + 60_000;
-    const views = blocks.map((evs, b) => block(evs, (round + b) % 3 === 1 ? 4 : 5));
+    const heads = blocks.map((evs, b) => blockWithHead(evs, ([6, 4, 5] as const)[(round + b) % 3]!));
     for (let k = 0; k < 8; k++) {
       const steps = [pick(filters), pick(filters), pick(SCAN_REST)].filter((_, i) => r() < (i === 2 ? 0.2 : 0.6));
       const text = [...steps, pick(aggs)].join(' | ');
@@ -300,8 +312,12 @@ function compareScans(t: Test, seed: number, filters: readonly string[], aggs: r
           const scanner = blockScanner(maps, agg, result, { start, end, columnPath, meter: new Meter(null), overTime: () => undefined });
           const minTs = evs[0]!.ts;
           const maxTs = evs[evs.length - 1]!.ts;
+          const whole = minTs >= start && maxTs <= end;
+          const { view, columns } = heads[b]!;
+          // With metadata: the header (count, one bucket), then (format 6) the column summaries, then the rows.
           if (useMeta && scanner.meta(minTs, maxTs, evs.length)) meta++;
-          else scanner.view(views[b]!, minTs >= start && maxTs <= end);
+          else if (useMeta && columns !== null && scanner.summary(columns, evs.length, whole)) summarised++;
+          else scanner.view(view, whole);
           if (oneTask) return;
           agg.merge(merged, structuredClone(result.state));
           matched += result.matched;
@@ -325,16 +341,102 @@ function compareScans(t: Test, seed: number, filters: readonly string[], aggs: r
       const taskPerEvent = run(false, false, true);
       const taskColumns = run(true, false, true);
       if (taskColumns.answer !== taskPerEvent.answer) t.fail(`${text} [${start}, ${end}]: one task's column path differs\nper event: ${taskPerEvent.answer}\ncolumns:   ${taskColumns.answer}`);
+      const taskWithMeta = run(true, true, true);
+      if (taskWithMeta.answer !== taskPerEvent.answer) t.fail(`${text} [${start}, ${end}]: one task's metadata and summaries differ\nper event: ${taskPerEvent.answer}\nmetadata:  ${taskWithMeta.answer}`);
       checked++;
     }
   }
   t.equal(checked, 240, `${checked} random scans compared`);
-  return viaMeta;
+  return { viaMeta, summarised };
 }
 
 t.test('scan: column path = per-event path (filters, selection vectors, column aggregates, block metadata)', async (t) => {
-  const viaMeta = compareScans(t, 19, SCAN_FILTERS, SCAN_AGGS);
+  const { viaMeta, summarised } = compareScans(t, 19, SCAN_FILTERS, SCAN_AGGS);
   t.ok(viaMeta > 0, `${viaMeta} blocks answered from their metadata`);
+  t.ok(summarised > 0, `${summarised} blocks answered from their column summaries`);
+});
+
+t.test('scan: answers from column summaries (format 6) = the rows read = per event', async (t) => {
+  const r = rnd(66);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const filters = ['', 'k=a', 'k!=b', 'k=*', 'k!=*', 'y=*in', 'y!=login', 'k=a | k!=b', 'n>=-50', 'n<-50', 'n>1000', 'n<=449', 'n>100', 'nosuch=x', 'nosuch!=x', 'x>100', 'x>=-100', 'x<-100', 'x<=899 x>-101'];
+  const aggs = ['count()', 'groupBy(k)', 'groupBy(y)', 'top(y)', 'top(k, limit=2)', 'count(y, distinct=true)', 'count(k, distinct=true)', 'sum(n)', 'avg(n)', 'min(n)', 'max(n)', 'range(n)', 'stdDev(n)', 'sum(x)', 'avg(x)', 'min(x)', 'max(x)', 'count(x)', 'timechart(span=1m)', 'timechart(span=5m)', 'bucket(span=1h)', 'timechart(span=30s)', 'timechart(span=1d, timezone="+05:30")', 'groupBy(nosuch)', 'top(ip)'];
+  let checked = 0;
+  let summarised = 0;
+  let textInts = 0;
+  for (let round = 0; round < 16; round++) {
+    const blocks: Raw[][] = [];
+    let t0 = 1_700_000_000_000 + Math.floor(r() * 3_600_000);
+    for (let b = 0; b < 3; b++) {
+      const evs = scanEvents(r, 100 + Math.floor(r() * 300), t0, pick([100, 1000, 5000, 20_000]));
+      blocks.push(evs);
+      t0 = evs[evs.length - 1]!.ts + pick([1, 70_000]);
+    }
+    const heads = blocks.map((evs) => blockWithHead(evs, 6));
+    const all = blocks.flat();
+    const ctx = ctxOf({ start: all[0]!.ts - 86_400_000, end: all[all.length - 1]!.ts + 86_400_000 });
+    for (let k = 0; k < 20; k++) {
+      const f = pick(filters);
+      const text = f === '' ? pick(aggs) : `${f} | ${pick(aggs)}`;
+      const q = compileQuery(text, { ctx });
+      const { maps, agg } = splitAtAggregate(q);
+      const run = (summaries: boolean): string => {
+        const merged = agg.init();
+        let matched = 0;
+        blocks.forEach((evs, b) => {
+          const result = { state: agg.init(), events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
+          const scanner = blockScanner(maps, agg, result, { start: ctx.start, end: ctx.end, columnPath: summaries, meter: new Meter(null), overTime: () => undefined });
+          if (summaries && scanner.summary(heads[b]!.columns!, evs.length, true)) {
+            summarised++;
+            if (/\(x\)|x[<>]/.test(text) && heads[b]!.view.encoding('x') === 'u') textInts++;
+          }
+          else scanner.view(heads[b]!.view, true);
+          agg.merge(merged, structuredClone(result.state));
+          matched += result.matched;
+        });
+        return `${matched}: ${sortedRows(agg.finish(merged))}`;
+      };
+      const perEvent = run(false);
+      const fromSummaries = run(true);
+      const oracle = sortedRows(JSON.parse(answer(q, blocks.map((evs) => evs.map(mapEvent)))).map((pairs: [string, string][]) => new MapEvent(pairs)));
+      if (!perEvent.endsWith(`: ${oracle}`)) t.fail(`${text}: per event differs from MapEvents\nmap events: ${oracle}\nper event:  ${perEvent}`);
+      if (fromSummaries !== perEvent) t.fail(`${text}: summaries differ\nper event: ${perEvent}\nsummaries: ${fromSummaries}`);
+      checked++;
+    }
+  }
+  t.equal(checked, 320, `${checked} queries compared`);
+  t.ok(summarised > 150, `${summarised} blocks answered from their column summaries`);
+  t.ok(textInts > 0, `${textInts} of them by the integers of a text column`);
+});
+
+t.test('scan: filters on two-byte dictionary codes (255 entries or more) and on integers as loops over the column', async (t) => {
+  // 1200 rows: w has 300 distinct values (a dictionary of two-byte codes) and is absent from some
+  // rows; m holds numbers as dictionary text (absent rows keep it from being an integer column);
+  // n is an integer column.
+  const r = rnd(7);
+  const evs: Raw[] = Array.from({ length: 1200 }, (_, i) => {
+    const fields: Record<string, string> = { n: String(Math.floor(r() * 2000) - 1000) };
+    if (r() < 0.9) fields['w'] = `w-${Math.floor(r() * 300)}`;
+    if (r() < 0.8) fields['m'] = String(Math.floor(r() * 280));
+    return { ts: 1_000_000 + i, raw: `row ${i}`, fields, off: i };
+  });
+  const view = block(evs);
+  t.equal(view.encoding('w'), 'k', 'w is a dictionary column');
+  t.equal(view.dict('w')!.absent, 65535, 'with two-byte codes');
+  t.equal(view.encoding('m'), 'k', 'm too');
+  t.equal(view.encoding('n'), 'i', 'n is an integer column');
+  for (const filter of ['w=w-7', 'w!=w-7', 'w=*', 'w!=*', 'w=w-1*', 'm>100', 'm<=3', 'm=42', 'm!=42', 'n>0', 'n<=-500', 'n>=1999', 'n<-1000', 'w=w-3 n>0', 'm>=200 w!=w-9']) {
+    const text = `${filter} | count()`;
+    const q = compileQuery(text, { ctx: ctxOf({ start: 0, end: 2_000_000 }) });
+    const { maps, agg } = splitAtAggregate(q);
+    const counts = [true, false].map((columnPath) => {
+      const result = { state: agg.init(), events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
+      blockScanner(maps, agg, result, { start: 0, end: 2_000_000, columnPath, meter: new Meter(null), overTime: () => undefined }).view(view, true);
+      return result.matched;
+    });
+    const oracle = JSON.parse(answer(q, [evs.map(mapEvent)]))[0][0][1];
+    t.same(counts, [Number(oracle), Number(oracle)], `${text}: ${oracle} on both paths`);
+  }
 });
 
 t.test('scan: the same for function filters and aggregates that offer column paths', async (t) => {
@@ -368,7 +470,7 @@ t.test('scan tasks over segment files of formats 4 and 5: single-column reads = 
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const T0 = 1_000_000_000;
   const meta = { id: 'x', repo: 'r', ds: 'd', tags: ORIGIN.tags, partition: ORIGIN.partition, createdAt: 1 };
-  const writeSegment = async (file: string, format: 4 | 5, blocks: Raw[][]): Promise<BlockRef[]> => {
+  const writeSegment = async (file: string, format: 4 | 5 | 6, blocks: Raw[][]): Promise<BlockRef[]> => {
     const head = encodeSegmentHeader(meta);
     head.writeUInt32LE(format, 4);
     const parts: Buffer[] = [head];
@@ -388,7 +490,7 @@ t.test('scan tasks over segment files of formats 4 and 5: single-column reads = 
   let t0 = T0;
   const segs: { path: string; blocks: BlockRef[] }[] = [];
   const all: Raw[] = [];
-  for (const [k, format] of ([5, 4, 5] as const).entries()) {
+  for (const [k, format] of ([6, 4, 5, 6] as const).entries()) {
     const blocks: Raw[][] = [];
     for (let b = 0; b < 3; b++) {
       const evs = scanEvents(r, 40 + Math.floor(r() * 120), t0, pick([10, 100, 1000]));

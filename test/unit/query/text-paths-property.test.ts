@@ -20,7 +20,7 @@ import { chainStages } from '../../../src/query/pipeline.js';
 import { fold } from '../../../src/query/casefold.js';
 import { Needle } from '../../../src/query/text-match.js';
 import { MapEvent, type Aggregator, type Ev, type MapStage } from '../../../src/query/runtime.js';
-import { appendEvent, assembleBlock, assembleBlockV4, emptyColumns, encodeBlockContent, encodedBlockAt, readBlockMeta } from '../../../src/segments/block.js';
+import { appendEvent, assembleBlock, assembleBlockV4, assembleBlockV5, emptyColumns, encodeBlockContent, encodedBlockAt, readBlockMeta } from '../../../src/segments/block.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
 import { rnd } from '../../helpers/random.js';
 import { ctxOf } from './driver.js';
@@ -37,10 +37,15 @@ const USERS = ['alice', 'Bob', 'ΣΊΣΥΦΟΣ', 'straße', 'İstanbul', '\u212A
 const AGENTS = ['Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15)', 'curl/8.1', 'Go-http-client/1.1', 'MOZILLA/4.0 (compatible; MSIE 6.0)', 'ΣΑΣ agent ς', 'bot\u212A/1'];
 const PATHS = ['/products', '/products/42', '/checkout', '/api/v1/items', '/ÄÖ/ü', '/search?q=Mac+OS', '/x7'];
 
-function events(r: () => number, n: number, t0: number): Raw[] {
+/** Units that fold oddly or take 2 to 4 UTF-8 bytes, for text columns stored as non-ASCII UTF-8. */
+const ODD = ['ü', 'K', '\u212A', '😀', 'ς', 'İ', 'ß', 'k'];
+
+function events(r: () => number, n: number, t0: number, mainForm?: number, uniformForm = false): Raw[] {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-  // One main line format per block (as a log source has), a few lines of the others.
-  const main = r() < 0.5 ? 0.3 : 0.7;
+  // One main line format per block (as a log source has), a few lines of the others; some blocks
+  // only the main one (then a gap of digits alone is an integer column).
+  const main = mainForm ?? pick([0.3, 0.7, 0.7, 0.8, 0.95]);
+  const uniform = uniformForm || r() < 0.2;
   return Array.from({ length: n }, (_, i) => {
     const fields: Record<string, string> = {};
     fields['client'] = `10.${Math.floor(r() * 3)}.${Math.floor(r() * 4)}.${Math.floor(r() * 256)}`;
@@ -53,27 +58,58 @@ function events(r: () => number, n: number, t0: number): Raw[] {
     // A numeric dictionary column (a response time), sometimes absent or not a number.
     if (r() < 0.95) fields['rt'] = r() < 0.02 ? 'n/a' : (Math.floor(r() * 300) / 1000).toFixed(3);
     if (r() < 0.2) fields['extra'] = `${pick(USERS)} ${pick(PATHS)}`;
-    const form = r() < 0.9 ? main : r();
+    // A many-valued text column with units outside ASCII (stored as one UTF-8 run).
+    if (r() < 0.5) fields['note'] = `${pick(ODD)}${Math.floor(r() * 1e6)}${pick(ODD)} ${pick(USERS)}`;
+    // A field free text does not search (a `#` name), placed in the raw string all the same.
+    if (r() < 0.1) fields['#ref'] = `ref${pick(USERS)}`;
+    const form = uniform || r() < 0.9 ? main : r();
     const raw =
       form < 0.6
-        ? `${fields['client']} - ${fields['user'] ?? '-'} [06/May/2024] "${fields['method']} ${fields['url']} HTTP/1.1" ${fields['status']} ${fields['size']} "${fields['agent']}"`
-        : form < 0.85
+        ? `[${i % 300}] ${fields['client']} - ${fields['user'] ?? '-'} [06/May/2024] "${fields['method']} ${fields['url']} HTTP/1.1" ${fields['status']} ${fields['size']} "${fields['agent']}" ${fields['note'] ?? ''}${fields['#ref'] ?? ''}`
+        : form < 0.75
           ? // Values glued to words and to each other (template cuts inside token runs).
             `x${fields['method']}${fields['status']}y ${fields['user'] ?? ''}${fields['size']}:${fields['url']}Z ${fields['agent']}`
-          : `${pick(USERS)} free text ${pick(AGENTS)}`;
+          : form < 0.9
+            ? // A gap of digits only (1s and 9s: no status holds them), between two placed values.
+              `${fields['method']}${Array.from({ length: 6 }, () => (r() < 0.5 ? '1' : '9')).join('')}${fields['url']} ${fields['note'] ?? fields['agent']}`
+            : // Too little of the line is field values for a template: raw strings stored as text, url as references into them.
+              `${pick(USERS)} free text at ${fields['url']} with a long tail of words that no field holds ${pick(USERS)}`;
     return { ts: t0 + i * 1000, raw, fields, off: 10 + i };
   });
 }
 
 let blocksMade = 0;
 
-/** A block as segments store it: segment format 5 (column frames), every third one format 4 (one LZ4 body). */
-function block(evs: readonly Raw[]): BlockView {
+/** A block the digest still holds in memory (no encoded columns). */
+function memoryBlock(evs: readonly Raw[]): BlockView {
+  const c = emptyColumns();
+  for (const e of evs) appendEvent(c, e.ts, 'Z', e.raw, e.fields, 5, e.off, 0);
+  return BlockView.fromColumns(c, ORIGIN);
+}
+
+/**
+ * A block as segments store it, the formats in turn (unless told): segment format 6 (column frames,
+ * small dictionaries' entries in the head's summaries), 5 (column frames) and 4 (one LZ4 body).
+ */
+function block(evs: readonly Raw[], format: 4 | 5 | 6 = ([6, 5, 4] as const)[blocksMade++ % 3]!): BlockView {
   const c = emptyColumns();
   for (const e of evs) appendEvent(c, e.ts, 'Z', e.raw, e.fields, 5, e.off, 0);
   const content = encodeBlockContent(c);
-  const bytes = blocksMade++ % 3 === 2 ? assembleBlockV4(content, lz4Codec) : assembleBlock(content, lz4Codec);
-  return BlockView.fromEncoded(encodedBlockAt(bytes, 0, readBlockMeta(bytes, 0)!, lz4Codec), ORIGIN);
+  const bytes = format === 6 ? assembleBlock(content, lz4Codec) : format === 5 ? assembleBlockV5(content, lz4Codec) : assembleBlockV4(content, lz4Codec);
+  const view = BlockView.fromEncoded(encodedBlockAt(bytes, 0, readBlockMeta(bytes, 0)!, lz4Codec), ORIGIN);
+  formats.set(view, format);
+  return view;
+}
+
+/** The segment format each block was stored in. */
+const formats = new WeakMap<BlockView, number>();
+
+/**
+ * How text search reads a stored dictionary field (text-columns.ts fieldColumn): its entries as
+ * bytes in its frame (formats 5 and 6), or decoded (format 4; format 6 when its entries are in the head's summary).
+ */
+function dictRead(v: BlockView, name: string): string {
+  return `field k format ${formats.get(v)} ${v.columnBytes(name) !== null ? 'bytes' : 'decoded'}`;
 }
 
 function mapEvent(e: Raw): Ev {
@@ -163,16 +199,23 @@ function oracle(q: ReturnType<typeof compileQuery>, blocks: readonly Raw[][]): s
 }
 
 t.test('text search over templates = per-event path = MapEvents (phrases, substrings, regexes)', async (t) => {
-  const r = rnd(1919);
+  const r = rnd(Number(process.env.PROPERTY_SEED ?? 1919));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   let checked = 0;
   let templated = 0;
   let matchedSome = 0;
+  const encodings = new Set<string>();
   for (let round = 0; round < 25; round++) {
     const blocks: Raw[][] = [];
-    for (let b = 0; b < 1 + Math.floor(r() * 3); b++) blocks.push(events(r, 40 + Math.floor(r() * 120), 1_000_000 + b * 1_000_000));
-    const views = blocks.map(block);
+    // Now and then a block large enough for 2-byte dictionary codes (over 254 distinct gaps).
+    for (let b = 0; b < 1 + Math.floor(r() * 3); b++) blocks.push(round % 8 === 7 && b === 0 ? events(r, 3000, 1_000_000, 0.3) : round % 8 === 3 && b === 0 ? events(r, 100, 1_000_000, 0.8, true) : events(r, 40 + Math.floor(r() * 120), 1_000_000 + b * 1_000_000));
+    // The large blocks (rounds 7, 15, 23: dictionaries past a head summary's 64 entries) in formats 6, 5 and 4.
+    const views = blocks.map((evs) => (evs.length >= 1000 ? block(evs, ([6, 5, 4] as const)[Math.floor(round / 8) % 3]) : r() < 0.15 ? memoryBlock(evs) : block(evs)));
     templated += views.filter((v) => v.template() !== null).length;
+    for (const v of views) for (const g of v.template()?.gaps ?? []) encodings.add(g.e === 'k' ? `k${g.w}` : g.e);
+    for (const v of views) for (const name of v.fieldNames()) encodings.add(`field ${v.encoding(name) ?? 'in memory'}`);
+    for (const v of views) for (const name of v.fieldNames()) if (v.encoding(name) === 'k' && formats.has(v)) encodings.add(dictRead(v, name));
+    for (const v of views) encodings.add(`raw ${v.template() !== null ? 't' : v.rawUtf8() !== null ? 'j' : 'in memory'}`);
     const all = blocks.flat();
     for (let k = 0; k < 16; k++) {
       const kind = r();
@@ -205,6 +248,26 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
   t.ok(checked > 300, `${checked} random text searches compared`);
   t.ok(templated > 20, `${templated} blocks with templated raw strings`);
   t.ok(matchedSome > checked / 3, `${matchedSome} of them matched something`);
+  // Every way text-columns.ts reads a column was met.
+  for (const e of ['k1', 'k2', 'u', 'i', 'field k', 'field k format 6 decoded', 'field k format 6 bytes', 'field k format 5 bytes', 'field k format 4 decoded', 'field u', 'field i', 'field 4', 'field x', 'field in memory', 'raw t', 'raw j', 'raw in memory']) t.ok(encodings.has(e), `blocks with ${e} columns`);
+});
+
+t.test('free text over format 6 blocks finds values of a dictionary whose entries are in the head', async (t) => {
+  // A small dictionary field (its entries in the head's summary, its frame holding the codes only)
+  // whose values no raw string holds: only the field's entries can match.
+  const evs: Raw[] = Array.from({ length: 300 }, (_, i) => ({ ts: 1_000_000 + i, raw: `event ${i} done`, fields: { level: ['alpha-warn', 'Beta-Err', 'gamma'][i % 3]!, n: String(i) }, off: i }));
+  for (const format of [6, 5, 4] as const) {
+    const view = block(evs, format);
+    t.equal(view.encoding('level'), 'k', `format ${format}: level is a dictionary column`);
+    t.equal(view.columnBytes('level') === null, format !== 5, `format ${format}: its bytes ${format === 5 ? 'walked in place' : 'decoded'}`);
+    for (const text of ['"beta-err" | count()', 'ta-e | count()', '/A-W/i | count()', '/Beta-E+rr$/ | count()', 'alpha or gamma | count()', '"-err" n>150 | count()']) {
+      const q = compileQuery(text, { ctx: ctxOf({ start: 0, end: 1e15 }) });
+      const want = oracle(q, [evs]);
+      t.not(want, JSON.stringify([[['_count', '0']]]), `${text}: some rows match`);
+      t.equal(count(q, [evs], [view], true), want, `format ${format}, ${text}: column path`);
+      t.equal(count(q, [evs], [view], false), want, `format ${format}, ${text}: per event`);
+    }
+  }
 });
 
 t.test('a required literal is in every match; an exact literal is the whole pattern', async (t) => {
@@ -269,7 +332,7 @@ t.test('percentile: column path = per-event path (exact values and sketches, dic
   // Blocks small and large: the state stays exact (up to 5000 values) or becomes a sketch in one block or on merging.
   for (const sizes of [[50, 80], [3000, 2500], [6000], [200, 5200, 10]]) {
     const blocks = sizes.map((n, b) => events(r, n, 1_000_000 + b * 10_000_000));
-    const views = blocks.map(block);
+    const views = blocks.map((evs) => block(evs));
     for (const text of ['percentile(rt, percentiles=[50, 95, 99])', 'percentile(size)', 'percentile(url)', 'status=404 | percentile(rt)', 'percentile(client, percentiles=[10])', '"Mac OS" | percentile(size, percentiles=[99.9])']) {
       const q = compileQuery(text, { ctx: ctxOf({ start: 0, end: 1e15 }) });
       const want = oracle(q, blocks);

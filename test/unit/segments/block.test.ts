@@ -3,8 +3,10 @@ import {
   addEvent,
   assembleBlockV4,
   BLOCK_FIXED_BYTES_V5,
+  BLOCK_FIXED_BYTES_V6,
   BLOCK_HEADER_BYTES,
   BLOCK_MAGIC_V5,
+  BLOCK_MAGIC_V6,
   BLOCK_MAGIC,
   blockBloom,
   blockGrams,
@@ -30,6 +32,8 @@ t.test('constants and the LZ4 codec', async (t) => {
   t.equal(BLOCK_HEADER_BYTES, 68);
   t.ok(BLOCK_MAGIC_V5.equals(Buffer.from('LBK5')));
   t.equal(BLOCK_FIXED_BYTES_V5, 76);
+  t.ok(BLOCK_MAGIC_V6.equals(Buffer.from('LBK6')));
+  t.equal(BLOCK_FIXED_BYTES_V6, 84);
   t.equal(lz4Codec.name, 'lz4');
   const data = Buffer.from('abc'.repeat(1000));
   const c = lz4Codec.compress(data);
@@ -75,7 +79,7 @@ t.test('encodeBlock/readBlockMeta/decodeBlockEvents round trip', async (t) => {
   });
   t.equal(blockLength(m!), bytes.length, 'header + directory + bloom + gram filter + column frames');
   t.equal(m!.framed, true, 'format 5: column frames');
-  t.equal(m!.headerLength, 76 + bytes.readUInt32LE(64), 'fixed header + column directory');
+  t.equal(m!.headerLength, 84 + bytes.readUInt32LE(64), 'fixed header + head section (column directory and summaries)');
   t.equal(bytes.length, m!.headerLength + m!.bloomLength + m!.gramLength + m!.compressedLength);
   t.equal(m!.bloomLength, 128, 'the minimum bloom (1024 bits) for a few tokens');
   t.equal(m!.gramLength, 128, 'the minimum gram filter (1024 bits) for a few grams');
@@ -118,8 +122,8 @@ t.test('a block inside a bigger buffer is read at its position', async (t) => {
   t.ok(blockIntact(buf, prefix.length, m));
   t.strictSame(decodeBlockEvents(buf, prefix.length, m, lz4Codec), evs);
   t.equal(readBlockMeta(buf, 0), null, 'no magic at 0');
-  t.equal(readBlockMeta(block.subarray(0, 75), 0), null, 'incomplete header');
-  t.not(readBlockMeta(block.subarray(0, 76), 0), null, 'a complete fixed header is enough for the meta');
+  t.equal(readBlockMeta(block.subarray(0, 83), 0), null, 'incomplete header');
+  t.not(readBlockMeta(block.subarray(0, 84), 0), null, 'a complete fixed header is enough for the meta');
   t.notOk(blockIntact(block.subarray(0, m.headerLength), 0, m), 'the header alone is not intact');
   t.notOk(blockIntact(block.subarray(0, block.length - 1), 0, m), 'one byte short is not intact');
 });

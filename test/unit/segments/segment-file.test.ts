@@ -15,7 +15,7 @@ const allEvents = (buf: Buffer, seg: ParsedSegment): StoredEvent[] => seg.blocks
 const threeBlocks = (): StoredEvent[][] => [makeEvents(30, 0), makeEvents(12, 10_000, 30), makeEvents(45, 20_000, 42)];
 
 t.test('constants and header layout', async (t) => {
-  t.equal(SEGMENT_FORMAT_VERSION, 5);
+  t.equal(SEGMENT_FORMAT_VERSION, 6);
   t.ok(SEGMENT_MAGIC.equals(Buffer.from('LSEG')));
   t.ok(FOOTER_MAGIC.equals(Buffer.from('LSEF')));
   t.equal(TRAILER_BYTES, 12);
@@ -23,7 +23,7 @@ t.test('constants and header layout', async (t) => {
   const h = encodeSegmentHeader(meta);
   const body = pack(meta);
   t.ok(h.subarray(0, 4).equals(SEGMENT_MAGIC));
-  t.equal(h.readUInt32LE(4), 5);
+  t.equal(h.readUInt32LE(4), 6);
   t.equal(h.readUInt32LE(8), body.length);
   t.equal(h.readUInt32LE(12), crc32c(body));
   t.ok(h.subarray(16).equals(body));
@@ -222,8 +222,8 @@ t.test('an unusable header is E_STATE_CORRUPT', async (t) => {
   magic[0] = 0x58;
   t.throws(() => parseSegment(magic, 'magic'), { code: 'E_STATE_CORRUPT', message: /bad header/ });
   const version = Buffer.from(full);
-  version.writeUInt32LE(6, 4);
-  t.throws(() => parseSegment(version, 'v6'), { code: 'E_STATE_CORRUPT', message: /unsupported format version 6/ });
+  version.writeUInt32LE(7, 4);
+  t.throws(() => parseSegment(version, 'v7'), { code: 'E_STATE_CORRUPT', message: /unsupported format version 7/ });
   const v1 = Buffer.from(full);
   v1.writeUInt32LE(1, 4);
   const asV1 = parseSegment(v1, 'v1');

@@ -1,0 +1,167 @@
+/**
+ * Free text, and a regex through its required literal, over one block's columns (issue 19): which
+ * rows hold the needle in @rawstring or in a field free text searches, found column by column into
+ * one row bitmap instead of a call per row and field (text-columns.ts says how each encoding is
+ * searched).
+ *
+ * Templated raw strings (columns.ts TemplateRaw: `gap0 + value + gap1 + ...`) are not built: a row
+ * holds the needle when one of its gaps or values does, or when a match crosses from one piece
+ * into the next. The latter needs some piece before the cut to end in a partial match (a proper
+ * prefix of the needle as its last units): were every piece's state 0 after it, read from 0, the
+ * state would be 0 at every cut. So only rows with such a piece ("carries", marked per column like
+ * the hits, rare for most needles) are walked piece by piece with the needle's automaton, and only
+ * when an earlier filter kept them.
+ *
+ * A regex runs only on the rows that hold its literal, on the fields' values that hold it first (a
+ * dictionary's entries once each), and on the row's raw string only when none matches and the raw
+ * string holds the literal.
+ */
+import type { BlockView } from './block-view.js';
+import { searchedField } from './filter.js';
+import type { Needle } from './text-match.js';
+import { fieldColumn, gapColumn, rawColumn, type TextColumn } from './text-columns.js';
+import { templateFromBytes, type ColumnRead } from './text-bytes.js';
+import { LogsvcError } from '../lib/errors.js';
+
+export interface TextSearch {
+  nd: Needle;
+  /** The regex a row's value or raw string must match besides holding the needle; null: holding it is the match. */
+  re: RegExp | null;
+}
+
+function corrupt(what: string): never {
+  throw new LogsvcError('E_STATE_CORRUPT', `raw template: ${what}`);
+}
+
+/** A block's raw template: from the raw column's bytes when it has them (format 5: gap dictionaries stay bytes), else decoded. */
+function templateOf(view: BlockView): { layouts: readonly (readonly number[])[]; ids: () => readonly number[]; gaps: readonly ColumnRead[]; names: readonly string[] } | null {
+  const bytes = view.columnBytes({ builtin: 'raw' });
+  const read = bytes === null ? null : templateFromBytes(bytes, view.n);
+  if (read !== null) return { ...read, names: view.columnNames() };
+  const tpl = view.template();
+  if (tpl === null) return null;
+  return { layouts: tpl.layouts, ids: () => view.layoutIds(), gaps: tpl.gaps.map((col) => ({ col })), names: tpl.names };
+}
+
+/**
+ * Row i of `view` (free text or regex) -> matched; null when the block is one this path does not
+ * read (a template over a field name the body holds twice: the caller searches built strings).
+ */
+export function textRowTest(view: BlockView, search: TextSearch): ((i: number) => boolean) | null {
+  const { nd, re } = search;
+  const n = view.n;
+  const hit = new Uint8Array(n);
+  const tpl = templateOf(view);
+  if (tpl !== null && new Set(tpl.names).size !== tpl.names.length) return null;
+  const made = new Map<string, TextColumn | null>();
+  const fields: TextColumn[] = [];
+  for (const name of view.fieldNames()) {
+    if (!searchedField(name)) continue;
+    const col = fieldColumn(view, name, nd);
+    made.set(name, col);
+    if (col !== null && col.mark(hit)) fields.push(col);
+  }
+  /** Row i: a field's value that holds the literal matches the regex. */
+  const fieldMatches = (i: number): boolean => {
+    for (let k = 0; k < fields.length; k++) if (fields[k]!.has(i) && fields[k]!.test(i, re!)) return true;
+    return false;
+  };
+
+  if (tpl === null) {
+    const raw = rawColumn(view, nd);
+    raw.mark(hit);
+    if (re === null) return (i) => hit[i] === 1;
+    return (i) => hit[i] === 1 && (fieldMatches(i) || (raw.has(i) && re.test(raw.value(i)!)));
+  }
+
+  const gaps = tpl.gaps.map((g) => gapColumn(g, n, nd));
+  for (const g of gaps) g.mark(hit);
+  const pieces: TextColumn[] = new Array(tpl.names.length);
+  const carry = new Uint8Array(n);
+  let carries = false;
+  const { layouts } = tpl;
+  const G = gaps.length;
+  const F = tpl.names.length;
+  const placed = new Uint8Array(F);
+  for (const layout of layouts) {
+    if (layout.length >= G) corrupt(`a layout of ${layout.length} fields, ${G} gaps`);
+    for (const j of layout) {
+      if (!(j >= 0 && j < F)) corrupt(`no field column ${j}`);
+      placed[j] = 1;
+    }
+  }
+  for (let j = 0; j < F; j++) {
+    if (placed[j] === 0) continue;
+    const name = tpl.names[j]!;
+    let col = made.get(name);
+    if (col === undefined) {
+      // A placed field free text does not search itself: its matches count only inside the raw
+      // string, so rows where it holds the needle are walked like carries.
+      col = fieldColumn(view, name, nd);
+      carries = (col !== null && col.mark(carry)) || carries;
+    }
+    if (col === null) corrupt(`no field column ${name}`);
+    pieces[j] = col;
+  }
+  // A partial match at the end of a piece matters only when the piece after it may go on with it
+  // (TextColumn.continues): a field at position k of a layout is followed by gap k + 1, gap k by
+  // the layout's field k. Only such pieces' carries are marked. (Flags per gap and field column:
+  // 0 not known yet, 1 yes, 2 no.)
+  // A piece that cannot end in one (TextColumn.mayCarry, a cheap look) is not asked about the next.
+  const gapGoesOn = new Uint8Array(G);
+  const fieldGoesOn = new Uint8Array(F);
+  const gapCarries = new Uint8Array(G);
+  const fieldCarries = new Uint8Array(F);
+  for (let k = 0; k < G; k++) if (!gaps[k]!.mayCarry()) gapCarries[k] = 2;
+  for (let j = 0; j < F; j++) if (placed[j] === 1 && !pieces[j]!.mayCarry()) fieldCarries[j] = 2;
+  for (const layout of layouts) {
+    for (let k = 0; k < layout.length; k++) {
+      const j = layout[k]!;
+      if (gapCarries[k] === 0) {
+        if (fieldGoesOn[j] === 0) fieldGoesOn[j] = pieces[j]!.continues() ? 1 : 2;
+        if (fieldGoesOn[j] === 1) gapCarries[k] = 1;
+      }
+      if (fieldCarries[j] === 0) {
+        if (gapGoesOn[k + 1] === 0) gapGoesOn[k + 1] = gaps[k + 1]!.continues() ? 1 : 2;
+        if (gapGoesOn[k + 1] === 1) fieldCarries[j] = 1;
+      }
+    }
+  }
+  for (let k = 0; k < G; k++) if (gapCarries[k] === 1) carries = gaps[k]!.markCarries(carry) || carries;
+  for (let j = 0; j < F; j++) if (fieldCarries[j] === 1) carries = pieces[j]!.markCarries(carry) || carries;
+  let ids: readonly number[] | null = null;
+  const layoutOf = (i: number): readonly number[] => {
+    const id = (ids ??= tpl.ids())[i]!;
+    const layout = layouts[id];
+    if (layout === undefined || gaps.length <= layout.length) corrupt(`event ${i} has no layout ${id}`);
+    return layout;
+  };
+  const m = nd.m;
+  /** Row i's raw string holds the needle: its pieces read in order, the automaton's state carried across. */
+  const rawHas = (i: number): boolean => {
+    const layout = layoutOf(i);
+    let q = gaps[0]!.next(i, 0);
+    for (let k = 0; k < layout.length && q < m; k++) {
+      q = pieces[layout[k]!]!.next(i, q);
+      if (q < m) q = gaps[k + 1]!.next(i, q);
+    }
+    return q === m;
+  };
+  const holds = carries ? (i: number): boolean => hit[i] === 1 || (carry[i] === 1 && rawHas(i)) : (i: number): boolean => hit[i] === 1;
+  if (re === null) return holds;
+  const rawText = (i: number): string => {
+    const layout = layoutOf(i);
+    let s = gaps[0]!.value(i) ?? corrupt(`event ${i} lacks a piece`);
+    for (let k = 0; k < layout.length; k++) s += (pieces[layout[k]!]!.value(i) ?? corrupt(`event ${i} lacks a piece`)) + (gaps[k + 1]!.value(i) ?? corrupt(`event ${i} lacks a piece`));
+    return s;
+  };
+  return (i) => {
+    // Known to hold the literal in its raw string when it was walked (not marked by a piece).
+    let inRaw = false;
+    if (hit[i] !== 1) {
+      if (!(carries && carry[i] === 1 && rawHas(i))) return false;
+      inRaw = true;
+    }
+    return fieldMatches(i) || ((inRaw || rawHas(i)) && re.test(rawText(i)));
+  };
+}
