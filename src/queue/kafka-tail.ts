@@ -10,7 +10,8 @@
  * the listener hears every record from there on, in order, and none before. A live query cuts its
  * historical part at that position (docs/cluster.md, "Live queries"). The first listener starts the
  * tail at each partition's end; partitions added to the layout later are read from their start (a
- * listener's position list is shorter than the layout then: from 0 for the rest).
+ * listener's position list is shorter than the layout then: from 0 for the rest), by a new reader
+ * (a reader's metadata does not know partitions added after it connected).
  */
 import { LogsvcError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
@@ -104,14 +105,26 @@ export class KafkaTail {
 
   private async run(): Promise<void> {
     const { connection, topic, timeoutMs, logger } = this.opts;
+    const connect = (): Promise<KafkaReader> => KafkaReader.connect(connection, { role: 'live-tail', timeoutMs, fetchMaxWaitMs: 50 });
     let reader: KafkaReader | null = null;
+    // Readers replaced after the layout grew, closing in the background (a close can take seconds).
+    const retired: Promise<void>[] = [];
     try {
-      reader = await KafkaReader.connect(connection, { role: 'live-tail', timeoutMs, fetchMaxWaitMs: 50 });
+      reader = await connect();
       let failures = 0;
       while (!this.stopRequested) {
         try {
           const n = this.opts.partitions();
           const known = this.positions?.length ?? 0;
+          if (this.positions !== null && n > known) {
+            // A reader's metadata knows the partitions there were when it connected (librdkafka
+            // refreshes it every few minutes): a new reader reads the grown layout.
+            const old = reader;
+            reader = null;
+            if (old !== null) retired.push(old.close());
+            reader = await connect();
+          }
+          reader ??= await connect();
           if (this.positions === null || n > known) {
             // The first start: each partition from its current end. Partitions added since: from
             // their start (listeners that joined before them did not have them in their position).
@@ -146,7 +159,7 @@ export class KafkaTail {
     } finally {
       // The position belongs to this run's reader: a later start takes the ends again.
       this.positions = null;
-      await reader?.close();
+      await Promise.all([reader?.close(), ...retired]);
     }
   }
 
