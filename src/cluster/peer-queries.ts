@@ -19,6 +19,7 @@ import type { QuerySpec, ScanResult } from '../query/scan.js';
 import { MISSING_SEGMENTS_WARNING } from '../query/executor.js';
 import { holdersOf } from '../global/segment-holdings.js';
 import { chooseHolder, entirelyVoid, type Placement } from './placement.js';
+import type { LiveBoundary, Reach } from './live-boundary.js';
 
 export const QUERY_SCAN = 'query.scan';
 
@@ -40,10 +41,14 @@ interface ScanRequest {
   placement?: Placement;
   /** A streamed filter query (/query): the peer answers with every matching event (query/stream.ts). */
   stream?: boolean;
+  /** A live query's historical part: its boundary per partition (QuerySpec.below, live-boundary.ts). */
+  below?: number[];
 }
 
 interface WireScanResult extends Omit<ScanResult, 'state'> {
   state: Uint8Array;
+  /** With `below`: how far this node's digesters had read when it took its snapshot. */
+  reached?: Reach;
 }
 
 export interface PeerQueriesOptions {
@@ -60,6 +65,8 @@ export interface PeerQueriesOptions {
   logger?: Logger;
   /** Whether this node's stop has begun: it then refuses query parts (E_NODE_STOPPING). */
   stopping?: () => boolean;
+  /** Live queries' start boundary; without it a live query's boundary is not kept. */
+  boundary?: LiveBoundary;
 }
 
 export class PeerQueries implements PeerScans {
@@ -73,25 +80,40 @@ export class PeerQueries implements PeerScans {
     alive.add(selfId);
     const placement: Placement = { seq: store.state.seq, coordinator: selfId, live: [...alive].sort((a, b) => a - b) };
     const target: SearchTarget = repo.sources === undefined ? { id: repo.id, name: repo.name } : { id: repo.id, name: repo.name, sources: repo.sources.map((s) => ({ ...s })) };
-    const request: ScanRequest = { repo: target, text: spec.text, args: spec.args, ctx: spec.ctx, limits: spec.limits, placement, ...(spec.stream === true ? { stream: true } : {}) };
+    const boundary = spec.below === undefined ? undefined : this.opts.boundary;
+    if (boundary !== undefined) placement.epochs = boundary.epochs();
+    const request: ScanRequest = { repo: target, text: spec.text, args: spec.args, ctx: spec.ctx, limits: spec.limits, placement, ...(spec.stream === true ? { stream: true } : {}), ...(spec.below === undefined ? {} : { below: spec.below }) };
+    // A live query: how far each part's digesters had read (null: the part failed).
+    const reaches: Promise<Reach | null>[] = [];
     const remotes = [...alive]
       .filter((n) => n !== selfId)
       .map((node) => ({
         node,
-        scan: async (): Promise<ScanResult> => {
-          let res: WireScanResult;
-          try {
-            res = (await rpc.request(node, QUERY_SCAN, request, { timeoutMs: this.opts.timeoutMs })) as WireScanResult;
-          } catch (err) {
-            // Its part is left out and the answer says so; the reason is worth a line in the log.
-            this.opts.logger?.warn('query part from a peer failed', { node, error: (err as Error).message });
-            throw err;
-          }
-          return { ...res, state: deserialize(Buffer.from(res.state.buffer, res.state.byteOffset, res.state.byteLength)) as unknown };
+        scan: (): Promise<ScanResult> => {
+          const res = this.scanPeer(node, request);
+          reaches.push(res.then((r) => r.reached ?? [], () => null));
+          return res.then((r) => ({ events: r.events, bytes: r.bytes, blocksRead: r.blocksRead, blocksSkipped: r.blocksSkipped, matched: r.matched, warnings: r.warnings, state: deserialize(Buffer.from(r.state.buffer, r.state.byteOffset, r.state.byteLength)) as unknown }));
         },
       }));
+    if (boundary !== undefined) {
+      // This node's own part: its snapshot is taken right after this returns, in the same step.
+      reaches.push(Promise.resolve(boundary.report(spec.below!, placement.epochs!)));
+      const epochs = placement.epochs!;
+      // Last: the executor has asked every other part by the time it asks this one.
+      remotes.push({ node: selfId, scan: () => boundary.fill(spec, target, epochs, reaches, Date.now() + this.opts.timeoutMs, MISSING_SEGMENTS_WARNING) });
+    }
     const ids = repo.sources?.map((s) => s.id) ?? [repo.id];
     return { remotes, unreachable: this.unreachable(ids, spec.ctx, placement), placement };
+  }
+
+  private async scanPeer(node: number, request: ScanRequest): Promise<WireScanResult> {
+    try {
+      return (await this.opts.rpc.request(node, QUERY_SCAN, request, { timeoutMs: this.opts.timeoutMs })) as WireScanResult;
+    } catch (err) {
+      // Its part is left out and the answer says so; the reason is worth a line in the log.
+      this.opts.logger?.warn('query part from a peer failed', { node, error: (err as Error).message });
+      throw err;
+    }
   }
 
   /**
@@ -153,10 +175,17 @@ export class PeerQueries implements PeerScans {
     if (placement !== undefined && !(await this.opts.store.waitForSeq(placement.seq, 5000))) {
       throw new LogsvcError('E_UNAVAILABLE', `query.scan: node ${this.opts.selfId} has not caught up with global state (seq ${placement.seq})`);
     }
-    const spec = await this.opts.withFiles({ text: b.text, args: b.args ?? {}, ctx: b.ctx, limits: b.limits, ...(b.stream === true ? { stream: true } : {}) }, target.sources?.[0]?.id ?? target.id);
+    const below = Array.isArray(b.below) && b.below.every((o) => Number.isSafeInteger(o) && o >= 0) ? b.below : undefined;
+    const spec = await this.opts.withFiles({ text: b.text, args: b.args ?? {}, ctx: b.ctx, limits: b.limits, ...(b.stream === true ? { stream: true } : {}), ...(below === undefined ? {} : { below }) }, target.sources?.[0]?.id ?? target.id);
+    // A live query's boundary: this node's digest reads up to it first (bounded); then how far it
+    // got is told in the same step as the snapshot (scanLocal takes it before its first await).
+    const boundary = below === undefined ? undefined : this.opts.boundary;
+    const epochs = placement?.epochs ?? boundary?.epochs() ?? [];
+    if (boundary !== undefined) await boundary.settle(below!, epochs);
+    const reached = boundary === undefined ? undefined : boundary.report(below!, epochs);
     const res = await this.opts.scanLocal(spec, target, placement);
     const ids = target.sources?.map((s) => s.id) ?? [target.id];
     if (placement !== undefined && this.lost(ids, b.ctx, placement) > 0) res.warnings.push(MISSING_SEGMENTS_WARNING);
-    return { ...res, state: serialize(res.state) };
+    return { ...res, state: serialize(res.state), ...(reached === undefined ? {} : { reached }) };
   }
 }

@@ -14,6 +14,12 @@ export interface Placement {
   coordinator: number;
   /** Nodes the coordinator asks (itself included). */
   live: number[];
+  /**
+   * A live query's historical part: each partition's digest epoch as of `seq` (0: none). A node
+   * reads a partition's memory only from its digester of that epoch and leaves out segments of
+   * later epochs (live-boundary.ts).
+   */
+  epochs?: number[];
 }
 
 /** Stable small hash of a segment id: spreads reads over a segment's holders. */

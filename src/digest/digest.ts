@@ -42,6 +42,17 @@ export interface DigestOptions {
 /** Ways a node gives a partition up: to a successor (everything written first), or deposed. */
 export type ReleaseMode = 'handover' | 'abandon';
 
+/**
+ * Cluster mode, for live query boundaries: where this node's digester of a partition in one epoch
+ * has read to (`end`: every event of the partition below it is in this node's memory or in
+ * segments), and whether it still digests, is writing its last blocks for a handover (its memory
+ * still answers queries), or handed the partition over (everything below `end` is in segments).
+ */
+export interface DigesterProgress {
+  end: number;
+  state: 'active' | 'draining' | 'released';
+}
+
 export class Digest {
   private readonly digesters = new Map<number, PartitionDigester>();
   /** Live records that arrived while their partition was replaying, processed right after it. */
@@ -61,6 +72,12 @@ export class Digest {
    * here yet, and queries say their answer may be partial (cluster-state.ts `reported`).
    */
   private readonly catchingUp = new Map<number, { end: number; until: number }>();
+  /** Cluster mode: the epoch each owned partition is digested in. */
+  private readonly epochOf = new Map<number, number>();
+  /** Cluster mode: digesters writing their last blocks for a handover; their memory is still searched. */
+  private readonly draining = new Map<number, { d: PartitionDigester; epoch: number | undefined }>();
+  /** Cluster mode: the last handover of each partition: its epoch and where its digester had read to. */
+  private readonly handedOver = new Map<number, { epoch: number | undefined; end: number }>();
 
   constructor(private readonly opts: DigestOptions) {
     this.checkpointFile = join(opts.dataDir, 'digest', 'checkpoints.json');
@@ -110,6 +127,8 @@ export class Digest {
       const selfId = this.opts.cluster?.selfId;
       const d = this.newDigester(partition, from, selfId === undefined || epoch === undefined ? undefined : { writer: selfId, epoch });
       this.digesters.set(partition, d);
+      if (epoch === undefined) this.epochOf.delete(partition);
+      else this.epochOf.set(partition, epoch);
       // Bounded: a queue end that cannot be reached (a stale cache) does not hold progress back for long.
       this.catchingUp.set(partition, { end: queue.endOffset(partition), until: this.opts.clock.monotonic() + 10_000 });
       this.followers.set(
@@ -144,11 +163,22 @@ export class Digest {
     const run = this.owning.then(async () => {
       const d = this.digesters.get(partition);
       if (d === undefined) return null;
+      const epoch = this.epochOf.get(partition);
       this.digesters.delete(partition);
+      this.epochOf.delete(partition);
       await this.followers.get(partition)?.stop();
       this.followers.delete(partition);
-      if (mode === 'handover') await d.drain();
-      else await d.abandon();
+      if (mode === 'handover') {
+        // Until its blocks are in segments, the memory of a digester handing over is what holds its
+        // newest events: queries keep reading it meanwhile.
+        this.draining.set(partition, { d, epoch });
+        try {
+          await d.drain();
+        } finally {
+          this.draining.delete(partition);
+        }
+        this.handedOver.set(partition, { epoch, end: d.processedEnd });
+      } else await d.abandon();
       this.opts.logger.info('digest partition released', { partition, mode, checkpoint: d.checkpoint() });
       return d.checkpoint();
     });
@@ -215,11 +245,30 @@ export class Digest {
     return () => this.recordListeners.delete(listener);
   }
 
-  /** What every owned partition holds in memory for `repo` (see PartitionDigester.memory). */
-  memory(repo: string): { partition: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[] {
-    const out: { partition: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[] = [];
-    for (const [p, d] of this.digesters) for (const m of d.memory(repo)) out.push({ partition: p, ...m });
+  /**
+   * What every owned partition holds in memory for `repo` (see PartitionDigester.memory), and
+   * partitions being handed over until their last blocks are written; with the epoch each is
+   * digested in (cluster mode).
+   */
+  memory(repo: string): { partition: number; epoch?: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[] {
+    const out: { partition: number; epoch?: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[] = [];
+    const add = (p: number, d: PartitionDigester, epoch: number | undefined): void => {
+      for (const m of d.memory(repo)) out.push(epoch === undefined ? { partition: p, ...m } : { partition: p, epoch, ...m });
+    };
+    for (const [p, d] of this.digesters) add(p, d, this.epochOf.get(p));
+    for (const [p, { d, epoch }] of this.draining) add(p, d, epoch);
     return out;
+  }
+
+  /** Cluster mode: this node's digester of `partition` in `epoch`, if it has or had one (DigesterProgress). */
+  progressOf(partition: number, epoch: number): DigesterProgress | null {
+    const d = this.digesters.get(partition);
+    if (d !== undefined && this.epochOf.get(partition) === epoch) return { end: d.processedEnd, state: 'active' };
+    const dr = this.draining.get(partition);
+    if (dr !== undefined && dr.epoch === epoch) return { end: dr.d.processedEnd, state: 'draining' };
+    const h = this.handedOver.get(partition);
+    if (h !== undefined && h.epoch === epoch) return { end: h.end, state: 'released' };
+    return null;
   }
 
   owns(partition: number): boolean {

@@ -369,14 +369,23 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           const listed = store.state.cluster.segments.segments;
           const holdings = store.state.cluster.segments;
           const live = (n: number): boolean => placement.live.includes(n);
-          const chosen = all.filter((seg) => readsHere(config.node.id, seg.meta, listed.get(seg.meta.id), placement, (id) => listed.get(id)) && !holdings.superseded(seg.meta.id, live, placement.seq));
+          // A live query reads each partition as of its placement's epoch (cluster/live-boundary.ts):
+          // segments of later epochs are left out, and the blocks of that epoch count as not void yet.
+          const epochs = placement.epochs;
+          const asOf = (seg: SegmentInfo): number => (seg.meta.epoch === undefined || epochs === undefined ? Number.MAX_SAFE_INTEGER : (epochs[seg.meta.partition] ?? 0));
+          const chosen = all.filter((seg) => readsHere(config.node.id, seg.meta, listed.get(seg.meta.id), placement, (id) => listed.get(id)) && !holdings.superseded(seg.meta.id, live, placement.seq) && (seg.meta.epoch ?? 0) <= asOf(seg));
           // Blocks past the marks their epoch ended with are void (the next owner digests those
           // events again): left out here already, not only once this node's fencing has run.
-          return chosen.map((seg) => withoutVoidBlocks(seg, seg.meta.epoch === undefined ? undefined : store.state.cluster.endOf(seg.meta.partition, seg.meta.epoch)));
+          return chosen.map((seg) => withoutVoidBlocks(seg, seg.meta.epoch === undefined || seg.meta.epoch >= asOf(seg) ? undefined : store.state.cluster.endOf(seg.meta.partition, seg.meta.epoch)));
         },
         // A deposed owner's digester may hold blocks for a moment after its epoch ended: only the
-        // current owner's memory is read.
-        memory: (repoId) => (clustered ? digest.memory(repoId).filter((m) => store.state.cluster.epochs.get(m.partition)?.node === config.node.id) : digest.memory(repoId)),
+        // current owner's memory is read (a live query: the digester of the placement's epoch).
+        memory: (repoId, placement) => {
+          if (!clustered) return digest.memory(repoId);
+          const epochs = placement?.epochs;
+          if (epochs !== undefined) return digest.memory(repoId).filter((m) => m.epoch !== undefined && m.epoch === epochs[m.partition]);
+          return digest.memory(repoId).filter((m) => store.state.cluster.epochs.get(m.partition)?.node === config.node.id);
+        },
         highWater: (partition, ds) => catalog.highWater(partition, ds),
         pin: (paths) => catalog.pin(paths),
       },
@@ -393,10 +402,13 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
       ? new cl!.KafkaTail({ connection: kafka, topic: ingestTopic(config.kafka.topic_prefix), partitions: () => store.state.partitions.length, timeoutMs: config.kafka.request_timeout_ms, logger })
       : null;
     if (liveTail !== null) cleanups.push(stopStep('live tail', () => liveTail.close()));
+    // Where a live query's historical part ends and its live part begins, per partition (cluster/live-boundary.ts).
+    const liveBoundary = clustered ? new cl!.LiveBoundary({ selfId: config.node.id, store, digest, read: (p, from) => queue.read(p, from), runner: workers, logger: log('query') }) : null;
     const queries = new QueryService({
       executor,
       files,
-      live: liveTail ?? digest,
+      live: digest,
+      ...(liveTail === null || liveBoundary === null ? {} : { boundary: { listen: (l) => liveTail.listen(l), settle: (below) => liveBoundary.settle(below, liveBoundary.epochs()) } }),
       limits: queryLimits,
       maxConcurrent: config.query.max_concurrent,
       scheduling: {
@@ -659,6 +671,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
           timeoutMs: config.query.max_query_seconds * 1000,
           logger: log('cluster'),
           stopping: () => health.isStopping(),
+          ...(liveBoundary === null ? {} : { boundary: liveBoundary }),
         }),
       );
       files.setRemoteBlobs(servePeerFiles(membership, selfId, (h) => files.localBlob(h), config.files.max_file_bytes, config.query.max_query_seconds * 1000));

@@ -6,7 +6,7 @@
 import { eventId } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import { unpack } from '../lib/msgpack.js';
-import { type BlockBody, type BlockColumns } from '../segments/block.js';
+import { emptyColumns, type BlockBody, type BlockColumns } from '../segments/block.js';
 import { decodeNumbers, decodeRaw, decodeStrings, type NumberColumn, type StringColumn } from '../segments/columns.js';
 import { bodyColumns, type EncodedBlock } from '../segments/frames.js';
 import { chargeMade } from './memory.js';
@@ -71,6 +71,39 @@ export class BlockView {
     v.idxCol = c.idx;
     for (const [name, col] of c.fields) v.fieldCols.set(name, col);
     return v;
+  }
+
+  /**
+   * The rows at queue offsets below `offset` (a live query's boundary cuts a block there): this
+   * view when every row is, else a view of those rows built in memory (every column decoded; only
+   * the block a boundary falls in takes this).
+   */
+  below(offset: number): BlockView {
+    const off = this.off();
+    const keep: number[] = [];
+    for (let i = 0; i < this.n; i++) if (off[i]! < offset) keep.push(i);
+    if (keep.length === this.n) return this;
+    const c = emptyColumns();
+    const ts = this.ts();
+    const tz = this.tz();
+    const raw = this.raw();
+    const it = this.it();
+    const idx = this.idx();
+    for (const i of keep) {
+      c.ts.push(ts[i]!);
+      c.tz.push(tz[i] as string);
+      c.raw.push(raw[i]!);
+      c.it.push(it[i]!);
+      c.off.push(off[i]!);
+      c.idx.push(idx[i]!);
+    }
+    c.count = keep.length;
+    for (const name of this.fieldNames()) {
+      const col = this.field(name);
+      if (col === null) continue;
+      c.fields.set(name, keep.map((i) => col[i] ?? undefined));
+    }
+    return BlockView.fromColumns(c, this.origin);
   }
 
   ts(): number[] {

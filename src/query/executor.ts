@@ -41,7 +41,8 @@ export interface ScanRunner {
 export interface EventSources {
   /** A cluster query passes its placement: only the segments this node reads for it (placement.ts). */
   segments(repoId: string, placement?: Placement): SegmentInfo[];
-  memory(repoId: string): { partition: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[];
+  /** A live query's placement names the digest epoch of each partition it reads memory of (placement.ts). */
+  memory(repoId: string, placement?: Placement): { partition: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[];
   highWater(partition: number, ds: string): Position | null;
   /** Holds segment files for a snapshot (retention defers their unlink); returns the release. */
   pin?(paths: readonly string[]): () => void;
@@ -252,21 +253,26 @@ export class QueryExecutor {
     const { start, end } = spec.ctx;
     const tagsOk = query.pruning.tags ?? ((): boolean => true);
     const units: { unit: ScanUnit; newest: number }[] = [];
+    // A live query's historical part stops at its live part's start, per partition (scan.ts QuerySpec.below).
+    const cutOf = (partition: number): number | undefined => (spec.below === undefined ? undefined : (spec.below[partition] ?? 0));
     for (const seg of this.opts.sources.segments(repoId, placement)) {
       if (!tagsOk(seg.meta.tags)) continue;
+      const cut = cutOf(seg.meta.partition);
       // Copied: an open segment's block list keeps growing.
       const blocks: BlockRef[] = [];
       let newest = -Infinity;
       for (const b of seg.blocks) {
-        if (b.maxTs < start || b.minTs > end) continue;
-        blocks.push({ pos: b.pos, headerLength: b.headerLength, bloomLength: b.bloomLength, gramLength: b.gramLength, fieldGrams: b.fieldGrams === true, ...(b.framed === true ? { framed: true } : {}), compressedLength: b.compressedLength, uncompressedLength: b.uncompressedLength, eventCount: b.eventCount, minTs: b.minTs, maxTs: b.maxTs });
+        if (b.maxTs < start || b.minTs > end || (cut !== undefined && b.firstOffset >= cut)) continue;
+        blocks.push({ pos: b.pos, headerLength: b.headerLength, bloomLength: b.bloomLength, gramLength: b.gramLength, fieldGrams: b.fieldGrams === true, ...(b.framed === true ? { framed: true } : {}), compressedLength: b.compressedLength, uncompressedLength: b.uncompressedLength, eventCount: b.eventCount, minTs: b.minTs, maxTs: b.maxTs, ...(cut !== undefined && b.lastOffset >= cut ? { below: cut } : {}) });
         newest = Math.max(newest, b.maxTs);
       }
       if (blocks.length > 0) units.push({ unit: { kind: 'seg', path: seg.path, partition: seg.meta.partition, tags: seg.meta.tags, blocks }, newest });
     }
-    for (const m of this.opts.sources.memory(repoId)) {
+    for (const m of this.opts.sources.memory(repoId, placement)) {
       if (!tagsOk(m.tags)) continue;
-      units.push({ unit: { kind: 'mem', partition: m.partition, tags: m.tags, parts: m.parts, hw: this.opts.sources.highWater(m.partition, m.ds) }, newest: Infinity });
+      const cut = cutOf(m.partition);
+      const parts = cut === undefined ? m.parts : m.parts.filter((p) => p.offset < cut);
+      units.push({ unit: { kind: 'mem', partition: m.partition, tags: m.tags, parts, hw: this.opts.sources.highWater(m.partition, m.ds) }, newest: Infinity });
     }
     // Newest first: partial results of a filter query fill from the recent end, as in the product.
     units.sort((a, b) => b.newest - a.newest);

@@ -1,9 +1,10 @@
 /**
  * QueryService: what the REST query endpoints call. It validates the request body (api-facts §1.2),
  * resolves the time range, bounds how many queries run at once, starts static runs on the
- * executor, and follows live filter queries: the historical part first, then every event the
- * digest takes afterwards, each exactly once (the executor's snapshot and the subscription happen
- * in the same synchronous step).
+ * executor, and follows live filter queries: the historical part first, then every later event,
+ * each exactly once. On one node the executor's snapshot and the subscription to the digest happen
+ * in the same synchronous step; on a cluster the live part starts at the Kafka tail's position and
+ * the historical part is cut there (`LiveBoundarySource`, cluster/live-boundary.ts).
  */
 import { QueryScheduler, type Release, type SchedulerOptions } from './scheduler.js';
 import { decodeGroupEvents, eventId, groupSection, type RecordSummary } from '../events/index.js';
@@ -71,9 +72,22 @@ export function parseQueryRequest(body: unknown): QueryRequest {
   return { queryString: b.queryString, start: time('start'), end: time('end'), isLive, timeZoneOffsetMinutes: tz, arguments: args };
 }
 
-/** What live following needs from the digest. */
+type RecordListener = (r: DurableRecord, summary: RecordSummary) => void;
+
+/** What live following needs from the digest (one node: it hears each record right after the digest took it). */
 export interface LiveSource {
-  onRecord(listener: (r: DurableRecord, summary: RecordSummary) => void): () => void;
+  onRecord(listener: RecordListener): () => void;
+}
+
+/**
+ * A cluster's live records (docs/cluster.md, "Live queries"): `listen` adds a listener to the Kafka
+ * tail and resolves with the tail's position per partition, from which the listener hears every
+ * record; `settle` waits (bounded) until this node's digest has read up to such a position in the
+ * partitions it digests.
+ */
+export interface LiveBoundarySource {
+  listen(listener: RecordListener): Promise<{ from: readonly number[]; stop: () => void }>;
+  settle(below: readonly number[]): Promise<void>;
 }
 
 /** Loads the lookup tables a query names (src/files), by the names it uses. */
@@ -86,6 +100,8 @@ export interface QueryServiceOptions {
   /** Lookup files for match()/lookup(); without it a query naming a file fails to compile. */
   files?: QueryFileSource;
   live: LiveSource;
+  /** A cluster: live queries start at the Kafka tail's position instead of `live`. */
+  boundary?: LiveBoundarySource;
   limits: QueryLimits;
   maxConcurrent: number;
   /** Fair admission (src/query/scheduler.ts); without it only maxConcurrent applies. */
@@ -207,19 +223,41 @@ export class QueryService {
 
   /**
    * A live filter query: the historical run, and `onEvent` for every later event of `repo` that
-   * passes the filters. Call `stop()` when the client leaves. With `spec.stream`, the historical
-   * run's partials go to `sink` as they arrive (every matching event, not tail(200)).
+   * passes the filters, each event in exactly one of them. Call `stop()` when the client leaves.
+   * With `spec.stream`, the historical run's partials go to `sink` as they arrive (every matching
+   * event, not tail(200)).
    */
-  follow(spec: QuerySpec, repo: Repo, onEvent: (e: Ev) => void, sink?: PartialSink): { historical: QueryRun; stop: () => void } {
+  async follow(spec: QuerySpec, repo: Repo, onEvent: (e: Ev) => void, sink?: PartialSink): Promise<{ historical: QueryRun; stop: () => void }> {
     const query = this.compile(spec);
     if (query.isAggregate) throw new LogsvcError('E_VALIDATION', 'live aggregate queries are not served by /query; start a live query job (POST .../queryjobs) instead');
-    const historical = this.run(spec, repo, '', sink);
+    // The historical part takes every event before the live part's start, whatever its timestamp
+    // (one digested after `now` was taken, or stamped ahead of this clock, is not in the live part).
+    const historicalSpec: QuerySpec = { ...spec, ctx: { ...spec.ctx, end: Number.MAX_SAFE_INTEGER } };
+    const listener = this.liveListener(spec, repo, query, onEvent);
+    const boundary = this.opts.boundary;
+    if (boundary === undefined) {
+      // The snapshot and the subscription in one synchronous step.
+      const historical = this.run(historicalSpec, repo, '', sink);
+      return { historical, stop: this.opts.live.onRecord(listener) };
+    }
+    const sub = await boundary.listen(listener);
+    try {
+      await boundary.settle(sub.from);
+      return { historical: this.run({ ...historicalSpec, below: [...sub.from] }, repo, '', sink), stop: sub.stop };
+    } catch (err) {
+      sub.stop();
+      throw err;
+    }
+  }
+
+  /** What a live query does with each new record: its events of `repo` through the query's filters to `onEvent`. */
+  private liveListener(spec: QuerySpec, repo: Repo, query: ReturnType<QueryExecutor['compile']>, onEvent: (e: Ev) => void): RecordListener {
     const { maps } = splitAtAggregate(query);
     // Per source repository: its name for #repo and, in a view, the connection's filter first.
     const feeds = new Map((repo.sources ?? [{ id: repo.id, name: repo.name, filter: '' }]).map((src) => [src.id, { name: src.name, feed: chainStages([...prefixStages(spec, src.filter), ...maps], onEvent) }]));
     const tagsOk = query.pruning.tags ?? ((): boolean => true);
     const range = spec.ctx.end - spec.ctx.start;
-    const stop = this.opts.live.onRecord((r, summary) => {
+    return (r, summary) => {
       const source = feeds.get(summary.repo);
       if (source === undefined) return;
       const feed = source.feed;
@@ -245,7 +283,6 @@ export class QueryService {
           feed(ev);
         });
       });
-    });
-    return { historical, stop };
+    };
   }
 }

@@ -39,6 +39,8 @@ export interface BlockRef {
   eventCount: number;
   minTs: number;
   maxTs: number;
+  /** A live query's boundary falls in this block: its events at queue offsets from here on are left out. */
+  below?: number;
 }
 
 export type ScanUnit =
@@ -64,6 +66,12 @@ export interface QuerySpec {
   files?: Record<string, PackedTable>;
   /** Stream every event of a filter query instead of ending it in tail(200) (stream.ts). */
   stream?: boolean;
+  /**
+   * A live query's historical part (docs/cluster.md, "Live queries"): per partition, the queue
+   * offset its live part starts at; events there and after are left out (partitions past the list:
+   * all of them).
+   */
+  below?: number[];
 }
 
 export interface ScanTask {
@@ -275,7 +283,7 @@ export function answerFromHeaders(q: CompiledQuery, ctx: Pick<QueryContext, 'sta
       left.push(u);
       continue;
     }
-    const blocks = u.blocks.filter((b) => !scanner.meta(b.minTs, b.maxTs, b.eventCount));
+    const blocks = u.blocks.filter((b) => b.below !== undefined || !scanner.meta(b.minTs, b.maxTs, b.eventCount));
     if (blocks.length === u.blocks.length) left.push(u);
     else if (blocks.length > 0) left.push({ ...u, blocks });
   }
@@ -330,8 +338,9 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
         return;
       }
     }
-    // Format 6: answered from the head's column summaries, no frame read.
-    if (scanner.summary(dir.columns, meta.eventCount, b.minTs >= start && b.maxTs <= end)) {
+    // Format 6: answered from the head's column summaries, no frame read (not a block a live
+    // query's boundary cuts: its summaries count rows past the boundary).
+    if (b.below === undefined && scanner.summary(dir.columns, meta.eventCount, b.minTs >= start && b.maxTs <= end)) {
       result.blocksSummarised = (result.blocksSummarised ?? 0) + 1;
       return;
     }
@@ -353,7 +362,8 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     result.bytes += b.uncompressedLength;
     const where = `segment ${path}: block at ${b.pos}`;
     try {
-      scanView(BlockView.fromEncoded(framedColumns(meta.eventCount, dir, (at, length) => read(at, length), lz4Codec, where), origin), b.minTs >= start && b.maxTs <= end);
+      const view = BlockView.fromEncoded(framedColumns(meta.eventCount, dir, (at, length) => read(at, length), lz4Codec, where), origin);
+      scanView(b.below === undefined ? view : view.below(b.below), b.minTs >= start && b.maxTs <= end);
     } catch (err) {
       if (!(err instanceof FrameDamage)) throw err;
       result.warnings.push(`${damaged(path, b.pos)}: ${err.message}`);
@@ -383,7 +393,7 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
       for (const b of u.blocks) {
         overTime();
         // Answered by what the block's header says, without reading it.
-        if (scanner.meta(b.minTs, b.maxTs, b.eventCount)) continue;
+        if (b.below === undefined && scanner.meta(b.minTs, b.maxTs, b.eventCount)) continue;
         if (b.framed === true) {
           scanFramed(file, u.path, b, origin);
           continue;
@@ -410,7 +420,7 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
         const view = BlockView.fromEncoded(encodedBlockAt(whole, 0, meta, lz4Codec), origin);
         result.blocksRead++;
         result.bytes += b.uncompressedLength;
-        scanView(view, b.minTs >= start && b.maxTs <= end);
+        scanView(b.below === undefined ? view : view.below(b.below), b.minTs >= start && b.maxTs <= end);
       }
     } finally {
       if (fd >= 0) closeSync(fd);

@@ -309,7 +309,7 @@ export function queryRoutes(s: HttpServices): Route[] {
     const waiting: Ev[] = [];
     let stream: ResponseStream | null = null;
     let overflow = false;
-    const follow = s.queries.follow(
+    const follow = await s.queries.follow(
       spec,
       repo,
       (e) => {

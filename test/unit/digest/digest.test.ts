@@ -372,3 +372,48 @@ t.test('when undigested bytes pass the threshold, the oldest open blocks are wri
   t.strictSame(fatal, []);
   await q.close();
 });
+
+t.test('cluster mode: a digester handing over is still searched until its blocks are written, then says where it ended', async (t) => {
+  const root = await tempDir(t);
+  const q = await EmbeddedDigestQueue.open({ dir: join(root, 'queue'), partitions: 1, logger: silentLogger, onFatal: () => undefined });
+  t.teardown(() => q.close());
+  const segDir = join(root, 'segments');
+  const cat = new SegmentCatalog(segDir);
+  // Block writes wait for the gate: the handover's drain is held open.
+  let open: (() => void) | null = null;
+  const gate = new Promise<void>((r) => (open = r));
+  const inline = new InlineBlockEncoder();
+  const digest = new Digest({
+    dataDir: root,
+    queue: q,
+    catalog: cat,
+    encoder: { encode: async (parts) => (await gate, inline.encode(parts)), close: () => inline.close() },
+    clock: new ManualClock(T0),
+    logger: silentLogger,
+    settings: settings(segDir, { flushBlockMs: 3_600_000 }),
+    openBlockBudgetBytes: 64 * 1024 * 1024,
+    sealUndigestedAboveBytes: 1024 * 1024 * 1024,
+    onLatency: () => undefined,
+    onFatal: () => undefined,
+    cluster: { onProgress: () => undefined, selfId: 1 },
+  });
+  await digest.start([]);
+  await digest.ownFrom(0, 0, [], 5);
+  for (let i = 0; i < 3; i++) await append(q, 0, record([group('dsA', [ev(`e${i}`)])]));
+  const end = q.endOffset(0);
+  t.ok(await until(() => digest.progressOf(0, 5)?.end === end), 'the digester reads to the queue end');
+  t.same(digest.progressOf(0, 5), { end, state: 'active' });
+  t.equal(digest.progressOf(0, 4), null, 'another epoch: not this digester');
+  t.same(digest.memory('sandbox').map((m) => [m.partition, m.epoch, m.parts.length]), [[0, 5, 3]], 'memory says its epoch');
+
+  const released = digest.release(0, 'handover');
+  t.ok(await until(() => digest.progressOf(0, 5)?.state === 'draining'), 'handing over: draining');
+  t.equal(digest.owns(0), false, 'no longer owned');
+  t.same(digest.memory('sandbox').map((m) => [m.partition, m.epoch, m.parts.length]), [[0, 5, 3]], 'its memory is still searched while its blocks are written');
+  open!();
+  t.equal(await released, end, 'the handover ends at the queue end');
+  t.same(digest.progressOf(0, 5), { end, state: 'released' });
+  t.same(digest.memory('sandbox'), [], 'written: nothing left in memory');
+  t.same(keysOf(await storedEvents(segDir)).length, 3, 'every event in segments');
+  await digest.stop();
+});

@@ -120,3 +120,29 @@ t.test('the time bound stops a query with a clear error', async (t) => {
 t.test('a bad query fails at start with E_QUERY', async (t) => {
   t.throws(() => ex.start(spec('count(('), { id: 'r1', name: 'repo-one' }), { code: 'E_QUERY' });
 });
+
+t.test("a live query's boundary: events at or past it are left out, inside a block too", async (t) => {
+  // Partition 4: one block of two records (offsets 400 and 401), so a boundary at 401 falls inside it.
+  const w4 = await SegmentWriter.create(join(dir, 'r1', 'ds4'), { id: 's4', repo: 'r1', ds: 'ds4', tags: { type: 'kv' }, partition: 4, createdAt: T0 });
+  const bytes = buildBlock([part(400, 5, { type: 'kv' }), part(401, 7, { type: 'kv' }, T0 + 10_000)]);
+  await w4.append(bytes, readBlockMeta(bytes, 0)!);
+  await w4.close(T0);
+  const seg4: SegmentInfo = { path: w4.path, meta: w4.meta, blocks: w4.blocks, closed: true, bytes: w4.bytes };
+  const cutSources: EventSources = { ...sources, segments: (repo) => (repo === 'r1' ? [seg, seg4] : []) };
+  const cutEx = new QueryExecutor({ sources: cutSources, runner, parallelism: 2, taskBytes: 1, maxQueryMs: 60_000 });
+  const cut = async (text: string, below: number[]) => {
+    const r = cutEx.start({ ...spec(text), below }, { id: 'r1', name: 'repo-one' });
+    await r.done;
+    if (r.error !== null) throw r.error;
+    return r.outcome!.rows.map(toJsonRow);
+  };
+  t.same(await cut('count()', []), [{ _count: '0' }], 'partitions past the list: all left out');
+  t.same(await cut('count()', [0, 0, 0, 1000, 1000]), [{ _count: '62' }], 'everything below the boundary');
+  // Partition 3: the block at 200 and the memory part at 300 are past 200; partition 4: the record at 401.
+  t.same(await cut('count()', [0, 0, 0, 200, 401]), [{ _count: '25' }], 'count() is answered neither from the header nor from the column summaries of a cut block');
+  const ids = (await cut('tail(1000)', [0, 0, 0, 200, 401])).map((r) => String(r['@id']));
+  t.equal(ids.length, 25);
+  t.equal(new Set(ids).size, 25, 'no id twice');
+  t.same((await cut('count()', [0, 0, 0, 301, 400])), [{ _count: '50' }], 'memory below the boundary is read (above the high-water mark)');
+  t.same((await cut('n=3 | count()', [0, 0, 0, 0, 401])), [{ _count: '1' }], 'a filter over the rows kept of a cut block');
+});
