@@ -1,14 +1,14 @@
 /**
  * replace() with less regex work where the pattern allows (issue 21): a pattern that is a plain
- * literal (`"error"`, `"\\."`) or one character class (`"\\d"`, `"[aeiou]"`, a letter under the `i`
- * flag, which regex.ts rewrites to `[xX]`), with a replacement that refers to no group (no `$`).
- * Such a pattern's every match is the literal, or one UTF-16 unit the class holds, so replacing
- * each of them from left to right is what `String.prototype.replace` with the global regex does.
- * A value where nothing matches is returned as it is, found so without the regex.
+ * literal (`"error"`, `"\\."`, `"/v2/"`) and a replacement that refers to no group (no `$`). Every
+ * match of such a pattern is the literal, so a value that does not contain it is left as it is,
+ * found so by `includes` instead of a regex run; a value that does goes through the regex.
  *
- * Which units a class holds is asked of the compiled regex itself, one unit at a time (the first
- * time each is seen, remembered in a table), so the fast path cannot disagree with the regex on
- * what a class means (`\s` and Unicode spaces, `.` and line ends, ranges, negation, case folding).
+ * What was measured and left out (docs/benchmarks.md, fifth pass): V8's own global replace of the
+ * occurrences is as fast as split/join or replaceAll, so the regex does the replacing; and a
+ * one-character class (`"\\d"`) rebuilt unit by unit in JavaScript, from a table of the units the
+ * regex holds, was slower than the regex on the values a scan reads (slices of a decoded column),
+ * so such patterns take the regex as any other.
  */
 import type { CompiledRegex } from './regex.js';
 
@@ -37,76 +37,22 @@ export function literalOf(src: string): string | null {
   return out.length > 0 ? out : null;
 }
 
-/** True when the JS regex source `src` is one atom matching exactly one UTF-16 unit: a class, `.`, `\d` and the like. */
-export function isOneUnit(src: string): boolean {
-  if (src === '.' || /^\\[dDwWsS]$/.test(src)) return true;
-  if (src[0] !== '[') return false;
-  // The class closes at the first unescaped `]` (in JS `[]` is an empty class, `[^]` any unit).
-  let i = 1;
-  if (src[i] === '^') i++;
-  while (i < src.length && src[i] !== ']') i += src[i] === '\\' ? 2 : 1;
-  return i === src.length - 1;
-}
-
-/** Longest value the one-unit path builds from an array of units (longer ones take the regex). */
-const MAX_UNITS = 8192;
-
 /**
  * A substitution for `cr` and the JS replacement text `replacement` (as String.replace takes it),
  * or null when the general path must run.
- *
- * Measured against V8's own global replace (bench notes in docs/benchmarks.md, fifth pass): a
- * literal is found by `includes` faster than by the regex, but V8 replaces the occurrences it
- * finds as fast as split/join or replaceAll do, so a literal only skips the regex where it is
- * absent. A one-unit class with a one-unit (or empty) replacement is rebuilt unit by unit from a
- * table, cheaper than the regex's match-by-match replacement; with a longer replacement the regex
- * runs, once the table has found a unit to replace.
  */
 export function substitution(cr: CompiledRegex, replacement: string): Substitute | null {
   if (replacement.includes('$')) return null;
   const { source, flags } = cr.re;
-  // regex.ts folds case by rewriting the pattern; a JS `i` (or `u`, `y`) would change what a unit means.
+  // regex.ts folds case by rewriting the pattern (a literal under `i` is not one); a JS `i`, `u`
+  // or `y` would change what the source means.
   if (/[iuyv]/.test(flags)) return null;
+  const lit = literalOf(source);
+  if (lit === null) return null;
   const all = cr.all;
-  const general = (v: string): string => {
+  return (v) => {
+    if (!v.includes(lit)) return v;
     all.lastIndex = 0;
     return v.replace(all, replacement);
-  };
-  const lit = literalOf(source);
-  if (lit !== null) return (v) => (v.includes(lit) ? general(v) : v);
-  if (!isOneUnit(source)) return null;
-  const re = new RegExp(source, flags.replace('g', ''));
-  // 0: not asked yet, 1: the class holds the unit, 2: it does not.
-  const known = new Uint8Array(65536);
-  const ask = (c: number): number => (known[c] = re.test(String.fromCharCode(c)) ? 1 : 2);
-  const unit = replacement.length === 1 ? replacement.charCodeAt(0) : replacement.length === 0 ? -1 : null;
-  return (v) => {
-    const n = v.length;
-    let i = 0;
-    for (; i < n; i++) {
-      const c = v.charCodeAt(i);
-      const k = known[c]!;
-      if ((k === 0 ? ask(c) : k) === 1) break;
-    }
-    if (i === n) return v;
-    if (unit === null || n > MAX_UNITS) return general(v);
-    if (unit >= 0) {
-      const units = new Array<number>(n);
-      for (let j = 0; j < i; j++) units[j] = v.charCodeAt(j);
-      for (; i < n; i++) {
-        const c = v.charCodeAt(i);
-        const k = known[c]!;
-        units[i] = (k === 0 ? ask(c) : k) === 1 ? unit : c;
-      }
-      return String.fromCharCode.apply(null, units);
-    }
-    const units: number[] = [];
-    for (let j = 0; j < i; j++) units.push(v.charCodeAt(j));
-    for (; i < n; i++) {
-      const c = v.charCodeAt(i);
-      const k = known[c]!;
-      if ((k === 0 ? ask(c) : k) !== 1) units.push(c);
-    }
-    return String.fromCharCode.apply(null, units);
   };
 }
