@@ -20,9 +20,9 @@ interface Item {
   /** Estimated bytes, charged to the query's memory budget while the row is kept. */
   z: number;
   /** The tie-break text of `f` (pairsKey), made on the first tie the row takes part in. */
-  j?: string;
+  j: string | null;
   /** The sort values as an order compares them (fieldOrder), made on the row's first comparison. */
-  k?: Prepared;
+  k: Prepared | null;
 }
 
 interface KeepState {
@@ -71,7 +71,7 @@ function keepFirst(
     name,
     init: () => ({ items: [], seq: 0, w: null, b: 0 }),
     add(st, e) {
-      const probe: Item = { v: sortValues(e), q: st.seq++, f: [], z: 0 };
+      const probe: Item = { v: sortValues(e), q: st.seq++, f: [], z: 0, j: null, k: null };
       if (st.w !== null && primary(probe, st.w) > 0) return;
       probe.f = fieldsOf(e);
       const z = pairsBytes(probe.f);
@@ -170,48 +170,36 @@ function hexValue(v: string): bigint {
  * missing value (ranks 1 and 2 sort after rank 0 whatever the direction), and its key: the number
  * (number, any) or big integer (hex) of a rank-0 value, else the text, compared by code units.
  * `any` (table's list has it) orders as `number` does: numbers by value, then the other text.
+ * One array per row, per sort field its rank then its key: `[rank0, key0, rank1, key1, ...]`.
  */
-interface Prepared {
-  r: number[];
-  x: (number | bigint | string)[];
-}
-
-const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+type Prepared = (number | bigint | string)[];
 
 function prepare(v: readonly (string | null)[], types: readonly SortType[]): Prepared {
-  const r: number[] = [];
-  const x: (number | bigint | string)[] = [];
+  const out: Prepared = [];
   for (let i = 0; i < types.length; i++) {
     const s = v[i] ?? null;
     if (s === null) {
-      r.push(2);
-      x.push('');
+      out.push(2, '');
       continue;
     }
     switch (types[i]!) {
       case 'string':
-        r.push(0);
-        x.push(s);
+        out.push(0, s);
         break;
       case 'hex':
-        if (HEX.test(s)) {
-          r.push(0);
-          x.push(hexValue(s));
-        } else {
-          r.push(1);
-          x.push(s);
-        }
+        if (HEX.test(s)) out.push(0, hexValue(s));
+        else out.push(1, s);
         break;
       case 'number':
       case 'any': {
         const num = parseNumber(s);
-        r.push(num === undefined ? 1 : 0);
-        x.push(num ?? s);
+        if (num === undefined) out.push(1, s);
+        else out.push(0, num);
         break;
       }
     }
   }
-  return { r, x };
+  return out;
 }
 
 /** Rows ordered by several fields; missing values and values not of the type sort last in either direction. */
@@ -221,15 +209,15 @@ function fieldOrder(fields: string[], orders: ('asc' | 'desc')[], types: SortTyp
     const pa = (a.k ??= prepare(a.v, types));
     const pb = (b.k ??= prepare(b.v, types));
     for (let i = 0; i < fields.length; i++) {
-      const rx = pa.r[i]!;
-      const ry = pb.r[i]!;
+      const rx = pa[2 * i] as number;
+      const ry = pb[2 * i] as number;
       if (rx === 2 || ry === 2) {
         if (rx === ry) continue;
         return rx === 2 ? 1 : -1;
       }
       if (rx !== ry) return rx - ry;
-      const x = pa.x[i]!;
-      const y = pb.x[i]!;
+      const x = pa[2 * i + 1]!;
+      const y = pb[2 * i + 1]!;
       // Rank 0 of number/any: numbers; of hex: big integers; rank 1 and string: text.
       const c = typeof x === 'number' ? x - (y as number) : x < y ? -1 : x > y ? 1 : 0;
       if (c !== 0) return desc[i] ? -c : c;
