@@ -252,9 +252,11 @@ export class BlockView {
     return this.enc === null ? [...this.fieldCols.keys()] : this.encNames;
   }
 
-  fieldNames(): string[] {
-    return this.enc === null ? [...this.fieldCols.keys()] : [...new Set(this.encNames)];
+  /** The stored fields' names, each once (made once per view: names() asks for them per row). */
+  fieldNames(): readonly string[] {
+    return (this.namesOnce ??= this.enc === null ? [...this.fieldCols.keys()] : [...new Set(this.encNames)]);
   }
+  private namesOnce: readonly string[] | null = null;
 
   /** The value of `name` for row `i` as the query language sees it. */
   get(name: string, i: number): string | undefined {
@@ -280,6 +282,33 @@ export class BlockView {
     }
   }
 
+  /**
+   * Every row's fields as plain data, made once per view: what `names(i)` and `get(name, i)` give,
+   * read back with `rowFlat`. For aggregates that keep rows without copying each one (the columns
+   * are shared; selfJoinFilter): plain arrays, so a state holding them can cross threads. Null when
+   * a stored field shadows a built-in name (then only names()/get() say what the row shows).
+   */
+  rowColumns(): RowColumns | null {
+    if (this.rowColsOnce !== undefined) return this.rowColsOnce;
+    const fields = this.fieldNames().filter((f) => !this.tagFields.has(f));
+    if (fields.some((f) => BUILTIN_NAMES.has(f))) return (this.rowColsOnce = null);
+    const tags = [...this.tagFields.keys()];
+    const ts = this.ts();
+    const cols: RowCol[] = [
+      { n: ts },
+      { s: this.raw() },
+      { p: this.origin.partition, off: this.off(), idx: this.idx(), ts },
+      { s: this.tz(), d: 'Z' },
+      { n: this.it() },
+      { c: this.origin.repoName },
+      ...tags.map((t) => ({ c: t === '#repo' ? this.origin.repoName : this.tagFields.get(t)! })),
+      ...fields.map((f) => ({ s: this.field(f) ?? [] })),
+    ];
+    const names = ['@timestamp', '@rawstring', '@id', '@timezone', '@ingesttimestamp', '#repo', ...tags, ...fields];
+    return (this.rowColsOnce = { n: this.n, names, cols });
+  }
+  private rowColsOnce: RowColumns | null | undefined = undefined;
+
   /** Every name row `i` has, built-ins first. */
   names(i: number): string[] {
     const out = ['@timestamp', '@rawstring', '@id', '@timezone', '@ingesttimestamp', '#repo', ...this.tagFields.keys()];
@@ -290,6 +319,43 @@ export class BlockView {
     }
     return out;
   }
+}
+
+/** The names get() answers before looking at stored fields. */
+const BUILTIN_NAMES = new Set(['@timestamp', '@rawstring', '@timezone', '@ingesttimestamp', '@id', '#repo']);
+
+/** How one name's value is read for a row (BlockView.rowColumns). */
+export type RowCol =
+  /** The same for every row (#repo, tags). */
+  | { c: string }
+  /** A column (null or undefined: the row has no value), `d` where it has none (@timezone). */
+  | { s: readonly (string | null | undefined)[]; d?: string }
+  /** Numbers, shown as decimal text (@timestamp, @ingesttimestamp). */
+  | { n: readonly number[] }
+  /** @id, made from the partition, offset, index and timestamp (events/event-id.ts). */
+  | { p: number; off: readonly number[]; idx: readonly number[]; ts: readonly number[] };
+
+/** A block's rows as plain data: the names in names() order and how each is read. */
+export interface RowColumns {
+  n: number;
+  names: string[];
+  cols: RowCol[];
+}
+
+/** Row `i` as one flat array `[name, value, name, value, ...]`: the names and values names() and get() give. */
+export function rowFlat(rc: RowColumns, i: number): string[] {
+  const out: string[] = [];
+  const { names, cols } = rc;
+  for (let j = 0; j < cols.length; j++) {
+    const col = cols[j]!;
+    let v: string | undefined;
+    if ('c' in col) v = col.c;
+    else if ('s' in col) v = col.s[i] ?? col.d;
+    else if ('n' in col) v = String(col.n[i]);
+    else v = eventId(col.p, col.off[i]!, col.idx[i]!, col.ts[i]!);
+    if (v !== undefined) out.push(names[j]!, v);
+  }
+  return out;
 }
 
 /** `#name` -> value of an origin's tags, made once per origin (a scan task's blocks of one unit share it). */
@@ -363,6 +429,13 @@ export class ColumnEvent implements Ev {
       return v === undefined ? Number.NaN : Number(v);
     }
     return this.view.ts()[this.row]!;
+  }
+  /** The block when the row reads as stored (nothing set, removed or dropped); else null. Its row: `rowIndex`. */
+  storedView(): BlockView | null {
+    return this.overlay === null && this.only === null ? this.view : null;
+  }
+  get rowIndex(): number {
+    return this.row;
   }
   clone(): Ev {
     const c = new ColumnEvent(this.view, this.row);

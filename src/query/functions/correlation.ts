@@ -9,6 +9,7 @@
  * fails naming it.
  */
 import type { PackedTable } from '../../files/packed.js';
+import { ColumnEvent, rowFlat, type RowColumns } from '../block-view.js';
 import { cellValue, viewsOf } from '../../files/packed.js';
 import { LogsvcError } from '../../lib/errors.js';
 import type { Expr, Filter } from '../ast.js';
@@ -160,11 +161,70 @@ function flatPairs(f: Flat): [string, string][] {
   return out;
 }
 
+/**
+ * A kept event: a flat copy, or `block * ROW_SPAN + row`, a reference to row `row` of the state's
+ * block `block` (KeptBlock). Most keys never qualify, so most kept events are never read again:
+ * a row of a block read in the scan (a ColumnEvent nothing was set on) is kept as that number, its
+ * fields read only if its key qualifies.
+ */
+type Kept = Flat | number;
+const ROW_SPAN = 2 ** 21;
+
+/** A block some of whose rows are kept by reference. */
+interface KeptBlock {
+  /** Its columns (BlockView.rowColumns: plain arrays, shared with the view); null once compacted. */
+  c: RowColumns | null;
+  /** The rows kept from it. */
+  r: number[];
+  /** Once compacted: row -> the row's flat copy. */
+  f: Map<number, Flat> | null;
+}
+
 interface KeyState {
   /** Key text -> [clause mask, events kept]. */
-  k: Map<string, [number, Flat[]]>;
+  k: Map<string, [number, Kept[]]>;
   events: number;
+  /** Blocks referred to by kept events; the last is the block rows are being kept from. */
+  b: KeptBlock[];
 }
+
+/**
+ * A block left with fewer than half its rows kept keeps copies of those rows instead of its
+ * columns, so a state holds at most one block (the one being read) beyond what copies would hold.
+ */
+function compact(kb: KeptBlock): void {
+  const c = kb.c;
+  if (c === null || kb.r.length * 2 >= c.n) return;
+  kb.f = new Map(kb.r.map((row) => [row, rowFlat(c, row)]));
+  kb.c = null;
+}
+
+/** An event as kept: by reference into the state's current block when it is a stored row, else a flat copy. */
+function keepRow(st: KeyState, e: Ev): Kept {
+  const view = e instanceof ColumnEvent ? e.storedView() : null;
+  const rc = view === null ? null : view.rowColumns();
+  if (rc === null || rc.n >= ROW_SPAN) return flatOf(e);
+  let at = st.b.length - 1;
+  let kb = st.b[at];
+  if (kb === undefined || kb.c !== rc) {
+    if (kb !== undefined) compact(kb);
+    kb = { c: rc, r: [], f: null };
+    at = st.b.push(kb) - 1;
+  }
+  const row = (e as ColumnEvent).rowIndex;
+  kb.r.push(row);
+  return at * ROW_SPAN + row;
+}
+
+function resolve(st: KeyState, x: Kept): Flat {
+  if (typeof x !== 'number') return x;
+  const kb = st.b[Math.floor(x / ROW_SPAN)]!;
+  const row = x % ROW_SPAN;
+  return kb.c !== null ? rowFlat(kb.c, row) : kb.f!.get(row)!;
+}
+
+/** The qualifying keys (every clause matched) with their events as flat copies. */
+type Qualifying = Map<string, [number, Flat[]]>;
 
 /** A filter that only reads the event (no regex with named groups, no function): run without a copy. */
 export function readsOnly(f: Filter): boolean {
@@ -197,7 +257,7 @@ function whereClauses(a: BoundArgs, env: CompileEnv): ((e: Ev) => boolean)[] {
   });
 }
 
-function keyAggregator(name: string, a: BoundArgs, env: CompileEnv, prefilter: boolean, keepEvents: (mask: number) => boolean, finish: (st: KeyState, full: number) => Ev[]): Aggregator<KeyState> {
+function keyAggregator(name: string, a: BoundArgs, env: CompileEnv, prefilter: boolean, keepEvents: (mask: number) => boolean, finish: (k: Qualifying) => Ev[]): Aggregator<KeyState> {
   const fields = a.list('field')!;
   const clauses = whereClauses(a, env);
   const full = (1 << clauses.length) - 1;
@@ -212,7 +272,7 @@ function keyAggregator(name: string, a: BoundArgs, env: CompileEnv, prefilter: b
   const perEvent = prefilter;
   return {
     name,
-    init: () => ({ k: new Map(), events: 0 }),
+    init: () => ({ k: new Map(), events: 0, b: [] }),
     add(st, e) {
       const k = keyOf(e, fields);
       if (k === undefined) return;
@@ -232,10 +292,18 @@ function keyAggregator(name: string, a: BoundArgs, env: CompileEnv, prefilter: b
       cur[0] |= mask;
       if (keepEvents(mask)) {
         if (++st.events > maxEvents) over(`more than ${maxEvents} events to keep (query.max_rows)`);
-        cur[1].push(flatOf(e));
+        cur[1].push(keepRow(st, e));
       }
     },
     merge(into, o) {
+      // The other state's blocks go after this one's: its references move by that many blocks.
+      const shift = into.b.length * ROW_SPAN;
+      const last = into.b[into.b.length - 1];
+      if (last !== undefined) compact(last);
+      for (const kb of o.b) {
+        compact(kb);
+        into.b.push(kb);
+      }
       for (const [key, [mask, evs]] of o.k) {
         let cur = into.k.get(key);
         if (cur === undefined) {
@@ -246,10 +314,14 @@ function keyAggregator(name: string, a: BoundArgs, env: CompileEnv, prefilter: b
         cur[0] |= mask;
         into.events += evs.length;
         if (into.events > maxEvents) over(`more than ${maxEvents} events to keep (query.max_rows)`);
-        for (const x of evs) cur[1].push(x);
+        for (const x of evs) cur[1].push(typeof x === 'number' ? x + shift : x);
       }
     },
-    finish: (st) => finish(st, full),
+    finish(st) {
+      const q: Qualifying = new Map();
+      for (const [key, [mask, evs]] of st.k) if (mask === full) q.set(key, [mask, evs.map((x) => resolve(st, x))]);
+      return finish(q);
+    },
   };
 }
 
@@ -278,7 +350,7 @@ const selfJoinFilter: FnDef = {
   params: [...WHERE_PARAMS, { name: 'limit', type: 'number', default: '20000' }],
   agg(a, env) {
     const prefilter = a.bool('prefilter', false);
-    const agg = keyAggregator('selfJoinFilter', a, env, prefilter, (mask) => !prefilter || mask !== 0, (st, full) => byTime([...st.k.values()].filter(([m]) => m === full).flatMap(([, evs]) => evs)));
+    const agg = keyAggregator('selfJoinFilter', a, env, prefilter, (mask) => !prefilter || mask !== 0, (q) => byTime([...q.values()].flatMap(([, evs]) => evs)));
     return { agg, outputs: null, oneRow: false, keepsColumns: true };
   },
 };
@@ -300,9 +372,9 @@ const selfJoin: FnDef = {
     const prefilter = a.bool('prefilter', false);
     const postfilter = a.bool('postfilter', false);
     const keep = collect.length > 0 || select !== undefined || postfilter;
-    const agg = keyAggregator('selfJoin', a, env, prefilter, (mask) => keep && (!prefilter || mask !== 0), (st, full) => {
+    const agg = keyAggregator('selfJoin', a, env, prefilter, (mask) => keep && (!prefilter || mask !== 0), (q) => {
       const out: Ev[] = [];
-      const keys = [...st.k.entries()].filter(([, [m]]) => m === full).sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+      const keys = [...q.entries()].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
       for (const [key, [, evs]] of keys) {
         if (select !== undefined || postfilter) {
           for (const ev of byTime(evs)) {

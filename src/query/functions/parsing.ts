@@ -6,6 +6,7 @@
 import { jsonDepth } from '../../lib/json.js';
 import { MAX_NESTING, MAX_VALUE_CHARS, valueTooLarge } from '../limits.js';
 import { compileRegex, groupsOf, type CompiledRegex } from '../regex.js';
+import { substitution } from '../regex-substitute.js';
 import type { Ev } from '../runtime.js';
 import { parseNumber } from '../values.js';
 import type { BoundArgs } from './args.js';
@@ -152,13 +153,18 @@ const replace: FnDef = {
     const field = a.string('field', '@rawstring');
     const as = a.string('as', field);
     const replacement = jsReplacement(a.string('with', ''), cr);
+    // A literal or one-character-class pattern with a plain replacement: no regex run per value.
+    const fast = substitution(cr, replacement);
     return {
       run(e, emit) {
         const v = e.get(field);
         if (v !== undefined) {
           if (mayExpand(v, replacement)) checkReplaceSize(v, cr.all, replacement);
-          cr.all.lastIndex = 0;
-          e.set(as, v.replace(cr.all, replacement));
+          if (fast !== null) e.set(as, fast(v));
+          else {
+            cr.all.lastIndex = 0;
+            e.set(as, v.replace(cr.all, replacement));
+          }
         }
         emit(e);
       },

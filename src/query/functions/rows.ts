@@ -2,7 +2,8 @@
  * Row-selecting functions: head, tail, sort and table (aggregates that keep the first N rows of an
  * order) and select (a per-event projection). The kept rows live in a bounded array that is cut
  * back to N by a total order whenever it reaches 2N, so a state never holds more than 2N rows and
- * merges give the same rows in any order (ties are broken by the row's contents).
+ * merges give the same rows in any order (ties are broken by the row's contents: the fields the
+ * row is output with, which for table() are its listed fields).
  */
 import { chargeKept, pairsBytes, releaseKept } from '../memory.js';
 import type { Aggregator, Ev } from '../runtime.js';
@@ -18,6 +19,10 @@ interface Item {
   f: [string, string][];
   /** Estimated bytes, charged to the query's memory budget while the row is kept. */
   z: number;
+  /** The tie-break text of `f` (pairsKey), made on the first tie the row takes part in. */
+  j: string | null;
+  /** The sort values as an order compares them (fieldOrder), made on the row's first comparison. */
+  k: Prepared | null;
 }
 
 interface KeepState {
@@ -59,15 +64,16 @@ function keepFirst(
   primary: ItemOrder,
   output: (it: Item) => Ev,
   final: (items: Item[]) => Item[] = (items) => items,
+  fieldsOf: (e: Ev) => [string, string][] = pairsOf,
 ): Aggregator<KeepState> {
   const order: ItemOrder = (a, b) => primary(a, b) || tieBreak(a, b);
   return {
     name,
     init: () => ({ items: [], seq: 0, w: null, b: 0 }),
     add(st, e) {
-      const probe: Item = { v: sortValues(e), q: st.seq++, f: [], z: 0 };
+      const probe: Item = { v: sortValues(e), q: st.seq++, f: [], z: 0, j: null, k: null };
       if (st.w !== null && primary(probe, st.w) > 0) return;
-      probe.f = pairsOf(e);
+      probe.f = fieldsOf(e);
       const z = pairsBytes(probe.f);
       st.items.push(probe);
       st.b += z;
@@ -98,10 +104,10 @@ function keepFirst(
 
 const asRow = (it: Item): Ev => row(it.f);
 
-/** Tie-break making the order total: contents, then arrival. */
+/** Tie-break making the order total: contents, then arrival. A row's content text is made once. */
 function tieBreak(a: Item, b: Item): number {
-  const x = pairsKey(a.f);
-  const y = pairsKey(b.f);
+  const x = (a.j ??= pairsKey(a.f));
+  const y = (b.j ??= pairsKey(b.f));
   return x < y ? -1 : x > y ? 1 : a.q - b.q;
 }
 
@@ -159,61 +165,62 @@ function hexValue(v: string): bigint {
 }
 
 /**
- * How one sort type orders values: `rank` 1 marks values not of the type (text under number/any,
- * non-hex under hex), which sort after the others whatever the direction, as missing values do.
+ * How one sort type orders values. A value is read once per row (`Prepared`): its rank, 0 for a
+ * value of the type, 1 for one that is not (text under number/any, non-hex under hex), 2 for a
+ * missing value (ranks 1 and 2 sort after rank 0 whatever the direction), and its key: the number
+ * (number, any) or big integer (hex) of a rank-0 value, else the text, compared by code units.
  * `any` (table's list has it) orders as `number` does: numbers by value, then the other text.
+ * One array per row, per sort field its rank then its key: `[rank0, key0, rank1, key1, ...]`.
  */
-interface SortKey {
-  rank(v: string): number;
-  cmp(a: string, b: string): number;
-}
+type Prepared = (number | bigint | string)[];
 
-const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-function sortKey(type: SortType): SortKey {
-  switch (type) {
-    case 'string':
-      return { rank: () => 0, cmp: byText };
-    case 'hex':
-      return {
-        rank: (v) => (HEX.test(v) ? 0 : 1),
-        cmp: (a, b) => {
-          if (!HEX.test(a) || !HEX.test(b)) return byText(a, b);
-          const x = hexValue(a);
-          const y = hexValue(b);
-          return x < y ? -1 : x > y ? 1 : 0;
-        },
-      };
-    case 'number':
-    case 'any':
-      return {
-        rank: (v) => (parseNumber(v) === undefined ? 1 : 0),
-        cmp: (a, b) => {
-          const x = parseNumber(a);
-          const y = parseNumber(b);
-          return x !== undefined && y !== undefined ? x - y : byText(a, b);
-        },
-      };
+function prepare(v: readonly (string | null)[], types: readonly SortType[]): Prepared {
+  const out: Prepared = [];
+  for (let i = 0; i < types.length; i++) {
+    const s = v[i] ?? null;
+    if (s === null) {
+      out.push(2, '');
+      continue;
+    }
+    switch (types[i]!) {
+      case 'string':
+        out.push(0, s);
+        break;
+      case 'hex':
+        if (HEX.test(s)) out.push(0, hexValue(s));
+        else out.push(1, s);
+        break;
+      case 'number':
+      case 'any': {
+        const num = parseNumber(s);
+        if (num === undefined) out.push(1, s);
+        else out.push(0, num);
+        break;
+      }
+    }
   }
+  return out;
 }
 
 /** Rows ordered by several fields; missing values and values not of the type sort last in either direction. */
 function fieldOrder(fields: string[], orders: ('asc' | 'desc')[], types: SortType[]): ItemOrder {
-  const keys = types.map(sortKey);
+  const desc = orders.map((o) => o === 'desc');
   return (a, b) => {
+    const pa = (a.k ??= prepare(a.v, types));
+    const pb = (b.k ??= prepare(b.v, types));
     for (let i = 0; i < fields.length; i++) {
-      const x = a.v[i] ?? null;
-      const y = b.v[i] ?? null;
-      if (x === null || y === null) {
-        if (x === y) continue;
-        return x === null ? 1 : -1;
+      const rx = pa[2 * i] as number;
+      const ry = pb[2 * i] as number;
+      if (rx === 2 || ry === 2) {
+        if (rx === ry) continue;
+        return rx === 2 ? 1 : -1;
       }
-      const k = keys[i]!;
-      const rx = k.rank(x);
-      const ry = k.rank(y);
       if (rx !== ry) return rx - ry;
-      const c = k.cmp(x, y);
-      if (c !== 0) return orders[i] === 'desc' ? -c : c;
+      const x = pa[2 * i + 1]!;
+      const y = pb[2 * i + 1]!;
+      // Rank 0 of number/any: numbers; of hex: big integers; rank 1 and string: text.
+      const c = typeof x === 'number' ? x - (y as number) : x < y ? -1 : x > y ? 1 : 0;
+      if (c !== 0) return desc[i] ? -c : c;
     }
     return 0;
   };
@@ -272,16 +279,17 @@ const table: FnDef = {
     const orders = readOrders(a, 'order', sortby.length, 'desc');
     const types = readTypes(a, sortby.length, 'number');
     const n = a.limit('limit', 200, env.limits.maxRows);
-    const keep = new Set(fields);
-    const agg = keepFirst('table', n, (e) => sortby.map((f) => e.get(f) ?? null), fieldOrder(sortby, orders, types), (it) => {
-      const byName = new Map(it.f);
+    // A row keeps only the listed fields (what the table shows), read once it is kept: its other
+    // fields (@rawstring, say) are never read, and ties are broken by what the table shows.
+    const listed = (e: Ev): [string, string][] => {
       const pairs: [string, string][] = [];
       for (const f of fields) {
-        const v = byName.get(f);
-        if (v !== undefined && keep.has(f)) pairs.push([f, v]);
+        const v = e.get(f);
+        if (v !== undefined) pairs.push([f, v]);
       }
-      return row(pairs);
-    });
+      return pairs;
+    };
+    const agg = keepFirst('table', n, (e) => sortby.map((f) => e.get(f) ?? null), fieldOrder(sortby, orders, types), asRow, undefined, listed);
     return { agg, outputs: fields, oneRow: false };
   },
 };
