@@ -32,7 +32,7 @@ import { lazyGraphqlEndpoint } from '../graphql/lazy.js';
 import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
 import { EmbeddedDigestQueue, ingestTopic, kafkaConnection, openDigestQueue } from '../queue/index.js';
 import { SegmentCatalog, type SegmentInfo } from '../segments/catalog.js';
-import { SegmentDeletions } from '../segments/deletions.js';
+import { DELETION_STEPS, SegmentDeletions, type DeletionStep } from '../segments/deletions.js';
 import { IngestCounter, raiseRetentionBounds, RetentionService } from '../retention/index.js';
 import { RedactionService } from '../redaction/index.js';
 import { SegmentRewrites, type RewriteStep } from '../segments/rewrites.js';
@@ -253,7 +253,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const { queue, healthCheck: queueHealth } = await openDigestQueue({ config, dataDir, partitions: store.state.partitions.length || config.digest.partitions, logger: log('queue'), onFatal });
     cleanups.push(stopStep('digest queue', () => queue.close()));
     // Deletions a crash interrupted are finished before the catalog reads the segment files.
-    const deletions = await SegmentDeletions.open(join(dataDir, 'segments'));
+    const deletions = await SegmentDeletions.open(join(dataDir, 'segments'), deletionCrashStep());
     // So are segment rewrites (redaction): the old file or the new one stays, never both.
     const rewrites = await SegmentRewrites.open(join(dataDir, 'segments'), rewriteCrashStep());
     const catalog = await SegmentCatalog.load(join(dataDir, 'segments'), log('segments'), clock.now());
@@ -838,6 +838,15 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
 function rewriteCrashStep(): RewriteStep | null {
   const v = process.env.LOGSVC_TEST_CRASH_REWRITE;
   return v === 'intent' || v === 'written' || v === 'swapped' || v === 'unlinked' ? v : null;
+}
+
+/**
+ * Test seam for the crash tests: LOGSVC_TEST_CRASH_DELETION names a step of a segment deletion after
+ * which the node kills itself with SIGKILL (segments/deletions.ts). Unset in production.
+ */
+function deletionCrashStep(): DeletionStep | null {
+  const v = process.env.LOGSVC_TEST_CRASH_DELETION;
+  return DELETION_STEPS.find((s) => s === v) ?? null;
 }
 
 /** `seg` without the blocks past its datasource's mark in `end` (its epoch's end; undefined: not ended). */

@@ -19,6 +19,14 @@ import { atomicWriteFile, ensureDir, fsyncDir, unlinkIfPresent } from '../storag
 import { positionAfter, type Position, type SegmentCatalog, type SegmentInfo } from './catalog.js';
 
 export const DELETIONS_FILE = 'deletions.json';
+
+/**
+ * Test seam: a step of a deletion after which the process kills itself with SIGKILL (the crash
+ * tests' kill -9 points): the decision durable (1), the segments out of the catalog (2), the first
+ * file unlinked (3), every file unlinked and its directory synced but the manifest not yet updated (4).
+ */
+export type DeletionStep = 'decided' | 'uncataloged' | 'unlinked-first' | 'unlinked';
+export const DELETION_STEPS: readonly DeletionStep[] = ['decided', 'uncataloged', 'unlinked-first', 'unlinked'];
 const FORMAT_VERSION = 1;
 
 interface Manifest {
@@ -39,12 +47,15 @@ export class SegmentDeletions {
   freedBytes = 0;
   deletedSegments = 0;
 
-  private constructor(private readonly dir: string) {}
+  private constructor(
+    private readonly dir: string,
+    private readonly crashAfter: DeletionStep | null,
+  ) {}
 
   /** Reads the manifest and finishes deletions a crash interrupted. Call before loading the catalog. */
-  static async open(dir: string): Promise<SegmentDeletions> {
+  static async open(dir: string, crashAfter: DeletionStep | null = null): Promise<SegmentDeletions> {
     await ensureDir(dir);
-    const d = new SegmentDeletions(dir);
+    const d = new SegmentDeletions(dir, crashAfter);
     let text: string | null = null;
     try {
       text = await readFile(join(dir, DELETIONS_FILE), 'utf8');
@@ -93,12 +104,15 @@ export class SegmentDeletions {
       this.pending.add(this.rel(s.path));
     }
     await this.persist();
+    this.crashPoint('decided');
     for (const s of todo) catalog.remove(s.meta.id);
+    this.crashPoint('uncataloged');
     const unlinked = todo.map(
       (s) =>
         new Promise<void>((resolve, reject) => {
           catalog.whenUnpinned(s.path, () => {
             this.unlinkOneByOne(s.path).then(() => {
+              this.crashPoint('unlinked-first');
               this.freedBytes += s.bytes;
               this.deletedSegments++;
               this.pending.delete(this.rel(s.path));
@@ -109,6 +123,7 @@ export class SegmentDeletions {
     );
     const all = Promise.all(unlinked).then(async () => {
       for (const x of new Set(todo.map((s) => dirname(s.path)))) await fsyncDir(x).catch(() => undefined);
+      this.crashPoint('unlinked');
       await this.persist();
     });
     return { unlinked: all };
@@ -138,6 +153,10 @@ export class SegmentDeletions {
   async removeRepositoryDir(repoId: string): Promise<void> {
     await rm(join(this.dir, repoId), { recursive: true, force: true });
     await fsyncDir(this.dir).catch(() => undefined);
+  }
+
+  private crashPoint(step: DeletionStep): void {
+    if (this.crashAfter === step) process.kill(process.pid, 'SIGKILL');
   }
 
   private noteHwm(partition: number, ds: string, pos: Position): void {

@@ -10,6 +10,7 @@ import { runCli, startNode, type TestNode } from '../helpers/node-process.js';
 import { api } from '../helpers/http.js';
 import { countOf, createJob, createRepo, ingestStructured, mustGql, pollUntilDone, sleep, type KnownEvent, until } from '../helpers/query.js';
 import { segmentFiles } from '../helpers/segments.js';
+import { DELETION_STEPS } from '../../src/segments/deletions.js';
 import { HUMIOCTL_DOCUMENTS } from '../fixtures/humioctl/documents.js';
 
 t.setTimeout(300_000);
@@ -178,4 +179,34 @@ t.test('kill -9 during deletions leaves a consistent catalog', async (t) => {
     for (const d of done) t.equal(await countOf(current.url, d, current.adminToken, '', ALL_TIME), 10, `${d}: still its new events after the later kills`);
   }
   t.equal(await current.stop(), 0);
+});
+
+t.test('kill -9 at each step of a deletion (test seam): a consistent catalog, and the restart finishes the deletion', async (t) => {
+  for (const step of DELETION_STEPS) {
+    // The node kills itself with SIGKILL right after `step` of its first deletion (src/segments/deletions.ts).
+    const first = await startNode(t, { config: CONFIG, env: { LOGSVC_TEST_CRASH_DELETION: step } });
+    const name = `step-${step}`;
+    const repo = await createRepo(first.url, first.adminToken, name);
+    for (let i = 0; i < 4; i++) await ingestStructured(first.url, repo.ingestToken, events(10, 20 * DAY, `old-${step}-${i}`));
+    await ingestStructured(first.url, repo.ingestToken, events(10, 60_000, `new-${step}`));
+    await until('the segments written', () => repoFiles(first, repo.id), (f) => f.length === 5);
+    await sleep(500);
+    await mustGql(first.url, first.adminToken, doc('UpdateTimeBasedRetention'), { RepositoryName: name, RetentionInDays: 3 });
+    await until(`the node killed itself after "${step}"`, async () => first.proc.exitCode !== null || first.proc.signalCode !== null, (x) => x);
+    t.equal(first.proc.signalCode, 'SIGKILL', `${step}: killed by the seam`);
+    const atCrash = (await repoFiles(first, repo.id)).length;
+    if (step === 'decided' || step === 'uncataloged') t.equal(atCrash, 5, `${step}: no file unlinked yet`);
+    else if (step === 'unlinked-first') t.ok(atCrash >= 2 && atCrash <= 4, `${step}: some old files unlinked, not all (${atCrash} of 5 left)`);
+    else t.equal(atCrash, 1, `${step}: every old file unlinked, the manifest still lists them`);
+    const verify = await runCli(['segments', 'verify', first.dataDir]);
+    t.equal(verify.code, 0, `${step}: segments verify after the kill: ${verify.stdout.slice(-300)}${verify.stderr}`);
+
+    const again = await startNode(t, { dataDir: first.dataDir, config: CONFIG });
+    t.equal(await countOf(again.url, name, again.adminToken, '', ALL_TIME), 10, `${step}: after the restart only the new events, at once`);
+    t.equal(await countOf(again.url, name, again.adminToken, `batch=/^old/`, ALL_TIME), 0);
+    t.equal((await repoFiles(again, repo.id)).length, 1, `${step}: one segment left on disk, the new one`);
+    const after = await runCli(['segments', 'verify', first.dataDir]);
+    t.equal(after.code, 0, `${step}: segments verify after the restart: ${after.stdout.slice(-300)}${after.stderr}`);
+    t.equal(await again.stop(), 0);
+  }
 });
