@@ -401,7 +401,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const liveTail = clustered
       ? new cl!.KafkaTail({ connection: kafka, topic: ingestTopic(config.kafka.topic_prefix), partitions: () => store.state.partitions.length, timeoutMs: config.kafka.request_timeout_ms, logger })
       : null;
-    if (liveTail !== null) cleanups.push(stopStep('live tail', () => liveTail.close()));
+    // Closing its Kafka consumer can take up to ~6 s (librdkafka's fetch and socket timeouts); it only reads.
+    if (liveTail !== null) cleanups.push(stopStep('live tail', () => liveTail.close(), 8_000));
     // Where a live query's historical part ends and its live part begins, per partition (cluster/live-boundary.ts).
     const liveBoundary = clustered ? new cl!.LiveBoundary({ selfId: config.node.id, store, digest, read: (p, from) => queue.read(p, from), runner: workers, logger: log('query') }) : null;
     const queries = new QueryService({
