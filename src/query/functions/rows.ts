@@ -19,7 +19,7 @@ interface Item {
   f: [string, string][];
   /** Estimated bytes, charged to the query's memory budget while the row is kept. */
   z: number;
-  /** The tie-break text of `f` (pairsKey), made on the first tie the row takes part in. */
+  /** The tie-break text of `f` (pairsKey), kept from the first tie the row takes part in when short. */
   j: string | null;
   /** The sort values as an order compares them (fieldOrder), made on the row's first comparison. */
   k: Prepared | null;
@@ -104,10 +104,20 @@ function keepFirst(
 
 const asRow = (it: Item): Ev => row(it.f);
 
-/** Tie-break making the order total: contents, then arrival. A row's content text is made once. */
+/** A row's content text longer than this is made again on each tie instead of kept (it is not charged to the budget). */
+const MAX_KEPT_TIE_TEXT = 1024;
+
+function tieText(it: Item): string {
+  if (it.j !== null) return it.j;
+  const k = pairsKey(it.f);
+  if (k.length <= MAX_KEPT_TIE_TEXT) it.j = k;
+  return k;
+}
+
+/** Tie-break making the order total: contents, then arrival. A short row's content text is made once. */
 function tieBreak(a: Item, b: Item): number {
-  const x = (a.j ??= pairsKey(a.f));
-  const y = (b.j ??= pairsKey(b.f));
+  const x = tieText(a);
+  const y = tieText(b);
   return x < y ? -1 : x > y ? 1 : a.q - b.q;
 }
 
