@@ -31,6 +31,7 @@ const walk = (/** @type {string} */ d) => {
 };
 walk(values.repo);
 const taskBytes = Number(values['task-mb']) * 1e6;
+const { cutIntoTasks } = await import(new URL('../../dist/query/executor.js', import.meta.url).href);
 const builds = [];
 for (const dist of [values.a, values.b].filter((x) => x !== undefined)) {
   const load = (/** @type {string} */ p) => import(pathToFileURL(join(resolve(/** @type {string} */ (dist)), p)).href);
@@ -41,31 +42,8 @@ for (const dist of [values.a, values.b].filter((x) => x !== undefined)) {
     const s = sf.parseSegment(readFileSync(p), p);
     return { kind: 'seg', path: p, partition: s.meta.partition, tags: s.meta.tags, blocks: s.blocks.map((/** @type {any} */ b) => ({ pos: b.pos, headerLength: b.headerLength, bloomLength: b.bloomLength, gramLength: b.gramLength, fieldGrams: b.fieldGrams === true, ...(b.framed ? { framed: true } : {}), compressedLength: b.compressedLength, uncompressedLength: b.uncompressedLength, eventCount: b.eventCount, minTs: b.minTs, maxTs: b.maxTs })) };
   });
-  // Tasks as the executor's batch() cuts them: a segment's blocks may span tasks.
-  const tasks = [];
-  let cur = [];
-  let bytes = 0;
-  for (const u of units) {
-    let blocks = [];
-    let b = 0;
-    for (const blk of u.blocks) {
-      blocks.push(blk);
-      b += blk.uncompressedLength;
-      if (bytes + b >= taskBytes) {
-        cur.push({ ...u, blocks });
-        tasks.push(cur);
-        cur = [];
-        bytes = 0;
-        blocks = [];
-        b = 0;
-      }
-    }
-    if (blocks.length > 0) {
-      cur.push({ ...u, blocks });
-      bytes += b;
-    }
-  }
-  if (cur.length > 0) tasks.push(cur);
+  // Tasks as the executor cuts them (this checkout's build: the cut is data, the same for A and B).
+  const tasks = cutIntoTasks(units, taskBytes);
   let lo = Infinity;
   let hi = -Infinity;
   for (const u of units) for (const b of u.blocks) [lo, hi] = [Math.min(lo, b.minTs), Math.max(hi, b.maxTs)];

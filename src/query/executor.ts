@@ -137,6 +137,44 @@ function unitBytes(u: ScanUnit): number {
   return u.blocks.reduce((n, b) => n + b.uncompressedLength, 0);
 }
 
+/** Splits units into tasks of about `taskBytes` (a segment's blocks may span several tasks). bench/scan uses it too. */
+export function cutIntoTasks(units: readonly ScanUnit[], taskBytes: number): ScanUnit[][] {
+  const tasks: ScanUnit[][] = [];
+  let cur: ScanUnit[] = [];
+  let bytes = 0;
+  const flush = (): void => {
+    if (cur.length > 0) tasks.push(cur);
+    cur = [];
+    bytes = 0;
+  };
+  for (const u of units) {
+    if (u.kind === 'seg') {
+      let blocks: BlockRef[] = [];
+      let b = 0;
+      for (const blk of u.blocks) {
+        blocks.push(blk);
+        b += blk.uncompressedLength;
+        if (bytes + b >= taskBytes) {
+          cur.push({ ...u, blocks });
+          flush();
+          blocks = [];
+          b = 0;
+        }
+      }
+      if (blocks.length > 0) {
+        cur.push({ ...u, blocks });
+        bytes += b;
+      }
+    } else {
+      cur.push(u);
+      bytes += unitBytes(u);
+      if (bytes >= taskBytes) flush();
+    }
+  }
+  flush();
+  return tasks;
+}
+
 export class QueryExecutor {
   constructor(private readonly opts: ExecutorOptions) {}
 
@@ -245,7 +283,7 @@ export class QueryExecutor {
       const total = lefts.reduce((n, { left }) => n + left.reduce((m, u) => m + unitBytes(u), 0), 0);
       taskBytes = Math.max(taskBytes, Math.ceil(total / Math.max(1, this.opts.parallelism)));
     }
-    const tasks = lefts.flatMap(({ src, left }) => this.batch(left, taskBytes).map((u) => ({ units: u, repoName: src.name, prefix: src.filter })));
+    const tasks = lefts.flatMap(({ src, left }) => cutIntoTasks(left, taskBytes).map((u) => ({ units: u, repoName: src.name, prefix: src.filter })));
     return { tasks, headers };
   }
 
@@ -277,44 +315,6 @@ export class QueryExecutor {
     // Newest first: partial results of a filter query fill from the recent end, as in the product.
     units.sort((a, b) => b.newest - a.newest);
     return units.map((u) => u.unit);
-  }
-
-  /** Splits units into tasks of about `taskBytes` (a segment's blocks may span several tasks). */
-  private batch(units: ScanUnit[], taskBytes: number): ScanUnit[][] {
-    const tasks: ScanUnit[][] = [];
-    let cur: ScanUnit[] = [];
-    let bytes = 0;
-    const flush = (): void => {
-      if (cur.length > 0) tasks.push(cur);
-      cur = [];
-      bytes = 0;
-    };
-    for (const u of units) {
-      if (u.kind === 'seg') {
-        let blocks: BlockRef[] = [];
-        let b = 0;
-        for (const blk of u.blocks) {
-          blocks.push(blk);
-          b += blk.uncompressedLength;
-          if (bytes + b >= taskBytes) {
-            cur.push({ ...u, blocks });
-            flush();
-            blocks = [];
-            b = 0;
-          }
-        }
-        if (blocks.length > 0) {
-          cur.push({ ...u, blocks });
-          bytes += b;
-        }
-      } else {
-        cur.push(u);
-        bytes += unitBytes(u);
-        if (bytes >= taskBytes) flush();
-      }
-    }
-    flush();
-    return tasks;
   }
 
   private async execute(run: QueryRun, tasks: TaskOf[], headers: ScanResult[], peers: ReturnType<PeerScans['plan']>): Promise<QueryOutcome> {
