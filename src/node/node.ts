@@ -32,10 +32,12 @@ import { lazyGraphqlEndpoint } from '../graphql/lazy.js';
 import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
 import { EmbeddedDigestQueue, ingestTopic, kafkaConnection, openDigestQueue } from '../queue/index.js';
 import { SegmentCatalog, type SegmentInfo } from '../segments/catalog.js';
-import { DELETION_STEPS, SegmentDeletions, type DeletionStep } from '../segments/deletions.js';
+import { SegmentDeletions } from '../segments/deletions.js';
+import { deletionCrashStep, rewriteCrashStep } from './crash-seams.js';
+import { peerDiskOf, type HeartbeatPayload, type PeerDisk } from './heartbeat-payload.js';
 import { IngestCounter, raiseRetentionBounds, RetentionService } from '../retention/index.js';
 import { RedactionService } from '../redaction/index.js';
-import { SegmentRewrites, type RewriteStep } from '../segments/rewrites.js';
+import { SegmentRewrites } from '../segments/rewrites.js';
 import { ViewService, viewTarget } from '../views/view-service.js';
 import { SavedQueryService } from '../saved-queries/saved-query-service.js';
 import { expandSavedCalls } from '../query/saved-calls.js';
@@ -77,26 +79,6 @@ async function nodeUuid(dataDir: string): Promise<string> {
   const uuid = randomUUID();
   await atomicWriteFile(path, `${uuid}\n`);
   return uuid;
-}
-
-/** A node's disk as the answering node knows it (its own, or a peer's from its heartbeats). */
-interface PeerDisk {
-  diskTotal: number;
-  diskFree: number;
-  wipBytes: number;
-}
-
-/** What a node sends with every heartbeat (src/cluster/protocol/membership.ts carries it as is). */
-interface HeartbeatPayload {
-  disk: PeerDisk;
-}
-
-/** A peer's disk from its heartbeat payload, or null when it sent none (an older build) or it is malformed. */
-function peerDiskOf(payload: unknown): PeerDisk | null {
-  const disk = (payload as Partial<HeartbeatPayload> | null)?.disk;
-  if (typeof disk !== 'object' || disk === null) return null;
-  const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
-  return { diskTotal: n(disk.diskTotal), diskFree: n(disk.diskFree), wipBytes: n(disk.wipBytes) };
 }
 
 /** Liveness that starts as a lone node's and becomes the cluster membership once it runs. */
@@ -830,24 +812,6 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     await unwind();
     throw err;
   }
-}
-
-/**
- * Test seam for the crash tests: LOGSVC_TEST_CRASH_REWRITE names a step of a segment rewrite after
- * which the node kills itself with SIGKILL (segments/rewrites.ts). Unset in production.
- */
-function rewriteCrashStep(): RewriteStep | null {
-  const v = process.env.LOGSVC_TEST_CRASH_REWRITE;
-  return v === 'intent' || v === 'written' || v === 'swapped' || v === 'unlinked' ? v : null;
-}
-
-/**
- * Test seam for the crash tests: LOGSVC_TEST_CRASH_DELETION names a step of a segment deletion after
- * which the node kills itself with SIGKILL (segments/deletions.ts). Unset in production.
- */
-function deletionCrashStep(): DeletionStep | null {
-  const v = process.env.LOGSVC_TEST_CRASH_DELETION;
-  return DELETION_STEPS.find((s) => s === v) ?? null;
 }
 
 /** `seg` without the blocks past its datasource's mark in `end` (its epoch's end; undefined: not ended). */
