@@ -16,7 +16,8 @@
  */
 import t from 'tap';
 import { clusterConfig, replicationStatus, waitForAlive, type ReplicationStatus, waitFor } from '../helpers/cluster.js';
-import { freePort, startBroker } from '../helpers/kafka-broker.js';
+import { startBroker } from '../helpers/kafka-broker.js';
+import { freePort } from '../helpers/free-port.js';
 import { startNode, tempDir, type TestNode } from '../helpers/node-process.js';
 import { ingestLedger, ledger, waitAllReplicated, waitOwnedBy } from '../helpers/replication.js';
 import { createRepo, sleep } from '../helpers/query.js';

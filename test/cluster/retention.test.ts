@@ -8,7 +8,8 @@
  */
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
-import { startBroker, freePort } from '../helpers/kafka-broker.js';
+import { startBroker } from '../helpers/kafka-broker.js';
+import { freePort } from '../helpers/free-port.js';
 import { startNode, tempDir, type TestNode } from '../helpers/node-process.js';
 import { clusterConfig, waitForAlive } from '../helpers/cluster.js';
 import { segmentFiles } from '../helpers/segments.js';

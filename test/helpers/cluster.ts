@@ -2,7 +2,8 @@
  * A real cluster for tests: a KRaft broker (kafka-broker.ts) and N `logsvc node` processes sharing
  * it, each with its own data dir, cluster port and config; started, killed and restarted by PID.
  */
-import { startBroker, freePort, type TestBroker } from './kafka-broker.js';
+import { startBroker, type TestBroker } from './kafka-broker.js';
+import { freePort } from './free-port.js';
 import { startNode, tempDir, type Teardown, type TestNode } from './node-process.js';
 import { api } from './http.js';
 import { TcpProxy } from './tcp-proxy.js';

@@ -8,7 +8,8 @@ import t from 'tap';
 import { api } from '../helpers/http.js';
 import { startNode } from '../helpers/node-process.js';
 import { createRepo, queryJson, sleep } from '../helpers/query.js';
-import { freePort, startBroker } from '../helpers/kafka-broker.js';
+import { startBroker } from '../helpers/kafka-broker.js';
+import { freePort } from '../helpers/free-port.js';
 
 t.setTimeout(300_000);
 
