@@ -8,7 +8,8 @@ import { LogsvcError } from '../lib/errors.js';
 
 const LOCK_FILE = 'logsvc.lock';
 
-function alive(pid: number): boolean {
+/** Whether a process with this PID exists (EPERM: it exists, owned by another user). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -33,7 +34,7 @@ export class DataDirLock {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
       const owner = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
-      if (Number.isInteger(owner) && owner !== process.pid && alive(owner)) {
+      if (Number.isInteger(owner) && owner !== process.pid && processAlive(owner)) {
         throw new LogsvcError('E_DATA_DIR_LOCKED', `data dir ${dataDir} is in use by another logsvc process (pid ${owner})`);
       }
       await unlink(path).catch(() => undefined);

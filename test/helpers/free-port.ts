@@ -14,21 +14,13 @@ import { createServer } from 'node:net';
 import { mkdirSync, openSync, closeSync, readFileSync, rmSync, writeSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from '../../src/storage/data-dir-lock.js';
 
 const LOW = 20_000;
 const HIGH = 32_000; // below Linux's default ephemeral range (32768-60999)
 const DIR = join(tmpdir(), 'logsvc-test-ports');
 const mine = new Set<number>();
 let cleanupHooked = false;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Creates the reservation file for `port`, taking over one whose process is gone. */
 function reserve(port: number): boolean {
@@ -48,7 +40,7 @@ function reserve(port: number): boolean {
       } catch {
         continue; // removed meanwhile: try again
       }
-      if (!Number.isInteger(owner) || owner <= 0 || alive(owner)) return false;
+      if (!Number.isInteger(owner) || owner <= 0 || processAlive(owner)) return false;
       rmSync(file, { force: true });
     }
   }
