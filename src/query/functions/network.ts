@@ -380,32 +380,51 @@ const iocLookup: FnDef = {
     const index = iocIndex(path, (m) => a.env.fail(a.call.span, `function ioc:lookup: ${m}`));
     const include = a.list('include') ?? index.columns.filter((c) => c !== 'indicator' && c !== 'type');
     const fold = type === 'ip_address' ? (s: string) => s : (s: string) => s.toLowerCase();
+    // One map per indicator type, keyed by the folded indicator itself: no key text is built per
+    // event (a `${type}\0${value}` key was a new string to hash on every event).
+    const byKey = index.byType.get(type);
+    // Output names once: `<prefix>[n].<column>` for the n-th hit among the fields.
+    const names = fields.map((_, n) => include.map((c) => `${prefix}[${n}].${c}`));
+    const detected = `${prefix}.detected`;
     return {
       run(e, emit) {
         let n = 0;
-        for (const f of fields) {
-          const v = e.get(f);
-          if (v === undefined) continue;
-          const row = index.byKey.get(`${type}\u0000${fold(v)}`);
-          if (row === undefined) continue;
-          const conf = CONFIDENCE.indexOf((row['malicious_confidence'] ?? 'unverified').toLowerCase() as (typeof CONFIDENCE)[number]);
-          if (conf < threshold) continue;
-          for (const c of include) {
-            const x = row[c];
-            if (x !== undefined) e.set(`${prefix}[${n}].${c}`, x);
+        if (byKey !== undefined) {
+          for (const f of fields) {
+            const v = e.get(f);
+            if (v === undefined) continue;
+            const hit = byKey.get(fold(v));
+            if (hit === undefined || hit.confidence < threshold) continue;
+            const out = names[n]!;
+            for (let i = 0; i < include.length; i++) {
+              const x = hit.row[include[i]!];
+              if (x !== undefined) e.set(out[i]!, x);
+            }
+            n++;
           }
-          n++;
         }
-        if (n > 0) e.set(`${prefix}.detected`, 'true');
+        if (n > 0) e.set(detected, 'true');
         if (n > 0 || !strict) emit(e);
       },
     };
   },
 };
 
-const iocCache = new Map<string, { stamp: string; columns: string[]; byKey: Map<string, Record<string, string>> }>();
+/** An IOC file's row, with its confidence as an index into CONFIDENCE (read once, not per event). */
+interface IocHit {
+  row: Record<string, string>;
+  confidence: number;
+}
 
-function iocIndex(path: string, fail: (m: string) => never): { columns: string[]; byKey: Map<string, Record<string, string>> } {
+interface IocIndex {
+  columns: string[];
+  /** type -> indicator (lower-cased, except IP addresses) -> row. */
+  byType: Map<string, Map<string, IocHit>>;
+}
+
+const iocCache = new Map<string, IocIndex & { stamp: string }>();
+
+function iocIndex(path: string, fail: (m: string) => never): IocIndex {
   let stamp: string;
   try {
     const st = statSync(path);
@@ -425,7 +444,7 @@ function iocIndex(path: string, fail: (m: string) => never): { columns: string[]
   const ind = parsed.columns.indexOf('indicator');
   const typ = parsed.columns.indexOf('type');
   if (ind < 0 || typ < 0) return fail(`query.ioc_file ${path} needs "indicator" and "type" columns`);
-  const byKey = new Map<string, Record<string, string>>();
+  const byType = new Map<string, Map<string, IocHit>>();
   for (const r of parsed.rows) {
     const t = r[typ];
     const i = r[ind];
@@ -435,9 +454,12 @@ function iocIndex(path: string, fail: (m: string) => never): { columns: string[]
       const v = r[k];
       if (v !== null && v !== undefined && v !== '') rec[c] = v;
     });
-    byKey.set(`${t}\u0000${t === 'ip_address' ? i : i.toLowerCase()}`, rec);
+    const confidence = CONFIDENCE.indexOf((rec['malicious_confidence'] ?? 'unverified').toLowerCase() as (typeof CONFIDENCE)[number]);
+    let m = byType.get(t);
+    if (m === undefined) byType.set(t, (m = new Map()));
+    m.set(t === 'ip_address' ? i : i.toLowerCase(), { row: rec, confidence });
   }
-  const entry = { stamp, columns: parsed.columns, byKey };
+  const entry = { stamp, columns: parsed.columns, byType };
   if (iocCache.size >= 4) iocCache.clear();
   iocCache.set(path, entry);
   return entry;
