@@ -10,7 +10,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { parseTable } from '../../files/parse.js';
 import type { Aggregator, DataFiles, Ev } from '../runtime.js';
 import { parseNumber } from '../values.js';
-import { groupedAggregator, statsOf } from './aggregates.js';
+import { addToGroup, groupedAggregator, statsOf, type GroupState } from './aggregates.js';
 import type { BoundArgs } from './args.js';
 import { argValue, oneOf, valueDef } from './define.js';
 import { ipv4Number, parseIp } from './logic.js';
@@ -316,17 +316,22 @@ const worldMap: FnDef = {
   ],
   agg(a, env) {
     const p = precisionOf(a, 4);
-    let locate: (e: Ev) => [number, number] | undefined;
+    // locate() writes an event's latitude and longitude here (no array per event) or says there are none.
+    const at = new Float64Array(2);
+    let locate: (e: Ev) => boolean;
     const ip = a.string('ip');
     if (ip !== undefined) {
       const t = dataFile(env, a, 'geoip', 'query.geoip_file');
       locate = (e) => {
         const v = e.get(ip);
         const r = v === undefined ? undefined : findRow(t, v);
-        if (r === undefined) return undefined;
+        if (r === undefined) return false;
         const y = parseNumber(cellOf(t, r, 'lat'));
         const x = parseNumber(cellOf(t, r, 'lon'));
-        return y === undefined || x === undefined ? undefined : [y, x];
+        if (y === undefined || x === undefined) return false;
+        at[0] = y;
+        at[1] = x;
+        return true;
       };
     } else {
       const lat = a.string('lat') ?? a.fail('lat', 'worldMap: give ip=, or lat= and lon=');
@@ -334,20 +339,37 @@ const worldMap: FnDef = {
       locate = (e) => {
         const y = parseNumber(e.get(lat));
         const x = parseNumber(e.get(lon));
-        return y === undefined || x === undefined ? undefined : [y, x];
+        if (y === undefined || x === undefined) return false;
+        at[0] = y;
+        at[1] = x;
+        return true;
       };
     }
     const specs = a.aggs('magnitude') ?? [env.aggCall({ name: 'count', args: [], span: a.call.span })];
     const sub = statsOf(specs, a.span('magnitude'), env);
-    const grouped = groupedAggregator('worldMap', ['_geohash'], sub.agg, env.limits.maxGroups, 'query.max_groups');
+    const cap = env.limits.maxGroups;
+    const grouped = groupedAggregator('worldMap', ['_geohash'], sub.agg, cap, 'query.max_groups');
+    // The cell is the group's key, and finish() writes it into every row. An event needs a copy
+    // with `_geohash` set only when the magnitude may read that field; otherwise the event goes to
+    // its cell's sub-aggregate as it is (a copy per event was most of worldMap's cost over groupBy's).
+    const magnitude = a.call.args.find((g) => g.name === 'magnitude');
+    const readsCell = magnitude !== undefined && JSON.stringify(magnitude.value).includes('_geohash');
+    // Not `...grouped`: its column paths (a tally of a stored `_geohash` column) would answer for
+    // a field no stored event has, and did: worldMap gave no cells where a scan took them.
     const agg: Aggregator<unknown> = {
-      ...grouped,
+      name: grouped.name,
+      init: grouped.init,
+      merge: grouped.merge,
+      finish: grouped.finish,
+      warnings: grouped.warnings,
       add(st, e) {
-        const at = locate(e);
-        if (at === undefined || Math.abs(at[0]) > 90 || Math.abs(at[1]) > 180) return;
-        const cell = e.clone();
-        cell.set('_geohash', geohashOf(at[0], at[1], p));
-        grouped.add(st as never, cell);
+        if (!locate(e) || Math.abs(at[0]!) > 90 || Math.abs(at[1]!) > 180) return;
+        const key = geohashOf(at[0]!, at[1]!, p);
+        if (readsCell) {
+          const cell = e.clone();
+          cell.set('_geohash', key);
+          grouped.add(st as never, cell);
+        } else addToGroup(st as GroupState, key, cap, sub.agg, e, () => ({ k: [key], s: sub.agg.init() }));
       },
     } as Aggregator<unknown>;
     return { agg, outputs: sub.outputs === null ? null : ['_geohash', ...sub.outputs], oneRow: false };

@@ -360,7 +360,7 @@ t.test('scan: answers from column summaries (format 6) = the rows read = per eve
   const r = rnd(66);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const filters = ['', 'k=a', 'k!=b', 'k=*', 'k!=*', 'y=*in', 'y!=login', 'k=a | k!=b', 'n>=-50', 'n<-50', 'n>1000', 'n<=449', 'n>100', 'nosuch=x', 'nosuch!=x', 'x>100', 'x>=-100', 'x<-100', 'x<=899 x>-101'];
-  const aggs = ['count()', 'groupBy(k)', 'groupBy(y)', 'top(y)', 'top(k, limit=2)', 'count(y, distinct=true)', 'count(k, distinct=true)', 'sum(n)', 'avg(n)', 'min(n)', 'max(n)', 'range(n)', 'stdDev(n)', 'sum(x)', 'avg(x)', 'min(x)', 'max(x)', 'count(x)', 'timechart(span=1m)', 'timechart(span=5m)', 'bucket(span=1h)', 'timechart(span=30s)', 'timechart(span=1d, timezone="+05:30")', 'groupBy(nosuch)', 'top(ip)'];
+  const aggs = ['count()', 'groupBy(k)', 'groupBy(y)', 'top(y)', 'top(k, limit=2)', 'count(y, distinct=true)', 'count(k, distinct=true)', 'sum(n)', 'avg(n)', 'min(n)', 'max(n)', 'range(n)', 'stdDev(n)', 'sum(x)', 'avg(x)', 'min(x)', 'max(x)', 'count(x)', 'timechart(span=1m)', 'timechart(span=5m)', 'bucket(span=1h)', 'timechart(span=30s)', 'timechart(span=1d, timezone="+05:30")', 'groupBy(nosuch)', 'top(ip)', 'worldMap(lat=n, lon=x, precision=2)', 'worldMap(lat=n, lon=x, magnitude=collect(_geohash))'];
   let checked = 0;
   let summarised = 0;
   let textInts = 0;
