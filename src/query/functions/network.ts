@@ -22,11 +22,16 @@ const MAX_DATA_ROWS = 20_000_000;
 // --- range tables ---------------------------------------------------------------------------------
 
 interface RangeTable {
-  /** Per address width: sorted, non-overlapping [first, last, row]. */
+  /**
+   * Per address width: [first, last, row] by first address, the wider of two with the same first
+   * address before the narrower (networks nest or are apart, so this is the order of a walk down
+   * the nesting), and `up`: for each, the index of the innermost network around it, or -1.
+   */
   v4: [bigint, bigint, number][];
   v6: [bigint, bigint, number][];
+  v6up: Int32Array;
   /** v4 again as numbers (every IPv4 address is exact in a double): the per-event search. */
-  v4n: { first: Float64Array; last: Float64Array; row: Int32Array };
+  v4n: { first: Float64Array; last: Float64Array; row: Int32Array; up: Int32Array };
   /**
    * Direct-mapped memo of IPv4 answers: slot (a hash of the address) -> address and row (-1: no
    * network). Addresses repeat (clients, servers); a numeric slot costs no string hashing, which a
@@ -66,7 +71,8 @@ function loadRanges(path: string, setting: string, fail: (m: string) => never): 
   const table: RangeTable = {
     v4: [],
     v6: [],
-    v4n: { first: new Float64Array(0), last: new Float64Array(0), row: new Int32Array(0) },
+    v6up: new Int32Array(0),
+    v4n: { first: new Float64Array(0), last: new Float64Array(0), row: new Int32Array(0), up: new Int32Array(0) },
     memoAddr: new Float64Array(1 << MEMO_BITS).fill(-1),
     memoRow: new Int32Array(1 << MEMO_BITS),
     memoText: new Map(),
@@ -86,12 +92,33 @@ function loadRanges(path: string, setting: string, fail: (m: string) => never): 
     const last = first | ((1n << host) - 1n);
     (ip.bits === 32 ? table.v4 : table.v6).push([first, last, i]);
   });
-  // Most specific first among equal starts, so the innermost network wins the search below.
-  for (const list of [table.v4, table.v6]) list.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0));
-  table.v4n = { first: Float64Array.from(table.v4, (x) => Number(x[0])), last: Float64Array.from(table.v4, (x) => Number(x[1])), row: Int32Array.from(table.v4, (x) => x[2]) };
+  // The wider first among equal starts (the same network twice: file order, the later wins).
+  for (const list of [table.v4, table.v6]) list.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] > y[1] ? -1 : x[1] < y[1] ? 1 : 0));
+  table.v6up = enclosing(table.v6);
+  table.v4n = {
+    first: Float64Array.from(table.v4, (x) => Number(x[0])),
+    last: Float64Array.from(table.v4, (x) => Number(x[1])),
+    row: Int32Array.from(table.v4, (x) => x[2]),
+    up: enclosing(table.v4),
+  };
   if (tableCache.size >= 8) tableCache.clear();
   tableCache.set(path, { stamp, table });
   return table;
+}
+
+/**
+ * For each network of a list in RangeTable order, the index of the innermost network around it
+ * (-1: none): the open networks form a stack, and those that end before a network starts close.
+ */
+function enclosing(list: readonly [bigint, bigint, number][]): Int32Array {
+  const up = new Int32Array(list.length);
+  const open: number[] = [];
+  for (let i = 0; i < list.length; i++) {
+    while (open.length > 0 && list[open[open.length - 1]!]![1] < list[i]![0]) open.pop();
+    up[i] = open.length > 0 ? open[open.length - 1]! : -1;
+    open.push(i);
+  }
+  return up;
 }
 
 /** The row of the most specific network holding the address `text`, or undefined. */
@@ -105,8 +132,9 @@ function findRow(t: RangeTable, text: string): (string | null)[] | undefined {
 function v4RowOf(t: RangeTable, n: number): number {
   const slot = Math.imul(n | 0, 0x9e3779b1) >>> (32 - MEMO_BITS);
   if (t.memoAddr[slot] === n) return t.memoRow[slot]!;
-  // Ranges may nest: the last start at or below n, then back over overlapping ones (bounded).
-  const { first, last, row } = t.v4n;
+  // The last network starting at or below n, then out through the networks around it until one
+  // reaches n: the innermost holding n (a network holding n holds the last one starting by n).
+  const { first, last, row, up } = t.v4n;
   let lo = 0;
   let hi = first.length - 1;
   let at = -1;
@@ -117,13 +145,8 @@ function v4RowOf(t: RangeTable, n: number): number {
       lo = mid + 1;
     } else hi = mid - 1;
   }
-  let found = -1;
-  for (let i = at, steps = 0; i >= 0 && steps < 64; i--, steps++) {
-    if (first[i]! <= n && n <= last[i]!) {
-      found = row[i]!;
-      break;
-    }
-  }
+  while (at >= 0 && last[at]! < n) at = up[at]!;
+  const found = at < 0 ? -1 : row[at]!;
   t.memoAddr[slot] = n;
   t.memoRow[slot] = found;
   return found;
@@ -147,13 +170,9 @@ function otherRowOf(t: RangeTable, text: string): number {
         lo = mid + 1;
       } else hi = mid - 1;
     }
-    for (let i = at, steps = 0; i >= 0 && steps < 64; i--, steps++) {
-      const [first, last, r] = list[i]!;
-      if (first <= ip.v && ip.v <= last) {
-        found = r;
-        break;
-      }
-    }
+    const up = ip.bits === 32 ? t.v4n.up : t.v6up;
+    while (at >= 0 && list[at]![1] < ip.v) at = up[at]!;
+    if (at >= 0) found = list[at]![2];
   }
   if (t.memoText.size >= 1 << MEMO_BITS) t.memoText.clear();
   t.memoText.set(text, found);

@@ -32,11 +32,15 @@ t.test('selectFromMax / selectFromMin: ties broken by the included values, a mis
   t.strictSame(rowsOf('selectFromMax(b, include=[u])', [ev('x', { u: '/n' })]), [{}], 'no number: no row values');
 });
 
+/** A query context whose query.geoip_file holds `networks` (lines of network,country,city,lat,lon) under the header. */
+function geoContext(networks: string): ReturnType<typeof ctxOf> {
+  const geoip = join(mkdtempSync(join(tmpdir(), 'qf-geo-')), 'geo.csv');
+  writeFileSync(geoip, `network,country,city,lat,lon\n${networks}`);
+  return ctxOf({ dataFiles: { geoip } });
+}
+
 t.test('ipLocation: the numeric IPv4 search and the general parser agree; repeated addresses', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'qf-fast-'));
-  const geoip = join(dir, 'geo.csv');
-  writeFileSync(geoip, 'network,country,city,lat,lon\n10.0.0.0/8,NO,Oslo,1,2\n10.1.0.0/16,NO,Bergen,3,4\n255.255.255.255,XX,Edge,5,6\n0.0.0.0/32,ZZ,Zero,7,8\n::ffff:0:0/96,MM,Mapped,9,9\n');
-  const ctx = ctxOf({ dataFiles: { geoip } });
+  const ctx = geoContext('10.0.0.0/8,NO,Oslo,1,2\n10.1.0.0/16,NO,Bergen,3,4\n255.255.255.255,XX,Edge,5,6\n0.0.0.0/32,ZZ,Zero,7,8\n::ffff:0:0/96,MM,Mapped,9,9\n');
   const cases: [string, string | undefined][] = [
     ['10.1.2.3', 'Bergen'],
     ['10.2.0.1', 'Oslo'],
@@ -59,13 +63,55 @@ t.test('ipLocation: the numeric IPv4 search and the general parser agree; repeat
   for (const [ip, city] of cases) t.strictSame([...got.get(ip)!], [city], `${JSON.stringify(ip)} -> ${city} (both times)`);
 });
 
+t.test('ipLocation: the innermost network, however networks nest and start together', async (t) => {
+  // Networks starting at the same address (the search once met the wider first), and an address
+  // in a /8 behind more than 64 networks inside it (the search once gave up after 64).
+  const inner = Array.from({ length: 100 }, (_, i) => `10.${i}.0.0/16,X,In${i},0,0`);
+  const ctx = geoContext(`10.0.0.0/8,NO,Outer,1,1\n10.0.0.0/24,NO,Inner,1,1\n${inner.join('\n')}\n2001:db8::/32,SE,Outer6,1,1\n2001:db8::/48,SE,Inner6,1,1\n`);
+  const cases: [string, string | undefined][] = [
+    ['10.0.0.5', 'Inner'],
+    ['10.0.1.5', 'In0'],
+    ['10.5.0.1', 'In5'],
+    ['10.150.0.1', 'Outer'],
+    ['11.0.0.1', undefined],
+    ['2001:db8::1', 'Inner6'],
+    ['2001:db8:1::1', 'Outer6'],
+  ];
+  const rows = rowsOf('ipLocation(ip)', cases.map(([ip], i) => ev(`e${i}`, { ip }, 1000 + i)), { ctx });
+  for (const [ip, city] of cases) t.strictSame(rows.find((r) => r.ip === ip)?.['ip.city'], city, `${ip} -> ${city}`);
+});
+
+t.test('ipLocation: random nested networks give the longest prefix holding the address (the later row of two equal)', async (t) => {
+  const r = rnd(21);
+  for (let round = 0; round < 20; round++) {
+    // Networks under a few roots, so that they nest, start together and repeat.
+    const nets = Array.from({ length: 1 + Math.floor(r() * 150) }, () => {
+      const bits = [8, 12, 16, 20, 24, 28, 32][Math.floor(r() * 7)]!;
+      const addr = ((10 + Math.floor(r() * 2)) * 2 ** 24 + Math.floor(r() * 4) * 2 ** 16 + Math.floor(r() * 4) * 2 ** 8 + Math.floor(r() * 4)) >>> 0;
+      const first = bits === 0 ? 0 : Math.floor(addr / 2 ** (32 - bits)) * 2 ** (32 - bits);
+      return { first, last: first + 2 ** (32 - bits) - 1, bits };
+    });
+    const dotted = (n: number): string => [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
+    const ctx = geoContext(`${nets.map((n, i) => `${dotted(n.first)}/${n.bits},C,R${i},0,0`).join('\n')}\n`);
+    const ips = Array.from({ length: 200 }, () => dotted(((10 + Math.floor(r() * 2)) * 2 ** 24 + Math.floor(r() * 4) * 2 ** 16 + Math.floor(r() * 4) * 2 ** 8 + Math.floor(r() * 4)) >>> 0));
+    const expected = (ip: string): string | undefined => {
+      const n = ip.split('.').reduce((v, p) => v * 256 + Number(p), 0);
+      let best = -1;
+      nets.forEach((x, i) => {
+        if (x.first <= n && n <= x.last && (best < 0 || x.bits >= nets[best]!.bits)) best = i;
+      });
+      return best < 0 ? undefined : `R${best}`;
+    };
+    const rows = rowsOf('ipLocation(ip) | table([ip, ip.city], limit=max)', ips.map((ip, i) => ev(`e${i}`, { ip }, 1000 + i)), { ctx, partitions: 1 });
+    const wrong = rows.filter((x) => x['ip.city'] !== expected(x.ip!)).map((x) => [x.ip, x['ip.city'], expected(x.ip!)]);
+    t.strictSame(wrong.slice(0, 3), [], `round ${round}: ${nets.length} networks`);
+  }
+});
+
 t.test('ipLocation: more distinct addresses than remembered answers, each asked twice', async (t) => {
   // The memo holds 16,384 answers in slots chosen by a hash of the address: 40,000 addresses share
   // slots, so answers are evicted and asked again; every one must still be the address's own.
-  const dir = mkdtempSync(join(tmpdir(), 'qf-memo-'));
-  const geoip = join(dir, 'geo.csv');
-  writeFileSync(geoip, 'network,country,city,lat,lon\n10.0.0.0/9,NO,Low,1,2\n10.128.0.0/9,NO,High,3,4\n10.200.0.0/16,NO,Inner,5,6\n');
-  const ctx = ctxOf({ dataFiles: { geoip } });
+  const ctx = geoContext('10.0.0.0/9,NO,Low,1,2\n10.128.0.0/9,NO,High,3,4\n10.200.0.0/16,NO,Inner,5,6\n');
   const ips = Array.from({ length: 40_000 }, (_, i) => `${i % 7 === 0 ? 11 : 10}.${(i * 37) % 256}.${(i >> 8) % 256}.${i % 256}`);
   const expected = (ip: string): string | undefined => {
     const [a, b] = ip.split('.').map(Number) as [number, number];
