@@ -116,9 +116,13 @@ function jsReplacement(text: string, cr: CompiledRegex): string {
   return out;
 }
 
-/** False when replacing in `v` cannot pass the value bound whatever matches (the common case). */
-function mayExpand(v: string, replacement: string): boolean {
-  return replacement.includes('$') || v.length + (v.length + 1) * replacement.length > MAX_VALUE_CHARS;
+/**
+ * The longest value in which replacing every match with `replacement` cannot pass the value bound
+ * whatever matches (at most one match per unit and one at the end), or -1 when the replacement
+ * refers to groups (its length then depends on the matches): decided once, not per value.
+ */
+function longestSafe(replacement: string): number {
+  return replacement.includes('$') ? -1 : Math.floor((MAX_VALUE_CHARS - replacement.length) / (1 + replacement.length));
 }
 
 /**
@@ -155,11 +159,12 @@ const replace: FnDef = {
     const replacement = jsReplacement(a.string('with', ''), cr);
     // A literal or one-character-class pattern with a plain replacement: no regex run per value.
     const fast = substitution(cr, replacement);
+    const safe = longestSafe(replacement);
     return {
       run(e, emit) {
         const v = e.get(field);
         if (v !== undefined) {
-          if (mayExpand(v, replacement)) checkReplaceSize(v, cr.all, replacement);
+          if (v.length > safe) checkReplaceSize(v, cr.all, replacement);
           if (fast !== null) e.set(as, fast(v));
           else {
             cr.all.lastIndex = 0;

@@ -114,3 +114,13 @@ t.test('replace() through a query: fast and general paths give the same fields',
   );
   t.strictSame(rowsOf('replace("v2", with="v3", field=url) | table([url])', evs).map((x) => x['url']), ['/api/v3/users/123', 'nodigits', '', 'a1b22c333', 'ÄÖ9 x\n7']);
 });
+
+t.test('replace(): the value bound, decided once from the replacement, refuses exactly the results past it', async (t) => {
+  // MAX_VALUE_CHARS is 16 Mi characters: values of 6 Mi, replaced with 2 or 3 characters per match.
+  const big = 'a'.repeat(6 * 1024 * 1024);
+  const err = { code: 'E_QUERY_LIMIT', message: /replace: the result would be at least/ };
+  t.throws(() => rowsOf('replace("a", with="bbb", field=v, as=r) | r=* | count()', [ev('x', { v: big })]), err, '18 Mi characters');
+  t.throws(() => rowsOf('replace("(a)", with="$1$1$1", field=v, as=r) | r=* | count()', [ev('x', { v: big })]), err, 'group references: 18 Mi');
+  t.strictSame(rowsOf('replace("a", with="bb", field=v, as=r) | r=* | count()', [ev('x', { v: big })]), [{ _count: '1' }], '12 Mi: under the bound');
+  t.strictSame(rowsOf('replace("z", with="bbbb", field=v, as=r) | r=* | count()', [ev('x', { v: big })]), [{ _count: '1' }], 'no match: the value as it was');
+});
