@@ -8,7 +8,7 @@ import { LogsvcError } from '../lib/errors.js';
 import { unpack } from '../lib/msgpack.js';
 import { emptyColumns, type BlockBody, type BlockColumns } from '../segments/block.js';
 import { decodeNumbers, decodeRaw, decodeStrings, type NumberColumn, type StringColumn } from '../segments/columns.js';
-import { bodyColumns, type EncodedBlock } from '../segments/frames.js';
+import { bodyColumns, wholeBody, type EncodedBlock } from '../segments/frames.js';
 import { chargeMade } from './memory.js';
 import type { Ev } from './runtime.js';
 
@@ -290,8 +290,8 @@ export class BlockView {
    */
   rowColumns(): RowColumns | null {
     if (this.rowColsOnce !== undefined) return this.rowColsOnce;
+    if (!this.rowsPlain()) return (this.rowColsOnce = null);
     const fields = this.fieldNames().filter((f) => !this.tagFields.has(f));
-    if (fields.some((f) => BUILTIN_NAMES.has(f))) return (this.rowColsOnce = null);
     const tags = [...this.tagFields.keys()];
     const ts = this.ts();
     const cols: RowCol[] = [
@@ -309,6 +309,25 @@ export class BlockView {
   }
   private rowColsOnce: RowColumns | null | undefined = undefined;
 
+  /** False when a stored field shadows a built-in name (rowColumns() is then null); decodes nothing. */
+  rowsPlain(): boolean {
+    return !this.fieldNames().some((f) => !this.tagFields.has(f) && BUILTIN_NAMES.has(f));
+  }
+
+  /**
+   * The block's columns as stored (every frame read, no value decoded), as one plain body that
+   * `BlockView.fromEncoded(bodyColumns(body), origin)` reads as this view: for aggregates that keep
+   * rows of which they will read few (selfJoinFilter keeps every row until the keys that qualify
+   * are known). Plain data, so a state holding it can cross threads; a column that is a view into
+   * a much larger buffer (a frame stored as is, sliced from a file read) is copied, so the state
+   * does not hold or carry the rest. Null for a block in memory (its columns are decoded already).
+   */
+  encodedBody(): BlockBody | null {
+    if (this.bodyOnce !== undefined) return this.bodyOnce;
+    return (this.bodyOnce = this.enc === null ? null : (detached(wholeBody(this.enc)) as BlockBody));
+  }
+  private bodyOnce: BlockBody | null | undefined = undefined;
+
   /** Every name row `i` has, built-ins first. */
   names(i: number): string[] {
     const out = ['@timestamp', '@rawstring', '@id', '@timezone', '@ingesttimestamp', '#repo', ...this.tagFields.keys()];
@@ -319,6 +338,28 @@ export class BlockView {
     }
     return out;
   }
+}
+
+/** Bytes past a view's own that a kept view may hold of its buffer before it is copied out (encodedBody). */
+const SLACK_BYTES = 64 * 1024;
+
+/** `x` with every typed array that is a small view into a large buffer copied; the rest as it is. */
+function detached(x: unknown): unknown {
+  if (ArrayBuffer.isView(x)) {
+    const v = x as Uint8Array;
+    // Uint8Array's slice copies (a Buffer's own slice() would be another view of the same memory).
+    return v.buffer.byteLength > 2 * v.byteLength + SLACK_BYTES ? Uint8Array.prototype.slice.call(v) : v;
+  }
+  if (Array.isArray(x)) {
+    // Arrays of strings or numbers only (dictionary entries) hold no buffers: left as they are.
+    return x.some((y) => y !== null && typeof y === 'object') ? x.map(detached) : x;
+  }
+  if (x !== null && typeof x === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(x)) out[k] = detached(v);
+    return out;
+  }
+  return x;
 }
 
 /** The names get() answers before looking at stored fields. */

@@ -9,7 +9,8 @@
  * fails naming it.
  */
 import type { PackedTable } from '../../files/packed.js';
-import { ColumnEvent, rowFlat, type RowColumns } from '../block-view.js';
+import { BlockView, ColumnEvent, rowFlat, type BlockOrigin, type RowColumns } from '../block-view.js';
+import { bodyColumns, type BlockBody } from '../../segments/frames.js';
 import { cellValue, viewsOf } from '../../files/packed.js';
 import { LogsvcError } from '../../lib/errors.js';
 import type { Expr, Filter } from '../ast.js';
@@ -172,7 +173,14 @@ const ROW_SPAN = 2 ** 21;
 
 /** A block some of whose rows are kept by reference. */
 interface KeptBlock {
-  /** Its columns (BlockView.rowColumns: plain arrays, shared with the view); null once compacted. */
+  /**
+   * A stored block as stored (BlockView.encodedBody: its columns encoded, no value decoded) and its
+   * origin: most kept rows are never read, so a block's values are decoded only when one is (which
+   * also keeps a state small and cheap for the garbage collector: a block's decoded columns are
+   * tens of thousands of strings). Null for a block in memory, and once compacted.
+   */
+  e: { body: BlockBody; origin: BlockOrigin } | null;
+  /** Its row columns: a block in memory's (shared with the view), or made from `e` on the first read; null once compacted. */
   c: RowColumns | null;
   /** The rows kept from it. */
   r: number[];
@@ -188,27 +196,36 @@ interface KeyState {
   b: KeptBlock[];
 }
 
+/** A kept block's row columns (decoded from its stored columns on the first call); null once compacted. */
+function rowsOf(kb: KeptBlock): RowColumns | null {
+  if (kb.c === null && kb.e !== null) kb.c = BlockView.fromEncoded(bodyColumns(kb.e.body), kb.e.origin).rowColumns();
+  return kb.c;
+}
+
 /**
  * A block left with fewer than half its rows kept keeps copies of those rows instead of its
  * columns, so a state holds at most one block (the one being read) beyond what copies would hold.
  */
 function compact(kb: KeptBlock): void {
-  const c = kb.c;
-  if (c === null || kb.r.length * 2 >= c.n) return;
+  const n = kb.e?.body.n ?? kb.c?.n;
+  if (n === undefined || kb.r.length * 2 >= n) return;
+  const c = rowsOf(kb)!;
   kb.f = new Map(kb.r.map((row) => [row, rowFlat(c, row)]));
   kb.c = null;
+  kb.e = null;
 }
 
 /** An event as kept: by reference into the state's current block when it is a stored row, else a flat copy. */
 function keepRow(st: KeyState, e: Ev): Kept {
   const view = e instanceof ColumnEvent ? e.storedView() : null;
-  const rc = view === null ? null : view.rowColumns();
-  if (rc === null || rc.n >= ROW_SPAN) return flatOf(e);
+  if (view === null || view.n >= ROW_SPAN || !view.rowsPlain()) return flatOf(e);
+  const body = view.encodedBody();
+  const rc = body === null ? view.rowColumns() : null;
   let at = st.b.length - 1;
   let kb = st.b[at];
-  if (kb === undefined || kb.c !== rc) {
+  if (kb === undefined || (body !== null ? kb.e?.body !== body : kb.c !== rc)) {
     if (kb !== undefined) compact(kb);
-    kb = { c: rc, r: [], f: null };
+    kb = { e: body === null ? null : { body, origin: view.origin }, c: rc, r: [], f: null };
     at = st.b.push(kb) - 1;
   }
   const row = (e as ColumnEvent).rowIndex;
@@ -220,7 +237,8 @@ function resolve(st: KeyState, x: Kept): Flat {
   if (typeof x !== 'number') return x;
   const kb = st.b[Math.floor(x / ROW_SPAN)]!;
   const row = x % ROW_SPAN;
-  return kb.c !== null ? rowFlat(kb.c, row) : kb.f!.get(row)!;
+  const c = rowsOf(kb);
+  return c !== null ? rowFlat(c, row) : kb.f!.get(row)!;
 }
 
 /** The qualifying keys (every clause matched) with their events as flat copies. */

@@ -14,6 +14,7 @@ import { chainStages } from '../../../src/query/pipeline.js';
 import { entriesOf, MapEvent, type Aggregator, type CompiledQuery, type Ev, type MapStage } from '../../../src/query/runtime.js';
 import { appendEvent, assembleBlock, assembleBlockV4, assembleBlockV5, emptyColumns, encodeBlockContent, encodedBlockAt, readBlockMeta } from '../../../src/segments/block.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
+import { bodyColumns } from '../../../src/segments/frames.js';
 import { rnd } from '../../helpers/random.js';
 import { ctxOf } from './driver.js';
 
@@ -64,6 +65,37 @@ t.test('row columns read back what names() and get() give', async (t) => {
   }
   const shadowing = view([{ ts: 1, raw: 'r', fields: { '@id': 'mine' }, off: 1 }], 6);
   t.equal(shadowing.rowColumns(), null, 'a stored field named like a built-in: no row columns');
+});
+
+t.test('a block as stored (encodedBody) reads back the same rows, holds no large buffer, and survives a structured clone', async (t) => {
+  const r = rnd(4343);
+  // Format 0 here: a whole msgpack body (BlockView.fromBody), whose columns are views into the bytes it is read from.
+  for (const format of [0, 4, 5, 6] as const) {
+    const evs = events(r, 60, 0);
+    const c = emptyColumns();
+    for (const e of evs) appendEvent(c, e.ts, 'Z', e.raw, e.fields, 7, e.off, 0);
+    const content = encodeBlockContent(c);
+    const bytes = format === 0 ? content.body : format === 6 ? assembleBlock(content, lz4Codec) : format === 5 ? assembleBlockV5(content, lz4Codec) : assembleBlockV4(content, lz4Codec);
+    // The block inside a large buffer, as a block of a segment file read whole.
+    const at = 512 * 1024;
+    const big = Buffer.alloc(bytes.length + 1024 * 1024);
+    bytes.copy(big, at);
+    const v = format === 0 ? BlockView.fromBody(big.subarray(at, at + bytes.length), ORIGIN) : BlockView.fromEncoded(encodedBlockAt(big, at, readBlockMeta(big, at)!, lz4Codec), ORIGIN);
+    const body = v.encodedBody()!;
+    const large: string[] = [];
+    const walk = (x: unknown, path: string): void => {
+      if (ArrayBuffer.isView(x)) {
+        if (x.buffer === big.buffer) large.push(path);
+      } else if (x !== null && typeof x === 'object') for (const [k, y] of Object.entries(x)) walk(y, `${path}.${k}`);
+    };
+    walk(body, 'body');
+    t.strictSame(large, [], `format ${format}: no column is a view into the whole buffer the block was read from`);
+    for (const b of [body, structuredClone(body)]) {
+      const rc = BlockView.fromEncoded(bodyColumns(b), ORIGIN).rowColumns()!;
+      const same = Array.from({ length: v.n }, (_, i) => JSON.stringify(rowFlat(rc, i)) === JSON.stringify(flatOfEv(new ColumnEvent(v, i)))).every(Boolean);
+      t.ok(same, `format ${format}${b === body ? '' : ', cloned'}: the rows of the view`);
+    }
+  }
 });
 
 const QUERIES = [
