@@ -15,7 +15,8 @@
  * another measured cheaper in the first version of this bench, which kept one order).
  *
  * --against DIR: the baseline of each pair is the same query compiled by another build's dist/
- * (e.g. main's), so a change to a function is measured against its previous version side by side.
+ * (e.g. main's), so a change to a function is measured against its previous version side by side;
+ * that side reads the blocks through its own build's BlockView and ColumnEvent.
  * --pair 'name@@query@@baseline' (repeatable): measure this pair too (with --only, name it there).
  * --control: a third query in every round, the baseline again, compiled separately: its ratio to the
  * baseline (A/A) is what noise alone gives, the yardstick for a ratio near 1.
@@ -42,6 +43,10 @@ const { appendEvent, emptyColumns, encodeBlockContent } = await import(new URL('
 const other = AGAINST === null ? null : new URL(`file://${AGAINST.replace(/\/?$/, '/')}`);
 const otherCompile = other === null ? compileQuery : (await import(new URL('query/compile.js', other))).compileQuery;
 const otherChain = other === null ? chainStages : (await import(new URL('query/pipeline.js', other))).chainStages;
+// The other build reads the blocks through its own BlockView and ColumnEvent: a function that asks
+// `e instanceof ColumnEvent` (selfJoinFilter) saw the first build's events as foreign and took its
+// per-event path, which put the other side of such a pair 4x too high.
+const otherViews = other === null ? { BlockView, ColumnEvent } : await import(new URL('query/block-view.js', other));
 
 /** The client addresses of the dataset (filled by blocks()). */
 const CLIENTS = new Set();
@@ -163,11 +168,12 @@ function runOnce(text, bodies, old = false) {
   const agg = q.stages[at].agg;
   const st = agg.init();
   const feed = (old ? otherChain : chainStages)(q.stages.slice(0, at), (e) => agg.add(st, e));
+  const { BlockView: View, ColumnEvent: Row } = old ? otherViews : { BlockView, ColumnEvent };
   const t0 = process.cpuUsage();
   let n = 0;
   for (const body of bodies) {
-    const view = BlockView.fromBody(body, { repoName: 'bench', partition: 0, tags: { host: 'h' } });
-    for (let i = 0; i < view.n; i++) feed(new ColumnEvent(view, i));
+    const view = View.fromBody(body, { repoName: 'bench', partition: 0, tags: { host: 'h' } });
+    for (let i = 0; i < view.n; i++) feed(new Row(view, i));
     n += view.n;
   }
   agg.finish(st);
