@@ -98,6 +98,8 @@ const PAIRS = [
   // The lookup kind: match() against a table of exactly the addresses ipLocation finds, with the
   // same four columns, so both write four fields on the same events.
   ['ipLocation (pair: match)', 'ipLocation(client) | count()', 'match(geo, field=client, column=ip, include=[country, city, lat, lon], strict=false) | count()'],
+  // Another lookup of the address in a configured data file (it writes fields on few events).
+  ['ipLocation (pair: ioc:lookup)', 'ipLocation(client) | count()', 'ioc:lookup(client, type=ip_address, confidenceThreshold=low) | count()'],
   ['default', 'default(field=userid, value="-") | count()', 'lower(method, as=m) | count()'],
   ['sankey', 'sankey(source=method, target=statuscode)', 'groupBy([method, statuscode])'],
   ['worldMap', 'worldMap(lat=lat, lon=lon)', 'groupBy([lat, lon])'],
@@ -108,6 +110,8 @@ const PAIRS = [
   ['join', 'join({x}, field=method, include=[kind], mode=left) | count()', 'match(t, field=method, strict=false) | count()'],
   ['parseTimestamp', 'd := "2024-01-02" | parseTimestamp("yyyy-MM-dd", field=d, timezone=UTC) | count()', 'd := "2024-01-02" | count()'],
   ['replace', 'replace("\\\\d", with="#", field=url, as=r) | count()', 'lower(url, as=r) | count()'],
+  // A regex run per event (the kind): replace finds every match and builds a string, regex() stops at the first.
+  ['replace (pair: regex)', 'replace("\\\\d", with="#", field=url, as=r) | count()', 'regex("(?<r>\\\\d)", field=url, strict=false) | count()'],
   ['cidr', 'cidr(client, subnet=["10.0.0.0/8"]) | count()', 'in(method, values=[GET]) | count()'],
   // The same filter on the same field: the address column read either way.
   ['cidr (pair: in on client)', 'cidr(client, subnet=["10.0.0.0/8"]) | count()', 'in(client, values=["10.*"]) | count()'],
