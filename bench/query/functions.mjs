@@ -7,7 +7,7 @@
  * a shared machine's noise falls on both. Prints CPU ns/event for each and the ratio new/baseline.
  *
  *   node bench/query/functions.mjs [--events 20000] [--rounds 5] [--only name,name] [--against DIR] [--control]
- *                                  [--pair 'name@@query@@baseline' ...]
+ *                                  [--pair 'name@@query@@baseline' ...] [--dist DIR] [--alone]
  *
  * Times are the process's CPU time (process.cpuUsage, user + system) per event, not wall time: on a
  * shared machine a round that waits for a core is not charged. The order rotates every round
@@ -20,9 +20,13 @@
  * --pair 'name@@query@@baseline' (repeatable): measure this pair too (with --only, name it there).
  * --control: a third query in every round, the baseline again, compiled separately: its ratio to the
  * baseline (A/A) is what noise alone gives, the yardstick for a ratio near 1.
+ * --dist DIR: the build to measure (default this checkout's dist/). --alone: only each pair's
+ * function, no baseline in the process: for functions whose garbage falls in the other side's
+ * rounds (a state that holds many objects), run once per build in separate processes, alternating.
  *
  * Needs `npm run build` (it loads dist/). In-process, one thread, no server.
  */
+import { resolve as resolvePath } from 'node:path';
 import { createDataset } from '../lib/datasets.mjs';
 
 const arg = (name, def) => {
@@ -34,8 +38,10 @@ const ROUNDS = arg('rounds', 5);
 const AGAINST = process.argv.includes('--against') ? process.argv[process.argv.indexOf('--against') + 1] : null;
 const CONTROL = process.argv.includes('--control');
 const ONLY = process.argv.includes('--only') ? new Set(process.argv[process.argv.indexOf('--only') + 1].split(',')) : null;
+const ALONE = process.argv.includes('--alone');
+const DIST = process.argv.includes('--dist') ? process.argv[process.argv.indexOf('--dist') + 1] : null;
 
-const dist = new URL('../../dist/', import.meta.url);
+const dist = DIST === null ? new URL('../../dist/', import.meta.url) : new URL(`file://${resolvePath(DIST).replace(/\/?$/, '/')}`);
 const { compileQuery } = await import(new URL('query/compile.js', dist));
 const { BlockView, ColumnEvent } = await import(new URL('query/block-view.js', dist));
 const { chainStages } = await import(new URL('query/pipeline.js', dist));
@@ -192,8 +198,9 @@ for (const [name, q, baseQuery] of PAIRS) {
   const base = other === null ? baseQuery : `${q} (${AGAINST})`;
   const old = other !== null;
   // [label, run] for the function, its baseline and (--control) the baseline again.
-  const sides = [() => runOnce(q, bodies), () => runOnce(old ? q : baseQuery, bodies, old)];
-  if (CONTROL) sides.push(() => runOnce(old ? q : baseQuery, bodies, old));
+  const sides = [() => runOnce(q, bodies)];
+  if (!ALONE) sides.push(() => runOnce(old ? q : baseQuery, bodies, old));
+  if (CONTROL && !ALONE) sides.push(() => runOnce(old ? q : baseQuery, bodies, old));
   for (const run of sides) run(); // warm-up: compile paths and JIT on the whole set
   const times = sides.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
@@ -203,6 +210,11 @@ for (const [name, q, baseQuery] of PAIRS) {
   rows.push([name, q, base, ...times.map(med)]);
 }
 process.stdout.write(`events: ${EVENTS} (access log, blocks of 2,000), rounds: ${ROUNDS}, order rotated each round, medians, CPU ns/event\n\n`);
+if (ALONE) {
+  process.stdout.write(`build: ${dist.pathname}\n\n| function | query | ns/event |\n|---|---|---|\n`);
+  for (const [name, q, , a] of rows) process.stdout.write(`| ${name} | \`${q.replace(/\|/g, '\\|')}\` | ${a.toFixed(0)} |\n`);
+  process.exit(0);
+}
 const controlHead = CONTROL ? ' control (baseline again) | A/A ratio |' : '';
 process.stdout.write(`| function | query | ns/event | baseline (same kind) | ns/event | ratio |${controlHead}\n|---|---|---|---|---|---|${CONTROL ? '---|---|' : ''}\n`);
 for (const [name, q, base, a, b, c] of rows) {
