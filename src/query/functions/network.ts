@@ -8,6 +8,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { parseTable } from '../../files/parse.js';
+import { ColumnEvent, type BlockView } from '../block-view.js';
 import type { Aggregator, DataFiles, Ev } from '../runtime.js';
 import { parseNumber } from '../values.js';
 import { addToGroup, groupedAggregator, statsOf, type GroupState } from './aggregates.js';
@@ -123,9 +124,14 @@ function enclosing(list: readonly [bigint, bigint, number][]): Int32Array {
 
 /** The row of the most specific network holding the address `text`, or undefined. */
 function findRow(t: RangeTable, text: string): (string | null)[] | undefined {
-  const n = ipv4Number(text);
-  const at = n >= 0 ? v4RowOf(t, n) : otherRowOf(t, text);
+  const at = rowIndexOf(t, text);
   return at < 0 ? undefined : t.rows[at];
+}
+
+/** The index of the row of the most specific network holding the address `text`, or -1. */
+function rowIndexOf(t: RangeTable, text: string): number {
+  const n = ipv4Number(text);
+  return n >= 0 ? v4RowOf(t, n) : otherRowOf(t, text);
 }
 
 /** The row index for a plain IPv4 address as a number, or -1: memo, else a search of the numeric copy. */
@@ -234,10 +240,28 @@ function enrich(name: string, key: keyof DataFiles, setting: string, columns: st
       // Column positions and output names once, not per event.
       const at = columns.map((c) => t.columns.indexOf(c));
       const names = columns.map((c) => `${prefix}.${c}`);
+      // A stored row whose field is an IPv4-typed column (four bytes per row, every row an
+      // address: the text get() would give is their dotted quad) gives the address as a number
+      // without decoding the column's text or parsing it. The column is found once per block.
+      const stored = field.charCodeAt(0) !== 64 /* @ */ && field.charCodeAt(0) !== 35; /* # */
+      let lastView: BlockView | null = null;
+      let bytes: Uint8Array | null = null;
       return {
         run(e, emit) {
-          const v = e.get(field);
-          const r = v === undefined ? undefined : findRow(t, v);
+          const view = stored && e instanceof ColumnEvent ? e.storedView() : null;
+          if (view !== null && view !== lastView) {
+            lastView = view;
+            bytes = view.ipv4(field);
+          }
+          let found: number;
+          if (view !== null && bytes !== null) {
+            const o = (e as ColumnEvent).rowIndex * 4;
+            found = v4RowOf(t, bytes[o]! * 16777216 + ((bytes[o + 1]! << 16) | (bytes[o + 2]! << 8) | bytes[o + 3]!));
+          } else {
+            const v = e.get(field);
+            found = v === undefined ? -1 : rowIndexOf(t, v);
+          }
+          const r = found < 0 ? undefined : t.rows[found];
           if (r !== undefined) {
             for (let i = 0; i < at.length; i++) {
               const x = at[i]! < 0 ? null : r[at[i]!];

@@ -10,8 +10,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { BlockView, ColumnEvent } from '../../../src/query/block-view.js';
 import { compileQuery } from '../../../src/query/compile.js';
-import type { Aggregator, MapStage } from '../../../src/query/runtime.js';
+import { chainStages } from '../../../src/query/pipeline.js';
+import { entriesOf, MapEvent, type Aggregator, type Ev, type MapStage } from '../../../src/query/runtime.js';
+import { appendEvent, assembleBlock, assembleBlockV4, assembleBlockV5, emptyColumns, encodeBlockContent, encodedBlockAt, readBlockMeta } from '../../../src/segments/block.js';
+import { lz4Codec } from '../../../src/segments/codec.js';
 import { rnd } from '../../helpers/random.js';
 import { ctxOf, ev, rowsOf, type Fields } from './driver.js';
 
@@ -179,4 +183,41 @@ t.test('wildcard() with fields and selectFromMax/Min offer the scan their column
   t.type(aggOf('selectFromMax(b, include=[u, v])').columns?.addRows, 'function');
   t.type(aggOf('selectFromMin(b, include=[u])').columns?.addRows, 'function');
   t.equal(aggOf('selectFromMax(b, include=[@timestamp])').columns, undefined, 'a built-in field included: per event');
+});
+
+t.test('ipLocation: an IPv4-typed stored column read as numbers gives what its text gives', async (t) => {
+  const r = rnd(2111);
+  const ctx = geoContext('10.0.0.0/8,NO,Oslo,1,2\n10.1.0.0/16,NO,Bergen,3,4\n10.1.2.0/24,NO,Inner,5,6\n10.3.3.3/32,NO,One,7,8\n::ffff:0:0/96,MM,Mapped,9,9\n');
+  const dotted = (): string => `${r() < 0.8 ? 10 : 11}.${Math.floor(r() * 4)}.${Math.floor(r() * 4)}.${Math.floor(r() * 4)}`;
+  // 'text': some values that are not plain dotted quads (or absent), so the column is stored as text.
+  const odd = ['010.1.2.3', ' 10.1.2.3', 'not an ip', '::ffff:10.1.2.3', '10.1.2'];
+  for (const format of [4, 5, 6] as const) {
+    for (const kind of ['typed', 'text'] as const) {
+      const c = emptyColumns();
+      const rows: Record<string, string>[] = [];
+      for (let i = 0; i < 80; i++) {
+        const f: Record<string, string> = { k: String(i % 3) };
+        if (kind === 'typed' || r() < 0.7) f['ip'] = dotted();
+        else if (r() < 0.8) f['ip'] = odd[Math.floor(r() * odd.length)]!;
+        rows.push(f);
+        appendEvent(c, 1000 + i, 'Z', `e${i}`, f, 5, i, 0);
+      }
+      const content = encodeBlockContent(c);
+      const bytes = format === 6 ? assembleBlock(content, lz4Codec) : format === 5 ? assembleBlockV5(content, lz4Codec) : assembleBlockV4(content, lz4Codec);
+      const view = BlockView.fromEncoded(encodedBlockAt(bytes, 0, readBlockMeta(bytes, 0)!, lz4Codec), { repoName: 'r', partition: 0, tags: {} });
+      t.equal(view.encoding('ip') === '4', kind === 'typed', `format ${format}, ${kind}: the column is ${kind === 'typed' ? '' : 'not '}IPv4-typed`);
+      for (const text of ['ipLocation(ip)', 'ipLocation(ip, as=g)', 'x := 1 | ipLocation(ip)', 'ipLocation(ip) | ipLocation(ip, as=h)']) {
+        const maps = compileQuery(text, { ctx }).stages.filter((s) => s.kind !== 'agg') as MapStage[];
+        const outputs = (evs: Ev[]): string[] => {
+          const got: string[] = [];
+          const feed = chainStages(maps, (e) => got.push(JSON.stringify(entriesOf(e).filter(([n]) => /^(ip|g|h)\./.test(n) || n === 'x'))));
+          for (const e of evs) feed(e);
+          return got;
+        };
+        const fromColumns = outputs(Array.from({ length: view.n }, (_, i) => new ColumnEvent(view, i)));
+        t.strictSame(fromColumns, outputs(rows.map((f) => new MapEvent(Object.entries(f)))), `format ${format}, ${kind}: ${text}`);
+        if (kind === 'typed' && text === 'ipLocation(ip)') t.ok(fromColumns.some((x) => x.includes('Inner')) && fromColumns.some((x) => x === '[]'), 'hits and misses both seen');
+      }
+    }
+  }
 });
