@@ -223,6 +223,37 @@ const subnet = valueDef(
 );
 
 /**
+ * A field of stored rows read as an IPv4 address number straight from an IPv4-typed column
+ * (segments: four bytes per row, every row an address; the text get() gives is their dotted
+ * quad), so the column is neither decoded to text nor parsed. The column is found once per block.
+ */
+class TypedAddress {
+  private view: BlockView | null = null;
+  private bytes: Uint8Array | null = null;
+  /** A stored field's name (get() answers `@` and `#` names otherwise). */
+  private readonly stored: boolean;
+
+  constructor(private readonly field: string) {
+    this.stored = field.charCodeAt(0) !== 64 /* @ */ && field.charCodeAt(0) !== 35; /* # */
+  }
+
+  /** The address as a number when `e` is an unchanged stored row of a block whose column is IPv4-typed; else -1 (read the text). */
+  of(e: Ev): number {
+    if (!this.stored || !(e instanceof ColumnEvent)) return -1;
+    const view = e.storedView();
+    if (view === null) return -1;
+    if (view !== this.view) {
+      this.view = view;
+      this.bytes = view.ipv4(this.field);
+    }
+    const b = this.bytes;
+    if (b === null) return -1;
+    const o = e.rowIndex * 4;
+    return b[o]! * 16777216 + ((b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!);
+  }
+}
+
+/**
  * ipLocation / asn: `<as>.<column>` for each of `columns` from the data file's row for the
  * address in `field` (default ip; `as` defaults to the field name).
  */
@@ -240,24 +271,13 @@ function enrich(name: string, key: keyof DataFiles, setting: string, columns: st
       // Column positions and output names once, not per event.
       const at = columns.map((c) => t.columns.indexOf(c));
       const names = columns.map((c) => `${prefix}.${c}`);
-      // A stored row whose field is an IPv4-typed column (four bytes per row, every row an
-      // address: the text get() would give is their dotted quad) gives the address as a number
-      // without decoding the column's text or parsing it. The column is found once per block.
-      const stored = field.charCodeAt(0) !== 64 /* @ */ && field.charCodeAt(0) !== 35; /* # */
-      let lastView: BlockView | null = null;
-      let bytes: Uint8Array | null = null;
+      const typed = new TypedAddress(field);
       return {
         run(e, emit) {
-          const view = stored && e instanceof ColumnEvent ? e.storedView() : null;
-          if (view !== null && view !== lastView) {
-            lastView = view;
-            bytes = view.ipv4(field);
-          }
+          const n = typed.of(e);
           let found: number;
-          if (view !== null && bytes !== null) {
-            const o = (e as ColumnEvent).rowIndex * 4;
-            found = v4RowOf(t, bytes[o]! * 16777216 + ((bytes[o + 1]! << 16) | (bytes[o + 2]! << 8) | bytes[o + 3]!));
-          } else {
+          if (n >= 0) found = v4RowOf(t, n);
+          else {
             const v = e.get(field);
             found = v === undefined ? -1 : rowIndexOf(t, v);
           }
@@ -419,6 +439,11 @@ const worldMap: FnDef = {
   },
 };
 
+/** An IPv4 address number as its dotted quad. */
+function dottedQuad(a: number): string {
+  return `${Math.floor(a / 16777216)}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`;
+}
+
 const IOC_TYPES = ['domain', 'ip_address', 'url'] as const;
 const CONFIDENCE = ['unverified', 'low', 'medium', 'high'] as const;
 
@@ -448,6 +473,9 @@ const iocLookup: FnDef = {
     // One map per indicator type, keyed by the folded indicator itself: no key text is built per
     // event (a `${type}\0${value}` key was a new string to hash on every event).
     const byKey = index.byType.get(type);
+    // IP addresses of stored rows read as numbers (TypedAddress), looked up among the indicators
+    // written as plain dotted quads: the only texts a typed column holds.
+    const typed = type === 'ip_address' ? fields.map((f) => new TypedAddress(f)) : null;
     // Output names once: `<prefix>[n].<column>` for the n-th hit among the fields.
     const names = fields.map((_, n) => include.map((c) => `${prefix}[${n}].${c}`));
     const detected = `${prefix}.detected`;
@@ -455,10 +483,15 @@ const iocLookup: FnDef = {
       run(e, emit) {
         let n = 0;
         if (byKey !== undefined) {
-          for (const f of fields) {
-            const v = e.get(f);
-            if (v === undefined) continue;
-            const hit = byKey.get(fold(v));
+          for (let k = 0; k < fields.length; k++) {
+            const a = typed === null ? -1 : typed[k]!.of(e);
+            let hit: IocHit | undefined;
+            if (a >= 0) hit = index.v4.get(a);
+            else {
+              const v = e.get(fields[k]!);
+              if (v === undefined) continue;
+              hit = byKey.get(fold(v));
+            }
             if (hit === undefined || hit.confidence < threshold) continue;
             const out = names[n]!;
             for (let i = 0; i < include.length; i++) {
@@ -485,6 +518,8 @@ interface IocIndex {
   columns: string[];
   /** type -> indicator (lower-cased, except IP addresses) -> row. */
   byType: Map<string, Map<string, IocHit>>;
+  /** The ip_address indicators written as plain dotted quads, by address number. */
+  v4: Map<number, IocHit>;
 }
 
 const iocCache = new Map<string, IocIndex & { stamp: string }>();
@@ -510,6 +545,7 @@ function iocIndex(path: string, fail: (m: string) => never): IocIndex {
   const typ = parsed.columns.indexOf('type');
   if (ind < 0 || typ < 0) return fail(`query.ioc_file ${path} needs "indicator" and "type" columns`);
   const byType = new Map<string, Map<string, IocHit>>();
+  const v4 = new Map<number, IocHit>();
   for (const r of parsed.rows) {
     const t = r[typ];
     const i = r[ind];
@@ -522,9 +558,14 @@ function iocIndex(path: string, fail: (m: string) => never): IocIndex {
     const confidence = CONFIDENCE.indexOf((rec['malicious_confidence'] ?? 'unverified').toLowerCase() as (typeof CONFIDENCE)[number]);
     let m = byType.get(t);
     if (m === undefined) byType.set(t, (m = new Map()));
-    m.set(t === 'ip_address' ? i : i.toLowerCase(), { row: rec, confidence });
+    const hit = { row: rec, confidence };
+    m.set(t === 'ip_address' ? i : i.toLowerCase(), hit);
+    if (t === 'ip_address') {
+      const a = ipv4Number(i);
+      if (a >= 0 && dottedQuad(a) === i) v4.set(a, hit);
+    }
   }
-  const entry = { stamp, columns: parsed.columns, byType };
+  const entry = { stamp, columns: parsed.columns, byType, v4 };
   if (iocCache.size >= 4) iocCache.clear();
   iocCache.set(path, entry);
   return entry;

@@ -185,39 +185,74 @@ t.test('wildcard() with fields and selectFromMax/Min offer the scan their column
   t.equal(aggOf('selectFromMax(b, include=[@timestamp])').columns, undefined, 'a built-in field included: per event');
 });
 
+/**
+ * A block (segment format 4, 5 or 6) of 80 rows with an address field `ip` and a field `k`: every
+ * `ip` a plain dotted quad ('typed': the column is stored IPv4-typed), or some not one or absent
+ * ('text'); with the same rows as field maps.
+ */
+function addressBlock(r: () => number, format: 4 | 5 | 6, kind: 'typed' | 'text'): { view: BlockView; rows: Record<string, string>[] } {
+  const dotted = (): string => `${r() < 0.8 ? 10 : 11}.${Math.floor(r() * 4)}.${Math.floor(r() * 4)}.${Math.floor(r() * 4)}`;
+  const odd = ['010.1.2.3', ' 10.1.2.3', 'not an ip', '::ffff:10.1.2.3', '10.1.2'];
+  const c = emptyColumns();
+  const rows: Record<string, string>[] = [];
+  for (let i = 0; i < 80; i++) {
+    const f: Record<string, string> = { k: r() < 0.2 ? dotted() : String(i % 3) };
+    if (kind === 'typed' || r() < 0.7) f['ip'] = dotted();
+    else if (r() < 0.8) f['ip'] = odd[Math.floor(r() * odd.length)]!;
+    rows.push(f);
+    appendEvent(c, 1000 + i, 'Z', `e${i}`, f, 5, i, 0);
+  }
+  const content = encodeBlockContent(c);
+  const bytes = format === 6 ? assembleBlock(content, lz4Codec) : format === 5 ? assembleBlockV5(content, lz4Codec) : assembleBlockV4(content, lz4Codec);
+  return { view: BlockView.fromEncoded(encodedBlockAt(bytes, 0, readBlockMeta(bytes, 0)!, lz4Codec), { repoName: 'r', partition: 0, tags: {} }), rows };
+}
+
+/** The fields whose names `keep` accepts, per event out of the query's stages: over the block's rows (ColumnEvents) and over MapEvents of the same fields. */
+function bothPaths(text: string, ctx: ReturnType<typeof ctxOf>, block: { view: BlockView; rows: Record<string, string>[] }, keep: RegExp): [string[], string[]] {
+  const maps = compileQuery(text, { ctx }).stages.filter((s) => s.kind !== 'agg') as MapStage[];
+  const outputs = (evs: Ev[]): string[] => {
+    const got: string[] = [];
+    const feed = chainStages(maps, (e) => got.push(JSON.stringify(entriesOf(e).filter(([n]) => keep.test(n)))));
+    for (const e of evs) feed(e);
+    return got;
+  };
+  return [outputs(Array.from({ length: block.view.n }, (_, i) => new ColumnEvent(block.view, i))), outputs(block.rows.map((f) => new MapEvent(Object.entries(f))))];
+}
+
 t.test('ipLocation: an IPv4-typed stored column read as numbers gives what its text gives', async (t) => {
   const r = rnd(2111);
   const ctx = geoContext('10.0.0.0/8,NO,Oslo,1,2\n10.1.0.0/16,NO,Bergen,3,4\n10.1.2.0/24,NO,Inner,5,6\n10.3.3.3/32,NO,One,7,8\n::ffff:0:0/96,MM,Mapped,9,9\n');
-  const dotted = (): string => `${r() < 0.8 ? 10 : 11}.${Math.floor(r() * 4)}.${Math.floor(r() * 4)}.${Math.floor(r() * 4)}`;
-  // 'text': some values that are not plain dotted quads (or absent), so the column is stored as text.
-  const odd = ['010.1.2.3', ' 10.1.2.3', 'not an ip', '::ffff:10.1.2.3', '10.1.2'];
   for (const format of [4, 5, 6] as const) {
     for (const kind of ['typed', 'text'] as const) {
-      const c = emptyColumns();
-      const rows: Record<string, string>[] = [];
-      for (let i = 0; i < 80; i++) {
-        const f: Record<string, string> = { k: String(i % 3) };
-        if (kind === 'typed' || r() < 0.7) f['ip'] = dotted();
-        else if (r() < 0.8) f['ip'] = odd[Math.floor(r() * odd.length)]!;
-        rows.push(f);
-        appendEvent(c, 1000 + i, 'Z', `e${i}`, f, 5, i, 0);
-      }
-      const content = encodeBlockContent(c);
-      const bytes = format === 6 ? assembleBlock(content, lz4Codec) : format === 5 ? assembleBlockV5(content, lz4Codec) : assembleBlockV4(content, lz4Codec);
-      const view = BlockView.fromEncoded(encodedBlockAt(bytes, 0, readBlockMeta(bytes, 0)!, lz4Codec), { repoName: 'r', partition: 0, tags: {} });
-      t.equal(view.encoding('ip') === '4', kind === 'typed', `format ${format}, ${kind}: the column is ${kind === 'typed' ? '' : 'not '}IPv4-typed`);
+      const block = addressBlock(r, format, kind);
+      t.equal(block.view.encoding('ip') === '4', kind === 'typed', `format ${format}, ${kind}: the column is ${kind === 'typed' ? '' : 'not '}IPv4-typed`);
       for (const text of ['ipLocation(ip)', 'ipLocation(ip, as=g)', 'x := 1 | ipLocation(ip)', 'ipLocation(ip) | ipLocation(ip, as=h)']) {
-        const maps = compileQuery(text, { ctx }).stages.filter((s) => s.kind !== 'agg') as MapStage[];
-        const outputs = (evs: Ev[]): string[] => {
-          const got: string[] = [];
-          const feed = chainStages(maps, (e) => got.push(JSON.stringify(entriesOf(e).filter(([n]) => /^(ip|g|h)\./.test(n) || n === 'x'))));
-          for (const e of evs) feed(e);
-          return got;
-        };
-        const fromColumns = outputs(Array.from({ length: view.n }, (_, i) => new ColumnEvent(view, i)));
-        t.strictSame(fromColumns, outputs(rows.map((f) => new MapEvent(Object.entries(f)))), `format ${format}, ${kind}: ${text}`);
+        const [fromColumns, fromMaps] = bothPaths(text, ctx, block, /^(ip|g|h)\.|^x$/);
+        t.strictSame(fromColumns, fromMaps, `format ${format}, ${kind}: ${text}`);
         if (kind === 'typed' && text === 'ipLocation(ip)') t.ok(fromColumns.some((x) => x.includes('Inner')) && fromColumns.some((x) => x === '[]'), 'hits and misses both seen');
       }
     }
   }
+});
+
+t.test('ioc:lookup: IP addresses of an IPv4-typed stored column looked up as numbers give what their text gives', async (t) => {
+  const r = rnd(2112);
+  const dir = mkdtempSync(join(tmpdir(), 'qf-ioc-'));
+  const ioc = join(dir, 'ioc.csv');
+  // Plain dotted quads, one written with leading zeros (it matches that text only), one twice (the later row wins).
+  const lines = ['10.1.2.3,ip_address,high,a', '10.0.0.1,ip_address,low,b', '010.1.2.1,ip_address,high,c', '11.2.2.2,ip_address,medium,d', '11.2.2.2,ip_address,high,e', '10.1.2,ip_address,high,f', '10.3.3.3,domain,high,g'];
+  writeFileSync(ioc, `indicator,type,malicious_confidence,labels\n${lines.join('\n')}\n`);
+  const ctx = ctxOf({ dataFiles: { ioc } });
+  let hits = 0;
+  for (const format of [4, 5, 6] as const) {
+    for (const kind of ['typed', 'text'] as const) {
+      const block = addressBlock(r, format, kind);
+      for (const text of ['ioc:lookup(ip, type=ip_address, confidenceThreshold=low)', 'ioc:lookup([ip, k], type=ip_address, confidenceThreshold=medium)', 'x := 1 | ioc:lookup(ip, type=ip_address, strict=true)', 'ioc:lookup(ip, type=domain)']) {
+        const [fromColumns, fromMaps] = bothPaths(text, ctx, block, /^ioc|^x$/);
+        t.strictSame(fromColumns, fromMaps, `format ${format}, ${kind}: ${text}`);
+        hits += fromColumns.filter((x) => x.includes('ioc.detected')).length;
+      }
+    }
+  }
+  t.ok(hits > 20, `${hits} events found in the IOC file`);
 });
