@@ -104,6 +104,9 @@ export interface ScanResult {
   warnings: string[];
 }
 
+/** A block of which at most 1 row in this many is kept is read row by row (BlockView.readFew). */
+const FEW_ROWS = 8;
+
 const compiled = new Map<string, CompiledQuery>();
 /** This thread's parsed format 5 block heads, kept between tasks (block-heads.ts). */
 export const blockHeads = new BlockHeads();
@@ -234,6 +237,8 @@ export function blockScanner(
           plan.agg.addRows(state, columnRows(view, sel, count));
           return;
         }
+        // A selective filter: the few rows kept are read row by row, not their whole columns.
+        if (count * FEW_ROWS <= view.n) view.readFew();
         for (let j = 0; j < count; j++) {
           restFeed(new ColumnEvent(view, sel[j]!));
           meter.eventDone();
