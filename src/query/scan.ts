@@ -197,6 +197,8 @@ export function blockScanner(
   meta(minTs: number, maxTs: number, n: number): boolean;
   summary(columns: readonly SummarisedColumn[], n: number, whollyInRange: boolean): boolean;
   view(view: BlockView, whollyInRange: boolean): void;
+  /** The aggregate's state complete: what its column path held back added (ColumnAggregator.flush). */
+  flush(): void;
 } {
   const { start, end, meter, overTime } = opts;
   const state = result.state;
@@ -257,6 +259,9 @@ export function blockScanner(
         meter.eventDone();
         if ((i & 1023) === 1023) overTime();
       }
+    },
+    flush() {
+      plan?.agg?.flush?.(state);
     },
   };
 }
@@ -431,5 +436,6 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
       if (fd >= 0) closeSync(fd);
     }
   }
+  scanner.flush();
   return result;
 }
