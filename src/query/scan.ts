@@ -16,6 +16,7 @@ import { lz4Codec } from '../segments/codec.js';
 import type { Position } from '../segments/catalog.js';
 import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
 import { BlockHeads } from './block-heads.js';
+import { KeptFrames } from './kept-frames.js';
 import { tableKey } from '../files/packed.js';
 import { compileQuery } from './compile.js';
 import { Meter, withMeter, type MemoryBudget } from './memory.js';
@@ -110,6 +111,8 @@ const FEW_ROWS = 8;
 const compiled = new Map<string, CompiledQuery>();
 /** This thread's parsed format 5 block heads, kept between tasks (block-heads.ts). */
 export const blockHeads = new BlockHeads();
+/** This thread's small frames, checked and decompressed, kept between tasks (kept-frames.ts). */
+export const keptFrames = new KeptFrames();
 
 
 /** The cache key of a spec: its tables count by content hash and kind, not by their bytes. */
@@ -372,7 +375,8 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     result.bytes += b.uncompressedLength;
     const where = `segment ${path}: block at ${b.pos}`;
     try {
-      const view = BlockView.fromEncoded(framedColumns(meta.eventCount, dir, (at, length) => read(at, length), lz4Codec, where), origin);
+      const kept = keptFrames.block(path, b.pos, meta.compressedLength);
+      const view = BlockView.fromEncoded(framedColumns(meta.eventCount, dir, (at, length) => read(at, length), lz4Codec, where, kept), origin);
       scanView(b.below === undefined ? view : view.below(b.below), b.minTs >= start && b.maxTs <= end);
     } catch (err) {
       if (!(err instanceof FrameDamage)) throw err;
