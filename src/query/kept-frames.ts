@@ -20,9 +20,19 @@ export const KEPT_FRAME_MAX = 16 * 1024;
 export const KEPT_FRAMES_BYTES = 16 * 1024 * 1024;
 
 
+/** What an entry costs besides its frames (its key, array and object), for the bound. */
+const ENTRY_COST = 200;
+
+/** A block's kept frames by number, and their bytes. */
+interface BlockEntry {
+  frames: (Buffer | undefined)[];
+  bytes: number;
+}
+
 export class KeptFrames {
-  private readonly map = new Map<string, Buffer>();
+  private readonly map = new Map<string, BlockEntry>();
   private held = 0;
+  private count = 0;
 
   constructor(
     private readonly maxBytes = KEPT_FRAMES_BYTES,
@@ -31,46 +41,52 @@ export class KeptFrames {
 
   /** Bytes and frames held, for tests and benchmarks. */
   get size(): { bytes: number; frames: number } {
-    return { bytes: this.held, frames: this.map.size };
+    return { bytes: this.held, frames: this.count };
   }
 
   clear(): void {
     this.map.clear();
     this.held = 0;
+    this.count = 0;
   }
 
   /** The kept frames of the block at `pos` of segment `path` (`stored`: its frames' stored length). */
   block(path: string, pos: number, stored: number): FrameKeeper {
-    const prefix = `${pos}\u0000${stored}\u0000${path}\u0000`;
+    const key = `${pos}\u0000${stored}\u0000${path}`;
+    let entry = this.map.get(key);
+    // Most recently used: to the end of the map's order (one lookup a block, not one a frame).
+    if (entry !== undefined) this.map.delete(key);
+    else {
+      // A block whose frames are all large holds none, but its entry still counts.
+      entry = { frames: [], bytes: ENTRY_COST };
+      this.held += ENTRY_COST;
+    }
+    this.map.set(key, entry);
+    this.evict(key);
+    const e = entry;
     return {
-      get: (f) => {
-        const key = prefix + f;
-        const got = this.map.get(key);
-        if (got !== undefined) {
-          // Most recently used: to the end of the map's order.
-          this.map.delete(key);
-          this.map.set(key, got);
-        }
-        return got;
-      },
+      get: (f) => e.frames[f],
       put: (f, plain) => {
-        if (plain.length > this.maxFrame || plain.length > this.maxBytes) return;
-        const key = prefix + f;
-        const was = this.map.get(key);
-        if (was !== undefined) {
-          this.map.delete(key);
-          this.held -= was.length;
-        }
+        if (plain.length > this.maxFrame || plain.length > this.maxBytes || e.frames[f] !== undefined) return;
         // A copy unless the buffer is the frame's own (a slice would keep the whole read alive).
         const own = plain.byteOffset === 0 && plain.buffer.byteLength === plain.length ? plain : Buffer.from(plain);
-        this.map.set(key, own);
+        e.frames[f] = own;
+        e.bytes += own.length;
         this.held += own.length;
-        while (this.held > this.maxBytes) {
-          const [k, oldest] = this.map.entries().next().value!;
-          this.map.delete(k);
-          this.held -= oldest.length;
-        }
+        this.count++;
+        this.evict(key);
       },
     };
+  }
+
+  /** Lets the least recently used blocks' frames go while over the bound (never those of `keep`). */
+  private evict(keep: string): void {
+    for (const [k, oldest] of this.map) {
+      if (this.held <= this.maxBytes) return;
+      if (k === keep) continue;
+      this.map.delete(k);
+      this.held -= oldest.bytes;
+      this.count -= oldest.frames.filter((x) => x !== undefined).length;
+    }
   }
 }

@@ -13,7 +13,7 @@ import { createLogger } from '../../../src/lib/logger.js';
 import { makeEvents, segMeta, tempDir, writeSegment } from '../segments/helpers.js';
 
 t.test('frames of a block by number; large ones not kept; the bound lets the least recently used go', async (t) => {
-  const kept = new KeptFrames(10_000, 4_000);
+  const kept = new KeptFrames(10_700, 4_000);
   const a = kept.block('/s/one.seg', 100, 5_000);
   const b = kept.block('/s/one.seg', 9_000, 5_000);
   const pooled = Buffer.allocUnsafe(3_000).fill(7);
@@ -25,12 +25,17 @@ t.test('frames of a block by number; large ones not kept; the bound lets the lea
   a.put(1, Buffer.alloc(5_000));
   t.equal(a.get(1), undefined, 'a frame over the size for keeping is not kept');
   b.put(0, Buffer.alloc(3_000, 1));
-  a.get(0);
-  b.put(1, Buffer.alloc(3_000, 2));
-  b.put(2, Buffer.alloc(3_000, 3));
-  t.equal(kept.size.frames, 3, 'the bound (10,000 bytes) holds three');
-  t.ok(a.get(0) !== undefined, 'the one used last is kept');
-  t.equal(b.get(0), undefined, 'the least recently used was let go');
+  const c = kept.block('/s/two.seg', 100, 5_000);
+  c.put(0, Buffer.alloc(3_000, 2));
+  t.equal(kept.size.frames, 3, 'three frames of three blocks');
+  t.ok(kept.block('/s/one.seg', 100, 5_000).get(0) !== undefined, 'a block asked for again is the most recently used');
+  c.put(1, Buffer.alloc(3_000, 3));
+  t.equal(kept.size.frames, 3, 'the bound (10,700 bytes: three blocks and their frames) holds three: one block let go');
+  t.ok(kept.block('/s/one.seg', 100, 5_000).get(0) !== undefined, 'the one used last is kept');
+  t.equal(kept.block('/s/one.seg', 9_000, 5_000).get(0), undefined, 'the least recently used was let go');
+  t.ok(kept.block('/s/two.seg', 100, 5_000).get(1) !== undefined, 'the block being added to stays');
+  for (let k = 0; k < 100; k++) kept.block('/s/big.seg', k, 5_000);
+  t.ok(kept.size.bytes <= 10_700, 'entries without frames count too: the bound holds');
   kept.clear();
   t.same(kept.size, { bytes: 0, frames: 0 });
 });
