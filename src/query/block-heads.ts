@@ -46,18 +46,26 @@ const ENTRY_COST = 400;
 export const BLOCK_HEADS_BYTES = 16 * 1024 * 1024;
 
 export class BlockHeads {
-  private readonly map = new Map<string, BlockHead>();
+  /**
+   * Segment path -> block position -> head: the path string is the same object block after block
+   * (its hash computed once), where a key made of both was a new string to hash per block (a fifth
+   * of the scan of a rare token over 539 cached heads, docs/benchmarks.md, 2026-11-28).
+   */
+  private readonly map = new Map<string, Map<number, BlockHead>>();
+  /** Every head, least recently used first, with where it is kept. */
+  private readonly order = new Map<BlockHead, { path: string; pos: number }>();
   private held = 0;
 
   constructor(private readonly maxBytes = BLOCK_HEADS_BYTES) {}
 
   /** Bytes held (estimated) and entries, for tests and benchmarks. */
   get size(): { bytes: number; entries: number } {
-    return { bytes: this.held, entries: this.map.size };
+    return { bytes: this.held, entries: this.order.size };
   }
 
   clear(): void {
     this.map.clear();
+    this.order.clear();
     this.held = 0;
   }
 
@@ -67,12 +75,12 @@ export class BlockHeads {
    * one read). Null: the block is damaged (nothing is kept of it).
    */
   get(file: () => number, path: string, b: HeadRef, filters: boolean): BlockHead | null {
-    const key = `${b.pos}\u0000${path}`;
-    const got = this.map.get(key);
+    const got = this.map.get(path)?.get(b.pos);
     if (got !== undefined && got.meta.headerLength === b.headerLength && got.meta.compressedLength === b.compressedLength && got.meta.bloomLength === b.bloomLength && got.meta.gramLength === b.gramLength) {
-      // Most recently used: to the end of the map's order.
-      this.map.delete(key);
-      this.map.set(key, got);
+      // Most recently used: to the end of the order.
+      const at = this.order.get(got)!;
+      this.order.delete(got);
+      this.order.set(got, at);
       if (!filters || got.filters !== null) return got;
       const f = readFilters(file(), b, got.filtersCrc);
       if (f === null) return null;
@@ -81,10 +89,13 @@ export class BlockHeads {
       this.grew(f.length);
       return got;
     }
-    if (got !== undefined) this.drop(key, got);
+    if (got !== undefined) this.drop(got);
     const head = readHead(file(), b, filters);
     if (head === null) return null;
-    this.map.set(key, head);
+    let inFile = this.map.get(path);
+    if (inFile === undefined) this.map.set(path, (inFile = new Map()));
+    inFile.set(b.pos, head);
+    this.order.set(head, { path, pos: b.pos });
     this.grew(head.bytes);
     return head;
   }
@@ -92,14 +103,15 @@ export class BlockHeads {
   /** Counts `added` bytes more, then lets the least recently used go while over the bound (never the newest). */
   private grew(added: number): void {
     this.held += added;
-    while (this.held > this.maxBytes && this.map.size > 1) {
-      const [k, oldest] = this.map.entries().next().value!;
-      this.drop(k, oldest);
-    }
+    while (this.held > this.maxBytes && this.order.size > 1) this.drop(this.order.keys().next().value!);
   }
 
-  private drop(key: string, head: BlockHead): void {
-    this.map.delete(key);
+  private drop(head: BlockHead): void {
+    const at = this.order.get(head)!;
+    this.order.delete(head);
+    const inFile = this.map.get(at.path)!;
+    inFile.delete(at.pos);
+    if (inFile.size === 0) this.map.delete(at.path);
     this.held -= head.bytes;
   }
 }

@@ -23,14 +23,20 @@ export const KEPT_FRAMES_BYTES = 16 * 1024 * 1024;
 /** What an entry costs besides its frames (its key, array and object), for the bound. */
 const ENTRY_COST = 200;
 
-/** A block's kept frames by number, and their bytes. */
+/** A block's kept frames by number, their bytes, and where the entry is kept. */
 interface BlockEntry {
   frames: (Buffer | undefined)[];
   bytes: number;
+  path: string;
+  pos: number;
+  stored: number;
 }
 
 export class KeptFrames {
-  private readonly map = new Map<string, BlockEntry>();
+  /** Segment path -> block position -> entry (the path string the same object block after block: its hash made once). */
+  private readonly map = new Map<string, Map<number, BlockEntry>>();
+  /** Every entry, least recently used first. */
+  private readonly order = new Set<BlockEntry>();
   private held = 0;
   private count = 0;
 
@@ -46,47 +52,60 @@ export class KeptFrames {
 
   clear(): void {
     this.map.clear();
+    this.order.clear();
     this.held = 0;
     this.count = 0;
   }
 
   /** The kept frames of the block at `pos` of segment `path` (`stored`: its frames' stored length). */
   block(path: string, pos: number, stored: number): FrameKeeper {
-    const key = `${pos}\u0000${stored}\u0000${path}`;
-    let entry = this.map.get(key);
-    // Most recently used: to the end of the map's order (one lookup a block, not one a frame).
-    if (entry !== undefined) this.map.delete(key);
+    let inFile = this.map.get(path);
+    if (inFile === undefined) this.map.set(path, (inFile = new Map()));
+    let entry = inFile.get(pos);
+    if (entry !== undefined && entry.stored !== stored) {
+      this.drop(entry);
+      entry = undefined;
+    }
+    // Most recently used: to the end of the order.
+    if (entry !== undefined) this.order.delete(entry);
     else {
       // A block whose frames are all large holds none, but its entry still counts.
-      entry = { frames: [], bytes: ENTRY_COST };
+      entry = { frames: [], bytes: ENTRY_COST, path, pos, stored };
+      inFile.set(pos, entry);
       this.held += ENTRY_COST;
     }
-    this.map.set(key, entry);
-    this.evict(key);
+    this.order.add(entry);
+    this.evict(entry);
     const e = entry;
     return {
       get: (f) => e.frames[f],
       put: (f, plain) => {
-        if (plain.length > this.maxFrame || plain.length > this.maxBytes || e.frames[f] !== undefined) return;
+        if (plain.length > this.maxFrame || plain.length > this.maxBytes || e.frames[f] !== undefined || !this.order.has(e)) return;
         // A copy unless the buffer is the frame's own (a slice would keep the whole read alive).
         const own = plain.byteOffset === 0 && plain.buffer.byteLength === plain.length ? plain : Buffer.from(plain);
         e.frames[f] = own;
         e.bytes += own.length;
         this.held += own.length;
         this.count++;
-        this.evict(key);
+        this.evict(e);
       },
     };
   }
 
   /** Lets the least recently used blocks' frames go while over the bound (never those of `keep`). */
-  private evict(keep: string): void {
-    for (const [k, oldest] of this.map) {
+  private evict(keep: BlockEntry): void {
+    for (const oldest of this.order) {
       if (this.held <= this.maxBytes) return;
-      if (k === keep) continue;
-      this.map.delete(k);
-      this.held -= oldest.bytes;
-      this.count -= oldest.frames.filter((x) => x !== undefined).length;
+      if (oldest !== keep) this.drop(oldest);
     }
+  }
+
+  private drop(e: BlockEntry): void {
+    this.order.delete(e);
+    const inFile = this.map.get(e.path);
+    inFile?.delete(e.pos);
+    if (inFile?.size === 0) this.map.delete(e.path);
+    this.held -= e.bytes;
+    for (const f of e.frames) if (f !== undefined) this.count--;
   }
 }
