@@ -295,6 +295,11 @@ export class BlockView {
     return decodeNumbers(enc.v, this.n);
   }
 
+  /** An integer-typed stored field's numbers, encoded (columns.ts NumberColumn); null for other encodings. */
+  intColumn(name: string): NumberColumn | null {
+    return this.encodedAs(name, 'i')?.v ?? null;
+  }
+
   /** The stored fields' names in body order, a repeated one as often as it repeats (templates refer to fields by this position). */
   columnNames(): readonly string[] {
     return this.enc === null ? [...this.fieldCols.keys()] : this.encNames;

@@ -27,6 +27,7 @@ import { regexLiteral } from './regex-literal.js';
 import { LogsvcError } from '../lib/errors.js';
 import { intText, ipv4Dotted, ipv4Text, NumberTally } from './number-tally.js';
 import { chargeKept, releaseKept } from './memory.js';
+import { selectDeltaRange, type NumberColumn as EncodedNumbers } from '../segments/columns.js';
 
 /** This thread's tally of numbers (reused block after block). */
 const numberTally = new NumberTally();
@@ -321,8 +322,8 @@ export function blockNarrow(f: Filter): BlockNarrow | null {
   const op = f.op;
   return (v) => {
     if (numeric) {
-      const ints = v.ints(name);
-      if (ints !== null) return narrowInts(ints, op, bound);
+      const col = v.intColumn(name);
+      if (col !== null) return narrowInts(v, name, col, op, bound);
     }
     const dict = v.dict(name);
     if (dict === null) return null;
@@ -360,9 +361,29 @@ export function blockNarrow(f: Filter): BlockNarrow | null {
   };
 }
 
-function narrowInts(ints: readonly number[], op: string, n: number): Narrow {
-  // One loop per operator, so the comparison is inlined rather than called per row.
+/** The integers `op` `n` keeps, as [lo, hi] (NaN: none). */
+function intRange(op: string, n: number): [number, number] {
+  switch (op) {
+    case '<':
+      return [-Infinity, Math.ceil(n) - 1];
+    case '<=':
+      return [-Infinity, Math.floor(n)];
+    case '>':
+      return [Math.floor(n) + 1, Infinity];
+    default:
+      return [Math.ceil(n), Infinity];
+  }
+}
+
+function narrowInts(view: BlockView, name: string, col: EncodedNumbers, op: string, n: number): Narrow {
+  const [lo, hi] = intRange(op, n);
   return (sel, count, out) => {
+    // The whole block (count = its rows): the deltas compared as they are read (columns.ts).
+    if (sel === null) {
+      const kept = selectDeltaRange(col, count, lo, hi, out);
+      if (kept !== null) return kept;
+    }
+    const ints = view.ints(name)!;
     let k = 0;
     for (let j = 0; j < count; j++) {
       const i = sel === null ? j : sel[j]!;

@@ -4,7 +4,7 @@
  * same way, and refused with E_STATE_CORRUPT when damaged.
  */
 import t from 'tap';
-import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeStrings, encodeTemplate, type TemplateRaw } from '../../../src/segments/columns.js';
+import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeStrings, encodeTemplate, selectDeltaRange, type TemplateRaw } from '../../../src/segments/columns.js';
 import { decodeBlockEvents, decodeRawAndFields, encodeBlock, encodedBlockAt, readBlockMeta, type BlockBody, type StoredEvent } from '../../../src/segments/block.js';
 import { wholeBody } from '../../../src/segments/frames.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
@@ -29,6 +29,13 @@ t.test('number columns: deltas of every varint length round-trip, and a delta co
     });
     const col = encodeNumbers(values);
     t.strictSame(decodeNumbers(col, n), values, `round ${round} (${col.e})`);
+    // The rows in a range, read without decoding: those of the decoded values.
+    const sorted = [...values].sort((a, b) => a - b);
+    const [lo, hi] = [sorted[Math.floor(r() * n)]!, sorted[Math.floor(r() * n)]!].sort((a, b) => a - b) as [number, number];
+    const rows = new Int32Array(n);
+    const kept = selectDeltaRange(col, n, lo, hi, rows);
+    if (col.e !== 'd') t.equal(kept, null, 'only delta columns');
+    else t.strictSame([...rows.subarray(0, kept!)], values.flatMap((x, i) => (x >= lo && x <= hi ? [i] : [])), `round ${round}: rows in [${lo}, ${hi}]`);
     if (col.e === 'd' && round % 20 === 0) t.throws(() => decodeNumbers({ e: 'd', b: col.b.subarray(0, col.b.length - 1) }, n), { code: 'E_STATE_CORRUPT', message: /ends early/ });
   }
   t.strictSame(decodeNumbers(encodeNumbers([1.7e12, 1.7e12 + 3, 1.7e12 + 2 ** 40, 5]), 4), [1.7e12, 1.7e12 + 3, 1.7e12 + 2 ** 40, 5], 'large first value, then small and large jumps both ways');
