@@ -42,8 +42,13 @@ const COLUMN_COST = 120;
 const FRAME_COST = 80;
 const ENTRY_COST = 400;
 
-/** Per query thread: enough for ~10,000 access-log blocks' directories (~10 GB of raw text). */
-export const BLOCK_HEADS_BYTES = 16 * 1024 * 1024;
+/**
+ * Per query thread: ~2,800 access-log blocks with their bloom and gram filters (~12 KB each), or
+ * ~8,000 without. At 16 MiB the 1,600 blocks of 3 M access-log events did not fit once a rare
+ * token asked for their filters, and a scan in block order evicts each head before its next use:
+ * every query read every head again (docs/benchmarks.md, 2026-11-28).
+ */
+export const BLOCK_HEADS_BYTES = 32 * 1024 * 1024;
 
 export class BlockHeads {
   /**
