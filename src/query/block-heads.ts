@@ -8,13 +8,14 @@
  *
  * Keyed by segment path and block position: a block of a segment file never changes once written
  * (a rewrite makes a new segment under a new id), and an entry is used only when the catalog's
- * lengths for the block match it. Bounded by an estimate of the bytes held; the least recently
- * used go first. Frames are not kept: each is read and checked when a query asks for it.
+ * lengths for the block match it. Bounded by an estimate of the bytes held, the least recently
+ * used let go first (block-cache.ts). Frames are kept apart, and only small ones (kept-frames.ts).
  */
 import { readSync } from 'node:fs';
 import { blockDirectory, framedFiltersIntact, framedHeaderIntact, readBlockMeta, type BlockMeta } from '../segments/block.js';
 import type { Directory } from '../segments/frames.js';
 import { crc32c } from '../storage/index.js';
+import { BlockCache, type CacheEntry } from './block-cache.js';
 
 /** What a scan needs of a block before its frames. */
 export interface BlockHead {
@@ -50,28 +51,25 @@ const ENTRY_COST = 400;
  */
 export const BLOCK_HEADS_BYTES = 32 * 1024 * 1024;
 
-export class BlockHeads {
-  /**
-   * Segment path -> block position -> head: the path string is the same object block after block
-   * (its hash computed once), where a key made of both was a new string to hash per block (a fifth
-   * of the scan of a rare token over 539 cached heads, docs/benchmarks.md, 2026-11-28).
-   */
-  private readonly map = new Map<string, Map<number, BlockHead>>();
-  /** Every head, least recently used first, with where it is kept. */
-  private readonly order = new Map<BlockHead, { path: string; pos: number }>();
-  private held = 0;
+/** A kept head and where it is kept. */
+interface Kept extends CacheEntry {
+  head: BlockHead;
+}
 
-  constructor(private readonly maxBytes = BLOCK_HEADS_BYTES) {}
+export class BlockHeads {
+  private readonly cache: BlockCache<Kept>;
+
+  constructor(maxBytes = BLOCK_HEADS_BYTES) {
+    this.cache = new BlockCache<Kept>(maxBytes);
+  }
 
   /** Bytes held (estimated) and entries, for tests and benchmarks. */
   get size(): { bytes: number; entries: number } {
-    return { bytes: this.held, entries: this.order.size };
+    return { bytes: this.cache.held, entries: this.cache.entries };
   }
 
   clear(): void {
-    this.map.clear();
-    this.order.clear();
-    this.held = 0;
+    this.cache.clear();
   }
 
   /**
@@ -80,44 +78,22 @@ export class BlockHeads {
    * one read). Null: the block is damaged (nothing is kept of it).
    */
   get(file: () => number, path: string, b: HeadRef, filters: boolean): BlockHead | null {
-    const got = this.map.get(path)?.get(b.pos);
+    const kept = this.cache.get(path, b.pos);
+    const got = kept?.head;
     if (got !== undefined && got.meta.headerLength === b.headerLength && got.meta.compressedLength === b.compressedLength && got.meta.bloomLength === b.bloomLength && got.meta.gramLength === b.gramLength) {
-      // Most recently used: to the end of the order.
-      const at = this.order.get(got)!;
-      this.order.delete(got);
-      this.order.set(got, at);
       if (!filters || got.filters !== null) return got;
       const f = readFilters(file(), b, got.filtersCrc);
       if (f === null) return null;
       got.filters = f;
       got.bytes += f.length;
-      this.grew(f.length);
+      this.cache.grew(kept!, f.length);
       return got;
     }
-    if (got !== undefined) this.drop(got);
+    if (kept !== undefined) this.cache.drop(kept);
     const head = readHead(file(), b, filters);
     if (head === null) return null;
-    let inFile = this.map.get(path);
-    if (inFile === undefined) this.map.set(path, (inFile = new Map()));
-    inFile.set(b.pos, head);
-    this.order.set(head, { path, pos: b.pos });
-    this.grew(head.bytes);
+    this.cache.add({ head, path, pos: b.pos, bytes: head.bytes, used: 0 });
     return head;
-  }
-
-  /** Counts `added` bytes more, then lets the least recently used go while over the bound (never the newest). */
-  private grew(added: number): void {
-    this.held += added;
-    while (this.held > this.maxBytes && this.order.size > 1) this.drop(this.order.keys().next().value!);
-  }
-
-  private drop(head: BlockHead): void {
-    const at = this.order.get(head)!;
-    this.order.delete(head);
-    const inFile = this.map.get(at.path)!;
-    inFile.delete(at.pos);
-    if (inFile.size === 0) this.map.delete(at.path);
-    this.held -= head.bytes;
   }
 }
 
