@@ -23,6 +23,9 @@ export interface BlockHead {
   dir: Directory;
   /** The bloom filter and the gram filter back to back, checked; null until a query needed them. */
   filters: Buffer | null;
+  /** The bloom filter and the gram filter, views of `filters` made once (not per block a query checks). */
+  bloom: Buffer | null;
+  grams: Buffer | null;
   /** The filters' checksum (header bytes 68-71). */
   filtersCrc: number;
   /** What the entry holds, estimated (header bytes, directory objects, filters). */
@@ -85,6 +88,8 @@ export class BlockHeads {
       const f = readFilters(file(), b, got.filtersCrc);
       if (f === null) return null;
       got.filters = f;
+      got.bloom = f.subarray(0, b.bloomLength);
+      got.grams = f.subarray(b.bloomLength);
       got.bytes += f.length;
       this.cache.grew(kept!, f.length);
       return got;
@@ -113,7 +118,7 @@ function readHead(fd: number, b: HeadRef, filters: boolean): BlockHead | null {
     if (!framedFiltersIntact(top, f)) return null;
   }
   const bytes = ENTRY_COST + b.headerLength + dir.columns.length * COLUMN_COST + dir.frames.length * FRAME_COST + (f?.length ?? 0);
-  return { meta, dir, filters: f, filtersCrc: top.readUInt32LE(68), bytes };
+  return { meta, dir, filters: f, bloom: f?.subarray(0, b.bloomLength) ?? null, grams: f?.subarray(b.bloomLength) ?? null, filtersCrc: top.readUInt32LE(68), bytes };
 }
 
 function readFilters(fd: number, b: HeadRef, crc: number): Buffer | null {

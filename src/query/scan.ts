@@ -345,8 +345,7 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     }
     const { meta, dir } = head;
     if (probes !== null) {
-      const filters = head.filters!;
-      if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes, b.fieldGrams === true)) {
+      if (!blockMayMatch(head.bloom!, head.grams!, probes, b.fieldGrams === true)) {
         result.blocksSkipped++;
         return;
       }
