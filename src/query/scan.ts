@@ -374,7 +374,9 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     result.bytes += b.uncompressedLength;
     const where = `segment ${path}: block at ${b.pos}`;
     try {
-      const kept = keptFrames.block(path, b.pos, meta.compressedLength);
+      // Small frames kept when read one by one; a query that reads every frame of its blocks
+      // (text search) reads them in one read anyway, and would only churn the kept ones.
+      const kept = single ? keptFrames.block(path, b.pos, meta.compressedLength) : undefined;
       const view = BlockView.fromEncoded(framedColumns(meta.eventCount, dir, (at, length) => read(at, length), lz4Codec, where, kept), origin);
       scanView(b.below === undefined ? view : view.below(b.below), b.minTs >= start && b.maxTs <= end);
     } catch (err) {
