@@ -8,13 +8,14 @@
  *
  * Keyed by segment path and block position: a block of a segment file never changes once written
  * (a rewrite makes a new segment under a new id), and an entry is used only when the catalog's
- * lengths for the block match it. Bounded by an estimate of the bytes held; the least recently
- * used go first. Frames are not kept: each is read and checked when a query asks for it.
+ * lengths for the block match it. Bounded by an estimate of the bytes held, the least recently
+ * used let go first (block-cache.ts). Frames are kept apart, and only small ones (kept-frames.ts).
  */
 import { readSync } from 'node:fs';
 import { blockDirectory, framedFiltersIntact, framedHeaderIntact, readBlockMeta, type BlockMeta } from '../segments/block.js';
 import type { Directory } from '../segments/frames.js';
 import { crc32c } from '../storage/index.js';
+import { BlockCache, type CacheEntry } from './block-cache.js';
 
 /** What a scan needs of a block before its frames. */
 export interface BlockHead {
@@ -22,6 +23,9 @@ export interface BlockHead {
   dir: Directory;
   /** The bloom filter and the gram filter back to back, checked; null until a query needed them. */
   filters: Buffer | null;
+  /** The bloom filter and the gram filter, views of `filters` made once (not per block a query checks). */
+  bloom: Buffer | null;
+  grams: Buffer | null;
   /** The filters' checksum (header bytes 68-71). */
   filtersCrc: number;
   /** What the entry holds, estimated (header bytes, directory objects, filters). */
@@ -42,23 +46,33 @@ const COLUMN_COST = 120;
 const FRAME_COST = 80;
 const ENTRY_COST = 400;
 
-/** Per query thread: enough for ~10,000 access-log blocks' directories (~10 GB of raw text). */
-export const BLOCK_HEADS_BYTES = 16 * 1024 * 1024;
+/**
+ * Per query thread: ~2,800 access-log blocks with their bloom and gram filters (~12 KB each), or
+ * ~8,000 without. At 16 MiB the 1,600 blocks of 3 M access-log events did not fit once a rare
+ * token asked for their filters, and a scan in block order evicts each head before its next use:
+ * every query read every head again (docs/benchmarks.md, 2026-11-28).
+ */
+export const BLOCK_HEADS_BYTES = 32 * 1024 * 1024;
+
+/** A kept head and where it is kept. */
+interface Kept extends CacheEntry {
+  head: BlockHead;
+}
 
 export class BlockHeads {
-  private readonly map = new Map<string, BlockHead>();
-  private held = 0;
+  private readonly cache: BlockCache<Kept>;
 
-  constructor(private readonly maxBytes = BLOCK_HEADS_BYTES) {}
+  constructor(maxBytes = BLOCK_HEADS_BYTES) {
+    this.cache = new BlockCache<Kept>(maxBytes);
+  }
 
   /** Bytes held (estimated) and entries, for tests and benchmarks. */
   get size(): { bytes: number; entries: number } {
-    return { bytes: this.held, entries: this.map.size };
+    return { bytes: this.cache.held, entries: this.cache.entries };
   }
 
   clear(): void {
-    this.map.clear();
-    this.held = 0;
+    this.cache.clear();
   }
 
   /**
@@ -67,40 +81,24 @@ export class BlockHeads {
    * one read). Null: the block is damaged (nothing is kept of it).
    */
   get(file: () => number, path: string, b: HeadRef, filters: boolean): BlockHead | null {
-    const key = `${b.pos}\u0000${path}`;
-    const got = this.map.get(key);
+    const kept = this.cache.get(path, b.pos);
+    const got = kept?.head;
     if (got !== undefined && got.meta.headerLength === b.headerLength && got.meta.compressedLength === b.compressedLength && got.meta.bloomLength === b.bloomLength && got.meta.gramLength === b.gramLength) {
-      // Most recently used: to the end of the map's order.
-      this.map.delete(key);
-      this.map.set(key, got);
       if (!filters || got.filters !== null) return got;
       const f = readFilters(file(), b, got.filtersCrc);
       if (f === null) return null;
       got.filters = f;
+      got.bloom = f.subarray(0, b.bloomLength);
+      got.grams = f.subarray(b.bloomLength);
       got.bytes += f.length;
-      this.grew(f.length);
+      this.cache.grew(kept!, f.length);
       return got;
     }
-    if (got !== undefined) this.drop(key, got);
+    if (kept !== undefined) this.cache.drop(kept);
     const head = readHead(file(), b, filters);
     if (head === null) return null;
-    this.map.set(key, head);
-    this.grew(head.bytes);
+    this.cache.add({ head, path, pos: b.pos, bytes: head.bytes, used: 0 });
     return head;
-  }
-
-  /** Counts `added` bytes more, then lets the least recently used go while over the bound (never the newest). */
-  private grew(added: number): void {
-    this.held += added;
-    while (this.held > this.maxBytes && this.map.size > 1) {
-      const [k, oldest] = this.map.entries().next().value!;
-      this.drop(k, oldest);
-    }
-  }
-
-  private drop(key: string, head: BlockHead): void {
-    this.map.delete(key);
-    this.held -= head.bytes;
   }
 }
 
@@ -120,7 +118,7 @@ function readHead(fd: number, b: HeadRef, filters: boolean): BlockHead | null {
     if (!framedFiltersIntact(top, f)) return null;
   }
   const bytes = ENTRY_COST + b.headerLength + dir.columns.length * COLUMN_COST + dir.frames.length * FRAME_COST + (f?.length ?? 0);
-  return { meta, dir, filters: f, filtersCrc: top.readUInt32LE(68), bytes };
+  return { meta, dir, filters: f, bloom: f?.subarray(0, b.bloomLength) ?? null, grams: f?.subarray(b.bloomLength) ?? null, filtersCrc: top.readUInt32LE(68), bytes };
 }
 
 function readFilters(fd: number, b: HeadRef, crc: number): Buffer | null {

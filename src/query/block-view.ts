@@ -8,6 +8,7 @@ import { LogsvcError } from '../lib/errors.js';
 import { unpack } from '../lib/msgpack.js';
 import { emptyColumns, type BlockBody, type BlockColumns } from '../segments/block.js';
 import { decodeNumbers, decodeRaw, decodeStrings, type NumberColumn, type StringColumn } from '../segments/columns.js';
+import { rawRows, stringRows, type RowReader } from '../segments/column-rows.js';
 import { bodyColumns, wholeBody, type EncodedBlock } from '../segments/frames.js';
 import { chargeMade } from './memory.js';
 import type { Ev } from './runtime.js';
@@ -38,6 +39,11 @@ export class BlockView {
   private readonly fieldCols = new Map<string, readonly (string | null | undefined)[]>();
   /** `#name` -> value. */
   readonly tagFields: Map<string, string>;
+  /** Few rows will be read (readFew): columns not decoded yet are read row by row. */
+  private few = false;
+  /** Row readers by field column number, and of the raw strings (readFew). */
+  private readonly rowsAt: (RowReader | undefined)[] = [];
+  private rawRow: ((i: number) => string) | null = null;
 
   private constructor(
     readonly origin: BlockOrigin,
@@ -129,14 +135,56 @@ export class BlockView {
     return (this.idxCol ??= decodeNumbers(this.enc!.builtin('idx'), this.n));
   }
 
-  /** Field column j of the body, decoded (once). */
-  private columnAt(j: number): (string | null)[] {
-    const got = this.fieldAt[j];
+  /**
+   * Few of this block's rows will be read (a selective filter kept them): what no one has decoded
+   * yet is then read row by row (segments/column-rows.ts), not column by column. A rare token's
+   * matches spent ~60 % of the scan decoding the rest of their blocks (docs/benchmarks.md, 2026-11-28).
+   */
+  readFew(): void {
+    this.few = this.enc !== null;
+  }
+
+  /** Row i's raw string: from the decoded column, or row by row after readFew(). */
+  private rawOf(i: number): string | undefined {
+    if (this.rawCol !== null || !this.few) return this.raw()[i];
+    return (this.rawRow ??= rawRows(this.enc!.builtin('raw'), this.n, (j) => this.rowsOf(j)))(i);
+  }
+
+  /** Field column j of the body row by row (its decoded column when there is one). */
+  private rowsOf(j: number): RowReader {
+    const got = this.rowsAt[j];
     if (got !== undefined) return got;
+    const decoded = this.fieldAt[j];
+    if (decoded !== undefined) return (i) => decoded[i] ?? null;
+    const col = this.encodedColumn(j);
+    const rows = stringRows(col, this.n, col.e === 'x' ? (i) => this.rawOf(i) ?? null : undefined);
+    this.rowsAt[j] = rows;
+    return rows;
+  }
+
+  /** Field column j of the body, encoded (checked against the raw strings' encoding). */
+  private encodedColumn(j: number): StringColumn {
     const enc = this.enc!;
     if (j < 0 || j >= enc.names.length) throw new LogsvcError('E_STATE_CORRUPT', `raw template refers to field column ${j}, the block has ${enc.names.length}`);
     const col = enc.field(j);
     if (col.e === 'x' && enc.encoding('raw') === 't') throw new LogsvcError('E_STATE_CORRUPT', `field column ${JSON.stringify(enc.names[j])} refers to raw strings that are built from the field columns`);
+    return col;
+  }
+
+  /** A stored field's value in row i (null or undefined: none), read row by row after readFew(). */
+  storedValue(name: string, i: number): string | null | undefined {
+    const got = this.fieldCols.get(name);
+    if (got !== undefined) return got[i];
+    if (!this.few) return this.field(name)?.[i];
+    const j = this.encNames.lastIndexOf(name);
+    return j < 0 ? undefined : this.rowsOf(j)(i);
+  }
+
+  /** Field column j of the body, decoded (once). */
+  private columnAt(j: number): (string | null)[] {
+    const got = this.fieldAt[j];
+    if (got !== undefined) return got;
+    const col = this.encodedColumn(j);
     const out = decodeStrings(col, this.n, col.e === 'x' ? this.raw() : undefined);
     this.fieldAt[j] = out;
     return out;
@@ -247,6 +295,11 @@ export class BlockView {
     return decodeNumbers(enc.v, this.n);
   }
 
+  /** An integer-typed stored field's numbers, encoded (columns.ts NumberColumn); null for other encodings. */
+  intColumn(name: string): NumberColumn | null {
+    return this.encodedAs(name, 'i')?.v ?? null;
+  }
+
   /** The stored fields' names in body order, a repeated one as often as it repeats (templates refer to fields by this position). */
   columnNames(): readonly string[] {
     return this.enc === null ? [...this.fieldCols.keys()] : this.encNames;
@@ -264,7 +317,7 @@ export class BlockView {
       case '@timestamp':
         return String(this.ts()[i]);
       case '@rawstring':
-        return this.raw()[i];
+        return this.rawOf(i);
       case '@timezone':
         return this.tz()[i] ?? 'Z';
       case '@ingesttimestamp':
@@ -278,7 +331,7 @@ export class BlockView {
           const t = this.tagFields.get(name);
           if (t !== undefined) return t;
         }
-        return this.field(name)?.[i] ?? undefined;
+        return this.storedValue(name, i) ?? undefined;
     }
   }
 
@@ -333,7 +386,7 @@ export class BlockView {
     const out = ['@timestamp', '@rawstring', '@id', '@timezone', '@ingesttimestamp', '#repo', ...this.tagFields.keys()];
     for (const name of this.fieldNames()) {
       if (this.tagFields.has(name)) continue;
-      const v = this.field(name)?.[i];
+      const v = this.storedValue(name, i);
       if (v !== null && v !== undefined) out.push(name);
     }
     return out;
@@ -460,7 +513,7 @@ export class ColumnEvent implements Ev {
   *storedFields(): Iterable<[string, string]> {
     const view = this.view;
     for (const name of view.fieldNames()) {
-      const v = view.field(name)?.[this.row];
+      const v = view.storedValue(name, this.row);
       if (v !== null && v !== undefined) yield [name, v];
     }
   }

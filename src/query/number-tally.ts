@@ -17,6 +17,11 @@
  */
 const MAX_TEXTS = 1 << 16;
 
+/** Both 32-bit halves of a safe integer, mixed (values up to 2^53, negative ones included). */
+function hashOf(x: number): number {
+  return Math.imul((x >>> 0) ^ Math.imul((x / 4294967296) | 0, 0x27d4eb2d), 0x9e3779b1) >>> 0;
+}
+
 export class NumberTally {
   private slots = new Int32Array(0);
   private gens = new Uint32Array(0);
@@ -49,10 +54,55 @@ export class NumberTally {
     }
   }
 
+  /**
+   * Room for `more` distinct values beyond those held, the table grown (and its values placed
+   * again) when it would be over half full: a tally kept across blocks (HeldTally in columnar.ts)
+   * calls this before each block's rows instead of reset.
+   */
+  reserve(more: number): void {
+    if (this.vals.length < this.size + more) {
+      const vals = new Float64Array(Math.max(this.size + more, 2 * this.vals.length));
+      const cnts = new Float64Array(vals.length);
+      vals.set(this.vals.subarray(0, this.size));
+      cnts.set(this.cnts.subarray(0, this.size));
+      this.vals = vals;
+      this.cnts = cnts;
+    }
+    const need = (this.size + more) * 2;
+    if (need <= this.mask + 1) return;
+    let cap = 16;
+    while (cap < need) cap *= 2;
+    if (this.slots.length < cap) {
+      this.slots = new Int32Array(cap);
+      this.gens = new Uint32Array(cap);
+      this.gen = 0;
+    }
+    this.mask = cap - 1;
+    this.gen++;
+    if (this.gen === 0xffffffff) {
+      this.gens.fill(0);
+      this.gen = 1;
+    }
+    for (let k = 0; k < this.size; k++) {
+      let h = hashOf(this.vals[k]!);
+      for (;;) {
+        h &= this.mask;
+        if (this.gens[h] !== this.gen) break;
+        h++;
+      }
+      this.gens[h] = this.gen;
+      this.slots[h] = k;
+    }
+  }
+
+  /** Bytes of the tally's arrays (what a query is charged for one kept across blocks). */
+  get bytes(): number {
+    return this.slots.byteLength + this.gens.byteLength + this.vals.byteLength + this.cnts.byteLength;
+  }
+
   /** Counts `x` (a safe integer) once more. */
   add(x: number): void {
-    // Both 32-bit halves of the value, mixed (values up to 2^53, negative ones included).
-    let h = Math.imul((x >>> 0) ^ Math.imul((x / 4294967296) | 0, 0x27d4eb2d), 0x9e3779b1) >>> 0;
+    let h = hashOf(x);
     const mask = this.mask;
     const gens = this.gens;
     const slots = this.slots;
@@ -118,7 +168,7 @@ class TextMemo {
   private slot(x: number): number {
     const mask = this.keys.length - 1;
     if (mask < 0) return 0;
-    let h = Math.imul((x >>> 0) ^ Math.imul((x / 4294967296) | 0, 0x27d4eb2d), 0x9e3779b1) >>> 0;
+    let h = hashOf(x);
     for (;;) {
       h &= mask;
       if (this.texts[h] === undefined || this.keys[h] === x) return h;

@@ -218,6 +218,12 @@ export interface ColumnAggregator<State> {
   addRows?(st: State, rows: ColumnRows): void;
   /** Adds the selected rows of a block from its column summaries; false, adding nothing, when they do not decide. */
   addSummary?(st: State, rows: SummaryRows): boolean;
+  /**
+   * Adds what addRows held back (columnar.ts HeldTally: a tally kept across blocks). The scan
+   * calls it once a task's blocks are added, before the state leaves the task; addSummary and
+   * merge flush first themselves.
+   */
+  flush?(st: State): void;
 }
 
 /**

@@ -16,6 +16,7 @@ import { lz4Codec } from '../segments/codec.js';
 import type { Position } from '../segments/catalog.js';
 import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
 import { BlockHeads } from './block-heads.js';
+import { KeptFrames } from './kept-frames.js';
 import { tableKey } from '../files/packed.js';
 import { compileQuery } from './compile.js';
 import { Meter, withMeter, type MemoryBudget } from './memory.js';
@@ -104,9 +105,14 @@ export interface ScanResult {
   warnings: string[];
 }
 
+/** A block of which at most 1 row in this many is kept is read row by row (BlockView.readFew). */
+const FEW_ROWS = 8;
+
 const compiled = new Map<string, CompiledQuery>();
 /** This thread's parsed format 5 block heads, kept between tasks (block-heads.ts). */
 export const blockHeads = new BlockHeads();
+/** This thread's small frames, checked and decompressed, kept between tasks (kept-frames.ts). */
+export const keptFrames = new KeptFrames();
 
 
 /** The cache key of a spec: its tables count by content hash and kind, not by their bytes. */
@@ -194,6 +200,8 @@ export function blockScanner(
   meta(minTs: number, maxTs: number, n: number): boolean;
   summary(columns: readonly SummarisedColumn[], n: number, whollyInRange: boolean): boolean;
   view(view: BlockView, whollyInRange: boolean): void;
+  /** The aggregate's state complete: what its column path held back added (ColumnAggregator.flush). */
+  flush(): void;
 } {
   const { start, end, meter, overTime } = opts;
   const state = result.state;
@@ -234,6 +242,8 @@ export function blockScanner(
           plan.agg.addRows(state, columnRows(view, sel, count));
           return;
         }
+        // A selective filter: the few rows kept are read row by row, not their whole columns.
+        if (count * FEW_ROWS <= view.n) view.readFew();
         for (let j = 0; j < count; j++) {
           restFeed(new ColumnEvent(view, sel[j]!));
           meter.eventDone();
@@ -252,6 +262,9 @@ export function blockScanner(
         meter.eventDone();
         if ((i & 1023) === 1023) overTime();
       }
+    },
+    flush() {
+      plan?.agg?.flush?.(state);
     },
   };
 }
@@ -332,8 +345,7 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     }
     const { meta, dir } = head;
     if (probes !== null) {
-      const filters = head.filters!;
-      if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes, b.fieldGrams === true)) {
+      if (!blockMayMatch(head.bloom!, head.grams!, probes, b.fieldGrams === true)) {
         result.blocksSkipped++;
         return;
       }
@@ -362,7 +374,10 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     result.bytes += b.uncompressedLength;
     const where = `segment ${path}: block at ${b.pos}`;
     try {
-      const view = BlockView.fromEncoded(framedColumns(meta.eventCount, dir, (at, length) => read(at, length), lz4Codec, where), origin);
+      // Small frames kept when read one by one; a query that reads every frame of its blocks
+      // (text search) reads them in one read anyway, and would only churn the kept ones.
+      const kept = single ? keptFrames.block(path, b.pos, meta.compressedLength) : undefined;
+      const view = BlockView.fromEncoded(framedColumns(meta.eventCount, dir, (at, length) => read(at, length), lz4Codec, where, kept), origin);
       scanView(b.below === undefined ? view : view.below(b.below), b.minTs >= start && b.maxTs <= end);
     } catch (err) {
       if (!(err instanceof FrameDamage)) throw err;
@@ -426,5 +441,6 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
       if (fd >= 0) closeSync(fd);
     }
   }
+  scanner.flush();
   return result;
 }

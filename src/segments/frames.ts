@@ -469,19 +469,26 @@ export function bodyColumns(d: BlockBody): EncodedBlock {
   };
 }
 
+/** Frames of one block kept decompressed between reads (query/kept-frames.ts): asked before a frame is read, given it after. */
+export interface FrameKeeper {
+  get(frame: number): Buffer | undefined;
+  put(frame: number, plain: Buffer): void;
+}
+
 /**
  * Format 5: frames loaded on first use. `read(at, length)` gives the stored bytes of a frame
  * (`at` from the first frame): a slice of a block already in memory, or a read of the file.
  * Each frame is checked against its CRC before it is decompressed; a mismatch throws FrameDamage.
+ * `kept`: frames checked and decompressed before (never written to by a reader).
  */
-export function framedColumns(n: number, dir: Directory, read: (at: number, length: number) => Buffer, codec: BlockCodec, where: string): EncodedBlock {
+export function framedColumns(n: number, dir: Directory, read: (at: number, length: number) => Buffer, codec: BlockCodec, where: string, kept?: FrameKeeper): EncodedBlock {
   const fields = dir.columns.slice(BUILTIN_COLUMNS.length);
   const names = fields.map((f) => f.name);
   const plainFrames = new Array<Buffer | undefined>(dir.frames.length);
   const cache = new Array<unknown>(dir.columns.length);
   const frame = (f: number, name: string): Buffer => {
-    const got = plainFrames[f];
-    if (got !== undefined) return got;
+    const got = plainFrames[f] ?? kept?.get(f);
+    if (got !== undefined) return (plainFrames[f] = got);
     const entry = dir.frames[f]!;
     const stored = read(entry.at, entry.stored);
     if (stored.length !== entry.stored || crc32c(stored) !== entry.crc) throw new FrameDamage(`${where}: the frame of column ${JSON.stringify(name)} fails its checksum`);
@@ -493,6 +500,7 @@ export function framedColumns(n: number, dir: Directory, read: (at: number, leng
     }
     if (plain.length !== entry.plain) throw new FrameDamage(`${where}: the frame of column ${JSON.stringify(name)} decompressed to ${plain.length} bytes, expected ${entry.plain}`);
     plainFrames[f] = plain;
+    kept?.put(f, plain);
     return plain;
   };
   const load = (k: number): unknown => {

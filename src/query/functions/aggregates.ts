@@ -6,8 +6,8 @@
 import type { Span } from '../ast.js';
 import { checkValueSize } from '../limits.js';
 import { approxBytes, chargeKept, stringBytes } from '../memory.js';
-import { plainField, tallyField } from '../columnar.js';
-import type { Aggregator, ColumnAggregator, Ev } from '../runtime.js';
+import { HeldTally, plainField, tallyField } from '../columnar.js';
+import type { Aggregator, ColumnAggregator, ColumnRows, Ev } from '../runtime.js';
 import { formatNumber, parseNumber } from '../values.js';
 import { compareKeys, row } from './common.js';
 import { distinctAdd, distinctCount, distinctInit, distinctMerge, quantileAdd, quantileInit, quantileMerge, quantiles, type DistinctState, type QuantileState } from './sketches.js';
@@ -34,16 +34,22 @@ const count: FnDef = {
       const f = field ?? a.fail('distinct', 'count(distinct=true) needs a field');
       // Each distinct value of a block's selected rows once, in order of first occurrence: adding a
       // value again leaves the state as it is, so this is the state event-by-event gives.
+      const addKeys = (st: DistinctState, t: { keys: readonly string[] }): void => {
+        for (const key of t.keys) distinctAdd(st, key);
+      };
+      const held = heldTallies<DistinctState>(f, addKeys);
       const columns: ColumnAggregator<DistinctState> = {
         addRows(st, rows) {
-          for (const key of tallyField(rows, f)!.keys) distinctAdd(st, key);
+          if (!held.add(st, rows)) addKeys(st, tallyField(rows, f)!);
         },
         addSummary(st, rows) {
           const t = rows.tally(f);
           if (t === null) return false;
-          for (const key of t.keys) distinctAdd(st, key);
+          held.flush(st);
+          addKeys(st, t);
           return true;
         },
+        flush: held.flush,
       };
       const agg: Aggregator<DistinctState> = {
         name: 'count',
@@ -53,7 +59,11 @@ const count: FnDef = {
           const v = e.get(f);
           if (v !== undefined) distinctAdd(st, v);
         },
-        merge: distinctMerge,
+        merge(into, other) {
+          held.flush(into);
+          held.flush(other);
+          distinctMerge(into, other);
+        },
         finish: (st) => [row([[as, String(distinctCount(st))]])],
       };
       return one(agg, as);
@@ -481,6 +491,27 @@ function emptyAgg(): AggSpec {
 
 // --- top -----------------------------------------------------------------------------------------
 
+/**
+ * Each state's HeldTally of field `name` (made on a state's first block of numbers), handing its
+ * tally to `take` when flushed.
+ */
+function heldTallies<S extends object>(name: string, take: (st: S, t: { keys: readonly string[]; counts: readonly number[] }) => void): { add(st: S, rows: ColumnRows): boolean; flush(st: S): void } {
+  const held = new WeakMap<S, HeldTally>();
+  return {
+    add(st, rows) {
+      let h = held.get(st);
+      if (h === undefined) held.set(st, (h = new HeldTally((t) => take(st, t))));
+      return h.add(rows, name);
+    },
+    flush(st) {
+      const h = held.get(st);
+      if (h === undefined) return;
+      held.delete(st);
+      h.flush();
+    },
+  };
+}
+
 interface TopState {
   c: Map<string, { k: string[]; n: number }>;
   total: number;
@@ -524,15 +555,19 @@ const top: FnDef = {
         ? undefined
         : {
             addRows(st, rows) {
-              addTopTally(st, tallyField(rows, one)!);
+              if (!held!.add(st, rows)) addTopTally(st, tallyField(rows, one)!);
             },
             addSummary(st, rows) {
               const t = rows.tally(one!);
               if (t === null) return false;
+              held!.flush(st);
               addTopTally(st, t);
               return true;
             },
+            flush: (st) => held!.flush(st),
           };
+    // Integer and IPv4 values counted across a task's blocks by number (columnar.ts HeldTally).
+    const held = one === null ? null : heldTallies<TopState>(one, (st, t) => addTopTally(st, t));
     function addTopTally(st: TopState, t: { keys: readonly string[]; counts: readonly number[] }): void {
       for (let k = 0; k < t.keys.length; k++) {
         const key = t.keys[k]!;
@@ -565,6 +600,8 @@ const top: FnDef = {
         } else st.over++;
       },
       merge(into, other) {
+        held?.flush(into);
+        held?.flush(other);
         into.total += other.total;
         into.over += other.over;
         for (const [key, v] of other.c) {

@@ -28,6 +28,28 @@ t.test('a tally equals a Map of counts in order of first occurrence, block after
   t.pass('300 blocks tallied as a Map tallies them');
 });
 
+t.test('a tally kept across blocks (reserve) equals a Map of counts over all of them', async (t) => {
+  const r = rnd(13);
+  for (let round = 0; round < 60; round++) {
+    const tally = new NumberTally();
+    if (round % 2 === 1) tally.reset(Math.floor(r() * 50));
+    const spread = [3, 100, 5000, 2 ** 31, 2 ** 52][round % 5]!;
+    const expected = new Map<number, number>();
+    for (let b = 0; b < 1 + Math.floor(r() * 20); b++) {
+      const n = Math.floor(r() * 400);
+      tally.reserve(n);
+      for (let i = 0; i < n; i++) {
+        const x = Math.floor((r() - 0.5) * spread);
+        expected.set(x, (expected.get(x) ?? 0) + 1);
+        tally.add(x);
+      }
+    }
+    const got = new Map<number, number>();
+    for (let k = 0; k < tally.size; k++) got.set(tally.value(k), tally.count(k));
+    t.strictSame([...got], [...expected], `round ${round}: ${expected.size} values`);
+  }
+});
+
 t.test('texts: as the column decoders write them, one string per value', async (t) => {
   for (const x of [0, 1, -1, 42, 2 ** 31, -(2 ** 40), 2 ** 53 - 1]) t.equal(intText(x), String(x));
   t.equal(ipv4Dotted(0xc0a80101), '192.168.1.1');

@@ -4,12 +4,13 @@
  * same way, and refused with E_STATE_CORRUPT when damaged.
  */
 import t from 'tap';
-import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeStrings, encodeTemplate, type TemplateRaw } from '../../../src/segments/columns.js';
+import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeStrings, encodeTemplate, selectDeltaRange, type TemplateRaw } from '../../../src/segments/columns.js';
 import { decodeBlockEvents, decodeRawAndFields, encodeBlock, encodedBlockAt, readBlockMeta, type BlockBody, type StoredEvent } from '../../../src/segments/block.js';
 import { wholeBody } from '../../../src/segments/frames.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
 import { pack } from '../../../src/lib/msgpack.js';
 import { BlockView } from '../../../src/query/block-view.js';
+import { rawRows, stringRows } from '../../../src/segments/column-rows.js';
 import { columnsOf } from './helpers.js';
 import { rnd } from '../../helpers/random.js';
 
@@ -28,6 +29,13 @@ t.test('number columns: deltas of every varint length round-trip, and a delta co
     });
     const col = encodeNumbers(values);
     t.strictSame(decodeNumbers(col, n), values, `round ${round} (${col.e})`);
+    // The rows in a range, read without decoding: those of the decoded values.
+    const sorted = [...values].sort((a, b) => a - b);
+    const [lo, hi] = [sorted[Math.floor(r() * n)]!, sorted[Math.floor(r() * n)]!].sort((a, b) => a - b) as [number, number];
+    const rows = new Int32Array(n);
+    const kept = selectDeltaRange(col, n, lo, hi, rows);
+    if (col.e !== 'd') t.equal(kept, null, 'only delta columns');
+    else t.strictSame([...rows.subarray(0, kept!)], values.flatMap((x, i) => (x >= lo && x <= hi ? [i] : [])), `round ${round}: rows in [${lo}, ${hi}]`);
     if (col.e === 'd' && round % 20 === 0) t.throws(() => decodeNumbers({ e: 'd', b: col.b.subarray(0, col.b.length - 1) }, n), { code: 'E_STATE_CORRUPT', message: /ends early/ });
   }
   t.strictSame(decodeNumbers(encodeNumbers([1.7e12, 1.7e12 + 3, 1.7e12 + 2 ** 40, 5]), 4), [1.7e12, 1.7e12 + 3, 1.7e12 + 2 ** 40, 5], 'large first value, then small and large jumps both ways');
@@ -172,23 +180,27 @@ t.test('templates: surrogate pairs are never cut; too little coverage keeps raw 
   t.equal(encodeTemplate(['a long line with nothing parsed'], [['zz']], 1), null);
 });
 
+/** A block of 1 to 30 random events; every third round's lines end in 20 times `tail` (too little covered for templates). */
+function randomBlock(r: () => number, round: number, tail: string): { n: number; raw: string[]; fields: (string | undefined)[][]; events: StoredEvent[]; bytes: Buffer; m: NonNullable<ReturnType<typeof readBlockMeta>> } {
+  const n = 1 + Math.floor(r() * 30);
+  const { raw: lines, fields } = randomEvents(r, n);
+  const raw = round % 3 === 0 ? lines.map((l) => `${l} ${tail.repeat(20)}`) : lines;
+  const events: StoredEvent[] = raw.map((rawstring, i) => {
+    const f: Record<string, string> = {};
+    fields.forEach((col, j) => {
+      if (col[i] !== undefined) f[`f${j}`] = col[i]!;
+    });
+    return { timestamp: 1000 + i, timezone: 'Z', rawstring, fields: f, ingestTimestamp: 5, offset: 64 * i, index: 0 };
+  });
+  const bytes = encodeBlock(columnsOf(events), lz4Codec);
+  return { n, raw, fields, events, bytes, m: readBlockMeta(bytes, 0)! };
+}
+
 t.test('blocks: templated and whole raw strings decode to the same events, also lazily through BlockView', async (t) => {
   const r = rnd(5);
   const encodings = new Set<string>();
   for (let round = 0; round < 60; round++) {
-    const n = 1 + Math.floor(r() * 30);
-    const { raw: lines, fields } = randomEvents(r, n);
-    // Every third block: long unparsed tails, so the fields cover too little for templates.
-    const raw = round % 3 === 0 ? lines.map((l) => `${l} ${'unparsed text '.repeat(20)}`) : lines;
-    const events: StoredEvent[] = raw.map((rawstring, i) => {
-      const f: Record<string, string> = {};
-      fields.forEach((col, j) => {
-        if (col[i] !== undefined) f[`f${j}`] = col[i]!;
-      });
-      return { timestamp: 1000 + i, timezone: 'Z', rawstring, fields: f, ingestTimestamp: 5, offset: 64 * i, index: 0 };
-    });
-    const bytes = encodeBlock(columnsOf(events), lz4Codec);
-    const m = readBlockMeta(bytes, 0)!;
+    const { n, raw, fields, events, bytes, m } = randomBlock(r, round, 'unparsed text ');
     t.strictSame(decodeBlockEvents(bytes, 0, m, lz4Codec), events, `round ${round}`);
     encodings.add(encodedBlockAt(bytes, 0, m, lz4Codec).encoding('raw'));
     // Lazily: the raw strings first in one view, a field first in another (format 5: each column read from its frame).
@@ -199,6 +211,65 @@ t.test('blocks: templated and whole raw strings decode to the same events, also 
     t.strictSame(b.raw(), raw);
   }
   t.strictSame([...encodings].sort(), ['j', 't'], 'both raw encodings exercised');
+});
+
+t.test('row by row (column-rows.ts): every encoding gives each row what the whole column decodes to', async (t) => {
+  const r = rnd(23);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const kinds = new Set<string>();
+  const rows = (n: number): number[] => Array.from({ length: n }, (_, i) => i).sort(() => r() - 0.5);
+  for (let round = 0; round < 150; round++) {
+    const n = 1 + Math.floor(r() * 60);
+    const kind = round % 6;
+    const values: (string | undefined)[] = Array.from({ length: n }, (_, i) => {
+      if (kind === 0) return pick(['GET', 'POST', undefined, 'é']);
+      if (kind === 1) return r() < 0.1 ? undefined : `${pick(['日本', 'x', '🎉', 'a\ud800'])}${i}${'z'.repeat(Math.floor(r() * 5))}`;
+      if (kind === 2) return r() < 0.1 ? undefined : `value ${i} ${Math.floor(r() * 1e6)}`;
+      if (kind === 3) return String(Math.floor((r() - 0.5) * 2 ** 40));
+      if (kind === 4) return `${i % 256}.${Math.floor(r() * 256)}.0.${Math.floor(r() * 256)}`;
+      return String(i);
+    });
+    const col = kind === 5 ? { e: 's' as const, v: values.map((v) => v ?? null) } : encodeStrings(values, n);
+    kinds.add(col.e);
+    const whole = decodeStrings(col, n);
+    const one = stringRows(col, n);
+    for (const i of rows(n)) if (one(i) !== whole[i]) t.fail(`round ${round} (${col.e}) row ${i}: ${one(i)} against ${whole[i]}`);
+  }
+  t.strictSame([...kinds].sort(), ['4', 'i', 'k', 's', 'u'], 'every encoding that stands alone exercised');
+  // References into the raw strings, and both raw encodings, through blocks of random events.
+  const raws = new Set<string>();
+  let refs = 0;
+  for (let round = 0; round < 60; round++) {
+    const { n, bytes, m } = randomBlock(r, round, 'unparsed tail é ');
+    const body = wholeBody(encodedBlockAt(bytes, 0, m, lz4Codec));
+    raws.add(body.raw.e);
+    const { raw: wholeRaw, fields: wholeFields } = decodeRawAndFields(body);
+    const rawOne = rawRows(body.raw, n, (j) => stringRows(body.fields[j]![1], n));
+    const fieldOne = body.fields.map(([, c]) => {
+      if (c.e === 'x') refs++;
+      return stringRows(c, n, rawOne);
+    });
+    const order = rows(n);
+    t.strictSame(order.map(rawOne), order.map((i) => wholeRaw[i]), `round ${round}: raw strings`);
+    t.strictSame(order.map((i) => fieldOne.map((f) => f(i))), order.map((i) => wholeFields.map((f) => f[i])), `round ${round}: fields`);
+    // A view reading few rows gives what a view decoding whole columns gives, names and values.
+    const few = BlockView.fromEncoded(encodedBlockAt(bytes, 0, m, lz4Codec), { repoName: 'r', partition: 0, tags: {} });
+    few.readFew();
+    const all = BlockView.fromEncoded(encodedBlockAt(bytes, 0, m, lz4Codec), { repoName: 'r', partition: 0, tags: {} });
+    const some = rows(n).slice(0, 3);
+    const shown = (v: BlockView): unknown => some.map((i) => v.names(i).map((x) => [x, v.get(x, i)]));
+    t.strictSame(shown(few), shown(all), `round ${round}: a few rows read row by row`);
+  }
+  t.strictSame([...raws].sort(), ['j', 't'], 'both raw encodings exercised');
+  t.ok(refs > 0, 'reference columns exercised');
+  // Damage: lengths past the run, a template without its layout.
+  const text = encodeStrings(['ab', 'cd', 'ef'], 3) as { e: 'u'; b: Uint8Array; l: Uint8Array };
+  t.throws(() => stringRows({ ...text, b: text.b.subarray(0, 4) }, 3), { code: 'E_STATE_CORRUPT' });
+  t.throws(() => stringRows({ ...text, b: Buffer.concat([text.b, Buffer.from('x')]) }, 3), { code: 'E_STATE_CORRUPT', message: /longer/ });
+  t.throws(() => stringRows({ e: 'k', d: ['a'], i: new Uint8Array(2), w: 1 }, 3), { code: 'E_STATE_CORRUPT' });
+  const tplRows = rawRows({ e: 't', t: [[0]], li: encodeNumbers([0, 7]), g: [encodeStrings(['<', '<'], 2), encodeStrings(['>', '>'], 2)] }, 2, () => () => 'v');
+  t.equal(tplRows(0), '<v>');
+  t.throws(() => tplRows(1), { code: 'E_STATE_CORRUPT', message: /no layout 7/ });
 });
 
 t.test('damaged templates are E_STATE_CORRUPT, not wrong events', async (t) => {

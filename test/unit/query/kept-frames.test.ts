@@ -1,0 +1,61 @@
+/**
+ * KeptFrames: a query thread's small frames, checked and decompressed once, then served without
+ * reading the file; large frames are not kept; the bound holds, least recently used first; a
+ * scan answers the same with frames kept as when it read them.
+ */
+import t from 'tap';
+import { rename } from 'node:fs/promises';
+import { keptFrames, runScanTask } from '../../../src/query/scan.js';
+import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
+import { KeptFrames } from '../../../src/query/kept-frames.js';
+import { readSegmentInfo } from '../../../src/segments/catalog.js';
+import { createLogger } from '../../../src/lib/logger.js';
+import { makeEvents, segMeta, tempDir, writeSegment } from '../segments/helpers.js';
+
+t.test('frames of a block by number; large ones not kept; the bound lets the least recently used go', async (t) => {
+  const kept = new KeptFrames(10_700, 4_000);
+  const a = kept.block('/s/one.seg', 100, 5_000);
+  const b = kept.block('/s/one.seg', 9_000, 5_000);
+  const pooled = Buffer.allocUnsafe(3_000).fill(7);
+  a.put(0, pooled);
+  t.not(a.get(0), pooled, 'a frame that shares its memory is copied');
+  t.same(a.get(0), pooled, 'and kept as it was');
+  t.equal(b.get(0), undefined, 'another block is another entry');
+  a.put(1, Buffer.alloc(5_000));
+  t.equal(a.get(1), undefined, 'a frame over the size for keeping is not kept');
+  b.put(0, Buffer.alloc(3_000, 1));
+  const c = kept.block('/s/two.seg', 100, 5_000);
+  c.put(0, Buffer.alloc(3_000, 2));
+  t.equal(kept.size.frames, 3, 'three frames of three blocks');
+  t.ok(kept.block('/s/one.seg', 100, 5_000).get(0) !== undefined, 'a block asked for again is the most recently used');
+  c.put(1, Buffer.alloc(3_000, 3));
+  t.equal(kept.size.frames, 3, 'the bound (10,700 bytes: three blocks and their frames) holds three: one block let go');
+  t.ok(kept.block('/s/one.seg', 100, 5_000).get(0) !== undefined, 'the one used last is kept');
+  t.equal(kept.block('/s/one.seg', 9_000, 5_000).get(0), undefined, 'the least recently used was let go');
+  t.ok(kept.block('/s/two.seg', 100, 5_000).get(1) !== undefined, 'the block being added to stays');
+  t.equal(kept.block('/s/one.seg', 100, 5_001).get(0), undefined, 'another stored length: not the frames kept');
+  t.equal(kept.block('/s/one.seg', 100, 5_000).get(0), undefined, 'and those are let go');
+  for (let k = 0; k < 100; k++) kept.block('/s/big.seg', k, 5_000);
+  t.ok(kept.size.bytes <= 10_700, 'entries without frames count too: the bound holds');
+  kept.clear();
+  t.same(kept.size, { bytes: 0, frames: 0 });
+});
+
+t.test('a scan reads its small frames once; asked again it answers the same without the file', async (t) => {
+  const dir = await tempDir(t);
+  const w = await writeSegment(dir, segMeta('kept'), Array.from({ length: 3 }, (_, b) => makeEvents(40, b * 1000, b * 40)), true);
+  const refs = (await readSegmentInfo(w.path, createLogger('error'), Date.now())).blocks;
+  const ctx = { start: 0, end: 2_000_000_000_000, timeZoneOffsetMinutes: 0, now: 2_000_000_000_000, live: false };
+  const scan = (text: string): ReturnType<typeof runScanTask> => runScanTask({ spec: { text, args: {}, ctx, limits: DEFAULT_LIMITS }, repoName: 'r', units: [{ kind: 'seg', path: w.path, partition: 3, tags: {}, blocks: refs }], deadline: Date.now() + 60_000 });
+  keptFrames.clear();
+  const q = 'seq > 50 | top(five)';
+  const first = scan(q);
+  t.ok(first.blocksRead > 0, 'blocks were read');
+  t.ok(keptFrames.size.frames > 0, 'their small frames kept');
+  await rename(w.path, `${w.path}.moved`);
+  const again = scan(q);
+  t.same(again.state, first.state, 'the same answer');
+  t.equal(again.matched, first.matched);
+  t.throws(() => scan('seq > 50 | @rawstring=*hello* | count()'), { code: 'ENOENT' }, 'what is not kept is read from the file');
+  keptFrames.clear();
+});
