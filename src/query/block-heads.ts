@@ -9,7 +9,10 @@
  * Keyed by segment path and block position: a block of a segment file never changes once written
  * (a rewrite makes a new segment under a new id), and an entry is used only when the catalog's
  * lengths for the block match it. Bounded by an estimate of the bytes held; the least recently
- * used go first. Frames are not kept: each is read and checked when a query asks for it.
+ * used go first. The filters have a bound of their own, apart from the heads': a JSON block's
+ * filters are several times its head, and a scan that reads every block's filters (free text over
+ * 1 M JSON events) would otherwise push out the heads that field filters and aggregates answer
+ * from. Frames are not kept: each is read and checked when a query asks for it.
  */
 import { readSync } from 'node:fs';
 import { blockDirectory, framedFiltersIntact, framedHeaderIntact, readBlockMeta, type BlockMeta } from '../segments/block.js';
@@ -20,11 +23,11 @@ import { crc32c } from '../storage/index.js';
 export interface BlockHead {
   meta: BlockMeta;
   dir: Directory;
-  /** The bloom filter and the gram filter back to back, checked; null until a query needed them. */
+  /** The bloom filter and the gram filter back to back, checked; null until a query needed them (or once let go). */
   filters: Buffer | null;
   /** The filters' checksum (header bytes 68-71). */
   filtersCrc: number;
-  /** What the entry holds, estimated (header bytes, directory objects, filters). */
+  /** What the entry holds apart from its filters, estimated (header bytes, directory objects). */
   bytes: number;
 }
 
@@ -44,21 +47,31 @@ const ENTRY_COST = 400;
 
 /** Per query thread: enough for ~10,000 access-log blocks' directories (~10 GB of raw text). */
 export const BLOCK_HEADS_BYTES = 16 * 1024 * 1024;
+/** Per query thread, the heads' filters: ~1,800 access-log blocks' or ~500 JSON blocks'. */
+export const BLOCK_FILTERS_BYTES = 16 * 1024 * 1024;
 
 export class BlockHeads {
   private readonly map = new Map<string, BlockHead>();
   private held = 0;
+  /** The entries whose filters are held, least recently used first. */
+  private readonly filtered = new Map<string, BlockHead>();
+  private filtersHeld = 0;
 
-  constructor(private readonly maxBytes = BLOCK_HEADS_BYTES) {}
+  constructor(
+    private readonly maxBytes = BLOCK_HEADS_BYTES,
+    private readonly maxFilterBytes = BLOCK_FILTERS_BYTES,
+  ) {}
 
-  /** Bytes held (estimated) and entries, for tests and benchmarks. */
-  get size(): { bytes: number; entries: number } {
-    return { bytes: this.held, entries: this.map.size };
+  /** Bytes held (estimated) and entries, and the filters' bytes, for tests and benchmarks. */
+  get size(): { bytes: number; entries: number; filterBytes: number } {
+    return { bytes: this.held, entries: this.map.size, filterBytes: this.filtersHeld };
   }
 
   clear(): void {
     this.map.clear();
     this.held = 0;
+    this.filtered.clear();
+    this.filtersHeld = 0;
   }
 
   /**
@@ -73,32 +86,50 @@ export class BlockHeads {
       // Most recently used: to the end of the map's order.
       this.map.delete(key);
       this.map.set(key, got);
-      if (!filters || got.filters !== null) return got;
+      if (!filters) return got;
+      if (got.filters !== null) {
+        this.filtered.delete(key);
+        this.filtered.set(key, got);
+        return got;
+      }
       const f = readFilters(file(), b, got.filtersCrc);
       if (f === null) return null;
-      got.filters = f;
-      got.bytes += f.length;
-      this.grew(f.length);
+      this.keepFilters(key, got, f);
       return got;
     }
     if (got !== undefined) this.drop(key, got);
     const head = readHead(file(), b, filters);
     if (head === null) return null;
     this.map.set(key, head);
-    this.grew(head.bytes);
-    return head;
-  }
-
-  /** Counts `added` bytes more, then lets the least recently used go while over the bound (never the newest). */
-  private grew(added: number): void {
-    this.held += added;
+    this.held += head.bytes;
     while (this.held > this.maxBytes && this.map.size > 1) {
       const [k, oldest] = this.map.entries().next().value!;
       this.drop(k, oldest);
     }
+    if (head.filters !== null) this.keepFilters(key, head, head.filters);
+    return head;
+  }
+
+  /** Holds `f` as `head`'s filters, then lets the least recently used filters go while over their bound (never the newest). */
+  private keepFilters(key: string, head: BlockHead, f: Buffer): void {
+    head.filters = f;
+    this.filtered.set(key, head);
+    this.filtersHeld += f.length;
+    while (this.filtersHeld > this.maxFilterBytes && this.filtered.size > 1) {
+      const [k, oldest] = this.filtered.entries().next().value!;
+      this.dropFilters(k, oldest);
+    }
+  }
+
+  private dropFilters(key: string, head: BlockHead): void {
+    if (head.filters === null) return;
+    this.filtered.delete(key);
+    this.filtersHeld -= head.filters.length;
+    head.filters = null;
   }
 
   private drop(key: string, head: BlockHead): void {
+    this.dropFilters(key, head);
     this.map.delete(key);
     this.held -= head.bytes;
   }
@@ -119,7 +150,7 @@ function readHead(fd: number, b: HeadRef, filters: boolean): BlockHead | null {
     f = Buffer.from(buf.subarray(b.headerLength));
     if (!framedFiltersIntact(top, f)) return null;
   }
-  const bytes = ENTRY_COST + b.headerLength + dir.columns.length * COLUMN_COST + dir.frames.length * FRAME_COST + (f?.length ?? 0);
+  const bytes = ENTRY_COST + b.headerLength + dir.columns.length * COLUMN_COST + dir.frames.length * FRAME_COST;
   return { meta, dir, filters: f, filtersCrc: top.readUInt32LE(68), bytes };
 }
 

@@ -190,9 +190,17 @@ export function blockScanner(
   opts: { start: number; end: number; columnPath: boolean; meter: Meter; overTime: () => void },
 ): {
   headers: boolean;
+  /** The column summaries of a block's head (format 6) may decide its filters: ask them before its bloom filter. */
+  summariesFirst: boolean;
   columnsOnly: boolean;
   meta(minTs: number, maxTs: number, n: number): boolean;
   summary(columns: readonly SummarisedColumn[], n: number, whollyInRange: boolean): boolean;
+  /**
+   * When the summaries decide the filters but could not answer the block: 'none' when no row of the
+   * block passes them (leave it out), 'rows' when some do and nothing after them filters (its bloom
+   * filter cannot rule it out: read it); null when they do not decide, or a later filter may.
+   */
+  summaryVerdict(columns: readonly SummarisedColumn[], n: number): 'none' | 'rows' | null;
   view(view: BlockView, whollyInRange: boolean): void;
 } {
   const { start, end, meter, overTime } = opts;
@@ -207,6 +215,7 @@ export function blockScanner(
   const fromMeta = plan !== null && metadataAnswers(plan);
   return {
     headers: fromMeta,
+    summariesFirst: plan !== null && plan.summaryFilters !== null,
     // Rows reach the aggregate as columns: a block's columns are read as they are asked for
     // (unless a filter reads them all: then one read of the block's frames).
     columnsOnly: plan !== null && plan.rest.length === 0 && plan.agg?.addRows !== undefined && !plan.wide,
@@ -224,6 +233,12 @@ export function blockScanner(
       result.events += n;
       result.matched += rows.count;
       return true;
+    },
+    summaryVerdict(columns, n) {
+      if (plan === null || plan.summaryFilters === null || plan.filters.length === 0) return null;
+      const rows = summaryRows(plan, columns, n);
+      if (rows === null) return null;
+      return rows.count === 0 ? 'none' : plan.rest.length === 0 ? 'rows' : null;
     },
     view(view, whollyInRange) {
       if (plan !== null) {
@@ -325,25 +340,43 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
    * in one read. A damaged frame leaves the block out with a warning.
    */
   const scanFramed = (file: () => number, path: string, b: BlockRef, origin: BlockOrigin): void => {
-    const head = blockHeads.get(file, path, b, probes !== null);
+    // Format 6: answered from the head's column summaries, no frame read (not a block a live
+    // query's boundary cuts: its summaries count rows past the boundary). Asked before the bloom
+    // and gram filters, which are then read only when the summaries do not decide: they are exact
+    // where the bloom filter only may rule a block out, and a JSON block's filters are several
+    // times its head (reading them made a field filter over 1 M JSON events 13x slower).
+    const summarised = scanner.summariesFirst && b.below === undefined;
+    let head = blockHeads.get(file, path, b, probes !== null && !summarised);
     if (head === null) {
       result.warnings.push(damaged(path, b.pos));
       return;
     }
-    const { meta, dir } = head;
-    if (probes !== null) {
+    let bloom = probes !== null;
+    if (summarised) {
+      if (scanner.summary(head.dir.columns, head.meta.eventCount, b.minTs >= start && b.maxTs <= end)) {
+        result.blocksSummarised = (result.blocksSummarised ?? 0) + 1;
+        return;
+      }
+      const verdict = scanner.summaryVerdict(head.dir.columns, head.meta.eventCount);
+      if (verdict === 'none') {
+        result.blocksSkipped++;
+        return;
+      }
+      if (verdict === 'rows') bloom = false;
+    }
+    if (bloom && probes !== null) {
+      if (head.filters === null) head = blockHeads.get(file, path, b, true);
+      if (head === null) {
+        result.warnings.push(damaged(path, b.pos));
+        return;
+      }
       const filters = head.filters!;
       if (!blockMayMatch(filters.subarray(0, b.bloomLength), filters.subarray(b.bloomLength), probes, b.fieldGrams === true)) {
         result.blocksSkipped++;
         return;
       }
     }
-    // Format 6: answered from the head's column summaries, no frame read (not a block a live
-    // query's boundary cuts: its summaries count rows past the boundary).
-    if (b.below === undefined && scanner.summary(dir.columns, meta.eventCount, b.minTs >= start && b.maxTs <= end)) {
-      result.blocksSummarised = (result.blocksSummarised ?? 0) + 1;
-      return;
-    }
+    const { meta, dir } = head;
     const framesAt = b.pos + bodyOffset(b);
     let read: (at: number, length: number) => Buffer;
     const single = scanner.columnsOnly;
