@@ -47,8 +47,8 @@ const ENTRY_COST = 400;
 
 /** Per query thread: enough for ~10,000 access-log blocks' directories (~10 GB of raw text). */
 export const BLOCK_HEADS_BYTES = 16 * 1024 * 1024;
-/** Per query thread, the heads' filters: ~1,800 access-log blocks' or ~500 JSON blocks'. */
-export const BLOCK_FILTERS_BYTES = 16 * 1024 * 1024;
+/** Per query thread, the heads' filters: ~3,300 access-log blocks' (~6 M events) or ~1,000 JSON blocks' (1 M events). */
+export const BLOCK_FILTERS_BYTES = 32 * 1024 * 1024;
 
 export class BlockHeads {
   private readonly map = new Map<string, BlockHead>();
