@@ -24,6 +24,9 @@ import { addFromMetadata, columnPlan, columnRows, metadataAnswers, selectRows, s
 import type { Aggregator, BlockNeeds, CompiledQuery, Ev, MapStage, QueryContext, QueryLimits } from './runtime.js';
 import type { PackedTable } from '../files/packed.js';
 
+/** A block's selection of at most this many rows reads their values alone, not whole columns (BlockView.sparseRows). */
+const SPARSE_ROWS = 4;
+
 /** A block of a segment file, as the catalog describes it. */
 export interface BlockRef {
   pos: number;
@@ -249,6 +252,7 @@ export function blockScanner(
           plan.agg.addRows(state, columnRows(view, sel, count));
           return;
         }
+        if (count <= SPARSE_ROWS) view.sparseRows();
         for (let j = 0; j < count; j++) {
           restFeed(new ColumnEvent(view, sel[j]!));
           meter.eventDone();

@@ -655,6 +655,85 @@ export function decodeRaw(c: RawColumn, count: number, field?: (j: number) => re
   return out;
 }
 
+/**
+ * Row `i` of a string column alone, as `decodeStrings(c, count, raw)[i]` gives it, without making
+ * the other rows' strings: for the few rows of a block a sparse selection reads (a rare token's
+ * events). `rawAt` gives row i's raw string (reference columns).
+ */
+export function stringAt(c: StringColumn, count: number, i: number, rawAt?: () => string): string | null {
+  switch (c.e) {
+    case 's':
+      return c.v[i] ?? null;
+    case 'k': {
+      if (c.i.byteLength !== count * c.w) throw new LogsvcError('E_STATE_CORRUPT', 'dictionary column has the wrong length');
+      const k = c.w === 1 ? c.i[i]! : c.i[2 * i]! | (c.i[2 * i + 1]! << 8);
+      return k === (c.w === 1 ? 255 : 65535) ? null : (c.d[k] ?? null);
+    }
+    case 'i':
+      return String(decodeNumbers(c.v, count)[i]);
+    case '4': {
+      if (c.b.length !== count * 4) throw new LogsvcError('E_STATE_CORRUPT', 'IPv4 column has the wrong length');
+      const o = i * 4;
+      return `${c.b[o]}.${c.b[o + 1]}.${c.b[o + 2]}.${c.b[o + 3]}`;
+    }
+    case 'u': {
+      const read = varintReader(c.l, 'text column');
+      let at = 0;
+      for (let r = 0; r < i; r++) {
+        const code = read();
+        if (code > 0) at += code - 1;
+      }
+      const code = read();
+      if (code === 0) return null;
+      const text = Buffer.from(c.b.buffer, c.b.byteOffset, c.b.byteLength).toString('utf8');
+      if (at + code - 1 > text.length) throw new LogsvcError('E_STATE_CORRUPT', 'text column is shorter than its lengths say');
+      return text.slice(at, at + code - 1);
+    }
+    case 'x': {
+      const varint = varintReader(c.p, 'reference column');
+      let lit = 0;
+      for (let r = 0; r < i; r++) {
+        const code = varint();
+        if (code === 1) lit++;
+        else if (code > 1) varint();
+      }
+      const code = varint();
+      if (code === 0) return null;
+      if (code === 1) return c.v[lit] ?? null;
+      if (rawAt === undefined) throw new LogsvcError('E_INTERNAL', 'a reference column needs the raw strings');
+      const len = varint();
+      return rawAt().slice(code - 2, code - 2 + len);
+    }
+  }
+}
+
+/**
+ * Row `i`'s raw string alone, as `decodeRaw(c, count, ...)[i]` gives it; `fieldAt(j)` gives row
+ * i's value of field column j (templates).
+ */
+export function rawAt(c: RawColumn, count: number, i: number, fieldAt: (j: number) => string | null | undefined): string {
+  if (c.e === 't') {
+    const layout = c.t[decodeNumbers(c.li, count)[i]!];
+    if (layout === undefined || c.g.length <= layout.length) throw new LogsvcError('E_STATE_CORRUPT', `raw template: event ${i} has no layout`);
+    let s = '';
+    for (let k = 0; ; k++) {
+      const g = stringAt(c.g[k]!, count, i);
+      if (g === null) throw new LogsvcError('E_STATE_CORRUPT', `raw template: event ${i} lacks gap ${k}`);
+      s += g;
+      if (k === layout.length) return s;
+      const v = fieldAt(layout[k]!);
+      if (v === null || v === undefined) throw new LogsvcError('E_STATE_CORRUPT', `raw template: event ${i} lacks the value of field column ${layout[k]}`);
+      s += v;
+    }
+  }
+  const lengths = decodeNumbers(c.l, count);
+  let pos = 0;
+  for (let r = 0; r < i; r++) pos += lengths[r]!;
+  const end = pos + lengths[i]!;
+  if (end > c.b.byteLength) throw new LogsvcError('E_STATE_CORRUPT', 'raw column is shorter than its lengths say');
+  return Buffer.from(c.b.buffer, c.b.byteOffset, c.b.byteLength).toString('utf8', pos, end);
+}
+
 function decodeTemplate(c: TemplateRaw, count: number, field: (j: number) => readonly (string | null | undefined)[]): string[] {
   const ids = decodeNumbers(c.li, count);
   const gaps = c.g.map((g) => decodeStrings(g, count));

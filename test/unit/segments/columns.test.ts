@@ -4,7 +4,7 @@
  * same way, and refused with E_STATE_CORRUPT when damaged.
  */
 import t from 'tap';
-import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeStrings, encodeTemplate, type TemplateRaw } from '../../../src/segments/columns.js';
+import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeStrings, encodeTemplate, stringAt, type TemplateRaw } from '../../../src/segments/columns.js';
 import { decodeBlockEvents, decodeRawAndFields, encodeBlock, encodedBlockAt, readBlockMeta, type BlockBody, type StoredEvent } from '../../../src/segments/block.js';
 import { wholeBody } from '../../../src/segments/frames.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
@@ -175,6 +175,7 @@ t.test('templates: surrogate pairs are never cut; too little coverage keeps raw 
 t.test('blocks: templated and whole raw strings decode to the same events, also lazily through BlockView', async (t) => {
   const r = rnd(5);
   const encodings = new Set<string>();
+  const fieldEncodings = new Set<string>();
   for (let round = 0; round < 60; round++) {
     const n = 1 + Math.floor(r() * 30);
     const { raw: lines, fields } = randomEvents(r, n);
@@ -197,8 +198,45 @@ t.test('blocks: templated and whole raw strings decode to the same events, also 
     const b = BlockView.fromEncoded(encodedBlockAt(bytes, 0, m, lz4Codec), { repoName: 'r', partition: 0, tags: {} });
     t.strictSame(events.map((_, i) => b.get('f1', i)), fields[1]!.map((v) => v));
     t.strictSame(b.raw(), raw);
+    // Sparse: each row's raw string and fields decoded alone (the rows in random order, some views
+    // asked for a field before the raw string) give what the whole columns give.
+    const whole = BlockView.fromEncoded(encodedBlockAt(bytes, 0, m, lz4Codec), { repoName: 'r', partition: 0, tags: {} });
+    for (let i = 0; i < n; i++) {
+      const sparse = BlockView.fromEncoded(encodedBlockAt(bytes, 0, m, lz4Codec), { repoName: 'r', partition: 0, tags: {} });
+      sparse.sparseRows();
+      const row = Math.floor(r() * n);
+      if (r() < 0.5) t.equal(sparse.get('f2', row), whole.get('f2', row));
+      t.equal(sparse.get('@rawstring', row), raw[row], `round ${round}: row ${row}'s raw string alone`);
+      t.strictSame(sparse.names(row), whole.names(row));
+      for (const name of whole.names(row)) t.equal(sparse.get(name, row), whole.get(name, row), `round ${round}: row ${row}'s ${name} alone`);
+    }
+    for (let j = 0; j < fields.length; j++) fieldEncodings.add(whole.encoding(`f${j}`) ?? '-');
   }
   t.strictSame([...encodings].sort(), ['j', 't'], 'both raw encodings exercised');
+  t.ok(['u', 'x', 'i', '4'].every((e) => fieldEncodings.has(e)), `field encodings exercised sparsely: ${[...fieldEncodings].sort().join(' ')}`);
+});
+
+t.test('stringAt: one row of any string column alone = that row of the whole column', async (t) => {
+  const r = rnd(23);
+  const kinds = new Set<string>();
+  const shapes: ((i: number) => string | undefined)[] = [
+    (i) => `v${i % 3}`,
+    (i) => (r() < 0.2 ? undefined : `naïve-${Math.floor(r() * 1e6)}🎉`),
+    (i) => String(i * 7 - 50),
+    (i) => `10.0.${i % 5}.${Math.floor(r() * 256)}`,
+    (i) => (i % 7 === 3 ? undefined : `w${i % 260}`),
+    (i) => (r() < 0.5 ? undefined : ''),
+  ];
+  for (let round = 0; round < 120; round++) {
+    const n = 1 + Math.floor(r() * (round % 3 === 0 ? 40 : 1400));
+    const shape = shapes[round % shapes.length]!;
+    const values = Array.from({ length: n }, (_, i) => shape(i));
+    const col = encodeStrings(values, n);
+    kinds.add(col.e === 'k' ? `k${col.w}` : col.e);
+    const all = decodeStrings(col, n);
+    for (let i = 0; i < n; i++) if (stringAt(col, n, i) !== all[i]) t.fail(`round ${round} (${col.e}): row ${i} alone is ${JSON.stringify(stringAt(col, n, i))}, not ${JSON.stringify(all[i])}`);
+  }
+  t.ok(['k1', 'k2', 'u', 'i', '4'].every((k) => kinds.has(k)), `encodings: ${[...kinds].sort().join(' ')}`);
 });
 
 t.test('damaged templates are E_STATE_CORRUPT, not wrong events', async (t) => {
