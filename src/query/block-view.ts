@@ -7,7 +7,7 @@ import { eventId } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import { unpack } from '../lib/msgpack.js';
 import { emptyColumns, type BlockBody, type BlockColumns } from '../segments/block.js';
-import { decodeNumbers, decodeRaw, decodeStrings, rawAt, stringAt, type NumberColumn, type StringColumn } from '../segments/columns.js';
+import { decodeNumbers, decodeRaw, decodeStrings, rawAt, stringAt, textIntValues, type NumberColumn, type StringColumn } from '../segments/columns.js';
 import { bodyColumns, type EncodedBlock } from '../segments/frames.js';
 import { chargeMade } from './memory.js';
 import type { Ev } from './runtime.js';
@@ -273,6 +273,12 @@ export class BlockView {
     if (enc === null) return null;
     if (enc.b.length !== this.n * 4) throw new LogsvcError('E_STATE_CORRUPT', 'IPv4 column has the wrong length');
     return enc.b;
+  }
+
+  /** A text column whose every value is an integer's canonical text, as numbers by row (NaN where absent); null otherwise. */
+  textInts(name: string): Float64Array | null {
+    const enc = this.encodedAs(name, 'u');
+    return enc === null ? null : textIntValues(enc, this.n);
   }
 
   /** An integer-typed stored field (every row holds one) as numbers; null for other encodings. */

@@ -501,6 +501,7 @@ export function columnRows(view: BlockView, sel: Int32Array, count: number): Col
     strings: (name) => (plainField(name) ? view.field(name) : null),
     ints: (name) => (plainField(name) ? view.ints(name) : null),
     ipv4: (name) => (plainField(name) ? view.ipv4(name) : null),
+    textInts: (name) => (plainField(name) ? view.textInts(name) : null),
   };
 }
 
@@ -532,15 +533,22 @@ export function tallyField(rows: ColumnRows, name: string): { keys: string[]; co
     }
     return { keys, counts };
   }
-  // Integer and IPv4 columns tallied by number (number-tally.ts): the text of each distinct value
-  // is made once per thread (as the column decoder writes it), not once per row or block.
+  // Integer and IPv4 columns, and text columns of integers' canonical texts (user ids in JSON),
+  // tallied by number (number-tally.ts): the text of each distinct value is made once per thread
+  // (as the column decoder writes it), not once per row or block.
   const ints = rows.ints(name);
   const ip = ints === null ? rows.ipv4(name) : null;
-  if (ints !== null || ip !== null) {
+  const texts = ints === null && ip === null ? rows.textInts(name) : null;
+  if (ints !== null || ip !== null || texts !== null) {
     const tally = numberTally;
     tally.reset(count);
     if (ints !== null) for (let j = 0; j < count; j++) tally.add(ints[sel[j]!]!);
-    else {
+    else if (texts !== null) {
+      for (let j = 0; j < count; j++) {
+        const x = texts[sel[j]!]!;
+        if (x === x) tally.add(x);
+      }
+    } else {
       const b = ip!;
       for (let j = 0; j < count; j++) {
         const o = sel[j]! * 4;
@@ -551,7 +559,7 @@ export function tallyField(rows: ColumnRows, name: string): { keys: string[]; co
     const keep = tally.size * 2 <= count;
     for (let k = 0; k < tally.size; k++) {
       const x = tally.value(k);
-      keys.push(ints !== null ? (keep ? intText(x) : String(x)) : keep ? ipv4Text(x) : ipv4Dotted(x));
+      keys.push(ip === null ? (keep ? intText(x) : String(x)) : keep ? ipv4Text(x) : ipv4Dotted(x));
       counts.push(tally.count(k));
     }
     return { keys, counts };

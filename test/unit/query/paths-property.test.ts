@@ -238,6 +238,10 @@ const SCAN_AGGS = [
   'count(u, distinct=true)',
   'count(k, distinct=true)',
   'count(ip, distinct=true)',
+  // x: a text column of integers' texts, absent from some rows (tallied by number).
+  'count(x, distinct=true)',
+  'groupBy(x, limit=5)',
+  'top(x, limit=3)',
   'top(y)',
   'top(u, limit=3)',
   'top(k, sum=n)',
