@@ -29,6 +29,9 @@ export interface BlockHead {
   filtersCrc: number;
   /** What the entry holds apart from its filters, estimated (header bytes, directory objects). */
   bytes: number;
+  /** The segment and block position it is kept under. */
+  path: string;
+  pos: number;
 }
 
 /** The lengths the catalog gives a block: an entry is used only when they match. */
@@ -51,10 +54,13 @@ export const BLOCK_HEADS_BYTES = 16 * 1024 * 1024;
 export const BLOCK_FILTERS_BYTES = 32 * 1024 * 1024;
 
 export class BlockHeads {
-  private readonly map = new Map<string, BlockHead>();
+  /** Entries by segment path, then block position (no key string made per lookup). */
+  private readonly byPath = new Map<string, Map<number, BlockHead>>();
+  /** Every entry, least recently used first. */
+  private readonly order = new Set<BlockHead>();
   private held = 0;
   /** The entries whose filters are held, least recently used first. */
-  private readonly filtered = new Map<string, BlockHead>();
+  private readonly filtered = new Set<BlockHead>();
   private filtersHeld = 0;
 
   constructor(
@@ -64,11 +70,12 @@ export class BlockHeads {
 
   /** Bytes held (estimated) and entries, and the filters' bytes, for tests and benchmarks. */
   get size(): { bytes: number; entries: number; filterBytes: number } {
-    return { bytes: this.held, entries: this.map.size, filterBytes: this.filtersHeld };
+    return { bytes: this.held, entries: this.order.size, filterBytes: this.filtersHeld };
   }
 
   clear(): void {
-    this.map.clear();
+    this.byPath.clear();
+    this.order.clear();
     this.held = 0;
     this.filtered.clear();
     this.filtersHeld = 0;
@@ -80,62 +87,62 @@ export class BlockHeads {
    * one read). Null: the block is damaged (nothing is kept of it).
    */
   get(file: () => number, path: string, b: HeadRef, filters: boolean): BlockHead | null {
-    const key = `${b.pos}\u0000${path}`;
-    const got = this.map.get(key);
+    const got = this.byPath.get(path)?.get(b.pos);
     if (got !== undefined && got.meta.headerLength === b.headerLength && got.meta.compressedLength === b.compressedLength && got.meta.bloomLength === b.bloomLength && got.meta.gramLength === b.gramLength) {
-      // Most recently used: to the end of the map's order.
-      this.map.delete(key);
-      this.map.set(key, got);
+      // Most recently used: to the end of the order.
+      this.order.delete(got);
+      this.order.add(got);
       if (!filters) return got;
       if (got.filters !== null) {
-        this.filtered.delete(key);
-        this.filtered.set(key, got);
+        this.filtered.delete(got);
+        this.filtered.add(got);
         return got;
       }
       const f = readFilters(file(), b, got.filtersCrc);
       if (f === null) return null;
-      this.keepFilters(key, got, f);
+      this.keepFilters(got, f);
       return got;
     }
-    if (got !== undefined) this.drop(key, got);
-    const head = readHead(file(), b, filters);
-    if (head === null) return null;
-    this.map.set(key, head);
+    if (got !== undefined) this.drop(got);
+    const read = readHead(file(), b, filters);
+    if (read === null) return null;
+    const head: BlockHead = { ...read, path, pos: b.pos };
+    let blocks = this.byPath.get(path);
+    if (blocks === undefined) this.byPath.set(path, (blocks = new Map()));
+    blocks.set(b.pos, head);
+    this.order.add(head);
     this.held += head.bytes;
-    while (this.held > this.maxBytes && this.map.size > 1) {
-      const [k, oldest] = this.map.entries().next().value!;
-      this.drop(k, oldest);
-    }
-    if (head.filters !== null) this.keepFilters(key, head, head.filters);
+    while (this.held > this.maxBytes && this.order.size > 1) this.drop(this.order.values().next().value!);
+    if (head.filters !== null) this.keepFilters(head, head.filters);
     return head;
   }
 
   /** Holds `f` as `head`'s filters, then lets the least recently used filters go while over their bound (never the newest). */
-  private keepFilters(key: string, head: BlockHead, f: Buffer): void {
+  private keepFilters(head: BlockHead, f: Buffer): void {
     head.filters = f;
-    this.filtered.set(key, head);
+    this.filtered.add(head);
     this.filtersHeld += f.length;
-    while (this.filtersHeld > this.maxFilterBytes && this.filtered.size > 1) {
-      const [k, oldest] = this.filtered.entries().next().value!;
-      this.dropFilters(k, oldest);
-    }
+    while (this.filtersHeld > this.maxFilterBytes && this.filtered.size > 1) this.dropFilters(this.filtered.values().next().value!);
   }
 
-  private dropFilters(key: string, head: BlockHead): void {
+  private dropFilters(head: BlockHead): void {
     if (head.filters === null) return;
-    this.filtered.delete(key);
+    this.filtered.delete(head);
     this.filtersHeld -= head.filters.length;
     head.filters = null;
   }
 
-  private drop(key: string, head: BlockHead): void {
-    this.dropFilters(key, head);
-    this.map.delete(key);
+  private drop(head: BlockHead): void {
+    this.dropFilters(head);
+    this.order.delete(head);
+    const blocks = this.byPath.get(head.path)!;
+    blocks.delete(head.pos);
+    if (blocks.size === 0) this.byPath.delete(head.path);
     this.held -= head.bytes;
   }
 }
 
-function readHead(fd: number, b: HeadRef, filters: boolean): BlockHead | null {
+function readHead(fd: number, b: HeadRef, filters: boolean): Omit<BlockHead, 'path' | 'pos'> | null {
   const filterBytes = filters ? b.bloomLength + b.gramLength : 0;
   const buf = Buffer.allocUnsafe(b.headerLength + filterBytes);
   if (readSync(fd, buf, 0, buf.length, b.pos) !== buf.length) return null;

@@ -21,7 +21,7 @@ import { compileQuery } from './compile.js';
 import { Meter, withMeter, type MemoryBudget } from './memory.js';
 import { chainStages } from './pipeline.js';
 import { addFromMetadata, columnPlan, columnRows, metadataAnswers, selectRows, summaryRows, type SummarisedColumn } from './columnar.js';
-import type { Aggregator, BlockNeeds, CompiledQuery, Ev, MapStage, QueryContext, QueryLimits } from './runtime.js';
+import type { Aggregator, BlockNeeds, CompiledQuery, Ev, MapStage, QueryContext, QueryLimits, SummaryRows } from './runtime.js';
 import type { PackedTable } from '../files/packed.js';
 
 /** A block's selection of at most this many rows reads their values alone, not whole columns (BlockView.sparseRows). */
@@ -216,6 +216,16 @@ export function blockScanner(
   const plan = opts.columnPath ? columnPlan(maps, agg) : null;
   const restFeed = plan === null ? feed : chainStages(plan.rest, toAgg);
   const fromMeta = plan !== null && metadataAnswers(plan);
+  // A block's summary rows, made once for summary() and summaryVerdict() (asked one after the other).
+  let lastColumns: readonly SummarisedColumn[] | null = null;
+  let lastRows: SummaryRows | null = null;
+  const rowsOf = (columns: readonly SummarisedColumn[], n: number): SummaryRows | null => {
+    if (columns !== lastColumns) {
+      lastRows = summaryRows(plan!, columns, n);
+      lastColumns = columns;
+    }
+    return lastRows;
+  };
   return {
     headers: fromMeta,
     summariesFirst: plan !== null && plan.summaryFilters !== null,
@@ -231,7 +241,7 @@ export function blockScanner(
     summary(columns, n, whollyInRange) {
       const add = plan?.agg?.addSummary;
       if (!whollyInRange || plan === null || plan.rest.length > 0 || add === undefined) return false;
-      const rows = summaryRows(plan, columns, n);
+      const rows = rowsOf(columns, n);
       if (rows === null || (rows.count > 0 && !add(state, rows))) return false;
       result.events += n;
       result.matched += rows.count;
@@ -239,7 +249,7 @@ export function blockScanner(
     },
     summaryVerdict(columns, n) {
       if (plan === null || plan.summaryFilters === null || plan.filters.length === 0) return null;
-      const rows = summaryRows(plan, columns, n);
+      const rows = rowsOf(columns, n);
       if (rows === null) return null;
       return rows.count === 0 ? 'none' : plan.rest.length === 0 ? 'rows' : null;
     },
