@@ -14,6 +14,7 @@
  */
 import { unpack, pack } from '../lib/msgpack.js';
 import { decodeNumbers, textIntValues, type NumberColumn, type StringColumn } from './columns.js';
+import { utf8Interned } from './intern.js';
 
 /** What a head says about one column. */
 export type ColumnSummary =
@@ -258,7 +259,7 @@ function parseDict(r: Reader, end: number, n: number): ColumnSummary | null {
   for (let k = 0; k < e; k++) {
     const len = r.varint(end);
     if (len === null || r.at + len > end) return null;
-    d.push(r.b.toString('utf8', r.at, r.at + len));
+    d.push(utf8Interned(r.b, r.at, r.at + len));
     r.at += len;
   }
   const counts: number[] = [];
