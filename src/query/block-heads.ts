@@ -9,7 +9,10 @@
  * Keyed by segment path and block position: a block of a segment file never changes once written
  * (a rewrite makes a new segment under a new id), and an entry is used only when the catalog's
  * lengths for the block match it. Bounded by an estimate of the bytes held, the least recently
- * used let go first (block-cache.ts). Frames are kept apart, and only small ones (kept-frames.ts).
+ * used let go first (block-cache.ts). The filters have a bound of their own, apart from the heads':
+ * a JSON block's filters are several times its head, and a scan that reads every block's filters
+ * (free text over 1 M JSON events) would otherwise push out the heads that field filters and
+ * aggregates answer from. Frames are kept apart, and only small ones (kept-frames.ts).
  */
 import { readSync } from 'node:fs';
 import { blockDirectory, framedFiltersIntact, framedHeaderIntact, readBlockMeta, type BlockMeta } from '../segments/block.js';
@@ -21,14 +24,14 @@ import { BlockCache, type CacheEntry } from './block-cache.js';
 export interface BlockHead {
   meta: BlockMeta;
   dir: Directory;
-  /** The bloom filter and the gram filter back to back, checked; null until a query needed them. */
+  /** The bloom filter and the gram filter back to back, checked; null until a query needed them (or once let go). */
   filters: Buffer | null;
   /** The bloom filter and the gram filter, views of `filters` made once (not per block a query checks). */
   bloom: Buffer | null;
   grams: Buffer | null;
   /** The filters' checksum (header bytes 68-71). */
   filtersCrc: number;
-  /** What the entry holds, estimated (header bytes, directory objects, filters). */
+  /** What the entry holds apart from its filters, estimated (header bytes, directory objects, summaries). */
   bytes: number;
 }
 
@@ -41,18 +44,29 @@ export interface HeadRef {
   compressedLength: number;
 }
 
-/** Bytes per directory column (its object and name) and per frame entry, for the estimate. */
+/**
+ * Bytes per directory column (its object and name), per frame entry, per column summary and per
+ * number a summary holds (a dictionary entry, whose string is mostly shared between blocks:
+ * segments/intern.ts, with its count; a minute's count), for the estimate. Measured on 1 M JSON
+ * events' heads (72 columns, 40 dictionary summaries of 413 entries in all per block): 33 KB of
+ * heap per head, 30 KB estimated.
+ */
 const COLUMN_COST = 120;
 const FRAME_COST = 80;
+const SUMMARY_COST = 120;
+const VALUE_COST = 24;
 const ENTRY_COST = 400;
 
 /**
- * Per query thread: ~2,800 access-log blocks with their bloom and gram filters (~12 KB each), or
- * ~8,000 without. At 16 MiB the 1,600 blocks of 3 M access-log events did not fit once a rare
- * token asked for their filters, and a scan in block order evicts each head before its next use:
- * every query read every head again (docs/benchmarks.md, 2026-11-28).
+ * Per query thread, the heads without their filters: ~1,000 JSON blocks' (1 M events, ~30 KB each
+ * with their summaries) or ~8,000 access-log blocks'. At 16 MiB the heads of 1 M JSON events (and
+ * the 1,600 blocks of 3 M access-log events with their filters) did not fit, and a scan in block
+ * order evicts each head before its next use: every query read every head again
+ * (docs/benchmarks.md, 2026-11-28).
  */
 export const BLOCK_HEADS_BYTES = 32 * 1024 * 1024;
+/** Per query thread, the heads' filters: ~3,300 access-log blocks' (~6 M events) or ~1,000 JSON blocks' (1 M events). */
+export const BLOCK_FILTERS_BYTES = 32 * 1024 * 1024;
 
 /** A kept head and where it is kept. */
 interface Kept extends CacheEntry {
@@ -61,18 +75,26 @@ interface Kept extends CacheEntry {
 
 export class BlockHeads {
   private readonly cache: BlockCache<Kept>;
+  /** The heads whose filters are held, least recently used first. */
+  private readonly filtered = new Set<BlockHead>();
+  private filtersHeld = 0;
 
-  constructor(maxBytes = BLOCK_HEADS_BYTES) {
-    this.cache = new BlockCache<Kept>(maxBytes);
+  constructor(
+    maxBytes = BLOCK_HEADS_BYTES,
+    private readonly maxFilterBytes = BLOCK_FILTERS_BYTES,
+  ) {
+    this.cache = new BlockCache<Kept>(maxBytes, (e) => this.dropFilters(e.head));
   }
 
-  /** Bytes held (estimated) and entries, for tests and benchmarks. */
-  get size(): { bytes: number; entries: number } {
-    return { bytes: this.cache.held, entries: this.cache.entries };
+  /** Bytes held (estimated) and entries, and the filters' bytes, for tests and benchmarks. */
+  get size(): { bytes: number; entries: number; filterBytes: number } {
+    return { bytes: this.cache.held, entries: this.cache.entries, filterBytes: this.filtersHeld };
   }
 
   clear(): void {
     this.cache.clear();
+    this.filtered.clear();
+    this.filtersHeld = 0;
   }
 
   /**
@@ -84,21 +106,43 @@ export class BlockHeads {
     const kept = this.cache.get(path, b.pos);
     const got = kept?.head;
     if (got !== undefined && got.meta.headerLength === b.headerLength && got.meta.compressedLength === b.compressedLength && got.meta.bloomLength === b.bloomLength && got.meta.gramLength === b.gramLength) {
-      if (!filters || got.filters !== null) return got;
+      if (!filters) return got;
+      if (got.filters !== null) {
+        // Most recently used: to the end of the filters' order.
+        this.filtered.delete(got);
+        this.filtered.add(got);
+        return got;
+      }
       const f = readFilters(file(), b, got.filtersCrc);
       if (f === null) return null;
-      got.filters = f;
-      got.bloom = f.subarray(0, b.bloomLength);
-      got.grams = f.subarray(b.bloomLength);
-      got.bytes += f.length;
-      this.cache.grew(kept!, f.length);
+      this.keepFilters(got, f, b.bloomLength);
       return got;
     }
     if (kept !== undefined) this.cache.drop(kept);
     const head = readHead(file(), b, filters);
     if (head === null) return null;
     this.cache.add({ head, path, pos: b.pos, bytes: head.bytes, used: 0 });
+    if (head.filters !== null) this.keepFilters(head, head.filters, b.bloomLength);
     return head;
+  }
+
+  /** Holds `f` as `head`'s filters, then lets the least recently used filters go while over their bound (never the newest). */
+  private keepFilters(head: BlockHead, f: Buffer, bloomLength: number): void {
+    head.filters = f;
+    head.bloom = f.subarray(0, bloomLength);
+    head.grams = f.subarray(bloomLength);
+    this.filtered.add(head);
+    this.filtersHeld += f.length;
+    while (this.filtersHeld > this.maxFilterBytes && this.filtered.size > 1) this.dropFilters(this.filtered.values().next().value!);
+  }
+
+  private dropFilters(head: BlockHead): void {
+    if (head.filters === null) return;
+    this.filtered.delete(head);
+    this.filtersHeld -= head.filters.length;
+    head.filters = null;
+    head.bloom = null;
+    head.grams = null;
   }
 }
 
@@ -117,7 +161,11 @@ function readHead(fd: number, b: HeadRef, filters: boolean): BlockHead | null {
     f = Buffer.from(buf.subarray(b.headerLength));
     if (!framedFiltersIntact(top, f)) return null;
   }
-  const bytes = ENTRY_COST + b.headerLength + dir.columns.length * COLUMN_COST + dir.frames.length * FRAME_COST + (f?.length ?? 0);
+  let bytes = ENTRY_COST + b.headerLength + dir.columns.length * COLUMN_COST + dir.frames.length * FRAME_COST;
+  for (const c of dir.columns) {
+    const sum = c.summary;
+    if (sum !== undefined) bytes += SUMMARY_COST + (sum.kind === 'dict' ? sum.d.length : sum.kind === 'minutes' ? sum.counts.length : 0) * VALUE_COST;
+  }
   return { meta, dir, filters: f, bloom: f?.subarray(0, b.bloomLength) ?? null, grams: f?.subarray(b.bloomLength) ?? null, filtersCrc: top.readUInt32LE(68), bytes };
 }
 

@@ -7,7 +7,7 @@ import { eventId } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import { unpack } from '../lib/msgpack.js';
 import { emptyColumns, type BlockBody, type BlockColumns } from '../segments/block.js';
-import { decodeNumbers, decodeRaw, decodeStrings, type NumberColumn, type StringColumn } from '../segments/columns.js';
+import { decodeNumbers, decodeRaw, decodeStrings, textIntValues, type NumberColumn, type StringColumn } from '../segments/columns.js';
 import { rawRows, stringRows, type RowReader } from '../segments/column-rows.js';
 import { bodyColumns, wholeBody, type EncodedBlock } from '../segments/frames.js';
 import { chargeMade } from './memory.js';
@@ -286,6 +286,12 @@ export class BlockView {
     if (enc === null) return null;
     if (enc.b.length !== this.n * 4) throw new LogsvcError('E_STATE_CORRUPT', 'IPv4 column has the wrong length');
     return enc.b;
+  }
+
+  /** A text column whose every value is an integer's canonical text, as numbers by row (NaN where absent); null otherwise. */
+  textInts(name: string): Float64Array | null {
+    const enc = this.encodedAs(name, 'u');
+    return enc === null ? null : textIntValues(enc, this.n);
   }
 
   /** An integer-typed stored field (every row holds one) as numbers; null for other encodings. */

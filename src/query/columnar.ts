@@ -523,6 +523,7 @@ export function columnRows(view: BlockView, sel: Int32Array, count: number): Col
     strings: (name) => (plainField(name) ? view.field(name) : null),
     ints: (name) => (plainField(name) ? view.ints(name) : null),
     ipv4: (name) => (plainField(name) ? view.ipv4(name) : null),
+    textInts: (name) => (plainField(name) ? view.textInts(name) : null),
   };
 }
 
@@ -554,8 +555,9 @@ export function tallyField(rows: ColumnRows, name: string): { keys: string[]; co
     }
     return { keys, counts };
   }
-  // Integer and IPv4 columns tallied by number (number-tally.ts): the text of each distinct value
-  // is made once per thread (as the column decoder writes it), not once per row or block.
+  // Integer and IPv4 columns, and text columns of integers' canonical texts (user ids in JSON),
+  // tallied by number (number-tally.ts): the text of each distinct value is made once per thread
+  // (as the column decoder writes it), not once per row or block.
   const nums = numbersOf(rows, name);
   if (nums !== null) {
     const tally = numberTally;
@@ -580,13 +582,16 @@ export function tallyField(rows: ColumnRows, name: string): { keys: string[]; co
 }
 
 /** A block's integer or IPv4 column of a field, as numbers by row. */
-type NumberColumn = { kind: 'int'; ints: readonly number[] } | { kind: 'ipv4'; b: Uint8Array };
+/** Rows as numbers: an integer column, a text column of integers' texts (NaN: no value), an IPv4 column. */
+type NumberColumn = { kind: 'int'; ints: readonly number[] } | { kind: 'textInt'; ints: Float64Array } | { kind: 'ipv4'; b: Uint8Array };
 
 function numbersOf(rows: ColumnRows, name: string): NumberColumn | null {
   const ints = rows.ints(name);
   if (ints !== null) return { kind: 'int', ints };
   const b = rows.ipv4(name);
-  return b === null ? null : { kind: 'ipv4', b };
+  if (b !== null) return { kind: 'ipv4', b };
+  const texts = rows.textInts(name);
+  return texts === null ? null : { kind: 'textInt', ints: texts };
 }
 
 /** Counts the selected rows' numbers into `tally` (room made for them by the caller). */
@@ -595,6 +600,14 @@ function countNumbers(tally: NumberTally, rows: ColumnRows, col: NumberColumn): 
   if (col.kind === 'int') {
     const ints = col.ints;
     for (let j = 0; j < count; j++) tally.add(ints[sel[j]!]!);
+    return;
+  }
+  if (col.kind === 'textInt') {
+    const ints = col.ints;
+    for (let j = 0; j < count; j++) {
+      const x = ints[sel[j]!]!;
+      if (x === x) tally.add(x);
+    }
     return;
   }
   const b = col.b;
@@ -612,7 +625,7 @@ function textsOf(tally: NumberTally, kind: NumberColumn['kind'], rows: number): 
   const keep = tally.size * 2 <= rows;
   for (let k = 0; k < tally.size; k++) {
     const x = tally.value(k);
-    keys.push(kind === 'int' ? (keep ? intText(x) : String(x)) : keep ? ipv4Text(x) : ipv4Dotted(x));
+    keys.push(kind !== 'ipv4' ? (keep ? intText(x) : String(x)) : keep ? ipv4Text(x) : ipv4Dotted(x));
     counts.push(tally.count(k));
   }
   return { keys, counts };

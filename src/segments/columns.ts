@@ -359,6 +359,55 @@ function decodeText(c: { b: Uint8Array; l: Uint8Array }, count: number): (string
   return out;
 }
 
+/** Longest integer text read as an integer (parseNumber's plain integers: at most 15 characters). */
+const MAX_INT_TEXT = 15;
+
+/**
+ * The values of a text column (`{e: "u"}`) as integers, row by row (NaN where a row has none),
+ * when every present value is an integer's canonical text (as String(n) writes it: no leading
+ * zeros, no "-0", at most 15 characters, which parseNumber reads as that integer, so String(x)
+ * gives the stored text back); null otherwise. Read from the UTF-8 bytes without making a string:
+ * most text columns fail on their first value.
+ */
+export function textIntValues(c: { b: Uint8Array; l: Uint8Array }, count: number): Float64Array | null {
+  const out = new Float64Array(count);
+  const b = c.b;
+  const l = c.l;
+  let lp = 0;
+  let bp = 0;
+  for (let i = 0; i < count; i++) {
+    // Per event a varint: 0 absent, else the value's length in UTF-16 units + 1 (bytes, for digits).
+    let v = 0;
+    let mul = 1;
+    for (;;) {
+      if (lp >= l.length) return null;
+      const byte = l[lp++]!;
+      v += (byte & 0x7f) * mul;
+      if (byte < 0x80) break;
+      mul *= 0x80;
+    }
+    if (v === 0) {
+      out[i] = Number.NaN;
+      continue;
+    }
+    const len = v - 1;
+    if (len === 0 || len > MAX_INT_TEXT || bp + len > b.length) return null;
+    const neg = b[bp] === 45; /* - */
+    const first = neg ? bp + 1 : bp;
+    const end = bp + len;
+    if (first >= end || (b[first] === 48 /* 0 */ && (end - first > 1 || neg))) return null;
+    let x = 0;
+    for (let k = first; k < end; k++) {
+      const d = b[k]! - 48;
+      if (d < 0 || d > 9) return null;
+      x = x * 10 + d;
+    }
+    out[i] = neg ? -x : x;
+    bp = end;
+  }
+  return out;
+}
+
 /** Reads unsigned varints from `b` one at a time; throws E_STATE_CORRUPT past its end. */
 function varintReader(b: Uint8Array, what: string): () => number {
   let pos = 0;

@@ -18,6 +18,7 @@ import { crc32c } from '../storage/index.js';
 import type { BlockCodec } from './codec.js';
 import type { NumberColumn, RawColumn, StringColumn } from './columns.js';
 import { encodeSummaries, parseSummaries, summarizeColumn, type ColumnSummary, type SummaryPart } from './summaries.js';
+import { utf8Interned } from './intern.js';
 
 /** The built-in columns of a body, in frame order (fields follow them). */
 export const BUILTIN_COLUMNS = ['ts', 'tz', 'raw', 'it', 'off', 'idx'] as const;
@@ -413,7 +414,7 @@ export function parseDirectory(dir: Buffer, framesLength: number, n?: number): D
     const e = dir[q + 1]!;
     const entry: ColumnEntry = {
       field,
-      name: dir.toString('utf8', q + COLUMN_BYTES, q + COLUMN_BYTES + len),
+      name: utf8Interned(dir, q + COLUMN_BYTES, q + COLUMN_BYTES + len),
       e: e === 0 ? '' : String.fromCharCode(e),
       frame: dir.readUInt16LE(q + 2),
       offset: dir.readUInt32LE(q + 4),

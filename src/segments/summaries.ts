@@ -13,7 +13,8 @@
  * directory, parsed with it (`parseSummaries`), checked against the block's event count.
  */
 import { unpack, pack } from '../lib/msgpack.js';
-import { decodeNumbers, type NumberColumn, type StringColumn } from './columns.js';
+import { decodeNumbers, textIntValues, type NumberColumn, type StringColumn } from './columns.js';
+import { utf8Interned } from './intern.js';
 
 /** What a head says about one column. */
 export type ColumnSummary =
@@ -81,48 +82,12 @@ export function summarizeColumn(column: number, col: SummarisedColumn, bytes: Bu
   return null;
 }
 
-/** Longest integer text taken (parseNumber's plain integers: at most 15 characters). */
-const MAX_INT_TEXT = 15;
-
-/**
- * The values of a text column when every present value is an integer's canonical text (as
- * String(n) writes it: no leading zeros, no "-0", at most 15 characters, which parseNumber reads
- * as that integer); null otherwise. Read from the UTF-8 bytes: most text columns fail on their
- * first value.
- */
+/** The present values of a text column when every one is an integer's canonical text (columns.ts textIntValues); null otherwise. */
 function textInts(c: Extract<StringColumn, { e: 'u' }>, n: number): number[] | null {
+  const values = textIntValues(c, n);
+  if (values === null) return null;
   const out: number[] = [];
-  const b = c.b;
-  const l = c.l;
-  let lp = 0;
-  let bp = 0;
-  for (let i = 0; i < n; i++) {
-    // Per event a varint: 0 absent, else the value's length in UTF-16 units + 1 (bytes, for digits).
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      if (lp >= l.length) return null;
-      const byte = l[lp++]!;
-      v += (byte & 0x7f) * mul;
-      if (byte < 0x80) break;
-      mul *= 0x80;
-    }
-    if (v === 0) continue;
-    const len = v - 1;
-    if (len === 0 || len > MAX_INT_TEXT || bp + len > b.length) return null;
-    const neg = b[bp] === 45; /* - */
-    const first = neg ? bp + 1 : bp;
-    const end = bp + len;
-    if (first >= end || (b[first] === 48 /* 0 */ && (end - first > 1 || neg))) return null;
-    let x = 0;
-    for (let k = first; k < end; k++) {
-      const d = b[k]! - 48;
-      if (d < 0 || d > 9) return null;
-      x = x * 10 + d;
-    }
-    out.push(neg ? -x : x);
-    bp = end;
-  }
+  for (const x of values) if (!Number.isNaN(x)) out.push(x);
   return out.length > 0 ? out : null;
 }
 
@@ -294,7 +259,7 @@ function parseDict(r: Reader, end: number, n: number): ColumnSummary | null {
   for (let k = 0; k < e; k++) {
     const len = r.varint(end);
     if (len === null || r.at + len > end) return null;
-    d.push(r.b.toString('utf8', r.at, r.at + len));
+    d.push(utf8Interned(r.b, r.at, r.at + len));
     r.at += len;
   }
   const counts: number[] = [];

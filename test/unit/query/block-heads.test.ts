@@ -6,7 +6,7 @@
 import t from 'tap';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { rename } from 'node:fs/promises';
-import { runScanTask } from '../../../src/query/scan.js';
+import { blockHeads, runScanTask } from '../../../src/query/scan.js';
 import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
 import { join } from 'node:path';
 import { BlockHeads } from '../../../src/query/block-heads.js';
@@ -95,7 +95,28 @@ t.test('bounded: the least recently used go first', async (t) => {
   t.equal(heads.get(() => gone, path, refs[0]!, false), kept, 'the one used last is kept');
   t.throws(() => heads.get(() => gone, path, refs[1]!, false), { code: 'EBADF' }, 'the least recently used was let go');
   heads.clear();
-  t.same(heads.size, { bytes: 0, entries: 0 });
+  t.same(heads.size, { bytes: 0, entries: 0, filterBytes: 0 });
+});
+
+t.test('filters have a bound of their own: letting them go keeps the heads', async (t) => {
+  const { path, refs } = await segment(t, 4);
+  const fd = openSync(path, 'r');
+  t.teardown(() => closeSync(fd));
+  const each = refs[0]!.bloomLength + refs[0]!.gramLength;
+  const heads = new BlockHeads(undefined, Math.floor(each * 2.5));
+  const got = refs.map((b) => heads.get(() => fd, path, b, true)!);
+  t.equal(heads.size.entries, 4, 'every head kept');
+  t.equal(heads.size.filterBytes, 2 * each, 'the filters of two blocks kept');
+  t.equal(got[0]!.filters, null, 'the least recently used filters let go');
+  t.equal(got[1]!.filters, null);
+  t.ok(got[3]!.filters !== null, 'the newest kept');
+  const gone = openSync(path, 'r');
+  closeSync(gone);
+  t.equal(heads.get(() => gone, path, refs[0]!, false), got[0], 'a head without its filters still served without reading');
+  t.throws(() => heads.get(() => gone, path, refs[0]!, true), { code: 'EBADF' }, 'its filters read again when asked for');
+  t.ok(heads.get(() => fd, path, refs[0]!, true)!.filters !== null, 'and kept again');
+  t.equal(got[2]!.filters, null, 'pushing out the least recently used');
+  t.equal(heads.size.filterBytes, 2 * each, 'within the bound');
 });
 
 t.test('a scan answered from cached heads and their column summaries opens no file', async (t) => {
@@ -107,5 +128,8 @@ t.test('a scan answered from cached heads and their column summaries opens no fi
   // The same blocks under a path that does not exist: nothing is opened while the heads answer.
   await rename(path, `${path}.moved`);
   t.match(scan('even=yes | groupBy(even)'), { blocksSummarised: 3, matched: 60 }, 'answered without the file');
+  // Summaries that say no row passes leave the blocks out, their bloom filters neither read nor kept.
+  t.match(scan('even=nope | tail(5)'), { blocksSkipped: 3, blocksRead: 0, matched: 0 }, 'left out without the file');
+  t.equal(blockHeads.size.filterBytes, 0, 'no filters read');
   t.throws(() => scan('hello | count()'), { code: 'ENOENT' }, 'a query that reads frames opens it');
 });

@@ -199,6 +199,7 @@ function randomBlock(r: () => number, round: number, tail: string): { n: number;
 t.test('blocks: templated and whole raw strings decode to the same events, also lazily through BlockView', async (t) => {
   const r = rnd(5);
   const encodings = new Set<string>();
+  const fieldEncodings = new Set<string>();
   for (let round = 0; round < 60; round++) {
     const { n, raw, fields, events, bytes, m } = randomBlock(r, round, 'unparsed text ');
     t.strictSame(decodeBlockEvents(bytes, 0, m, lz4Codec), events, `round ${round}`);
@@ -209,8 +210,22 @@ t.test('blocks: templated and whole raw strings decode to the same events, also 
     const b = BlockView.fromEncoded(encodedBlockAt(bytes, 0, m, lz4Codec), { repoName: 'r', partition: 0, tags: {} });
     t.strictSame(events.map((_, i) => b.get('f1', i)), fields[1]!.map((v) => v));
     t.strictSame(b.raw(), raw);
+    // Row by row (readFew): each row's raw string and fields decoded alone (the rows in random order, some views
+    // asked for a field before the raw string) give what the whole columns give.
+    const whole = BlockView.fromEncoded(encodedBlockAt(bytes, 0, m, lz4Codec), { repoName: 'r', partition: 0, tags: {} });
+    for (let i = 0; i < n; i++) {
+      const sparse = BlockView.fromEncoded(encodedBlockAt(bytes, 0, m, lz4Codec), { repoName: 'r', partition: 0, tags: {} });
+      sparse.readFew();
+      const row = Math.floor(r() * n);
+      if (r() < 0.5) t.equal(sparse.get('f2', row), whole.get('f2', row));
+      t.equal(sparse.get('@rawstring', row), raw[row], `round ${round}: row ${row}'s raw string alone`);
+      t.strictSame(sparse.names(row), whole.names(row));
+      for (const name of whole.names(row)) t.equal(sparse.get(name, row), whole.get(name, row), `round ${round}: row ${row}'s ${name} alone`);
+    }
+    for (let j = 0; j < fields.length; j++) fieldEncodings.add(whole.encoding(`f${j}`) ?? '-');
   }
   t.strictSame([...encodings].sort(), ['j', 't'], 'both raw encodings exercised');
+  t.ok(['u', 'x', 'i', '4'].every((e) => fieldEncodings.has(e)), `field encodings exercised sparsely: ${[...fieldEncodings].sort().join(' ')}`);
 });
 
 t.test('row by row (column-rows.ts): every encoding gives each row what the whole column decodes to', async (t) => {
