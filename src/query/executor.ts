@@ -35,6 +35,8 @@ interface TaskOf {
 export interface ScanRunner {
   /** `short`: the query has no more tasks than its parallelism (served ahead of long ones). */
   scan(task: ScanTask, short?: boolean): Promise<ScanResult>;
+  /** Which blocks of the task's units its block filters let through (scan.ts pruneTask); absent: none pruned first. */
+  prune?(task: ScanTask): Promise<(number[] | null)[]>;
 }
 
 /** Where a repository's events are (the segment catalog and the digest). */
@@ -329,6 +331,47 @@ export class QueryExecutor {
     }
   }
 
+  /**
+   * A query whose filters the blocks' bloom and gram filters may rule out, in more tasks than the
+   * pool has threads: first one task per thread that only checks those filters (from the threads'
+   * cached heads), then tasks cut from the blocks they let through. A rare token over 3 M
+   * access-log events is then two rounds of tasks instead of five, each round a post to the pool
+   * and back (the main thread's profile: ~3 ms a query in posts, docs/benchmarks.md, 2026-11-28);
+   * a common word pays one round more.
+   */
+  private async pruned(run: QueryRun, tasks: TaskOf[], deadline: number, memory: MemoryBudget | undefined): Promise<TaskOf[]> {
+    const runner = this.opts.runner;
+    const threads = this.opts.parallelism;
+    if (runner.prune === undefined || run.query.pruning.bloom === null || tasks.length <= threads) return tasks;
+    const per = Math.ceil(tasks.length / threads);
+    const shares = Array.from({ length: Math.ceil(tasks.length / per) }, (_, k) => tasks.slice(k * per, (k + 1) * per));
+    const kept = await Promise.all(
+      shares.map((share) => runner.prune!({ spec: run.spec, repoName: share[0]!.repoName, units: share.flatMap((t) => t.units), deadline, ...(memory === undefined ? {} : { memory }) })),
+    );
+    // Each task's units with the blocks let through; then tasks cut again, source by source in order.
+    const out: TaskOf[] = [];
+    let source: { repoName: string; prefix: string; units: ScanUnit[] } | null = null;
+    const cut = (): void => {
+      if (source !== null) for (const units of cutIntoTasks(source.units, this.opts.taskBytes)) out.push({ units, repoName: source.repoName, prefix: source.prefix });
+    };
+    shares.forEach((share, k) => {
+      let i = 0;
+      for (const t of share) {
+        if (source === null || source.repoName !== t.repoName || source.prefix !== t.prefix) {
+          cut();
+          source = { repoName: t.repoName, prefix: t.prefix, units: [] };
+        }
+        for (const u of t.units) {
+          const keep = kept[k]![i++];
+          if (keep === null || keep === undefined || u.kind !== 'seg') source.units.push(u);
+          else if (keep.length > 0) source.units.push({ ...u, blocks: keep.map((j) => u.blocks[j]!) });
+        }
+      }
+    });
+    cut();
+    return out;
+  }
+
   private async scanAndMerge(run: QueryRun, tasks: TaskOf[], headers: ScanResult[], peers: ReturnType<PeerScans['plan']>, deadline: number, memory: MemoryBudget | undefined, meter: Meter): Promise<QueryOutcome> {
     const { agg, rest } = splitAtAggregate(run.query);
     const state = agg.init();
@@ -344,6 +387,7 @@ export class QueryExecutor {
       run.processedEvents += h.events;
       matched += h.matched;
     }
+    tasks = await this.pruned(run, tasks, deadline, memory);
     run.totalWork = Math.max(1, tasks.length + peers.remotes.length);
     // Each other live node's part runs alongside the local tasks; one that fails leaves its data out, said so.
     const remote = Promise.all(

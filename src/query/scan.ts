@@ -328,6 +328,32 @@ export function answerFromHeaders(q: CompiledQuery, ctx: Pick<QueryContext, 'sta
   return { result: result.events > 0 ? result : null, units: left };
 }
 
+/**
+ * Per unit of `task`, the indexes of its blocks that the query's bloom and gram filters let
+ * through, checked from the thread's cached heads as a scan checks them (null: all of them, a unit
+ * in memory or a query without such filters). Blocks of formats before 5 and damaged heads are
+ * let through: the scan decides them.
+ */
+export function pruneTask(task: ScanTask): (number[] | null)[] {
+  const q = compiledFor(task.spec);
+  const probes = q.pruning.bloom === null ? null : blockProbes(q.pruning.bloom);
+  return task.units.map((u) => {
+    if (u.kind === 'mem' || probes === null) return null;
+    let fd = -1;
+    const file = (): number => (fd >= 0 ? fd : (fd = openSync(u.path, 'r')));
+    try {
+      const keep: number[] = [];
+      u.blocks.forEach((b, i) => {
+        const head = b.framed === true ? blockHeads.get(file, u.path, b, true) : null;
+        if (head === null || blockMayMatch(head.bloom!, head.grams!, probes, b.fieldGrams === true)) keep.push(i);
+      });
+      return keep;
+    } finally {
+      if (fd >= 0) closeSync(fd);
+    }
+  });
+}
+
 export function runScanTask(task: ScanTask): ScanResult {
   // What the task makes is charged to the query while it runs; its partial state is handed over
   // (and charged by the coordinator's merge) when it returns.

@@ -165,6 +165,13 @@ export class WorkerPool implements BlockEncoder, TablePacker {
     return r;
   }
 
+  /** Which blocks of a query's units its block filters let through (scan.ts pruneTask), on a query thread. */
+  async prune(task: ScanTask): Promise<(number[] | null)[]> {
+    const r = (await this.queries.run(task, { name: 'prune' })) as (number[] | null)[] | { error: ReturnType<LogsvcError['toJSON']> };
+    if ('error' in r) throw new LogsvcError(r.error.code, r.error.message);
+    return r;
+  }
+
   /**
    * Parses and packs a lookup file on a worker (a file on disk is read there, a CSV file streamed);
    * the table comes back in shared memory.

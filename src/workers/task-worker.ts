@@ -8,7 +8,7 @@ import { buildBlock, type BlockPart } from '../digest/block-parts.js';
 import { runIngestTask, type IngestTask, type IngestTaskResult } from '../ingest/pipeline.js';
 import { isLogsvcError, type LogsvcError } from '../lib/errors.js';
 import { ownsBuffer } from '../lib/bytes.js';
-import { runScanTask, type ScanResult, type ScanTask } from '../query/scan.js';
+import { pruneTask, runScanTask, type ScanResult, type ScanTask } from '../query/scan.js';
 import { engineLimitError } from '../query/limits.js';
 import { runPackTask, type PackTask, type PackTaskResult } from '../files/pack-task.js';
 
@@ -48,6 +48,16 @@ export function query(task: ScanTask): ScanResult | { error: ReturnType<LogsvcEr
 
 /** The same scan, for a short query (the query pool serves these first: src/workers/query-queue.ts). */
 export const queryShort = query;
+
+/** Which blocks of a query's units its block filters let through (scan.ts pruneTask); errors as data, as `query`'s. */
+export function prune(task: ScanTask): (number[] | null)[] | { error: ReturnType<LogsvcError['toJSON']> } {
+  try {
+    return pruneTask(task);
+  } catch (err) {
+    if (isLogsvcError(err)) return { error: err.toJSON() };
+    throw err;
+  }
+}
 
 /** Parses and packs an uploaded lookup file (src/files); the table's SharedArrayBuffer is shared, not copied. */
 export function table(task: PackTask): Promise<PackTaskResult> {

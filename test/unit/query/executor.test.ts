@@ -14,7 +14,7 @@ import { readBlockMeta } from '../../../src/segments/block.js';
 import { SegmentWriter } from '../../../src/segments/segment-writer.js';
 import type { SegmentInfo } from '../../../src/segments/catalog.js';
 import { QueryExecutor, type EventSources } from '../../../src/query/executor.js';
-import { runScanTask, type QuerySpec, type ScanTask } from '../../../src/query/scan.js';
+import { pruneTask, runScanTask, type QuerySpec, type ScanTask } from '../../../src/query/scan.js';
 import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
 import { toJsonRow } from '../../../src/query/results.js';
 
@@ -108,6 +108,33 @@ t.test('a query the column summaries may answer runs in one task per thread; oth
   t.same(await count('status=500 | groupBy(status)'), { tasks: 1, rows: [{ status: '500', _count: '20' }] }, 'summaries may answer it: one task for the one thread');
   t.same(await count('status=500 | n:=status | groupBy(status)'), { tasks: 2, rows: [{ status: '500', _count: '20' }] }, 'a stage between: a task per block');
   t.same(await count('event | count()'), { tasks: 2, rows: [{ _count: '40' }] }, 'free text: a task per block');
+});
+
+t.test('a query the block filters may prune: a first round of one pruning task per thread, then tasks of what they let through, the same answers', async (t) => {
+  let pruneTasks = 0;
+  const pruning = {
+    scan: runner.scan,
+    async prune(task: ScanTask) {
+      pruneTasks++;
+      return structuredClone(pruneTask(structuredClone(task)));
+    },
+  };
+  const withPrune = new QueryExecutor({ sources, runner: pruning, parallelism: 1, taskBytes: 1, maxQueryMs: 60_000 });
+  const plain = new QueryExecutor({ sources, runner, parallelism: 1, taskBytes: 1, maxQueryMs: 60_000 });
+  const queries = ['"event 100/5" | tail(1000)', 'event | count()', 'nosuchword | count()', 'status=500 | n:=status | tail(1000)', '"300/4" or "100/7" | tail(1000)', 'count()'];
+  for (const q of queries) {
+    const before = tasksRun;
+    const a = await run(withPrune, q);
+    const scanned = tasksRun - before;
+    const b = await run(plain, q);
+    t.same(a.rows, b.rows, `${q}: the same answer`);
+    t.equal(a.run.totalWork, a.run.workDone, `${q}: all work done`);
+    if (q.startsWith('"event 100/5"')) t.ok(scanned < tasksRun - before - scanned, `${q}: fewer scan tasks (${scanned})`);
+  }
+  t.ok(pruneTasks > 0, 'pruning tasks ran');
+  const n = pruneTasks;
+  await run(withPrune, 'count()');
+  t.equal(pruneTasks, n, 'a query without block filters is not pruned first');
 });
 
 t.test('the time bound stops a query with a clear error', async (t) => {

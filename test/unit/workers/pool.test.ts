@@ -7,7 +7,8 @@
  *   queries) at the process's own priority, and nothing else of the process is reniced;
  * - `encode()` copies parts that are views into shared buffers into one transferred buffer: the
  *   block is byte for byte the inline encoder's, and the caller's buffers stay usable;
- * - `ingest()` gives back the record the inline pipeline makes, in a buffer of its own.
+ * - `ingest()` gives back the record the inline pipeline makes, in a buffer of its own;
+ * - `prune()` gives the blocks a query's block filters let through, or its error.
  */
 import t from 'tap';
 import { existsSync } from 'node:fs';
@@ -21,6 +22,10 @@ import { runIngestTask, type IngestTask } from '../../../src/ingest/pipeline.js'
 import { INLINE_BLOCK_BYTES, WorkerPool } from '../../../src/workers/pool.js';
 import { SlabPool } from '../../../src/lib/slab-pool.js';
 import { threadNices } from '../../helpers/threads.js';
+import { readSegmentInfo } from '../../../src/segments/catalog.js';
+import { createLogger } from '../../../src/lib/logger.js';
+import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
+import { makeEvents, segMeta, tempDir, writeSegment } from '../segments/helpers.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -228,4 +233,18 @@ t.test('encode(): a small block is built on the calling thread while no backgrou
   t.equal(background(), 1, 'the large block ran on a background thread');
   // With a background thread running, even a small block goes to it (it is already paid for).
   t.ok((await pool.encode(small)).bytes.equals(inline.bytes), 'a small block while a thread runs: the same bytes');
+});
+
+t.test('prune(): on a query thread, the blocks the query\'s filters let through; a bad query comes back as its error', async (t) => {
+  const dir = await tempDir(t);
+  const w = await writeSegment(dir, segMeta('prune'), Array.from({ length: 3 }, (_, b) => makeEvents(40, b * 1000, b * 40)), true);
+  const blocks = (await readSegmentInfo(w.path, createLogger('error'), Date.now())).blocks;
+  const pool = new WorkerPool({ threads: 1 });
+  t.teardown(() => pool.close());
+  const ctx = { start: 0, end: 2_000_000_000_000, timeZoneOffsetMinutes: 0, now: 2_000_000_000_000, live: false };
+  const task = (text: string) => ({ spec: { text, args: {}, ctx, limits: DEFAULT_LIMITS }, repoName: 'r', units: [{ kind: 'seg' as const, path: w.path, partition: 3, tags: {}, blocks }], deadline: Date.now() + 60_000 });
+  t.same(await pool.prune(task('hello | count()')), [[0, 1, 2]], 'a word every block holds: all of them');
+  t.same(await pool.prune(task('nosuchword | count()')), [[]], 'a word none holds: none');
+  t.same(await pool.prune(task('count()')), [null], 'no block filters: all');
+  await t.rejects(pool.prune(task('groupBy(')), { code: 'E_QUERY' });
 });
