@@ -10,6 +10,7 @@
 import type { BlockPart } from '../digest/block-parts.js';
 import { LogsvcError, isLogsvcError } from '../lib/errors.js';
 import type { Position, SegmentInfo } from '../segments/catalog.js';
+import type { BlockEntry } from '../segments/segment-file.js';
 import { compileQuery } from './compile.js';
 import { engineLimitError } from './limits.js';
 import { approxBytes, Meter, withMeter, type MemoryBudget, type NodeQueryMemory } from './memory.js';
@@ -175,6 +176,55 @@ export function cutIntoTasks(units: readonly ScanUnit[], taskBytes: number): Sca
   return tasks;
 }
 
+/** A segment's blocks as scan refs, with their time span and uncompressed bytes (segmentRefs). */
+export interface SegmentRefs {
+  readonly refs: readonly BlockRef[];
+  readonly minTs: number;
+  readonly maxTs: number;
+  readonly bytes: number;
+}
+
+const segmentRefsOf = new WeakMap<readonly BlockEntry[], SegmentRefs>();
+
+function blockRef(b: BlockEntry): BlockRef {
+  return { pos: b.pos, headerLength: b.headerLength, bloomLength: b.bloomLength, gramLength: b.gramLength, fieldGrams: b.fieldGrams === true, ...(b.framed === true ? { framed: true } : {}), compressedLength: b.compressedLength, uncompressedLength: b.uncompressedLength, eventCount: b.eventCount, minTs: b.minTs, maxTs: b.maxTs };
+}
+
+/**
+ * The scan refs of a segment's block list, made once and shared by every query's snapshot (a
+ * query's units hold them as they are; nothing changes a ref or a ref list once made), so a
+ * query over whole segments copies no block (docs/benchmarks.md, 2026-11-29: the per-query cost).
+ * Block lists only grow (an open segment's) or are replaced (a trim): a longer list gets a new
+ * ref list, the one handed out before stays as it was.
+ */
+export function segmentRefs(blocks: readonly BlockEntry[]): SegmentRefs {
+  const had = segmentRefsOf.get(blocks);
+  if (had !== undefined && had.refs.length === blocks.length) return had;
+  const refs = had === undefined ? [] : had.refs.slice();
+  let { minTs, maxTs, bytes } = had ?? { minTs: Infinity, maxTs: -Infinity, bytes: 0 };
+  for (let i = refs.length; i < blocks.length; i++) {
+    const b = blocks[i]!;
+    refs.push(blockRef(b));
+    minTs = Math.min(minTs, b.minTs);
+    maxTs = Math.max(maxTs, b.maxTs);
+    bytes += b.uncompressedLength;
+  }
+  const made = { refs, minTs, maxTs, bytes };
+  segmentRefsOf.set(blocks, made);
+  return made;
+}
+
+/** Uncompressed bytes of the blocks of `segments` that overlap [start, end] (the scheduler's size of a query). */
+export function bytesInRange(segments: Iterable<{ blocks: readonly BlockEntry[] }>, start: number, end: number): number {
+  let bytes = 0;
+  for (const seg of segments) {
+    const r = segmentRefs(seg.blocks);
+    if (r.minTs >= start && r.maxTs <= end) bytes += r.bytes;
+    else for (const b of seg.blocks) if (b.maxTs >= start && b.minTs <= end) bytes += b.uncompressedLength;
+  }
+  return bytes;
+}
+
 export class QueryExecutor {
   constructor(private readonly opts: ExecutorOptions) {}
 
@@ -296,13 +346,20 @@ export class QueryExecutor {
     for (const seg of this.opts.sources.segments(repoId, placement)) {
       if (!tagsOk(seg.meta.tags)) continue;
       const cut = cutOf(seg.meta.partition);
-      // Copied: an open segment's block list keeps growing.
-      const blocks: BlockRef[] = [];
-      let newest = -Infinity;
-      for (const b of seg.blocks) {
-        if (b.maxTs < start || b.minTs > end || (cut !== undefined && b.firstOffset >= cut)) continue;
-        blocks.push({ pos: b.pos, headerLength: b.headerLength, bloomLength: b.bloomLength, gramLength: b.gramLength, fieldGrams: b.fieldGrams === true, ...(b.framed === true ? { framed: true } : {}), compressedLength: b.compressedLength, uncompressedLength: b.uncompressedLength, eventCount: b.eventCount, minTs: b.minTs, maxTs: b.maxTs, ...(cut !== undefined && b.lastOffset >= cut ? { below: cut } : {}) });
-        newest = Math.max(newest, b.maxTs);
+      const refs = segmentRefs(seg.blocks);
+      let blocks = refs.refs;
+      let newest = refs.maxTs;
+      // Not every block in range or below the cut: a new list of those that are (the refs shared).
+      if (cut !== undefined || refs.minTs < start || refs.maxTs > end) {
+        const picked: BlockRef[] = [];
+        blocks = picked;
+        newest = -Infinity;
+        for (let i = 0; i < refs.refs.length; i++) {
+          const b = seg.blocks[i]!;
+          if (b.maxTs < start || b.minTs > end || (cut !== undefined && b.firstOffset >= cut)) continue;
+          picked.push(cut !== undefined && b.lastOffset >= cut ? { ...refs.refs[i]!, below: cut } : refs.refs[i]!);
+          newest = Math.max(newest, b.maxTs);
+        }
       }
       if (blocks.length > 0) units.push({ unit: { kind: 'seg', path: seg.path, partition: seg.meta.partition, tags: seg.meta.tags, blocks }, newest });
     }

@@ -45,7 +45,7 @@ export interface BlockRef {
 }
 
 export type ScanUnit =
-  | { kind: 'seg'; path: string; partition: number; tags: Record<string, string>; blocks: BlockRef[] }
+  | { kind: 'seg'; path: string; partition: number; tags: Record<string, string>; blocks: readonly BlockRef[] }
   | {
       kind: 'mem';
       partition: number;

@@ -204,7 +204,9 @@ export class SegmentCatalog {
   }
 
   forRepository(repo: string): SegmentInfo[] {
-    return this.all().filter((s) => s.meta.repo === repo);
+    const out: SegmentInfo[] = [];
+    for (const s of this.segments.values()) if (s.meta.repo === repo) out.push(s);
+    return out;
   }
 
   get(id: string): SegmentInfo | undefined {
