@@ -16,7 +16,7 @@ import { engineLimitError } from './limits.js';
 import { approxBytes, Meter, withMeter, type MemoryBudget, type NodeQueryMemory } from './memory.js';
 import { runRowsAsync } from './pipeline.js';
 import type { CompiledQuery, Ev } from './runtime.js';
-import { answerFromHeaders, answersFromSummaries, splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
+import { answerFromHeaders, answersFromSummaries, segmentRefs, splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
 import type { Placement } from '../cluster/placement.js';
 
 /** What a query searches: a repository, or a view's repositories (`sources`, each with its filter). */
@@ -176,44 +176,6 @@ export function cutIntoTasks(units: readonly ScanUnit[], taskBytes: number): Sca
   return tasks;
 }
 
-/** A segment's blocks as scan refs, with their time span and uncompressed bytes (segmentRefs). */
-export interface SegmentRefs {
-  readonly refs: readonly BlockRef[];
-  readonly minTs: number;
-  readonly maxTs: number;
-  readonly bytes: number;
-}
-
-const segmentRefsOf = new WeakMap<readonly BlockEntry[], SegmentRefs>();
-
-function blockRef(b: BlockEntry): BlockRef {
-  return { pos: b.pos, headerLength: b.headerLength, bloomLength: b.bloomLength, gramLength: b.gramLength, fieldGrams: b.fieldGrams === true, ...(b.framed === true ? { framed: true } : {}), compressedLength: b.compressedLength, uncompressedLength: b.uncompressedLength, eventCount: b.eventCount, minTs: b.minTs, maxTs: b.maxTs };
-}
-
-/**
- * The scan refs of a segment's block list, made once and shared by every query's snapshot (a
- * query's units hold them as they are; nothing changes a ref or a ref list once made), so a
- * query over whole segments copies no block (docs/benchmarks.md, 2026-11-29: the per-query cost).
- * Block lists only grow (an open segment's) or are replaced (a trim): a longer list gets a new
- * ref list, the one handed out before stays as it was.
- */
-export function segmentRefs(blocks: readonly BlockEntry[]): SegmentRefs {
-  const had = segmentRefsOf.get(blocks);
-  if (had !== undefined && had.refs.length === blocks.length) return had;
-  const refs = had === undefined ? [] : had.refs.slice();
-  let { minTs, maxTs, bytes } = had ?? { minTs: Infinity, maxTs: -Infinity, bytes: 0 };
-  for (let i = refs.length; i < blocks.length; i++) {
-    const b = blocks[i]!;
-    refs.push(blockRef(b));
-    minTs = Math.min(minTs, b.minTs);
-    maxTs = Math.max(maxTs, b.maxTs);
-    bytes += b.uncompressedLength;
-  }
-  const made = { refs, minTs, maxTs, bytes };
-  segmentRefsOf.set(blocks, made);
-  return made;
-}
-
 /** Uncompressed bytes of the blocks of `segments` that overlap [start, end] (the scheduler's size of a query). */
 export function bytesInRange(segments: Iterable<{ blocks: readonly BlockEntry[] }>, start: number, end: number): number {
   let bytes = 0;
@@ -224,6 +186,8 @@ export function bytesInRange(segments: Iterable<{ blocks: readonly BlockEntry[] 
   }
   return bytes;
 }
+
+export { segmentRefs };
 
 export class QueryExecutor {
   constructor(private readonly opts: ExecutorOptions) {}

@@ -167,3 +167,24 @@ t.test("a segment's block refs are shared between snapshots: a growing list does
     t.equal(bytesInRange([seg], start, end), perBlock(start, end), `bytes in [${start - T0}, ${end - T0}]`);
   }
 });
+
+t.test('count() and time histograms answered from headers (a whole segment at once or block by block) agree with the same events read from memory', async (t) => {
+  const fromSegment = new QueryExecutor({ sources: { ...sources, segments: () => [seg], memory: () => [] }, runner, parallelism: 2, taskBytes: 1, maxQueryMs: 60_000 });
+  const sameInMemory = [{ partition: 3, ds: 'ds1', tags: { type: 'kv' }, parts: [part(100, 20, { type: 'kv' }), part(200, 20, { type: 'kv' }, T0 + 100_000)] }];
+  const fromMemory = new QueryExecutor({ sources: { segments: () => [], memory: () => sameInMemory, highWater: () => null }, runner, parallelism: 2, taskBytes: 1, maxQueryMs: 60_000 });
+  let seed = 7;
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const ranges: [number, number][] = [[T0 - 1, T0 + 1_000_000], [T0, T0 + 119_000]];
+  for (let i = 0; i < 20; i++) {
+    const a = T0 - 10_000 + rand(140_000);
+    ranges.push([a, a + rand(140_000)]);
+  }
+  for (const [start, end] of ranges) {
+    for (const q of ['count()', 'timechart(span=1h)', 'timechart(span=10m)', 'timechart(span=1m)', 'timechart(span=10s)']) {
+      t.same((await run(fromSegment, q, start, end)).rows, (await run(fromMemory, q, start, end)).rows, `${q} over [${start - T0}, ${end - T0}]`);
+    }
+  }
+});
