@@ -31,7 +31,7 @@ const HELP = `node bench/peers/ask.mjs [options]
   --json N            JSON events (default 300000)
   --quick             300000 access-log and 100000 JSON events
   --only LIST         question ids (default all), e.g. filter,groupby; prefix a dataset to ask one
-                      side only: json:filter,accesslog:range
+                      side only: json:filter,acc:range
   --repeat N          timed runs per question after one warm-up (default 5)
   --data DIR          the kept data dirs (default ~/.cache/logsvc/peers-ask/<access>-<json>)
   --fresh             remove DIR first and ingest again
@@ -76,6 +76,9 @@ const o = {
   vlBin: String(v['vl-bin']),
   budgetMinutes: int('budget-minutes', 1, 24 * 60),
 };
+// An id that names no question would silently ask nothing of it.
+const knownIds = new Set([...ACCESS_QUESTIONS.flatMap((q) => [q.id, `acc:${q.id}`, `accesslog:${q.id}`]), ...JSON_QUESTIONS.flatMap((q) => [q.id, `json:${q.id}`])]);
+for (const id of o.only) if (!knownIds.has(id)) problems.push(`--only: no question ${id}`);
 const { abort } = startRun(v.help ? { help: true } : problems.length > 0 ? { help: false, problems } : { help: false, options: o }, HELP);
 const log = (/** @type {string} */ s) => process.stderr.write(`${s}\n`);
 
@@ -136,7 +139,9 @@ await runWithin(abort, o.budgetMinutes * 60_000, `${o.budgetMinutes} minutes`, a
     const c = corpora[dataset];
     const t = targets[dataset];
     const range = { start: c.minTimestamp - 60_000, end: c.maxTimestamp + 60_000 };
-    const asked = (/** @type {string} */ id) => o.only.length === 0 || o.only.includes(id) || o.only.includes(`${dataset}:${id}`);
+    // A dataset prefix as the table prints it (acc) or in full (accesslog).
+    const prefixes = dataset === 'json' ? ['json'] : ['acc', 'accesslog'];
+    const asked = (/** @type {string} */ id) => o.only.length === 0 || o.only.includes(id) || prefixes.some((p) => o.only.includes(`${p}:${id}`));
     for (const q of (dataset === 'accesslog' ? ACCESS_QUESTIONS : JSON_QUESTIONS).filter((x) => asked(x.id))) {
       const { L, V, error } = await timeQuestion({ logsvc: control, logsvcPid: node.server.pid, adminToken: node.adminToken, repo: t.repo, vl: vlClient, vlPid: vl.pid, project: t.project, range }, q, o.repeat);
       const difference = error ?? (L[0] === undefined || V[0] === undefined ? 'no answer' : compareAnswers(q.answer, L[0].answer, V[0].answer, q.tolerance ?? 0));

@@ -45,7 +45,7 @@ import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
 import { CustomParsers } from '../ingest/custom-parsing.js';
-import { NodeQueryMemory, QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
+import { bytesInRange, NodeQueryMemory, QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
 
 import { ListenerService } from '../ingest/listeners/listener-service.js';
 import { ListenerManager } from '../ingest/listeners/manager.js';
@@ -399,11 +399,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
         queueTimeoutMs: config.query.queue_timeout_ms,
         maxQueued: config.query.max_queued,
         largeBytes: config.query.large_query_bytes,
-        estimateBytes: (repoId, start, end) => {
-          let bytes = 0;
-          for (const seg of catalog.forRepository(repoId)) for (const b of seg.blocks) if (b.maxTs >= start && b.minTs <= end) bytes += b.uncompressedLength;
-          return bytes;
-        },
+        estimateBytes: (repoId, start, end) => bytesInRange(catalog.forRepository(repoId), start, end),
       },
       now: () => clock.now(),
       dataFiles: { geoip: config.query.geoip_file, asn: config.query.asn_file, ioc: config.query.ioc_file },

@@ -10,12 +10,13 @@
 import type { BlockPart } from '../digest/block-parts.js';
 import { LogsvcError, isLogsvcError } from '../lib/errors.js';
 import type { Position, SegmentInfo } from '../segments/catalog.js';
+import type { BlockEntry } from '../segments/segment-file.js';
 import { compileQuery } from './compile.js';
 import { engineLimitError } from './limits.js';
 import { approxBytes, Meter, withMeter, type MemoryBudget, type NodeQueryMemory } from './memory.js';
 import { runRowsAsync } from './pipeline.js';
 import type { CompiledQuery, Ev } from './runtime.js';
-import { answerFromHeaders, answersFromSummaries, splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
+import { answerFromHeaders, answersFromSummaries, segmentRefs, splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
 import type { Placement } from '../cluster/placement.js';
 
 /** What a query searches: a repository, or a view's repositories (`sources`, each with its filter). */
@@ -177,6 +178,19 @@ export function cutIntoTasks(units: readonly ScanUnit[], taskBytes: number): Sca
   return tasks;
 }
 
+/** Uncompressed bytes of the blocks of `segments` that overlap [start, end] (the scheduler's size of a query). */
+export function bytesInRange(segments: Iterable<{ blocks: readonly BlockEntry[] }>, start: number, end: number): number {
+  let bytes = 0;
+  for (const seg of segments) {
+    const r = segmentRefs(seg.blocks);
+    if (r.minTs >= start && r.maxTs <= end) bytes += r.bytes;
+    else for (const b of seg.blocks) if (b.maxTs >= start && b.minTs <= end) bytes += b.uncompressedLength;
+  }
+  return bytes;
+}
+
+export { segmentRefs };
+
 export class QueryExecutor {
   constructor(private readonly opts: ExecutorOptions) {}
 
@@ -298,13 +312,20 @@ export class QueryExecutor {
     for (const seg of this.opts.sources.segments(repoId, placement)) {
       if (!tagsOk(seg.meta.tags)) continue;
       const cut = cutOf(seg.meta.partition);
-      // Copied: an open segment's block list keeps growing.
-      const blocks: BlockRef[] = [];
-      let newest = -Infinity;
-      for (const b of seg.blocks) {
-        if (b.maxTs < start || b.minTs > end || (cut !== undefined && b.firstOffset >= cut)) continue;
-        blocks.push({ pos: b.pos, headerLength: b.headerLength, bloomLength: b.bloomLength, gramLength: b.gramLength, fieldGrams: b.fieldGrams === true, ...(b.framed === true ? { framed: true } : {}), compressedLength: b.compressedLength, uncompressedLength: b.uncompressedLength, eventCount: b.eventCount, minTs: b.minTs, maxTs: b.maxTs, ...(cut !== undefined && b.lastOffset >= cut ? { below: cut } : {}) });
-        newest = Math.max(newest, b.maxTs);
+      const refs = segmentRefs(seg.blocks);
+      let blocks = refs.refs;
+      let newest = refs.maxTs;
+      // Not every block in range or below the cut: a new list of those that are (the refs shared).
+      if (cut !== undefined || refs.minTs < start || refs.maxTs > end) {
+        const picked: BlockRef[] = [];
+        blocks = picked;
+        newest = -Infinity;
+        for (let i = 0; i < refs.refs.length; i++) {
+          const b = seg.blocks[i]!;
+          if (b.maxTs < start || b.minTs > end || (cut !== undefined && b.firstOffset >= cut)) continue;
+          picked.push(cut !== undefined && b.lastOffset >= cut ? { ...refs.refs[i]!, below: cut } : refs.refs[i]!);
+          newest = Math.max(newest, b.maxTs);
+        }
       }
       if (blocks.length > 0) units.push({ unit: { kind: 'seg', path: seg.path, partition: seg.meta.partition, tags: seg.meta.tags, blocks }, newest });
     }

@@ -14,6 +14,7 @@ import { bloomMayContain } from '../segments/bloom.js';
 import { gramFilterMayContain, gramProbes } from '../segments/grams.js';
 import { lz4Codec } from '../segments/codec.js';
 import type { Position } from '../segments/catalog.js';
+import type { BlockEntry } from '../segments/segment-file.js';
 import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
 import { BlockHeads } from './block-heads.js';
 import { KeptFrames } from './kept-frames.js';
@@ -45,7 +46,7 @@ export interface BlockRef {
 }
 
 export type ScanUnit =
-  | { kind: 'seg'; path: string; partition: number; tags: Record<string, string>; blocks: BlockRef[] }
+  | { kind: 'seg'; path: string; partition: number; tags: Record<string, string>; blocks: readonly BlockRef[] }
   | {
       kind: 'mem';
       partition: number;
@@ -305,6 +306,50 @@ export function answersFromSummaries(q: CompiledQuery): boolean {
   return plan.rest.length === 0 && plan.summaryFilters !== null && plan.agg?.addSummary !== undefined;
 }
 
+/** A segment's blocks as scan refs, with their time span and uncompressed bytes (segmentRefs). */
+export interface SegmentRefs {
+  readonly refs: readonly BlockRef[];
+  readonly minTs: number;
+  readonly maxTs: number;
+  readonly bytes: number;
+  /** Events in the blocks. */
+  readonly events: number;
+}
+
+const segmentRefsOf = new WeakMap<readonly BlockEntry[], SegmentRefs>();
+/** The same, by the ref list handed out (a query's unit holding it whole is answered from headers as one span). */
+const refsSpan = new WeakMap<readonly BlockRef[], SegmentRefs>();
+
+function blockRef(b: BlockEntry): BlockRef {
+  return { pos: b.pos, headerLength: b.headerLength, bloomLength: b.bloomLength, gramLength: b.gramLength, fieldGrams: b.fieldGrams === true, ...(b.framed === true ? { framed: true } : {}), compressedLength: b.compressedLength, uncompressedLength: b.uncompressedLength, eventCount: b.eventCount, minTs: b.minTs, maxTs: b.maxTs };
+}
+
+/**
+ * The scan refs of a segment's block list, made once and shared by every query's snapshot (a
+ * query's units hold them as they are; nothing changes a ref or a ref list once made), so a
+ * query over whole segments copies no block (docs/benchmarks.md, 2026-11-29: the per-query cost).
+ * Block lists only grow (an open segment's) or are replaced (a trim): a longer list gets a new
+ * ref list, the one handed out before stays as it was.
+ */
+export function segmentRefs(blocks: readonly BlockEntry[]): SegmentRefs {
+  const had = segmentRefsOf.get(blocks);
+  if (had !== undefined && had.refs.length === blocks.length) return had;
+  const refs = had === undefined ? [] : had.refs.slice();
+  let { minTs, maxTs, bytes, events } = had ?? { minTs: Infinity, maxTs: -Infinity, bytes: 0, events: 0 };
+  for (let i = refs.length; i < blocks.length; i++) {
+    const b = blocks[i]!;
+    refs.push(blockRef(b));
+    minTs = Math.min(minTs, b.minTs);
+    maxTs = Math.max(maxTs, b.maxTs);
+    bytes += b.uncompressedLength;
+    events += b.eventCount;
+  }
+  const made = { refs, minTs, maxTs, bytes, events };
+  segmentRefsOf.set(blocks, made);
+  refsSpan.set(refs, made);
+  return made;
+}
+
 /**
  * Splits off the segment blocks wholly inside the range that the query answers from their headers
  * (count(), a time histogram of counts where a block lies in one bucket): their partial state,
@@ -321,6 +366,11 @@ export function answerFromHeaders(q: CompiledQuery, ctx: Pick<QueryContext, 'sta
       left.push(u);
       continue;
     }
+    // A segment's shared ref list (no live boundary in it) whose span the headers decide as a
+    // whole: its blocks' counts added at once (what each block's would add, summed: each block's
+    // span lies in the whole's, finite when the whole's is).
+    const whole = refsSpan.get(u.blocks);
+    if (whole !== undefined && Number.isFinite(whole.minTs) && Number.isFinite(whole.maxTs) && scanner.meta(whole.minTs, whole.maxTs, whole.events)) continue;
     const blocks = u.blocks.filter((b) => b.below !== undefined || !scanner.meta(b.minTs, b.maxTs, b.eventCount));
     if (blocks.length === u.blocks.length) left.push(u);
     else if (blocks.length > 0) left.push({ ...u, blocks });

@@ -49,8 +49,11 @@ export class SegmentCatalog {
   private readonly hwm = new Map<string, Position>();
   private voids: VoidRecord = { segments: {}, fencedEpochs: {} };
   private voidsWritten: Promise<void> = Promise.resolve();
-  /** Segment files a running query's snapshot reads: path -> number of snapshots holding it. */
-  private readonly pins = new Map<string, number>();
+  /**
+   * The segment files of each running query's snapshot (one entry a snapshot: pinning and
+   * releasing cost a query nothing per file; asking whether a file is held, rare, walks them).
+   */
+  private readonly pins = new Set<{ paths: readonly string[] }>();
   /** Work waiting for a path's last pin to go (a deferred unlink). */
   private readonly onUnpinned = new Map<string, (() => void)[]>();
 
@@ -204,7 +207,9 @@ export class SegmentCatalog {
   }
 
   forRepository(repo: string): SegmentInfo[] {
-    return this.all().filter((s) => s.meta.repo === repo);
+    const out: SegmentInfo[] = [];
+    for (const s of this.segments.values()) if (s.meta.repo === repo) out.push(s);
+    return out;
   }
 
   get(id: string): SegmentInfo | undefined {
@@ -230,28 +235,26 @@ export class SegmentCatalog {
 
   /** Holds `paths` for a query's snapshot; the returned function releases them (once). */
   pin(paths: readonly string[]): () => void {
-    for (const p of paths) this.pins.set(p, (this.pins.get(p) ?? 0) + 1);
-    let released = false;
+    const held = { paths };
+    this.pins.add(held);
     return () => {
-      if (released) return;
-      released = true;
-      for (const p of paths) {
-        const n = (this.pins.get(p) ?? 1) - 1;
-        if (n > 0) {
-          this.pins.set(p, n);
-          continue;
-        }
-        this.pins.delete(p);
-        const waiting = this.onUnpinned.get(p);
+      if (!this.pins.delete(held) || this.onUnpinned.size === 0) return;
+      for (const [p, waiting] of [...this.onUnpinned]) {
+        if (this.pinned(p)) continue;
         this.onUnpinned.delete(p);
-        for (const fn of waiting ?? []) fn();
+        for (const fn of waiting) fn();
       }
     };
   }
 
+  private pinned(path: string): boolean {
+    for (const { paths } of this.pins) if (paths.includes(path)) return true;
+    return false;
+  }
+
   /** Runs `fn` now if no snapshot holds `path`, else when the last one releases it. */
   whenUnpinned(path: string, fn: () => void): void {
-    if (!this.pins.has(path)) {
+    if (!this.pinned(path)) {
       fn();
       return;
     }

@@ -13,7 +13,7 @@ import { encodeRecord, groupSection } from '../../../src/events/index.js';
 import { readBlockMeta } from '../../../src/segments/block.js';
 import { SegmentWriter } from '../../../src/segments/segment-writer.js';
 import type { SegmentInfo } from '../../../src/segments/catalog.js';
-import { QueryExecutor, type EventSources } from '../../../src/query/executor.js';
+import { bytesInRange, QueryExecutor, segmentRefs, type EventSources } from '../../../src/query/executor.js';
 import { pruneTask, runScanTask, type QuerySpec, type ScanTask } from '../../../src/query/scan.js';
 import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
 import { toJsonRow } from '../../../src/query/results.js';
@@ -172,4 +172,46 @@ t.test("a live query's boundary: events at or past it are left out, inside a blo
   t.equal(new Set(ids).size, 25, 'no id twice');
   t.same((await cut('count()', [0, 0, 0, 301, 400])), [{ _count: '50' }], 'memory below the boundary is read (above the high-water mark)');
   t.same((await cut('n=3 | count()', [0, 0, 0, 0, 401])), [{ _count: '1' }], 'a filter over the rows kept of a cut block');
+});
+
+t.test("a segment's block refs are shared between snapshots: a growing list does not change a snapshot taken before", async (t) => {
+  // An open segment: its block list grows after a query's snapshot.
+  const blocks = [seg.blocks[0]!];
+  const open: SegmentInfo = { ...seg, blocks, closed: false };
+  const growing = new QueryExecutor({ sources: { ...sources, segments: () => [open], memory: () => [] }, runner, parallelism: 2, taskBytes: 1, maxQueryMs: 60_000 });
+  const first = growing.start(spec('tail(1000)'), { id: 'r1', name: 'repo-one' });
+  const refsBefore = segmentRefs(blocks).refs;
+  blocks.push(seg.blocks[1]!);
+  await first.done;
+  t.equal(first.outcome!.rows.length, 20, 'the snapshot holds the one block it saw');
+  t.equal(refsBefore.length, 1, 'the refs handed out before the list grew stay as they were');
+  t.same((await run(growing, 'count()')).rows, [{ _count: '40' }], 'a later query sees both blocks');
+  t.equal(segmentRefs(blocks).refs.length, 2);
+  t.equal(segmentRefs(blocks).refs[0], refsBefore[0], 'the first block keeps its ref');
+  // Per-block filtering where a segment is partly in range, whole sums where it is wholly in it.
+  const perBlock = (start: number, end: number): number => seg.blocks.filter((b) => b.maxTs >= start && b.minTs <= end).reduce((n, b) => n + b.uncompressedLength, 0);
+  for (const [start, end] of [[T0 - 1, T0 + 1_000_000], [T0, T0 + 19_000], [T0 + 50_000, T0 + 200_000], [T0 + 500_000, T0 + 600_000]] as const) {
+    t.equal(bytesInRange([seg], start, end), perBlock(start, end), `bytes in [${start - T0}, ${end - T0}]`);
+  }
+});
+
+t.test('count() and time histograms answered from headers (a whole segment at once or block by block) agree with the same events read from memory', async (t) => {
+  const fromSegment = new QueryExecutor({ sources: { ...sources, segments: () => [seg], memory: () => [] }, runner, parallelism: 2, taskBytes: 1, maxQueryMs: 60_000 });
+  const sameInMemory = [{ partition: 3, ds: 'ds1', tags: { type: 'kv' }, parts: [part(100, 20, { type: 'kv' }), part(200, 20, { type: 'kv' }, T0 + 100_000)] }];
+  const fromMemory = new QueryExecutor({ sources: { segments: () => [], memory: () => sameInMemory, highWater: () => null }, runner, parallelism: 2, taskBytes: 1, maxQueryMs: 60_000 });
+  let seed = 7;
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const ranges: [number, number][] = [[T0 - 1, T0 + 1_000_000], [T0, T0 + 119_000]];
+  for (let i = 0; i < 20; i++) {
+    const a = T0 - 10_000 + rand(140_000);
+    ranges.push([a, a + rand(140_000)]);
+  }
+  for (const [start, end] of ranges) {
+    for (const q of ['count()', 'timechart(span=1h)', 'timechart(span=10m)', 'timechart(span=1m)', 'timechart(span=10s)']) {
+      t.same((await run(fromSegment, q, start, end)).rows, (await run(fromMemory, q, start, end)).rows, `${q} over [${start - T0}, ${end - T0}]`);
+    }
+  }
 });
