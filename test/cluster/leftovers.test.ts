@@ -39,18 +39,6 @@ t.test('void segment files left by a kill and a handover are deleted; every even
       await sleep(40);
     }
   };
-  const clients = [0, 1, 2].map((k) => client(k));
-  await sleep(5000);
-  await n2.kill();
-  t.pass('node 2 killed with SIGKILL mid-load');
-  await waitForAlive([n1, n3], [1, 3]);
-  await sleep(8000); // its partition taken over, its segments copied to a substitute
-  const back = await c.restart(2);
-  await waitForAlive([n1, back, n3], [1, 2, 3]);
-  await sleep(6000); // its partition handed back under load
-  stop = true;
-  await Promise.all(clients);
-  t.ok(acked.size > 500, `${acked.size} events acknowledged`);
 
   const why = { last: '' };
   const settled = async (what: string): Promise<void> => {
@@ -59,10 +47,36 @@ t.test('void segment files left by a kill and a handover are deleted; every even
     });
     t.pass(`${what}: ${why.last}`);
   };
-  await settled('every file on disk is a listed copy');
+  const voidDeleted = async (): Promise<number> => {
+    let n = 0;
+    for (const h of c.nodes) n += (await replicationStatus(h.node)).voidDeleted;
+    return n;
+  };
+
+  // Whether a kill leaves void files depends on where it lands: a node killed just after its marks
+  // went out has written nothing past them. So the kill and the handover back are done again, up
+  // to four rounds, until some node has deleted a void file.
   let deleted = 0;
-  for (const h of c.nodes) deleted += (await replicationStatus(h.node)).voidDeleted;
-  t.ok(deleted > 0, `void segment files deleted (${deleted})`);
+  let rounds = 0;
+  while (deleted === 0 && rounds < 4) {
+    rounds++;
+    stop = false;
+    const clients = [0, 1, 2].map((k) => client(k));
+    await sleep(5000);
+    await c.node(2).kill();
+    t.pass(`round ${rounds}: node 2 killed with SIGKILL mid-load`);
+    await waitForAlive([c.node(1), c.node(3)], [1, 3]);
+    await sleep(8000); // its partition taken over, its segments copied to a substitute
+    const back = await c.restart(2);
+    await waitForAlive([c.node(1), back, c.node(3)], [1, 2, 3]);
+    await sleep(6000); // its partition handed back under load
+    stop = true;
+    await Promise.all(clients);
+    await settled(`round ${rounds}: every file on disk is a listed copy`);
+    deleted = await voidDeleted();
+  }
+  t.ok(acked.size > 500, `${acked.size} events acknowledged`);
+  t.ok(deleted > 0, `void segment files deleted (${deleted}, after ${rounds} round${rounds === 1 ? '' : 's'} of kill and handover)`);
   const ledger = async (when: string): Promise<void> => {
     for (const n of c.nodes.map((h) => h.node)) {
       const r = await exactlyOnce(n, 'leftovers', acked);
