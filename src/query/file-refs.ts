@@ -4,10 +4,8 @@
  * content hash) and hand them to the compiler on every thread. Only literal names count; a name
  * that does not resolve makes compiling fail with a message naming it.
  */
-import type { Call, Span } from './ast.js';
-import { queryError } from './errors.js';
-import { substituteParams } from './params.js';
-import { parseQuery } from './parser.js';
+import type { Call, Pipeline } from './ast.js';
+import { parsedQuery } from './params.js';
 
 /** The functions whose first parameter is a lookup file. */
 export const FILE_FUNCTIONS: ReadonlySet<string> = new Set(['match', 'lookup', 'readfile']);
@@ -21,16 +19,18 @@ function isCall(v: unknown): v is Call {
 
 /** File names used by `text` (with `args` substituted); a query that does not parse names none. */
 export function fileNamesIn(text: string, args: Readonly<Record<string, string>> = {}): string[] {
-  const source = text.trim() === '' ? '*' : text;
-  let tree: unknown;
+  let tree: Pipeline;
   try {
-    tree = substituteParams(parseQuery(source), args, (span: Span, message: string) => {
-      throw queryError(source, span, message);
-    });
+    tree = parsedQuery(text, args);
   } catch {
     // Compiling reports the problem properly.
     return [];
   }
+  return fileNamesInTree(tree);
+}
+
+/** File names used by a parsed query (`parsedQuery(text, args)`; only read here). */
+export function fileNamesInTree(tree: Pipeline): string[] {
   const names = new Set<string>();
   const visit = (v: unknown): void => {
     if (typeof v !== 'object' || v === null) return;

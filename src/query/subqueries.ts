@@ -14,9 +14,8 @@ import { createHash } from 'node:crypto';
 import { LogsvcError } from '../lib/errors.js';
 import type { Call, Expr, Pipeline, Span } from './ast.js';
 import { queryError } from './errors.js';
-import { substituteParams } from './params.js';
-import { parseQuery } from './parser.js';
 import { compileQuery } from './compile.js';
+import { parsedQuery } from './params.js';
 import { parseRelative } from './time.js';
 import type { Ev, QueryContext } from './runtime.js';
 import { packTable, type PackedTable } from '../files/packed.js';
@@ -91,13 +90,15 @@ function callsIn(p: Pipeline): Call[] {
   return out.sort((a, b) => a.span.start - b.span.start);
 }
 
-/** setTimeInterval, defineTable and join calls of `text` (params substituted); throws E_QUERY for a bad one. */
-export function preambleOf(text: string, args: Readonly<Record<string, string>>): Preamble {
+/**
+ * setTimeInterval, defineTable and join calls of `text` (params substituted); throws E_QUERY for a
+ * bad one. `tree`: `parsedQuery(text, args)` when the caller has it (only read here).
+ */
+export function preambleOf(text: string, args: Readonly<Record<string, string>>, tree: Pipeline = parsedQuery(text, args)): Preamble {
   const source = text.trim() === '' ? '*' : text;
   const fail = (span: Span, message: string): never => {
     throw queryError(source, span, message);
   };
-  const tree = substituteParams(parseQuery(source), args, fail);
   const out: Preamble = { interval: null, subqueries: [] };
   for (const c of callsIn(tree)) {
     const name = c.name.toLowerCase();
