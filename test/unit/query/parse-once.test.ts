@@ -7,13 +7,26 @@
  */
 import t from 'tap';
 import { compileQuery, keepParsed, keptParsed } from '../../../src/query/compile.js';
-import { fileNamesIn, fileNamesInTree } from '../../../src/query/file-refs.js';
+import { callsOf, fileNamesIn, fileNamesInTree } from '../../../src/query/file-refs.js';
 import { FUNCTION_DOCS } from '../../../src/query/functions/reference.js';
 import { allFunctions } from '../../../src/query/functions/registry.js';
 import { parsedQuery } from '../../../src/query/params.js';
 import { MapEvent } from '../../../src/query/runtime.js';
 import { preambleOf, rowsToTable } from '../../../src/query/subqueries.js';
 import { NOW, ctxOf, run, runCompiled, type Fields } from './driver.js';
+
+/** Every call's name and span in the tree, by a plain walk of every value (the reference for callsOf). */
+function callsByWalk(v: unknown, out: string[] = []): string[] {
+  if (typeof v !== 'object' || v === null) return out;
+  if (Array.isArray(v)) {
+    for (const x of v) callsByWalk(x, out);
+    return out;
+  }
+  const o = v as { name?: unknown; args?: unknown; span?: { start: number } };
+  if (typeof o.name === 'string' && Array.isArray(o.args) && typeof o.span === 'object') out.push(`${o.name}@${o.span.start}`);
+  for (const x of Object.values(v)) callsByWalk(x, out);
+  return out;
+}
 
 function deepFreeze<T>(v: T): T {
   if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
@@ -46,6 +59,7 @@ t.test('every function example compiles and runs twice from one frozen tree, as 
     const tree = deepFreeze(parsedQuery(text, args));
     t.strictSame(preambleOf(text, args, tree), preambleOf(text, args), `${d.name}: preamble`);
     t.strictSame(fileNamesInTree(tree), fileNamesIn(text, args), `${d.name}: file names`);
+    t.strictSame(callsOf(tree).map((c) => `${c.name}@${c.span.start}`), callsByWalk(tree), `${d.name}: calls`);
     let plain;
     try {
       plain = run(text, EVENTS, { ctx, args, files });
@@ -61,6 +75,13 @@ t.test('every function example compiles and runs twice from one frozen tree, as 
     compared++;
   }
   t.ok(compared > 100, `${compared} examples compared`);
+});
+
+t.test('file names: literal names of match, lookup, readFile and cidr(file=), in the order the tree has them', async (t) => {
+  const text = 'match(file="a.csv", field=x) | lookup("b.csv", field=y) | cidr(ip, file=c.csv) | case { z=1 | readFile(["d.csv", "e.csv"]); * | match(table=t1, field=x) } | match(file="a.csv", field=w)';
+  t.strictSame(fileNamesInTree(parsedQuery(text, {})), ['a.csv', 'b.csv', 'c.csv', 'd.csv', 'e.csv', 't1']);
+  t.strictSame(fileNamesIn('match(file=?f, field=x)', { f: 'p.csv' }), ['p.csv'], 'a parameter substituted');
+  t.strictSame(fileNamesIn('match(file='), [], 'a query that does not parse names none');
 });
 
 t.test('a kept tree is used only while the spec still has the text and arguments it was parsed from', async (t) => {
