@@ -33,6 +33,24 @@ export function parseAuthorization(header: string | undefined): Credentials | nu
   throw new LogsvcError('E_AUTH_INVALID', `Authorization scheme "${m[1]}" is not supported; use Bearer`);
 }
 
+/**
+ * The SHA-256 digest of a Credentials object's token, computed once per object: a request's
+ * credentials are parsed once (src/http/context.ts `requestCredentials`) and checked both before
+ * its body is read and by its handler. Only the digest is remembered, and only as long as that
+ * object lives (the request); every check still looks the digest up in the current state, so a
+ * token revoked between the two checks is refused by the second.
+ */
+const digests = new WeakMap<Credentials, string>();
+
+function digestOf(creds: Credentials): string {
+  let d = digests.get(creds);
+  if (d === undefined) {
+    d = tokenDigest(creds.token);
+    digests.set(creds, d);
+  }
+  return d;
+}
+
 export class Authenticator {
   constructor(
     private readonly state: () => GlobalState,
@@ -42,7 +60,7 @@ export class Authenticator {
   /** An API principal (user or local admin); ingest tokens are refused here. */
   apiPrincipal(creds: Credentials | null): Principal {
     if (creds === null) throw new LogsvcError('E_AUTH_MISSING', 'authentication required: send "Authorization: Bearer <API token>"');
-    const digest = tokenDigest(creds.token);
+    const digest = digestOf(creds);
     if (digestsEqual(digest, this.localAdminDigest())) return { kind: 'local-admin', isRoot: true };
     const state = this.state();
     const userId = state.usersByTokenDigest.get(digest);
@@ -72,7 +90,7 @@ export class Authenticator {
         return this.ingestPrincipal({ token: creds.username });
       }
     }
-    const digest = tokenDigest(creds.token);
+    const digest = digestOf(creds);
     const state = this.state();
     const ref = state.ingestTokensByDigest.get(digest);
     const token = ref === undefined ? undefined : state.repositories.get(ref.repositoryId)?.ingestTokens.get(ref.name);

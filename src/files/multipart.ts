@@ -9,7 +9,12 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import busboy from 'busboy';
+import { createRequire } from 'node:module';
+import type busboy from 'busboy';
+import { lazyRequire } from '../lib/lazy-require.js';
+
+/** busboy (and streamsearch) at the first upload: an idle node never holds them. */
+const loadBusboy = lazyRequire<typeof busboy>(createRequire(import.meta.url), 'busboy');
 import { LogsvcError } from '../lib/errors.js';
 
 /** Parts one upload may have (the file plus a few form fields some clients add). */
@@ -31,7 +36,7 @@ function checkContentType(contentType: string | undefined): asserts contentType 
 
 function multipartParser(contentType: string, maxFileBytes: number): busboy.Busboy {
   try {
-    return busboy({
+    return loadBusboy()({
       headers: { 'content-type': contentType },
       // The name exactly as sent: a "../x.csv" must be refused, not quietly cut to "x.csv".
       preservePath: true,

@@ -8,11 +8,21 @@
  */
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import { parse as parseCsvStream, type Options as CsvOptions } from 'csv-parse';
-import { parse as parseCsv } from 'csv-parse/sync';
-import { Tokenizer, TokenParser, TokenType } from '@streamparser/json';
+import { createRequire } from 'node:module';
+import type { Options as CsvOptions } from 'csv-parse';
+import { lazyRequire } from '../lib/lazy-require.js';
 import { LogsvcError } from '../lib/errors.js';
 import type { FileKind } from './names.js';
+
+/**
+ * The CSV and JSON parsers (csv-parse, @streamparser/json: about 20 modules) are loaded at first
+ * use, synchronously from their CommonJS builds: a node that reads no lookup file never holds them.
+ */
+const req = createRequire(import.meta.url);
+const csvStreamLib = lazyRequire<typeof import('csv-parse')>(req, 'csv-parse');
+const csvSyncLib = lazyRequire<typeof import('csv-parse/sync')>(req, 'csv-parse/sync');
+const jsonLib = lazyRequire<typeof import('@streamparser/json')>(req, '@streamparser/json');
+const parseCsv: (typeof import('csv-parse/sync'))['parse'] = (...a: Parameters<(typeof import('csv-parse/sync'))['parse']>) => csvSyncLib().parse(...a);
 
 /** Columns one file may have. */
 export const MAX_COLUMNS = 1000;
@@ -115,7 +125,7 @@ function chunksOf(bytes: Uint8Array): Readable {
  */
 export async function* csvRecords(source: CsvSource): AsyncGenerator<string[]> {
   const input = source instanceof Uint8Array ? chunksOf(source) : createReadStream(source.path, { highWaterMark: READ_CHUNK_BYTES });
-  const parser = parseCsvStream(CSV_OPTIONS);
+  const parser = csvStreamLib().parse(CSV_OPTIONS);
   input.on('error', (err: Error) => parser.destroy(err));
   input.pipe(parser);
   try {
@@ -191,12 +201,13 @@ const notTableShaped = (): LogsvcError => new LogsvcError('E_VALIDATION', 'the J
 export class JsonRows {
   /** True: an object keyed by lookup value; false: an array; null: nothing read yet. */
   keyed: boolean | null = null;
-  private readonly tokenizer = new Tokenizer();
-  private readonly parser = new TokenParser({ paths: ['$.*'], keepStack: false });
+  private readonly tokenizer = new (jsonLib().Tokenizer)();
+  private readonly parser = new (jsonLib().TokenParser)({ paths: ['$.*'], keepStack: false });
   private depth = 0;
   private index = 0;
 
   constructor(onRow: (row: JsonRow) => void) {
+    const { TokenType } = jsonLib();
     this.tokenizer.onToken = (t) => {
       if (t.token === TokenType.LEFT_BRACE || t.token === TokenType.LEFT_BRACKET) {
         if (this.depth === 0) this.keyed ??= t.token === TokenType.LEFT_BRACE;

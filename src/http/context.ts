@@ -1,5 +1,5 @@
 /** The services HTTP handlers call; built by the composition root (src/node). */
-import type { Authenticator, Principal } from '../auth/index.js';
+import type { Authenticator, Credentials, Principal } from '../auth/index.js';
 import { parseAuthorization } from '../auth/index.js';
 import type { UserService } from '../accounts/user-service.js';
 import type { RepositoryService } from '../repositories/repository-service.js';
@@ -61,7 +61,22 @@ export interface HttpServices {
   replication?: () => unknown;
 }
 
+const requestCreds = new WeakMap<RequestInfo, Credentials | null>();
+
+/**
+ * The credentials of a request's Authorization header, parsed once per request (the check before
+ * the body and the handler's both read them; a malformed header throws each time).
+ */
+export function requestCredentials(req: RequestInfo): Credentials | null {
+  let c = requestCreds.get(req);
+  if (c === undefined) {
+    c = parseAuthorization(req.headers.get('authorization'));
+    requestCreds.set(req, c);
+  }
+  return c;
+}
+
 /** The API principal (user or local admin) behind a request; 401/403 otherwise. */
 export function apiPrincipal(s: HttpServices, req: RequestInfo): Principal {
-  return s.auth.apiPrincipal(parseAuthorization(req.headers.get('authorization')));
+  return s.auth.apiPrincipal(requestCredentials(req));
 }

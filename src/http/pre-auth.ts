@@ -3,9 +3,8 @@
  * route that takes a body gets it, new routes included, unless it says otherwise (Route.preAuth).
  * A stranger's 32 MiB upload is refused from its headers, not buffered first.
  */
-import { parseAuthorization } from '../auth/index.js';
 import { LogsvcError } from '../lib/errors.js';
-import type { HttpServices } from './context.js';
+import { requestCredentials, type HttpServices } from './context.js';
 import type { BeforeBody } from './types.js';
 
 export function preBodyAuth(s: Pick<HttpServices, 'auth'>): BeforeBody {
@@ -14,7 +13,7 @@ export function preBodyAuth(s: Pick<HttpServices, 'auth'>): BeforeBody {
     const mode = route.preAuth ?? (route.body === 'ingest' ? 'any' : 'api');
     if (mode === 'public') return undefined;
     if (typeof mode === 'function') return mode(req);
-    const creds = parseAuthorization(req.headers.get('authorization'));
+    const creds = requestCredentials(req);
     if (mode === 'api') {
       s.auth.apiPrincipal(creds);
       return undefined;

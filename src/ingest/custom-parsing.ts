@@ -9,7 +9,7 @@
 import { LogsvcError } from '../lib/errors.js';
 import type { IngestEvent } from '../events/index.js';
 import type { ParsedGroup } from './datasource-room.js';
-import { MAX_RECORD_BYTES } from '../queue/index.js';
+import { MAX_RECORD_BYTES } from '../queue/queue-file.js';
 import type { IngestLimits } from './limits.js';
 import { compiledParser, compiledParserByKey, ParserBudget, type MessageParser, type CustomParserDef, type ParsedEvent, type ParserTimeLimits } from '../parsers/custom-parser.js';
 import { isParserSet, parserDefAt, type ParserSet } from '../parsers/parser-set.js';

@@ -11,7 +11,7 @@ import { LogsvcError, type ErrorCode } from '../lib/errors.js';
 import { parseJsonBounded } from '../lib/json.js';
 import { assembleRecord, datasourceId, encodeRecord, type EventGroup, type RecordGroup, type RecordSummary } from '../events/index.js';
 import type { IngestLimits } from './limits.js';
-import { MAX_RECORD_BYTES } from '../queue/index.js';
+import { MAX_RECORD_BYTES } from '../queue/queue-file.js';
 import { builtInParser } from './parsers/index.js';
 import { normalizeStructured } from './structured.js';
 import { normalizeRaw, normalizeUnstructured } from './unstructured.js';

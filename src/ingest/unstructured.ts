@@ -9,7 +9,7 @@ import { buildEvent } from './event-builder.js';
 import type { IngestLimits } from './limits.js';
 import { builtInParser, type BuiltInParser } from './parsers/index.js';
 import { readTags } from './tags.js';
-import { MAX_RECORD_BYTES } from '../queue/index.js';
+import { MAX_RECORD_BYTES } from '../queue/queue-file.js';
 import { TagGroups, type CustomParsers } from './custom-parsing.js';
 
 function readFields(value: unknown, where: string): Record<string, string> {

@@ -6,6 +6,7 @@
  */
 export { KafkaGlobalLog } from '../global/kafka-log.js';
 export { KafkaTail } from '../queue/kafka-tail.js';
+export { ingestTopic } from '../queue/kafka-queue.js';
 export { Membership, parseAddr } from '../cluster/protocol/membership.js';
 export { DigestOwnership } from '../cluster/digest-ownership.js';
 export { PeerQueries } from '../cluster/peer-queries.js';

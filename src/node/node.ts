@@ -21,7 +21,8 @@ import { Authenticator, newApiToken, SecretBox, tokenDigest } from '../auth/inde
 import { UserService } from '../accounts/user-service.js';
 import { GroupService } from '../accounts/group-service.js';
 import { RepositoryService } from '../repositories/repository-service.js';
-import { ClusterService, SelfLiveness, type Liveness } from '../cluster/index.js';
+// Not the cluster barrel (cluster/index.ts): it loads the cluster protocol, which a single node never runs.
+import { ClusterService, SelfLiveness, type Liveness } from '../cluster/cluster-service.js';
 import type { DigestOwnership } from '../cluster/digest-ownership.js';
 import type { SegmentReplicator } from '../cluster/replication.js';
 import { readsHere } from '../cluster/placement.js';
@@ -30,7 +31,9 @@ import { fileNamesIn } from '../query/file-refs.js';
 import { HealthService } from '../health/index.js';
 import { lazyGraphqlEndpoint } from '../graphql/lazy.js';
 import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
-import { EmbeddedDigestQueue, ingestTopic, kafkaConnection, openDigestQueue } from '../queue/index.js';
+// Not the queue barrel: it loads the Kafka queue and client, which only a cluster opens.
+import { EmbeddedDigestQueue } from '../queue/embedded-queue.js';
+import { kafkaConnection, openDigestQueue } from '../queue/open-queue.js';
 import { SegmentCatalog, type SegmentInfo } from '../segments/catalog.js';
 import { SegmentDeletions } from '../segments/deletions.js';
 import { deletionCrashStep, rewriteCrashStep } from './crash-seams.js';
@@ -381,7 +384,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     // Saved searches are looked up through the service built below (queries only call it at run time).
     let savedQueries: SavedQueryService | null = null;
     const liveTail = clustered
-      ? new cl!.KafkaTail({ connection: kafka, topic: ingestTopic(config.kafka.topic_prefix), partitions: () => store.state.partitions.length, timeoutMs: config.kafka.request_timeout_ms, logger })
+      ? new cl!.KafkaTail({ connection: kafka, topic: cl!.ingestTopic(config.kafka.topic_prefix), partitions: () => store.state.partitions.length, timeoutMs: config.kafka.request_timeout_ms, logger })
       : null;
     // Closing its Kafka consumer can take up to ~6 s (librdkafka's fetch and socket timeouts); it only reads.
     if (liveTail !== null) cleanups.push(stopStep('live tail', () => liveTail.close(), 8_000));

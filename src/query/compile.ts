@@ -7,7 +7,7 @@
  */
 import type { Pipeline, Span } from './ast.js';
 import { queryError } from './errors.js';
-import { substituteParams } from './params.js';
+import { parsedQuery, substituteParams } from './params.js';
 import { parseQuery } from './parser.js';
 import { PipelineCompiler } from './pipeline.js';
 import { derivePruning } from './pruning.js';
@@ -24,6 +24,26 @@ export interface CompileOptions {
   files?: Readonly<Record<string, PackedTable>>;
   /** A filter query ends in the stream collector (stream.ts) instead of the implicit tail(200). */
   stream?: boolean;
+  /** `parsedQuery(text, args)`, when the caller has it already (compiling only reads the tree). */
+  parsed?: Pipeline;
+}
+
+/**
+ * One parse per request: the coordinator parses a request's text once (QueryService.prepare) and
+ * keeps the tree here for that spec object, so the preamble, the file references and the compile
+ * all read the same tree. Kept only while the spec object lives; a spec whose text or arguments
+ * were replaced since (a copy with other text is another object anyway) is parsed again.
+ */
+const parsedSpecs = new WeakMap<object, { text: string; args: Readonly<Record<string, string>>; tree: Pipeline }>();
+
+export function keepParsed(spec: { text: string; args: Readonly<Record<string, string>> }, tree: Pipeline): void {
+  parsedSpecs.set(spec, { text: spec.text, args: spec.args, tree });
+}
+
+/** The tree kept for `spec` by keepParsed, if its text and arguments are still the ones parsed. */
+export function keptParsed(spec: { text: string; args: Readonly<Record<string, string>> }): Pipeline | undefined {
+  const k = parsedSpecs.get(spec);
+  return k !== undefined && k.text === spec.text && k.args === spec.args ? k.tree : undefined;
 }
 
 export function compileQuery(text: string, opts: CompileOptions): CompiledQuery {
@@ -32,7 +52,7 @@ export function compileQuery(text: string, opts: CompileOptions): CompiledQuery 
   const fail = (span: Span, message: string): never => {
     throw queryError(source, span, message);
   };
-  const parsed: Pipeline = substituteParams(parseQuery(source), opts.args ?? {}, fail);
+  const parsed: Pipeline = opts.parsed ?? parsedQuery(source, opts.args ?? {});
   refuseTableWithJoins(parsed, fail);
   const pc = new PipelineCompiler(source, opts.ctx, limits, opts.files ?? {});
   const infos = pc.pipeline(parsed, 'top');

@@ -11,7 +11,7 @@ import type { BlockPart } from '../digest/block-parts.js';
 import { LogsvcError, isLogsvcError } from '../lib/errors.js';
 import type { Position, SegmentInfo } from '../segments/catalog.js';
 import type { BlockEntry } from '../segments/segment-file.js';
-import { compileQuery } from './compile.js';
+import { compileQuery, keptParsed } from './compile.js';
 import { engineLimitError } from './limits.js';
 import { approxBytes, Meter, withMeter, type MemoryBudget, type NodeQueryMemory } from './memory.js';
 import { runRowsAsync } from './pipeline.js';
@@ -43,7 +43,7 @@ export interface ScanRunner {
 /** Where a repository's events are (the segment catalog and the digest). */
 export interface EventSources {
   /** A cluster query passes its placement: only the segments this node reads for it (placement.ts). */
-  segments(repoId: string, placement?: Placement): SegmentInfo[];
+  segments(repoId: string, placement?: Placement): readonly SegmentInfo[];
   /** A live query's placement names the digest epoch of each partition it reads memory of (placement.ts). */
   memory(repoId: string, placement?: Placement): { partition: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[];
   highWater(partition: number, ds: string): Position | null;
@@ -197,7 +197,8 @@ export class QueryExecutor {
   /** Compiles `spec` (throws E_QUERY for a bad query) without running it. */
   compile(spec: QuerySpec): CompiledQuery {
     try {
-      return compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits, ...(spec.files === undefined ? {} : { files: spec.files }), stream: spec.stream === true });
+      const parsed = keptParsed(spec);
+      return compileQuery(spec.text, { args: spec.args, ctx: spec.ctx, limits: spec.limits, ...(spec.files === undefined ? {} : { files: spec.files }), ...(parsed === undefined ? {} : { parsed }), stream: spec.stream === true });
     } catch (err) {
       throw engineLimitError(err) ?? err;
     }
@@ -224,7 +225,11 @@ export class QueryExecutor {
   }
 
   private pin(units: ScanUnit[]): () => void {
-    return this.opts.sources.pin?.(units.flatMap((u) => (u.kind === 'seg' ? [u.path] : []))) ?? ((): void => undefined);
+    const pin = this.opts.sources.pin;
+    if (pin === undefined) return (): void => undefined;
+    const paths: string[] = [];
+    for (const u of units) if (u.kind === 'seg') paths.push(u.path);
+    return pin(paths);
   }
 
   /** Sets the cluster's peers (wired after the executor exists). */

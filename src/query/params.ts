@@ -5,8 +5,18 @@
  * an expression or function argument it becomes a string.
  */
 import type { Arg, Call, Expr, Filter, MatchArm, Pipeline, Span, Stage, Value } from './ast.js';
+import { queryError } from './errors.js';
+import { parseQuery } from './parser.js';
 
 export type ParamFail = (span: Span, message: string) => never;
+
+/** The syntax tree of a query's text (empty: `*`) with its parameters substituted; throws E_QUERY. */
+export function parsedQuery(text: string, args: Readonly<Record<string, string>>): Pipeline {
+  const source = text.trim() === '' ? '*' : text;
+  return substituteParams(parseQuery(source), args, (span: Span, message: string): never => {
+    throw queryError(source, span, message);
+  });
+}
 
 /**
  * The defaults the query declares (`?{name=default}`, anywhere): a declaration such as a first step

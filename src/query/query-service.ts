@@ -16,7 +16,9 @@ import { MapEvent, type Ev, type DataFiles, type QueryContext, type QueryLimits 
 import { chainStages } from './pipeline.js';
 import { prefixStages, splitAtAggregate, type QuerySpec } from './scan.js';
 import { resolveRange } from './time.js';
-import { fileNamesIn } from './file-refs.js';
+import { fileNamesInTree } from './file-refs.js';
+import { keepParsed } from './compile.js';
+import { parsedQuery } from './params.js';
 import { expandSavedCalls, type SavedLookup } from './saved-calls.js';
 import type { PackedTable } from '../files/packed.js';
 import type { RdnsSettings } from './rdns.js';
@@ -155,11 +157,14 @@ export class QueryService {
     const expanded = this.opts.savedQueries === undefined ? request.queryString : expandSavedCalls(request.queryString, this.opts.savedQueries(repo.id));
     const req = expanded === request.queryString ? request : { ...request, queryString: expanded };
     const spec = this.spec(req);
+    // Parsed once: the preamble, the file references and the executor's compile read this tree.
+    const tree = parsedQuery(req.queryString, req.arguments);
+    keepParsed(spec, tree);
     // setTimeInterval(), defineTable() and join() (subqueries.ts): the range, and tables run first.
-    const pre = preambleOf(req.queryString, req.arguments);
+    const pre = preambleOf(req.queryString, req.arguments, tree);
     spec.ctx = applyInterval(spec.ctx, pre, req.queryString);
     const defined = new Set(pre.subqueries.filter((s) => s.kind === 'defineTable').map((s) => s.key));
-    const names = fileNamesIn(req.queryString, req.arguments).filter((n) => !defined.has(n));
+    const names = fileNamesInTree(tree).filter((n) => !defined.has(n));
     if (names.length > 0 && this.opts.files !== undefined) spec.files = await this.opts.files.tablesFor(repo.id, names);
     if (pre.subqueries.length > 0) {
       const tables = await runSubqueries(pre, spec.ctx, req.queryString, req.arguments, spec.limits.maxRows, async (text, ctx) => {

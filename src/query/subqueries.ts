@@ -14,9 +14,9 @@ import { createHash } from 'node:crypto';
 import { LogsvcError } from '../lib/errors.js';
 import type { Call, Expr, Pipeline, Span } from './ast.js';
 import { queryError } from './errors.js';
-import { substituteParams } from './params.js';
-import { parseQuery } from './parser.js';
 import { compileQuery } from './compile.js';
+import { parsedQuery } from './params.js';
+import { callsOf } from './file-refs.js';
 import { parseRelative } from './time.js';
 import type { Ev, QueryContext } from './runtime.js';
 import { packTable, type PackedTable } from '../files/packed.js';
@@ -76,30 +76,21 @@ function argOf(c: Call, name: string, unnamed = false): Expr | undefined {
 
 /** The calls of a pipeline tree (any depth), in text order. */
 function callsIn(p: Pipeline): Call[] {
-  const out: Call[] = [];
-  const visit = (v: unknown): void => {
-    if (typeof v !== 'object' || v === null) return;
-    if (Array.isArray(v)) {
-      for (const x of v) visit(x);
-      return;
-    }
-    const o = v as Partial<Call>;
-    if (typeof o.name === 'string' && Array.isArray(o.args) && typeof o.span === 'object') out.push(o as Call);
-    for (const x of Object.values(v)) visit(x);
-  };
-  visit(p);
-  return out.sort((a, b) => a.span.start - b.span.start);
+  return [...callsOf(p)].sort((a, b) => a.span.start - b.span.start);
 }
 
-/** setTimeInterval, defineTable and join calls of `text` (params substituted); throws E_QUERY for a bad one. */
-export function preambleOf(text: string, args: Readonly<Record<string, string>>): Preamble {
+/**
+ * setTimeInterval, defineTable and join calls of `text` (params substituted); throws E_QUERY for a
+ * bad one. `tree`: `parsedQuery(text, args)` when the caller has it (only read here).
+ */
+export function preambleOf(text: string, args: Readonly<Record<string, string>>, tree: Pipeline = parsedQuery(text, args)): Preamble {
   const source = text.trim() === '' ? '*' : text;
   const fail = (span: Span, message: string): never => {
     throw queryError(source, span, message);
   };
-  const tree = substituteParams(parseQuery(source), args, fail);
   const out: Preamble = { interval: null, subqueries: [] };
-  for (const c of callsIn(tree)) {
+  const calls = callsIn(tree);
+  for (const c of calls) {
     const name = c.name.toLowerCase();
     if (name === 'settimeinterval') {
       const start = scalar(argOf(c, 'start', true));
@@ -132,8 +123,8 @@ export function preambleOf(text: string, args: Readonly<Record<string, string>>)
     }
   }
   if (out.subqueries.length > MAX_SUBQUERIES) fail(out.subqueries[MAX_SUBQUERIES]!.span, `a query may run at most ${MAX_SUBQUERIES} join() and defineTable() subqueries`);
-  const calls = callsIn(tree).map((c) => c.name.toLowerCase());
-  if (calls.includes('definetable') && calls.some((n) => n === 'join' || n === 'selfjoin' || n === 'selfjoinfilter')) {
+  const names = calls.map((c) => c.name.toLowerCase());
+  if (names.includes('definetable') && names.some((n) => n === 'join' || n === 'selfjoin' || n === 'selfjoinfilter')) {
     fail(out.subqueries.find((s) => s.kind === 'defineTable')!.span, 'defineTable() cannot be combined with join(), selfJoin() or selfJoinFilter() in one query');
   }
   return out;

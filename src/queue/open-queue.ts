@@ -10,7 +10,6 @@ import type { Logger } from '../lib/logger.js';
 import type { DigestQueue } from './digest-queue.js';
 import { EmbeddedDigestQueue } from './embedded-queue.js';
 import { kafkaHealthCheck } from './kafka-health.js';
-import { KafkaDigestQueue } from './kafka-queue.js';
 
 export interface OpenQueueOptions {
   config: NodeConfig;
@@ -30,6 +29,8 @@ export async function openDigestQueue(o: OpenQueueOptions): Promise<{ queue: Dig
     return { queue: await EmbeddedDigestQueue.open({ dir: join(o.dataDir, 'queue'), partitions: o.partitions, fileBytes: o.config.queue.file_bytes, logger: o.logger, onFatal: o.onFatal }), healthCheck: null };
   }
   const k = o.config.kafka;
+  // Loaded only for queue.kind = "kafka": a single node never loads the Kafka queue and client.
+  const { KafkaDigestQueue } = await import('./kafka-queue.js');
   const queue = await KafkaDigestQueue.open({
     connection: kafkaConnection(o.config),
     topicPrefix: k.topic_prefix,

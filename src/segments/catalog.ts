@@ -46,6 +46,8 @@ interface VoidRecord {
 
 export class SegmentCatalog {
   private readonly segments = new Map<string, SegmentInfo>();
+  /** forRepository's lists, made at first ask after a change (every query asks, once or twice). */
+  private readonly repoLists = new Map<string, readonly SegmentInfo[]>();
   private readonly hwm = new Map<string, Position>();
   private voids: VoidRecord = { segments: {}, fencedEpochs: {} };
   private voidsWritten: Promise<void> = Promise.resolve();
@@ -82,6 +84,7 @@ export class SegmentCatalog {
     const voidFrom = this.voids.segments[info.meta.id];
     if (voidFrom !== undefined) info = { ...info, blocks: info.blocks.slice(0, voidFrom) };
     this.segments.set(info.meta.id, info);
+    this.repoLists.clear();
     for (const b of info.blocks) this.noteDurable(info.meta.partition, info.meta.ds, { offset: b.lastOffset, index: b.lastIndex });
   }
 
@@ -176,6 +179,7 @@ export class SegmentCatalog {
     const keep = this.trimBlocks(info.meta.id, info.blocks, marks.get(info.meta.ds));
     if (keep >= info.blocks.length) return 0;
     this.segments.set(info.meta.id, { ...info, blocks: info.blocks.slice(0, keep) });
+    this.repoLists.clear();
     return info.blocks.length - keep;
   }
 
@@ -206,9 +210,15 @@ export class SegmentCatalog {
     return [...this.segments.values()];
   }
 
-  forRepository(repo: string): SegmentInfo[] {
-    const out: SegmentInfo[] = [];
-    for (const s of this.segments.values()) if (s.meta.repo === repo) out.push(s);
+  /** The segments of `repo`, in the catalog's order; the same list until the catalog changes. */
+  forRepository(repo: string): readonly SegmentInfo[] {
+    let out = this.repoLists.get(repo);
+    if (out === undefined) {
+      const list: SegmentInfo[] = [];
+      for (const s of this.segments.values()) if (s.meta.repo === repo) list.push(s);
+      out = list;
+      this.repoLists.set(repo, out);
+    }
     return out;
   }
 
@@ -219,6 +229,7 @@ export class SegmentCatalog {
   /** Takes a segment out of the catalog (its high-water mark stays: replays still skip its events). */
   remove(id: string): void {
     this.segments.delete(id);
+    this.repoLists.clear();
   }
 
   /**
@@ -228,6 +239,7 @@ export class SegmentCatalog {
    */
   async forget(id: string): Promise<void> {
     this.segments.delete(id);
+    this.repoLists.clear();
     if (this.voids.segments[id] === undefined) return;
     delete this.voids.segments[id];
     await this.saveVoids();

@@ -10,7 +10,8 @@
  */
 const SLOTS = 1 << 15;
 const MAX_LENGTH = 64;
-const table: (string | undefined)[] = new Array<string | undefined>(SLOTS);
+/** Made at first use: 256 KiB of slots that a node which has not read a block head yet does not hold. */
+let table: (string | undefined)[] | null = null;
 
 /** `b.toString('utf8', start, end)`, the same string object for the same short ASCII bytes. */
 export function utf8Interned(b: Buffer, start: number, end: number): string {
@@ -23,6 +24,7 @@ export function utf8Interned(b: Buffer, start: number, end: number): string {
     h = Math.imul(h ^ c, 0x01000193);
   }
   const slot = (h ^ (h >>> 15)) & (SLOTS - 1);
+  table ??= new Array<string | undefined>(SLOTS);
   const got = table[slot];
   if (got !== undefined && got.length === len) {
     let same = true;

@@ -1,6 +1,6 @@
 /** Cluster configuration: the digest-partition layout (root only). */
 import { requireRoot } from '../../auth/index.js';
-import { toWire } from '../../cluster/index.js';
+import { toWire } from '../../cluster/partition-layout.js';
 import { parseJsonBounded } from '../../lib/json.js';
 import { apiPrincipal, type HttpServices } from '../context.js';
 import { json, type Route } from '../types.js';

@@ -4,11 +4,11 @@
  * an API token of a member (both the `/repositories/` and the older `/dataspaces/` spelling).
  * Success is 200 with `{}`, sent only once the events are durable.
  */
-import { parseAuthorization, canSeeRepository, type Principal } from '../../auth/index.js';
+import { canSeeRepository, type Principal } from '../../auth/index.js';
 import { LogsvcError } from '../../lib/errors.js';
 import type { IngestTarget } from '../../ingest/ingest-request.js';
 import { ingestBody } from '../../ingest/ingest-request.js';
-import type { HttpServices } from '../context.js';
+import { requestCredentials, type HttpServices } from '../context.js';
 import { json, type RequestInfo, type Route } from '../types.js';
 
 type Kind = 'structured' | 'unstructured' | 'raw';
@@ -17,7 +17,7 @@ type Target = IngestTarget;
 
 /** The repository and parser of the ingest token a request carries (in the Authorization header, or `token`). */
 export function ingestTarget(s: HttpServices, req: RequestInfo, token?: string): Target {
-  const creds = token === undefined ? parseAuthorization(req.headers.get('authorization')) : { token };
+  const creds = token === undefined ? requestCredentials(req) : { token };
   const p = s.auth.ingestPrincipal(creds);
   const repo = s.store.state.repositories.get(p.repositoryId);
   const t = repo?.ingestTokens.get(p.tokenName);
@@ -30,7 +30,7 @@ export function ingestRoutes(s: HttpServices): Route[] {
 
   const byRepository = (req: RequestInfo): Target => {
     const name = req.params.repo!;
-    const creds = parseAuthorization(req.headers.get('authorization'));
+    const creds = requestCredentials(req);
     let principal: Principal;
     try {
       principal = s.auth.apiPrincipal(creds);

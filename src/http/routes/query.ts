@@ -4,7 +4,7 @@
  * `.../queryjobs` creates, polls and deletes query jobs. Both `/repositories/` and `/dataspaces/`
  * spellings. Repository members and root only; ingest tokens cannot query.
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { canSeeRepository, type Principal } from '../../auth/index.js';
 import { LogsvcError } from '../../lib/errors.js';
 import { parseJsonBounded } from '../../lib/json.js';
@@ -275,6 +275,20 @@ export function closeQueryStreams(): void {
   answerStreams.clear();
 }
 
+/** Random bytes for query ids, drawn 4 KiB at a time (one call into the CSPRNG per 227 queries, not one each). */
+const idPool = Buffer.alloc(18 * 227);
+let idAt = idPool.length;
+
+/** 18 random bytes as base64url: a query's id. */
+function queryId(): string {
+  if (idAt === idPool.length) {
+    randomFillSync(idPool);
+    idAt = 0;
+  }
+  idAt += 18;
+  return idPool.toString('base64url', idAt - 18, idAt);
+}
+
 export function queryRoutes(s: HttpServices): Route[] {
   const target = (req: RequestInfo): { principal: Principal; repo: Repo } => {
     const principal = apiPrincipal(s, req);
@@ -293,7 +307,7 @@ export function queryRoutes(s: HttpServices): Route[] {
     const { repo, principal } = target(req);
     const request = parseQueryRequest(parseJsonBounded(body.toString('utf8'), s.maxJsonDepth, 'query request'));
     const format = negotiate(req.headers.get('accept'));
-    const headers: Record<string, string> = { 'content-type': CONTENT_TYPE[format], 'humio-query-id': `IQ-${randomBytes(18).toString('base64url')}` };
+    const headers: Record<string, string> = { 'content-type': CONTENT_TYPE[format], 'humio-query-id': `IQ-${queryId()}` };
     const filename = req.headers.get('x-desired-filename');
     if (filename !== undefined) headers['content-disposition'] = `attachment; filename="${filename.replace(/["\\\r\n]/g, '_').slice(0, 255)}"`;
     const spec = await s.queries.prepare(request, repo);
