@@ -7,11 +7,7 @@
 export { KafkaGlobalLog } from '../global/kafka-log.js';
 export { KafkaTail } from '../queue/kafka-tail.js';
 export { ingestTopic } from '../queue/kafka-queue.js';
-export { Membership, parseAddr } from '../cluster/protocol/membership.js';
 export { DigestOwnership } from '../cluster/digest-ownership.js';
-export { PeerQueries } from '../cluster/peer-queries.js';
 export { LiveBoundary } from '../cluster/live-boundary.js';
-export { servePeerFiles } from '../cluster/peer-files.js';
-export { SegmentReplicator } from '../cluster/replication.js';
-export { replicationCheck } from '../cluster/replication-health.js';
 export { loadClusterSecret } from '../cluster/cluster-secret.js';
+export { startClusterProtocol } from './cluster-start.js';

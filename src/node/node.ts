@@ -25,9 +25,7 @@ import { RepositoryService } from '../repositories/repository-service.js';
 import { ClusterService, SelfLiveness, type Liveness } from '../cluster/cluster-service.js';
 import type { DigestOwnership } from '../cluster/digest-ownership.js';
 import type { SegmentReplicator } from '../cluster/replication.js';
-import { readsHere } from '../cluster/placement.js';
 import { holdersOf } from '../global/segment-holdings.js';
-import { fileNamesIn } from '../query/file-refs.js';
 import { HealthService } from '../health/index.js';
 import { lazyGraphqlEndpoint } from '../graphql/lazy.js';
 import { buildRouter, closeQueryStreams, startHttpServer, type HttpServer } from '../http/index.js';
@@ -37,7 +35,7 @@ import { kafkaConnection, openDigestQueue } from '../queue/open-queue.js';
 import { SegmentCatalog, type SegmentInfo } from '../segments/catalog.js';
 import { SegmentDeletions } from '../segments/deletions.js';
 import { deletionCrashStep, rewriteCrashStep } from './crash-seams.js';
-import { peerDiskOf, type HeartbeatPayload, type PeerDisk } from './heartbeat-payload.js';
+import { peerDiskOf, type PeerDisk } from './heartbeat-payload.js';
 import { IngestCounter, raiseRetentionBounds, RetentionService } from '../retention/index.js';
 import { RedactionService } from '../redaction/index.js';
 import { SegmentRewrites } from '../segments/rewrites.js';
@@ -47,7 +45,6 @@ import { expandSavedCalls } from '../query/saved-calls.js';
 import { Digest } from '../digest/index.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IngestService } from '../ingest/index.js';
-import { CustomParsers } from '../ingest/custom-parsing.js';
 import { bytesInRange, NodeQueryMemory, QueryExecutor, QueryJobRegistry, QueryService } from '../query/index.js';
 
 import { ListenerService } from '../ingest/listeners/listener-service.js';
@@ -55,7 +52,9 @@ import { ListenerManager } from '../ingest/listeners/manager.js';
 import { BlobStore, FileService } from '../files/index.js';
 import { ParserService } from '../parsers/index.js';
 import { runStopSteps, stopStep, type StopReport, type StopStep } from './stop.js';
-import { ActionDispatcher, ActionService, AlertScheduler, AlertService, isAlertRunner, OutboundHttp, publishAlertNode, SmtpMailer, TargetPolicy } from '../alerts/index.js';
+import { ActionService, AlertService, publishAlertNode } from '../alerts/index.js';
+import { startAlerting } from './alerting-start.js';
+import { querySources } from './query-sources.js';
 
 export const LOCAL_ADMIN_TOKEN_FILE = 'local-admin-token.txt';
 const NODE_UUID_FILE = 'cluster_membership.uuid';
@@ -346,34 +345,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
 
     const queryLimits = { maxGroups: config.query.max_groups, maxRows: config.query.max_rows };
     const executor = new QueryExecutor({
-      sources: {
-        // A cluster query: only the segments this node reads for it (each segment by one holder).
-        segments: (repoId, placement) => {
-          const all = catalog.forRepository(repoId);
-          if (placement === undefined) return all;
-          const listed = store.state.cluster.segments.segments;
-          const holdings = store.state.cluster.segments;
-          const live = (n: number): boolean => placement.live.includes(n);
-          // A live query reads each partition as of its placement's epoch (cluster/live-boundary.ts):
-          // segments of later epochs are left out, and the blocks of that epoch count as not void yet.
-          const epochs = placement.epochs;
-          const asOf = (seg: SegmentInfo): number => (seg.meta.epoch === undefined || epochs === undefined ? Number.MAX_SAFE_INTEGER : (epochs[seg.meta.partition] ?? 0));
-          const chosen = all.filter((seg) => readsHere(config.node.id, seg.meta, listed.get(seg.meta.id), placement, (id) => listed.get(id)) && !holdings.superseded(seg.meta.id, live, placement.seq) && (seg.meta.epoch ?? 0) <= asOf(seg));
-          // Blocks past the marks their epoch ended with are void (the next owner digests those
-          // events again): left out here already, not only once this node's fencing has run.
-          return chosen.map((seg) => withoutVoidBlocks(seg, seg.meta.epoch === undefined || seg.meta.epoch >= asOf(seg) ? undefined : store.state.cluster.endOf(seg.meta.partition, seg.meta.epoch)));
-        },
-        // A deposed owner's digester may hold blocks for a moment after its epoch ended: only the
-        // current owner's memory is read (a live query: the digester of the placement's epoch).
-        memory: (repoId, placement) => {
-          if (!clustered) return digest.memory(repoId);
-          const epochs = placement?.epochs;
-          if (epochs !== undefined) return digest.memory(repoId).filter((m) => m.epoch !== undefined && m.epoch === epochs[m.partition]);
-          return digest.memory(repoId).filter((m) => store.state.cluster.epochs.get(m.partition)?.node === config.node.id);
-        },
-        highWater: (partition, ds) => catalog.highWater(partition, ds),
-        pin: (paths) => catalog.pin(paths),
-      },
+      sources: querySources({ selfId: config.node.id, clustered, catalog, store, digest }),
       runner: workers,
       parallelism: workers.size,
       taskBytes: config.query.task_bytes,
@@ -615,87 +587,31 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     const url = effectiveExternalUrl(config, http.port);
     await cluster.registerSelf({ id: selfId, uuid, name: config.node.name === '' ? `node-${selfId}` : config.node.name, uri: url });
     if (clustered && cl !== null && ownership !== null && clusterId !== null) {
-      const { Membership, parseAddr, PeerQueries, servePeerFiles, SegmentReplicator, replicationCheck } = cl;
-      const listen = parseAddr(config.cluster.listen);
-      if (listen === null) throw new LogsvcError('E_CONFIG_INVALID', `cluster.listen: "${config.cluster.listen}" is not a host:port`);
-      const membership = new Membership({
-        selfId,
+      const protocol = await cl.startClusterProtocol({
+        config,
         selfUuid: uuid,
         clusterId,
-        uri: url,
-        listen,
-        ...(config.cluster.advertise === '' ? {} : { advertise: config.cluster.advertise }),
-        peers: config.cluster.peers,
-        heartbeatIntervalMs: config.cluster.heartbeat_interval_ms,
-        failureTimeoutMs: config.cluster.failure_timeout_ms,
-        logger,
-        clock,
+        url,
         secret: clusterSecret,
-        payload: (): HeartbeatPayload => ({ disk: ownDisk() }),
-      });
-      heartbeatPayloadOf = (nodeId) => membership.payloadOf(nodeId);
-      clusterAuthFailures = () => membership.authFailures;
-      const own = ownership;
-      membership.on('up', () => own.trigger());
-      membership.on('down', () => own.trigger());
-      executor.setPeers(
-        new PeerQueries({
-          selfId,
-          rpc: membership,
-          store,
-          scanLocal: (spec, repo, placement) => executor.scanLocal(spec, repo, placement),
-          // A segment rewritten here (redaction) is had through its rewrite.
-          hasSegment: (id) => catalog.get(id) !== undefined || catalog.all().some((s) => s.meta.replaces === id),
-          withFiles: async (spec, repoId) => {
-            const names = fileNamesIn(spec.text, spec.args);
-            return names.length === 0 ? spec : { ...spec, files: await files.tablesFor(repoId, names) };
-          },
-          timeoutMs: config.query.max_query_seconds * 1000,
-          logger: log('cluster'),
-          stopping: () => health.isStopping(),
-          ...(liveBoundary === null ? {} : { boundary: liveBoundary }),
-        }),
-      );
-      files.setRemoteBlobs(servePeerFiles(membership, selfId, (h) => files.localBlob(h), config.files.max_file_bytes, config.query.max_query_seconds * 1000));
-      const replicator = new SegmentReplicator({
-        selfId,
+        dataDir,
         store,
+        cluster,
         catalog,
-        rpc: membership,
-        segmentsDir: join(dataDir, 'segments'),
+        executor,
+        files,
+        health,
+        ownership,
+        liveBoundary,
+        ownDisk,
+        useLiveness: (l) => (liveness.current = l),
         clock,
-        logger: log('replication'),
-        factor: config.cluster.segment_replication_factor,
-        bytesPerSecond: config.cluster.replication_bytes_per_second,
-        parallel: config.cluster.replication_parallel_transfers,
-        sendBytesPerSecond: config.cluster.replication_outbound_bytes_per_second,
-        sendParallel: config.cluster.replication_outbound_parallel_transfers,
-        graceMs: config.cluster.rereplicate_after_seconds * 1000,
-        scrubBytesPerSecond: config.cluster.scrub_bytes_per_second,
-        scrubIntervalMs: config.cluster.scrub_interval_seconds * 1000,
-        intervalMs: 1000,
-        transferTimeoutMs: Math.max(30_000, config.cluster.failure_timeout_ms * 2),
-        // Not a repository's segment that retention has decided to delete.
-        wanted: (s) => {
-          const bound = store.state.repositories.get(s.repo)?.retentionBound;
-          return bound !== undefined && (bound === null || s.maxTs >= bound);
-        },
+        logger,
+        log,
+        cleanups,
       });
-      own.useReplication(replicator);
-      replication = replicator;
-      cluster.drainCheck = (node) => replicator.heldTooFewWithout(node);
-      health.addCheck(() => replicationCheck(replicator.stats()));
-      await membership.start();
-      cleanups.push(stopStep('cluster membership', () => membership.stop()));
-      liveness.current = membership;
-      membership.on('up', () => replicator.trigger());
-      membership.on('down', () => replicator.trigger());
-      await cluster.autoLayout(config.digest.partitions, selfId);
-      replicator.start();
-      cleanups.push(stopStep('segment replication', () => replicator.stop()));
-      own.start();
-      // Runs first at stop: hands the partitions to the next live hosts before the digest stops.
-      cleanups.push(stopStep('digest handover', () => own.stop(), 10_000));
+      replication = protocol.replication;
+      heartbeatPayloadOf = protocol.heartbeatPayloadOf;
+      clusterAuthFailures = protocol.authFailures;
     }
 
     // Ingest listeners (syslog over TCP/UDP): opened from global state, following its changes.
@@ -717,60 +633,7 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     await publishAlertNode(store, selfId, config.alerts.enabled);
 
     if (alertCfg.enabled) {
-      const outbound = new OutboundHttp(new TargetPolicy(alertCfg.allow_targets), alertCfg.max_response_bytes);
-      const mailer =
-        alertCfg.smtp_host === ''
-          ? null
-          : new SmtpMailer({
-              host: alertCfg.smtp_host,
-              port: alertCfg.smtp_port,
-              secure: alertCfg.smtp_secure,
-              username: alertCfg.smtp_username,
-              password: alertCfg.smtp_password,
-              sender: alertCfg.smtp_sender,
-              timeoutMs: alertCfg.action_timeout_ms,
-            });
-      const scheduler = new AlertScheduler({
-        store,
-        queries,
-        openAction: (a) => actions.open(a),
-        dispatcher: new ActionDispatcher({
-          http: outbound,
-          mailer,
-          state: () => store.state,
-          reingest: { admit: () => ingest.admit(), ingest: (repoId, groups, at) => ingest.ingest(repoId, groups, at) },
-          ingestLimits,
-          customParsers: (repositoryId, parser) => {
-            // A token's parser: a list of at most one definition (the shared set is only for untyped unstructured ingest).
-            const defs = parsers.defsForIngest(repositoryId, parser, 'raw');
-            return !Array.isArray(defs) || defs.length === 0 ? undefined : new CustomParsers(defs, parsers.timeLimits, ingestLimits);
-          },
-          clock,
-          pagerDutyUrl: alertCfg.pagerduty_url,
-          maxMessageBytes: alertCfg.max_message_bytes,
-        }),
-        clock,
-        logger: log('alerts'),
-        baseUrl: url,
-        // The lowest-numbered live node that runs alerts, so a cluster evaluates each alert once.
-        isRunner: () => isAlertRunner(selfId, cluster.nodes(), store.state.alerting),
-        metrics,
-        settings: {
-          intervalMs: alertCfg.evaluate_interval_ms,
-          maxConcurrent: alertCfg.max_concurrent_evaluations,
-          maxConcurrentDeliveries: alertCfg.max_concurrent_deliveries,
-          queryTimeoutMs: alertCfg.query_timeout_ms,
-          maxMessageEvents: alertCfg.max_message_events,
-          retry: { retries: alertCfg.action_retries, backoffMs: alertCfg.retry_backoff_ms, timeoutMs: alertCfg.action_timeout_ms },
-        },
-      });
-      scheduler.start();
-      cleanups.push(
-        stopStep('alert scheduler', async () => {
-          await scheduler.stop();
-          await outbound.close();
-        }),
-      );
+      cleanups.push(startAlerting({ alerts: alertCfg, selfId, baseUrl: url, store, cluster, queries, actions, ingest, ingestLimits, parsers, metrics, clock, logger: log('alerts') }));
     }
 
     if (selfLogs !== null) {
@@ -811,12 +674,4 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     await unwind();
     throw err;
   }
-}
-
-/** `seg` without the blocks past its datasource's mark in `end` (its epoch's end; undefined: not ended). */
-function withoutVoidBlocks(seg: SegmentInfo, end: ReadonlyMap<string, { offset: number; index: number }> | undefined): SegmentInfo {
-  if (end === undefined) return seg;
-  const mark = end.get(seg.meta.ds);
-  const keep = seg.blocks.filter((b) => mark !== undefined && (b.lastOffset < mark.offset || (b.lastOffset === mark.offset && b.lastIndex <= mark.index)));
-  return keep.length === seg.blocks.length ? seg : { ...seg, blocks: keep };
 }
