@@ -288,6 +288,11 @@ export class BlockView {
     return enc.b;
   }
 
+  /** A stored field's text column as stored (`{e: "u"}`: one UTF-8 run and a length per row); null for other encodings. */
+  textRun(name: string): { b: Uint8Array; l: Uint8Array } | null {
+    return this.encodedAs(name, 'u');
+  }
+
   /** A text column whose every value is an integer's canonical text, as numbers by row (NaN where absent); null otherwise. */
   textInts(name: string): Float64Array | null {
     const enc = this.encodedAs(name, 'u');

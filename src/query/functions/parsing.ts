@@ -6,7 +6,7 @@
 import { jsonDepth } from '../../lib/json.js';
 import { MAX_NESTING, MAX_VALUE_CHARS, valueTooLarge } from '../limits.js';
 import { compileRegex, groupsOf, type CompiledRegex } from '../regex.js';
-import { substitution } from '../regex-substitute.js';
+import { ColumnSubstitution, substitution } from '../regex-substitute.js';
 import type { Ev } from '../runtime.js';
 import { parseNumber } from '../values.js';
 import type { BoundArgs } from './args.js';
@@ -160,8 +160,16 @@ const replace: FnDef = {
     // A literal or one-character-class pattern with a plain replacement: no regex run per value.
     const fast = substitution(cr, replacement);
     const safe = longestSafe(replacement);
+    // A one-unit pattern over a stored text column: the block's column replaced at once.
+    const column = safe < 0 ? null : ColumnSubstitution.of(cr, replacement, field, safe);
     return {
       run(e, emit) {
+        const r = column === null ? undefined : column.valueOf(e);
+        if (r !== undefined) {
+          if (r !== null) e.set(as, r);
+          emit(e);
+          return;
+        }
         const v = e.get(field);
         if (v !== undefined) {
           if (v.length > safe) checkReplaceSize(v, cr.all, replacement);
