@@ -144,6 +144,11 @@ export class BlockView {
     this.few = this.enc !== null;
   }
 
+  /** Whether few rows will be read (readFew): columns not decoded yet are read row by row. */
+  readsFew(): boolean {
+    return this.few;
+  }
+
   /** Row i's raw string: from the decoded column, or row by row after readFew(). */
   private rawOf(i: number): string | undefined {
     if (this.rawCol !== null || !this.few) return this.raw()[i];

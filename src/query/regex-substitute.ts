@@ -92,8 +92,10 @@ const MAX_COLUMN_BYTES = 8 * 1024 * 1024;
  * replace() of a one-unit pattern (oneUnitPattern) with a plain replacement, over a stored text
  * column: the block's values replaced at once from its UTF-8 bytes (columns.ts substituteAsciiUnits),
  * read back by row. Values with other units, and events that are not a block's unchanged rows, are
- * left to the caller's regex. A block whose rows come sparsely (a filter before kept few) is not
- * replaced as a whole: after DENSE_AFTER of its rows, only when they came from its first 2 x DENSE_AFTER.
+ * left to the caller's regex. A block is replaced as a whole at its first row when that is row 0
+ * (the per-event path would decode the whole column at its first value anyway), else after
+ * DENSE_AFTER of its rows when they came from its first 2 x DENSE_AFTER; a block whose rows come
+ * sparsely (a filter before kept few; one the scan reads row by row) is not.
  */
 export class ColumnSubstitution {
   private view: BlockView | null = null;
@@ -130,7 +132,9 @@ export class ColumnSubstitution {
       this.values = null;
     }
     if (this.values === null) {
-      if (++this.seen !== DENSE_AFTER || e.rowIndex >= 2 * DENSE_AFTER) return undefined;
+      // Its first row (none decoded yet), or DENSE_AFTER rows that came densely; never a block read row by row.
+      const first = this.seen++ === 0 && e.rowIndex === 0;
+      if ((!first && (this.seen !== DENSE_AFTER || e.rowIndex >= 2 * DENSE_AFTER)) || view.readsFew()) return undefined;
       const run = view.textRun(this.field);
       if (run === null) return undefined;
       this.values = substituteAsciiUnits(run, view.n, this.units(), this.replacement, this.maxUnits, MAX_COLUMN_BYTES);
