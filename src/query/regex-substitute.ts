@@ -14,7 +14,8 @@
  * (ColumnSubstitution): the block's UTF-8 bytes with the matched ASCII units swapped, decoded once.
  */
 import { substituteAsciiUnits } from '../segments/columns.js';
-import { ColumnEvent, type BlockView } from './block-view.js';
+import type { BlockView, ColumnEvent } from './block-view.js';
+import { PerBlock } from './per-entry.js';
 import type { CompiledRegex } from './regex.js';
 import type { Ev } from './runtime.js';
 
@@ -97,8 +98,7 @@ const MAX_COLUMN_BYTES = 8 * 1024 * 1024;
  * DENSE_AFTER of its rows when they came from its first 2 x DENSE_AFTER; a block whose rows come
  * sparsely (a filter before kept few; one the scan reads row by row) is not.
  */
-export class ColumnSubstitution {
-  private view: BlockView | null = null;
+export class ColumnSubstitution extends PerBlock {
   private seen = 0;
   private values: (string | null | undefined)[] | null = null;
   private hit: Uint8Array | null = null;
@@ -108,7 +108,9 @@ export class ColumnSubstitution {
     private readonly one: RegExp,
     private readonly replacement: string,
     private readonly maxUnits: number,
-  ) {}
+  ) {
+    super();
+  }
 
   /** For `cr` replaced by the JS replacement `replacement` in `field`, or null when not such a case. */
   static of(cr: CompiledRegex, replacement: string, field: string, maxUnits: number): ColumnSubstitution | null {
@@ -121,26 +123,26 @@ export class ColumnSubstitution {
     return new ColumnSubstitution(field, new RegExp(source, flags.replace('g', '')), replacement, maxUnits);
   }
 
+  protected override enter(): void {
+    this.seen = 0;
+    this.values = null;
+  }
+
   /** Row `e`'s replaced value: a string, null (it has none), or undefined (the caller replaces it). */
-  valueOf(e: Ev): string | null | undefined {
-    if (!(e instanceof ColumnEvent)) return undefined;
-    const view = e.storedView();
+  rowValue(e: Ev): string | null | undefined {
+    const view = this.blockOf(e);
     if (view === null) return undefined;
-    if (view !== this.view) {
-      this.view = view;
-      this.seen = 0;
-      this.values = null;
-    }
+    const row = (e as ColumnEvent).rowIndex;
     if (this.values === null) {
       // Its first row (none decoded yet), or DENSE_AFTER rows that came densely; never a block read row by row.
-      const first = this.seen++ === 0 && e.rowIndex === 0;
-      if ((!first && (this.seen !== DENSE_AFTER || e.rowIndex >= 2 * DENSE_AFTER)) || view.readsFew()) return undefined;
+      const first = this.seen++ === 0 && row === 0;
+      if ((!first && (this.seen !== DENSE_AFTER || row >= 2 * DENSE_AFTER)) || view.readsFew()) return undefined;
       const run = view.textRun(this.field);
       if (run === null) return undefined;
       this.values = substituteAsciiUnits(run, view.n, this.units(), this.replacement, this.maxUnits, MAX_COLUMN_BYTES);
       if (this.values === null) return undefined;
     }
-    return this.values[e.rowIndex];
+    return this.values[row];
   }
 
   /** Which ASCII units the pattern matches (asked once per query, at its first block). */

@@ -4,13 +4,16 @@
  * Latin-1, line ends, Unicode spaces, surrogate pairs and halves); other patterns (classes
  * included) and replacements with `$` take the general path. And the column path of a one-unit
  * pattern (ColumnSubstitution, columns.ts substituteAsciiUnits): over a stored text column of
- * segment blocks (formats 4 to 6) it gives what the regex gives value by value.
+ * segment blocks (formats 4 to 6) it gives what the regex gives value by value; and over a
+ * dictionary column (PerEntry) each entry is replaced once, with the answers of row by row.
  */
 import t from 'tap';
+import type { Test } from 'tap';
 import { BlockView, ColumnEvent } from '../../../src/query/block-view.js';
 import { chainStages } from '../../../src/query/pipeline.js';
 import { compileRegex } from '../../../src/query/regex.js';
 import { ColumnSubstitution, literalOf, oneUnitPattern, substitution } from '../../../src/query/regex-substitute.js';
+import { PerEntry } from '../../../src/query/per-entry.js';
 import { MapEvent, type MapStage } from '../../../src/query/runtime.js';
 import { appendEvent, assembleBlock, assembleBlockV5, emptyColumns, encodeBlockContent, encodedBlockAt, readBlockMeta } from '../../../src/segments/block.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
@@ -181,7 +184,7 @@ t.test('a one-unit pattern over a text column: each row what the regex gives, or
       }
       for (let i = 0; i < view.n; i++) {
         const v = view.get('u', i);
-        const got = col.valueOf(new ColumnEvent(view, i));
+        const got = col.rowValue(new ColumnEvent(view, i));
         if (got === undefined) {
           left++;
           continue;
@@ -213,6 +216,67 @@ t.test('substituteAsciiUnits: absent rows, the result bound, a column shorter th
   t.throws(() => substituteAsciiUnits({ b: run.b.subarray(0, run.b.length - 1), l: run.l }, view.n, hit, '', 100, 1000), { code: 'E_STATE_CORRUPT' });
 });
 
+/** What a query's stages up to its aggregate leave in `u` and `r` per event. */
+function fieldsAfter(text: string, events: Iterable<ColumnEvent | MapEvent>): string {
+  const q = compileQuery(`${text} | count()`, { ctx: ctxOf() });
+  const out: (string | undefined)[][] = [];
+  const feed = chainStages(q.stages.slice(0, -1) as MapStage[], (e) => out.push([e.get('u'), e.get('r')]));
+  for (const e of events) feed(e);
+  return JSON.stringify(out);
+}
+
+/** Each query over fresh ColumnEvents of each block against MapEvents of the same values; the number compared. */
+function sameAnswers(t: Test, queries: readonly string[], views: readonly BlockView[]): number {
+  let checked = 0;
+  for (const view of views) {
+    for (const text of queries) {
+      // Fresh events for each query (a query sets fields on them).
+      const [columns, perEvent] = bothWays(view);
+      if (fieldsAfter(text, columns) !== fieldsAfter(text, perEvent)) t.fail(`${text}: the column path differs`);
+      checked++;
+    }
+  }
+  return checked;
+}
+
+/** The block's rows as ColumnEvents, and as MapEvents of the same k and u. */
+function bothWays(view: BlockView): [ColumnEvent[], MapEvent[]] {
+  const rows = Array.from({ length: view.n }, (_, i) => i);
+  const u = (i: number): [string, string][] => (view.get('u', i) === undefined ? [] : [['u', view.get('u', i)!]]);
+  return [rows.map((i) => new ColumnEvent(view, i)), rows.map((i) => new MapEvent([['k', view.get('k', i)!], ...u(i)]))];
+}
+
+t.test('replace() over a dictionary column: each entry once, the answers of row by row', async (t) => {
+  const r = rnd(291127);
+  const ENTRIES = ['GET /a1', 'POST /b22', 'ÄÖ 3', '', 'x'.repeat(20), 'v2 v2'];
+  const QUERIES = [
+    'replace("\\\\d", with="#", field=u, as=r)',
+    'replace("\\\\d+", with="<$0>", field=u, as=r)',
+    'replace("(?<w>[A-Z]+) ", with="${w}-", field=u)',
+    'replace("v2", with="v3", field=u, as=r)',
+    'k=x | replace("[^a-z]", with="", field=u, as=r)',
+  ];
+  const views = [0, 1, 2, 3, 4, 5].map((round) => blockOf(Array.from({ length: 50 + Math.floor(r() * 100) }, () => (r() < 0.1 ? undefined : ENTRIES[Math.floor(r() * ENTRIES.length)])), ([4, 5, 6] as const)[round % 3]!));
+  t.equal(sameAnswers(t, QUERIES, views), 6 * QUERIES.length);
+  for (const view of views) {
+    t.equal(view.encoding('u'), 'k', 'a dictionary column');
+    let asked = 0;
+    const entries = PerEntry.of('u', (v) => {
+      asked++;
+      return v.toUpperCase();
+    })!;
+    for (const e of bothWays(view)[0]) t.equal(entries.rowValue(e), e.get('u')?.toUpperCase() ?? null);
+    t.ok(asked <= view.dict('u')!.d.length, `${asked} answers asked for ${view.n} rows`);
+  }
+  // The value bound refuses at the same row either way (18 Mi characters from a 6 Mi entry).
+  const big = blockOf(['a', 'a'.repeat(6 * 1024 * 1024), 'a', 'a'.repeat(6 * 1024 * 1024)], 6);
+  const [columns, perEvent] = bothWays(big);
+  const err = { code: 'E_QUERY_LIMIT', message: /replace: the result would be at least/ };
+  t.throws(() => fieldsAfter('replace("(a)", with="$1$1$1", field=u, as=r)', columns), err);
+  t.throws(() => fieldsAfter('replace("(a)", with="$1$1$1", field=u, as=r)', perEvent), err);
+  t.equal(PerEntry.of('@rawstring', (v) => v), null, 'a built-in field: none');
+});
+
 t.test('replace() through a query: ColumnEvents of blocks = MapEvents, dense and sparse rows, chained', async (t) => {
   const r = rnd(291126);
   const QUERIES = [
@@ -224,23 +288,6 @@ t.test('replace() through a query: ColumnEvents of blocks = MapEvents, dense and
     'u=/7/ | replace("a", with="A", field=u, as=r, flags=i)',
     'replace("\\\\s", with="%", field=nosuch, as=r)',
   ];
-  let checked = 0;
-  for (let round = 0; round < 12; round++) {
-    const values = columnValues(r, 100 + Math.floor(r() * 200));
-    const view = blockOf(values, ([4, 5, 6] as const)[round % 3]!);
-    for (const text of QUERIES) {
-      const q = compileQuery(`${text} | count()`, { ctx: ctxOf() });
-      const rows = (events: Iterable<ColumnEvent | MapEvent>): string => {
-        const out: (string | undefined)[][] = [];
-        const feed = chainStages(q.stages.slice(0, -1) as MapStage[], (e) => out.push([e.get('u'), e.get('r')]));
-        for (const e of events) feed(e);
-        return JSON.stringify(out);
-      };
-      const columns = rows(Array.from({ length: view.n }, (_, i) => new ColumnEvent(view, i)));
-      const perEvent = rows(Array.from({ length: view.n }, (_, i) => new MapEvent([['k', view.get('k', i)!], ...(view.get('u', i) === undefined ? [] : [['u', view.get('u', i)!] as [string, string]])])));
-      if (columns !== perEvent) t.fail(`${text}: the column path differs`);
-      checked++;
-    }
-  }
-  t.equal(checked, 12 * QUERIES.length);
+  const views = Array.from({ length: 12 }, (_, round) => blockOf(columnValues(r, 100 + Math.floor(r() * 200)), ([4, 5, 6] as const)[round % 3]!));
+  t.equal(sameAnswers(t, QUERIES, views), 12 * QUERIES.length);
 });
