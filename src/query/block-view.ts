@@ -144,6 +144,11 @@ export class BlockView {
     this.few = this.enc !== null;
   }
 
+  /** Whether few rows will be read (readFew): columns not decoded yet are read row by row. */
+  readsFew(): boolean {
+    return this.few;
+  }
+
   /** Row i's raw string: from the decoded column, or row by row after readFew(). */
   private rawOf(i: number): string | undefined {
     if (this.rawCol !== null || !this.few) return this.raw()[i];
@@ -286,6 +291,11 @@ export class BlockView {
     if (enc === null) return null;
     if (enc.b.length !== this.n * 4) throw new LogsvcError('E_STATE_CORRUPT', 'IPv4 column has the wrong length');
     return enc.b;
+  }
+
+  /** A stored field's text column as stored (`{e: "u"}`: one UTF-8 run and a length per row); null for other encodings. */
+  textRun(name: string): { b: Uint8Array; l: Uint8Array } | null {
+    return this.encodedAs(name, 'u');
   }
 
   /** A text column whose every value is an integer's canonical text, as numbers by row (NaN where absent); null otherwise. */

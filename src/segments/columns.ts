@@ -359,6 +359,127 @@ function decodeText(c: { b: Uint8Array; l: Uint8Array }, count: number): (string
   return out;
 }
 
+/** Past `units` UTF-16 units of UTF-8 bytes from `pos` (four bytes are two units, two or three one): the position after them. */
+function skipUnits(b: Uint8Array, pos: number, units: number): number {
+  let u = 0;
+  while (u < units && pos < b.length) {
+    const x = b[pos]!;
+    const w = x < 0x80 ? 1 : x >= 0xf0 ? 4 : x >= 0xe0 ? 3 : 2;
+    pos += w;
+    u += w === 4 ? 2 : 1;
+  }
+  if (u !== units || pos > b.length) throw new LogsvcError('E_STATE_CORRUPT', 'text column is shorter than its lengths say');
+  return pos;
+}
+
+/**
+ * The values of a text column (`{e: "u"}`) by row with every ASCII unit that `hit` marks (one
+ * flag per code 0-127) replaced by `rep`: from the UTF-8 bytes, one decode of the result for the
+ * whole column. What replace() gives for a pattern that matches exactly one unit whatever
+ * surrounds it. A row is null where absent and undefined where the caller substitutes the value
+ * itself: one with a non-ASCII unit (`hit` does not say whether the pattern matches it) or longer
+ * than `maxUnits`. Null for the whole column when the result would pass `maxBytes`. `rep` must be
+ * well-formed UTF-16 (it is written as UTF-8).
+ */
+export function substituteAsciiUnits(c: { b: Uint8Array; l: Uint8Array }, count: number, hit: Uint8Array, rep: string, maxUnits: number, maxBytes: number): (string | null | undefined)[] | null {
+  const b = c.b;
+  const read = varintReader(c.l, 'text column');
+  const repBytes = Buffer.from(rep, 'utf8');
+  const rb = repBytes.length;
+  // One ASCII unit for one: the column's bytes copied at once and the matched ones overwritten,
+  // rows then read at their own offsets (an ASCII row's bytes are its units).
+  const inPlace = rb === 1 ? Buffer.from(b) : null;
+  const r0 = repBytes[0] ?? 0;
+  // Per row: where its bytes start, its length in units, its matches (-1: the caller's, -2: absent).
+  const start = new Int32Array(count);
+  const units = new Int32Array(count);
+  const hits = new Int32Array(count);
+  let pos = 0;
+  let size = 0;
+  for (let i = 0; i < count; i++) {
+    const code = read();
+    if (code === 0) {
+      hits[i] = -2;
+      continue;
+    }
+    const len = code - 1;
+    // A row has at least as many bytes as units.
+    if (pos + len > b.length) throw new LogsvcError('E_STATE_CORRUPT', 'text column is shorter than its lengths say');
+    start[i] = pos;
+    units[i] = len;
+    const end = pos + len;
+    let n = 0;
+    let p = pos;
+    if (inPlace !== null) {
+      for (; p < end; p++) {
+        const x = b[p]!;
+        if (x >= 0x80) break;
+        if (hit[x] === 1) {
+          n++;
+          inPlace[p] = r0;
+        }
+      }
+    } else {
+      for (; p < end; p++) {
+        const x = b[p]!;
+        if (x >= 0x80) break;
+        n += hit[x]!;
+      }
+    }
+    if (p < end) {
+      // A non-ASCII unit: the rest of the row by its UTF-8 lead bytes, the row left to the caller.
+      pos = skipUnits(b, p, end - p);
+      hits[i] = -1;
+      continue;
+    }
+    pos = end;
+    if (len > maxUnits) {
+      hits[i] = -1;
+      continue;
+    }
+    hits[i] = n;
+    size += len + n * (rb - 1);
+    if (size > maxBytes) return null;
+  }
+  if (pos !== b.length) throw new LogsvcError('E_STATE_CORRUPT', 'text column is longer than its lengths say');
+  const res = new Array<string | null | undefined>(count);
+  if (inPlace !== null) {
+    // latin1: one character per byte, so the ASCII rows' offsets hold (other rows are not read).
+    const text = inPlace.toString('latin1');
+    for (let i = 0; i < count; i++) {
+      const n = hits[i]!;
+      res[i] = n === -2 ? null : n === -1 ? undefined : text.slice(start[i]!, start[i]! + units[i]!);
+    }
+    return res;
+  }
+  const out = Buffer.allocUnsafe(size);
+  let o = 0;
+  for (let i = 0; i < count; i++) {
+    if (hits[i]! < 0) continue;
+    const end = start[i]! + units[i]!;
+    for (let p = start[i]!; p < end; p++) {
+      const x = b[p]!;
+      if (hit[x] === 1) for (let k = 0; k < rb; k++) out[o++] = repBytes[k]!;
+      else out[o++] = x;
+    }
+  }
+  // All ASCII unless the replacement is not: latin1 is then the same text, decoded faster.
+  const text = rb === rep.length ? out.toString('latin1') : out.toString('utf8');
+  const grow = rep.length - 1;
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    const n = hits[i]!;
+    if (n < 0) {
+      res[i] = n === -2 ? null : undefined;
+      continue;
+    }
+    const len = units[i]! + n * grow;
+    res[i] = text.slice(at, at + len);
+    at += len;
+  }
+  return res;
+}
+
 /** Longest integer text read as an integer (parseNumber's plain integers: at most 15 characters). */
 const MAX_INT_TEXT = 15;
 

@@ -5,8 +5,9 @@
  */
 import { jsonDepth } from '../../lib/json.js';
 import { MAX_NESTING, MAX_VALUE_CHARS, valueTooLarge } from '../limits.js';
+import { PerEntry } from '../per-entry.js';
 import { compileRegex, groupsOf, type CompiledRegex } from '../regex.js';
-import { substitution } from '../regex-substitute.js';
+import { ColumnSubstitution, substitution } from '../regex-substitute.js';
 import type { Ev } from '../runtime.js';
 import { parseNumber } from '../values.js';
 import type { BoundArgs } from './args.js';
@@ -157,20 +158,28 @@ const replace: FnDef = {
     const field = a.string('field', '@rawstring');
     const as = a.string('as', field);
     const replacement = jsReplacement(a.string('with', ''), cr);
-    // A literal or one-character-class pattern with a plain replacement: no regex run per value.
+    // A literal pattern with a plain replacement: no regex run for a value without the literal.
     const fast = substitution(cr, replacement);
     const safe = longestSafe(replacement);
+    const one = (v: string): string => {
+      if (v.length > safe) checkReplaceSize(v, cr.all, replacement);
+      if (fast !== null) return fast(v);
+      cr.all.lastIndex = 0;
+      return v.replace(cr.all, replacement);
+    };
+    // A one-unit pattern over a stored text column: the block's column replaced at once; any
+    // pattern over a dictionary column: each entry once.
+    const column = safe < 0 ? null : ColumnSubstitution.of(cr, replacement, field, safe);
+    const entries = PerEntry.of(field, one);
     return {
       run(e, emit) {
-        const v = e.get(field);
-        if (v !== undefined) {
-          if (v.length > safe) checkReplaceSize(v, cr.all, replacement);
-          if (fast !== null) e.set(as, fast(v));
-          else {
-            cr.all.lastIndex = 0;
-            e.set(as, v.replace(cr.all, replacement));
-          }
+        let r = column === null ? undefined : column.rowValue(e);
+        if (r === undefined && entries !== null) r = entries.rowValue(e);
+        if (r === undefined) {
+          const v = e.get(field);
+          r = v === undefined ? null : one(v);
         }
+        if (r !== null) e.set(as, r);
         emit(e);
       },
     };

@@ -225,7 +225,7 @@ const SCAN_FILTERS = [
   'k=zz',
   'n>5000',
 ];
-const SCAN_REST = ['w := x * 2', 'k := upper(k)', 'y=*'];
+const SCAN_REST = ['w := x * 2', 'k := upper(k)', 'y=*', 'replace("\\\\d", with="#", field=u)', 'replace("[ab]", with="<$0>", field=k)'];
 const SCAN_AGGS = [
   'count()',
   'count(x)',
