@@ -12,6 +12,10 @@
 //
 // Entry point: find(buf: Uint8Array, from: number, needle: Uint8Array, folded: boolean) -> number
 // (-1: none). Arguments of the wrong kind throw a TypeError; a `from` outside the buffer finds none.
+//
+// byteSet(buf: Uint8Array, out: Uint8Array) sets bit (c & 7) of out[c >> 3] for every byte value c
+// in buf (out: 32 bytes, not cleared first): which bytes a text column holds, kept per block so a
+// later search for a needle with a byte the column lacks does not read it (src/query/seen-bytes.ts).
 #include <node_api.h>
 
 #include <cstddef>
@@ -107,11 +111,34 @@ napi_value Find(napi_env env, napi_callback_info info) {
   return out;
 }
 
+napi_value ByteSet(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  const uint8_t* buf = nullptr;
+  const uint8_t* out = nullptr;
+  size_t len = 0;
+  size_t outLen = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc < 2 || !bytesOf(env, argv[0], &buf, &len) ||
+      !bytesOf(env, argv[1], &out, &outLen) || outLen != 32) {
+    napi_throw_type_error(env, nullptr, "byteSet(buf: Uint8Array, out: Uint8Array of 32 bytes)");
+    return nullptr;
+  }
+  // Seen bytes first as one flag per value (no read-modify-write of one bit per byte), then packed.
+  uint8_t seen[256] = {0};
+  for (size_t i = 0; i < len; i++) seen[buf[i]] = 1;
+  uint8_t* o = const_cast<uint8_t*>(out);
+  for (int c = 0; c < 256; c++)
+    if (seen[c]) o[c >> 3] = static_cast<uint8_t>(o[c >> 3] | (1u << (c & 7)));
+  return nullptr;
+}
+
 }  // namespace
 
 NAPI_MODULE_INIT() {
   napi_value f;
   if (napi_create_function(env, "find", NAPI_AUTO_LENGTH, Find, nullptr, &f) != napi_ok) return nullptr;
   if (napi_set_named_property(env, exports, "find", f) != napi_ok) return nullptr;
+  if (napi_create_function(env, "byteSet", NAPI_AUTO_LENGTH, ByteSet, nullptr, &f) != napi_ok) return nullptr;
+  if (napi_set_named_property(env, exports, "byteSet", f) != napi_ok) return nullptr;
   return exports;
 }

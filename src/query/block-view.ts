@@ -3,6 +3,7 @@
  * each (a `count()` never decodes @rawstring; a filter on `status` decodes only that column), and
  * `ColumnEvent`, the `Ev` over one row of a block with an overlay for what the pipeline sets.
  */
+import type { SeenBytes } from './seen-bytes.js';
 import { eventId } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import { unpack } from '../lib/msgpack.js';
@@ -41,6 +42,8 @@ export class BlockView {
   readonly tagFields: Map<string, string>;
   /** Few rows will be read (readFew): columns not decoded yet are read row by row. */
   private few = false;
+  /** The byte values of this block's text columns seen by earlier searches (seen-bytes.ts; scan.ts sets it for stored blocks). */
+  seen: SeenBytes | null = null;
   /** Row readers by field column number, and of the raw strings (readFew). */
   private readonly rowsAt: (RowReader | undefined)[] = [];
   private rawRow: ((i: number) => string) | null = null;

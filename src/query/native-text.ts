@@ -10,9 +10,12 @@ import { loadNative } from '../lib/native-module.js';
 interface NativeModule {
   /** The first position at or after `from` where `needle` (lower-case ASCII when `folded`) occurs in `buf`; -1: none. */
   find(buf: Uint8Array, from: number, needle: Uint8Array, folded: boolean): number;
+  /** Sets bit (c & 7) of out[c >> 3] for each byte value c in `buf` (`out`: 32 bytes). */
+  byteSet(buf: Uint8Array, out: Uint8Array): void;
 }
 
 const loaded = loadNative<NativeModule>('text_search.node');
 
 export const nativeFind: NativeModule['find'] | null = loaded.module === null ? null : loaded.module.find;
+export const nativeByteSet: NativeModule['byteSet'] | null = loaded.module === null ? null : loaded.module.byteSet;
 export const nativeFindUnavailable: string | null = loaded.why;

@@ -158,3 +158,61 @@ export function regexLiteral(source: string, flags: string): RegexLiteral | null
   for (const r of runs) if (r.length > best.length) best = r;
   return { text: best, folded, exact: plain && runs.length === 1 && !folded };
 }
+
+/**
+ * Every character a match of `/source/flags` can hold, or null when that is not known from the
+ * pattern as written: only literal characters, groups `(...)` and `(?:...)`, `|` and quantifiers
+ * are read; a class, `.`, an escape of a letter or digit (`\d`, `\b`, `\1`, ...), an anchor, a
+ * lookaround or inline flags give null, and so does a character outside ASCII under `i`. Such a
+ * pattern's matches are context-free runs of these characters: a match that reaches into text
+ * bordered on both sides by characters outside the set stays inside it (text-scan.ts decides a
+ * row's raw string by its field values so).
+ */
+export function regexAlphabet(source: string, flags: string): Set<number> | null {
+  for (const f of flags) if (!'imdsgF'.includes(f)) return null;
+  const folded = flags.includes('i');
+  const chars = new Set<number>();
+  const add = (c: number): boolean => {
+    if (folded && c >= 0x80) return false;
+    chars.add(c);
+    if (folded && ((c >= 65 && c <= 90) || (c >= 97 && c <= 122))) chars.add(c ^ 0x20);
+    return true;
+  };
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    switch (c) {
+      case '\\': {
+        const e = source[i + 1];
+        if (e === undefined || isAsciiAlnum(e) || !add(e.charCodeAt(0))) return null;
+        i++;
+        break;
+      }
+      case '(':
+        if (source[i + 1] === '?') {
+          if (source[i + 2] !== ':') return null;
+          i += 2;
+        }
+        break;
+      case '{': {
+        const q = QUANT.exec(source.slice(i, i + 32));
+        if (q !== null) i += q[0].length - 1;
+        else if (!add(c.charCodeAt(0))) return null;
+        break;
+      }
+      case ')':
+      case '|':
+      case '*':
+      case '+':
+      case '?':
+        break;
+      case '[':
+      case '.':
+      case '^':
+      case '$':
+        return null;
+      default:
+        if (!add(c.charCodeAt(0))) return null;
+    }
+  }
+  return chars;
+}

@@ -18,6 +18,7 @@ import type { BlockEntry } from '../segments/segment-file.js';
 import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
 import { BlockHeads } from './block-heads.js';
 import { KeptFrames } from './kept-frames.js';
+import { SeenBytesCache } from './seen-bytes.js';
 import { tableKey } from '../files/packed.js';
 import { compileQuery } from './compile.js';
 import { Meter, withMeter, type MemoryBudget } from './memory.js';
@@ -114,6 +115,9 @@ const compiled = new Map<string, CompiledQuery>();
 export const blockHeads = new BlockHeads();
 /** This thread's small frames, checked and decompressed, kept between tasks (kept-frames.ts). */
 export const keptFrames = new KeptFrames();
+
+/** This thread's byte values of text columns, kept between tasks (seen-bytes.ts). */
+export const seenBytes = new SeenBytesCache();
 
 
 /** The cache key of a spec: its tables count by content hash and kind, not by their bytes. */
@@ -497,6 +501,8 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
       // (text search) reads them in one read anyway, and would only churn the kept ones.
       const kept = single ? keptFrames.block(path, b.pos, meta.compressedLength) : undefined;
       const view = BlockView.fromEncoded(framedColumns(meta.eventCount, dir, (at, length) => read(at, length), lz4Codec, where, kept), origin);
+      // Text search (the block read whole): its text columns' bytes, seen by earlier searches.
+      if (!single) view.seen = seenBytes.block(path, b.pos, meta.compressedLength);
       scanView(b.below === undefined ? view : view.below(b.below), b.minTs >= start && b.maxTs <= end);
     } catch (err) {
       if (!(err instanceof FrameDamage)) throw err;

@@ -20,6 +20,7 @@ import { columnFromBytes, type ColumnRead, type DictBytes } from './text-bytes.j
 import { foldUnit } from './casefold.js';
 import { decodeNumbers, decodeStrings, type StringColumn } from '../segments/columns.js';
 import { LogsvcError } from '../lib/errors.js';
+import { byteSetOf, needleIn } from './seen-bytes.js';
 
 export interface TextColumn {
   /** Sets out[i] = 1 for the rows whose value holds the needle; true when any does. Called first, once. */
@@ -529,6 +530,84 @@ export function fieldColumn(view: BlockView, name: string, nd: Needle): TextColu
   }
   const col = view.field(name);
   return col === null ? null : strings(col, nd);
+}
+
+/** Columns left unread, and of them read after all (tests check both happen). */
+export const unreadCounts = { made: 0, read: 0 };
+
+/**
+ * A text column whose bytes, seen by an earlier search of this block (seen-bytes.ts), cannot hold
+ * the needle: no row holds it (nothing is marked), and it is read only when asked about partial
+ * matches across its template cuts (`continues`, `markCarries`) or a row's value (`next`, `value`,
+ * `test`). `some`: it holds some byte of the needle (without one, no value ends in a partial match).
+ */
+class UnreadColumn implements TextColumn {
+  private col: TextColumn | null = null;
+  constructor(
+    private readonly open: () => TextColumn | null,
+    private readonly n: number,
+    private readonly some: boolean,
+    private readonly name: string,
+  ) {
+    unreadCounts.made++;
+  }
+  read(): TextColumn {
+    if (this.col !== null) return this.col;
+    unreadCounts.read++;
+    const col = this.open() ?? corrupt(`no field column ${this.name}`);
+    // The column's own state after its first call (has, tails), and a check of the set.
+    if (col.mark(new Uint8Array(this.n))) throw new LogsvcError('E_INTERNAL', `text column ${this.name} holds a needle its bytes ruled out`);
+    return (this.col = col);
+  }
+  mark(): boolean {
+    return false;
+  }
+  has(): boolean {
+    return false;
+  }
+  mayCarry(): boolean {
+    return this.some;
+  }
+  markCarries(out: Uint8Array): boolean {
+    return this.some && this.read().markCarries(out);
+  }
+  continues(): boolean {
+    return this.read().continues();
+  }
+  next(i: number, q: number): number {
+    return this.read().next(i, q);
+  }
+  value(i: number): string | null {
+    return this.read().value(i);
+  }
+  test(i: number, re: RegExp): boolean {
+    return this.read().test(i, re);
+  }
+}
+
+/** `col`, read now if it was left unread (for loops over many rows: no call through the wrapper each time). */
+export function readColumn(col: TextColumn): TextColumn {
+  return col instanceof UnreadColumn ? col.read() : col;
+}
+
+/**
+ * fieldColumn, for a block whose text columns' byte values are kept (BlockView.seen): a UTF-8 text
+ * column that cannot hold the needle is not read (UnreadColumn); one read has its bytes noted.
+ */
+export function searchedColumn(view: BlockView, name: string, nd: Needle): TextColumn | null {
+  const seen = view.seen;
+  if (seen === null || view.encoding(name) !== 'u') return fieldColumn(view, name, nd);
+  const set = seen.get(name);
+  if (set !== undefined) {
+    const { whole, some } = needleIn(set, nd);
+    if (!whole) return new UnreadColumn(() => fieldColumn(view, name, nd), view.n, some, name);
+  }
+  const col = fieldColumn(view, name, nd);
+  if (set === undefined) {
+    const u = view.utf8(name);
+    if (u !== null) seen.put(name, byteSetOf(u.b));
+  }
+  return col;
 }
 
 /** A template gap column (a string column that is not a field), decoded or still bytes. */

@@ -19,14 +19,19 @@
 import type { BlockView } from './block-view.js';
 import { searchedField } from './filter.js';
 import type { Needle } from './text-match.js';
-import { fieldColumn, gapColumn, rawColumn, type TextColumn } from './text-columns.js';
+import { gapColumn, rawColumn, readColumn, searchedColumn, type TextColumn } from './text-columns.js';
 import { templateFromBytes, type ColumnRead } from './text-bytes.js';
 import { LogsvcError } from '../lib/errors.js';
+
+/** Rows whose raw string a regex was not run on, decided by their field values (tests check it happens). */
+export const decidedByValues = { rows: 0 };
 
 export interface TextSearch {
   nd: Needle;
   /** The regex a row's value or raw string must match besides holding the needle; null: holding it is the match. */
   re: RegExp | null;
+  /** Every character a match of `re` can hold, when known (regex-literal.ts regexAlphabet). */
+  alphabet?: Set<number> | null;
 }
 
 function corrupt(what: string): never {
@@ -57,7 +62,7 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   const fields: TextColumn[] = [];
   for (const name of view.fieldNames()) {
     if (!searchedField(name)) continue;
-    const col = fieldColumn(view, name, nd);
+    const col = searchedColumn(view, name, nd);
     made.set(name, col);
     if (col !== null && col.mark(hit)) fields.push(col);
   }
@@ -75,7 +80,12 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   }
 
   const gaps = tpl.gaps.map((g) => gapColumn(g, n, nd));
-  for (const g of gaps) g.mark(hit);
+  // A regex whose characters are known: the rows with the literal in a gap kept apart.
+  const alphabet = re === null ? null : (search.alphabet ?? null);
+  const gapHit = alphabet === null ? hit : new Uint8Array(n);
+  let gapsHit = false;
+  for (const g of gaps) gapsHit = g.mark(gapHit) || gapsHit;
+  if (gapHit !== hit && gapsHit) for (let i = 0; i < n; i++) if (gapHit[i] === 1) hit[i] = 1;
   const pieces: TextColumn[] = new Array(tpl.names.length);
   const carry = new Uint8Array(n);
   let carries = false;
@@ -97,7 +107,7 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
     if (col === undefined) {
       // A placed field free text does not search itself: its matches count only inside the raw
       // string, so rows where it holds the needle are walked like carries.
-      col = fieldColumn(view, name, nd);
+      col = searchedColumn(view, name, nd);
       carries = (col !== null && col.mark(carry)) || carries;
     }
     if (col === null) corrupt(`no field column ${name}`);
@@ -107,13 +117,15 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   // (TextColumn.continues): a field at position k of a layout is followed by gap k + 1, gap k by
   // the layout's field k. Only such pieces' carries are marked. (Flags per gap and field column:
   // 0 not known yet, 1 yes, 2 no.)
-  // A piece that cannot end in one (TextColumn.mayCarry, a cheap look) is not asked about the next.
+  // A gap that cannot end in one (TextColumn.mayCarry, a cheap look) is not asked about the
+  // field after it; a field is asked whether it may end in one only when a gap after it goes on
+  // (a dictionary field's look computes every entry's end state; most fields of JSON lines are
+  // followed by gaps that start with `"` or `,`).
   const gapGoesOn = new Uint8Array(G);
   const fieldGoesOn = new Uint8Array(F);
   const gapCarries = new Uint8Array(G);
   const fieldCarries = new Uint8Array(F);
   for (let k = 0; k < G; k++) if (!gaps[k]!.mayCarry()) gapCarries[k] = 2;
-  for (let j = 0; j < F; j++) if (placed[j] === 1 && !pieces[j]!.mayCarry()) fieldCarries[j] = 2;
   for (const layout of layouts) {
     for (let k = 0; k < layout.length; k++) {
       const j = layout[k]!;
@@ -123,7 +135,7 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
       }
       if (fieldCarries[j] === 0) {
         if (gapGoesOn[k + 1] === 0) gapGoesOn[k + 1] = gaps[k + 1]!.continues() ? 1 : 2;
-        if (gapGoesOn[k + 1] === 1) fieldCarries[j] = 1;
+        if (gapGoesOn[k + 1] === 1) fieldCarries[j] = pieces[j]!.mayCarry() ? 1 : 2;
       }
     }
   }
@@ -137,8 +149,15 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
     return layout;
   };
   const m = nd.m;
+  // Pieces left unread (text-columns.ts UnreadColumn) are read once a row is walked or built.
+  let read = false;
+  const readPieces = (): void => {
+    for (let j = 0; j < F; j++) if (placed[j] === 1) pieces[j] = readColumn(pieces[j]!);
+    read = true;
+  };
   /** Row i's raw string holds the needle: its pieces read in order, the automaton's state carried across. */
   const rawHas = (i: number): boolean => {
+    if (!read) readPieces();
     const layout = layoutOf(i);
     let q = gaps[0]!.next(i, 0);
     for (let k = 0; k < layout.length && q < m; k++) {
@@ -150,10 +169,32 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   const holds = carries ? (i: number): boolean => hit[i] === 1 || (carry[i] === 1 && rawHas(i)) : (i: number): boolean => hit[i] === 1;
   if (re === null) return holds;
   const rawText = (i: number): string => {
+    if (!read) readPieces();
     const layout = layoutOf(i);
     let s = gaps[0]!.value(i) ?? corrupt(`event ${i} lacks a piece`);
     for (let k = 0; k < layout.length; k++) s += (pieces[layout[k]!]!.value(i) ?? corrupt(`event ${i} lacks a piece`)) + (gaps[k + 1]!.value(i) ?? corrupt(`event ${i} lacks a piece`));
     return s;
+  };
+  /** A gap's value next to a field's: empty only at the raw string's start or end (`edge`), else its bordering unit is outside the alphabet. */
+  const borders = (g: string | null, at: 'start' | 'end', edge: boolean): boolean => {
+    if (g === null) corrupt('an event lacks a piece');
+    if (g.length === 0) return edge;
+    return !alphabet!.has(g.charCodeAt(at === 'start' ? 0 : g.length - 1));
+  };
+  /**
+   * Row i's literal is only inside field values (not in a gap, nor across a cut), each bordered by
+   * units outside the regex's alphabet: a match reaching into such a value stays inside it, and
+   * holds the literal (every match does), so the regex matches the raw string only where it
+   * matches one of those values, which `fieldMatches` tried.
+   */
+  const onlyInValues = (i: number): boolean => {
+    if (gapHit[i] === 1 || (carries && carry[i] === 1)) return false;
+    const layout = layoutOf(i);
+    for (let k = 0; k < layout.length; k++) {
+      if (!pieces[layout[k]!]!.has(i)) continue;
+      if (!borders(gaps[k]!.value(i), 'end', k === 0) || !borders(gaps[k + 1]!.value(i), 'start', k + 1 === layout.length)) return false;
+    }
+    return true;
   };
   return (i) => {
     // Known to hold the literal in its raw string when it was walked (not marked by a piece).
@@ -162,6 +203,11 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
       if (!(carries && carry[i] === 1 && rawHas(i))) return false;
       inRaw = true;
     }
-    return fieldMatches(i) || ((inRaw || rawHas(i)) && re.test(rawText(i)));
+    if (fieldMatches(i)) return true;
+    if (!inRaw && alphabet !== null && onlyInValues(i)) {
+      decidedByValues.rows++;
+      return false;
+    }
+    return (inRaw || rawHas(i)) && re.test(rawText(i));
   };
 }

@@ -3,12 +3,14 @@
  * fallback (byte-search.ts jsFinder) and a plain byte-by-byte search, on seeded random text:
  * ASCII letters in both cases, digits and punctuation, UTF-8 of 2 to 4 bytes (including bytes
  * that are letters with 0x20 set or cleared), needles cut from the text with their case changed,
- * at every start position, near both ends and across the 16-byte steps of the vector loop.
+ * at every start position, near both ends and across the 16-byte steps of the vector loop; and the
+ * byte sets of text columns (byteSet, seen-bytes.ts) against the bytes themselves.
  */
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { jsFinder } from '../../../src/query/byte-search.js';
-import { nativeFind, nativeFindUnavailable } from '../../../src/query/native-text.js';
+import { nativeByteSet, nativeFind, nativeFindUnavailable } from '../../../src/query/native-text.js';
+import { byteSetOf } from '../../../src/query/seen-bytes.js';
 import { Needle } from '../../../src/query/text-match.js';
 import { rnd } from '../../helpers/random.js';
 
@@ -98,4 +100,17 @@ t.test('LOGSVC_NATIVE=off leaves the module unloaded', async (t) => {
   const r = spawnSync(process.execPath, [...process.execArgv, '--input-type=module', '-e', script], { env: { ...process.env, LOGSVC_NATIVE: 'off' }, encoding: 'utf8', timeout: 60_000 });
   t.equal(r.status, 0, r.stderr);
   t.strictSame(JSON.parse(r.stdout.trim().split('\n').pop()!), [true, 'LOGSVC_NATIVE=off']);
+});
+
+t.test('byteSet (native, else a loop) holds exactly the byte values of its input', async (t) => {
+  const r = rnd(29);
+  for (let k = 0; k < 200; k++) {
+    const b = Buffer.from(Array.from({ length: Math.floor(r() * 300) }, () => PIECES[Math.floor(r() * PIECES.length)]!).join(''));
+    const set = byteSetOf(b);
+    t.equal(set.length, 32);
+    const want = new Set(b);
+    for (let c = 0; c < 256; c++) if (((set[c >> 3]! >> (c & 7)) & 1) === 1 !== want.has(c)) t.fail(`byte ${c}: ${want.has(c) ? 'missing' : 'extra'} in the set of ${b.length} bytes`);
+  }
+  t.equal(nativeByteSet !== null, nativeFind !== null, 'byteSet comes with find');
+  t.same([...byteSetOf(Buffer.alloc(0))], new Array(32).fill(0));
 });

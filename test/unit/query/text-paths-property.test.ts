@@ -14,7 +14,10 @@ import { BlockView } from '../../../src/query/block-view.js';
 import { compileQuery } from '../../../src/query/compile.js';
 import { Meter } from '../../../src/query/memory.js';
 import { compileRegex } from '../../../src/query/regex.js';
-import { regexLiteral } from '../../../src/query/regex-literal.js';
+import { regexAlphabet, regexLiteral } from '../../../src/query/regex-literal.js';
+import { SeenBytesCache } from '../../../src/query/seen-bytes.js';
+import { unreadCounts } from '../../../src/query/text-columns.js';
+import { decidedByValues } from '../../../src/query/text-scan.js';
 import { blockScanner, splitAtAggregate } from '../../../src/query/scan.js';
 import { chainStages } from '../../../src/query/pipeline.js';
 import { fold } from '../../../src/query/casefold.js';
@@ -153,7 +156,7 @@ function phraseOf(r: () => number, evs: readonly Raw[]): string | null {
 const META = /[\\^$.*+?()[\]{}|/]/g;
 
 /** A regex made from an event's text: literal runs, with metacharacters, quantifiers, classes and groups mixed in. */
-function regexOf(r: () => number, evs: readonly Raw[]): string {
+function regexOf(r: () => number, evs: readonly Raw[], more?: () => number): string {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const s = cutOf(r, evs);
   let src = '';
@@ -165,6 +168,10 @@ function regexOf(r: () => number, evs: readonly Raw[]): string {
     else if (x < 0.08) src += pick(['.', '\\d', '\\w+', '[a-z]', '[^ ]*', '(?:GET|post)', '\\s?', '\\/']);
     else if (x < 0.09) src += '|';
   }
+  // A group of alternatives cut from the events' text (a literal followed by one of them: the
+  // shape whose characters are all known, regex-literal.ts regexAlphabet).
+  // (From a random stream of its own, `more`: the other draws stay as they were for every seed.)
+  if (more !== undefined && more() < 0.25) src += `(${[cutOf(more, evs), cutOf(more, evs), ...(more() < 0.3 ? [''] : [])].map((x) => x.replace(META, '\\$&')).join('|')})`;
   if (r() < 0.1) src = `^${src}`;
   if (r() < 0.1) src += '$';
   if (src.endsWith('\\') && !src.endsWith('\\\\')) src = src.slice(0, -1);
@@ -200,17 +207,26 @@ function oracle(q: ReturnType<typeof compileQuery>, blocks: readonly Raw[][]): s
 
 t.test('text search over templates = per-event path = MapEvents (phrases, substrings, regexes)', async (t) => {
   const r = rnd(Number(process.env.PROPERTY_SEED ?? 1919));
+  const more = rnd(Number(process.env.PROPERTY_SEED ?? 1919) + 7);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   let checked = 0;
   let templated = 0;
   let matchedSome = 0;
   const encodings = new Set<string>();
+  const seen = new SeenBytesCache();
+  const unread0 = { ...unreadCounts };
+  const byValues0 = decidedByValues.rows;
   for (let round = 0; round < 25; round++) {
     const blocks: Raw[][] = [];
     // Now and then a block large enough for 2-byte dictionary codes (over 254 distinct gaps).
     for (let b = 0; b < 1 + Math.floor(r() * 3); b++) blocks.push(round % 8 === 7 && b === 0 ? events(r, 3000, 1_000_000, 0.3) : round % 8 === 3 && b === 0 ? events(r, 100, 1_000_000, 0.8, true) : events(r, 40 + Math.floor(r() * 120), 1_000_000 + b * 1_000_000));
     // The large blocks (rounds 7, 15, 23: dictionaries past a head summary's 64 entries) in formats 6, 5 and 4.
     const views = blocks.map((evs) => (evs.length >= 1000 ? block(evs, ([6, 5, 4] as const)[Math.floor(round / 8) % 3]) : r() < 0.15 ? memoryBlock(evs) : block(evs)));
+    // Most stored blocks keep their text columns' bytes as a scan does (seen-bytes.ts): the first
+    // search reads every column, later ones leave out those that cannot hold their needle.
+    views.forEach((v, b) => {
+      if (formats.has(v) && more() < 0.8) v.seen = seen.block(`round ${round}`, b, 0);
+    });
     templated += views.filter((v) => v.template() !== null).length;
     for (const v of views) for (const g of v.template()?.gaps ?? []) encodings.add(g.e === 'k' ? `k${g.w}` : g.e);
     for (const v of views) for (const name of v.fieldNames()) encodings.add(`field ${v.encoding(name) ?? 'in memory'}`);
@@ -225,7 +241,7 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
         // A bare word or substring (the word path, and its cut rows searched piece by piece).
         const w = cutOf(r, all).replace(/[^A-Za-z0-9\u0080-\uffff]/g, '');
         filter = w.length === 0 ? null : recase(r, w);
-      } else filter = regexOf(r, all);
+      } else filter = regexOf(r, all, more);
       if (filter === null) continue;
       const rest = pick(['count()', 'count()', 'groupBy(method)', 'count(user, distinct=true)']);
       const second = r() < 0.15 ? ` | ${pick(['status=404', 'not "GET"', '/\\d{3}/', 'method=GET'])}` : '';
@@ -248,8 +264,47 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
   t.ok(checked > 300, `${checked} random text searches compared`);
   t.ok(templated > 20, `${templated} blocks with templated raw strings`);
   t.ok(matchedSome > checked / 3, `${matchedSome} of them matched something`);
+  t.ok(unreadCounts.made - unread0.made > 20, `${unreadCounts.made - unread0.made} text columns left unread`);
+  t.ok(unreadCounts.read - unread0.read > 5, `${unreadCounts.read - unread0.read} of them read after all (cuts, regexes)`);
+  t.ok(decidedByValues.rows > byValues0, `${decidedByValues.rows - byValues0} rows' regex decided by their field values`);
   // Every way text-columns.ts reads a column was met.
   for (const e of ['k1', 'k2', 'u', 'i', 'field k', 'field k format 6 decoded', 'field k format 6 bytes', 'field k format 5 bytes', 'field k format 4 decoded', 'field u', 'field i', 'field 4', 'field x', 'field in memory', 'raw t', 'raw j', 'raw in memory']) t.ok(encodings.has(e), `blocks with ${e} columns`);
+});
+
+t.test('text columns left unread (seen-bytes.ts) and regexes decided by field values: Kelvin sign, matches across cuts', async (t) => {
+  // `note` holds `k` only as the Kelvin sign (which folds to it); `msg` ends in part of a match that
+  // the raw string completes past the value in every fifth row (`...Time` + `out`), and is glued to
+  // a word of the regex's own characters in every seventh (`failed: ` + `Deadlock` before it).
+  const kinds = ['Timeout', 'Deadlock', 'Other', 'Time'];
+  const evs: Raw[] = Array.from({ length: 400 }, (_, i) => {
+    const note = `\u212Aelvin${i * 7919}`;
+    const msg = `request failed: ${kinds[i % 4]!}`;
+    const raw = i % 5 === 0 ? `t=${i} msg=${msg}out n=${note}` : i % 7 === 0 ? `t=${i} Deadlock${msg} n=${note}` : `t=${i} msg="${msg}" n=${note} id=${(i * 2654435761) % 4294967296}`;
+    return { ts: 1_000_000 + i, raw, fields: { note, msg, id: String((i * 2654435761) % 4294967296) }, off: i };
+  });
+  const queries = ['kelvin3 | count()', '"KELVIN7" | count()', '/request failed: (Timeout|Deadlock)/ | count()', '/failed: (Time|Dead)/ | count()', '/Deadlock(request|failed)/ | count()', '/request failed: (Timeout|Deadlock)/i | count()', 'failed | count()'];
+  for (const format of [6, 5] as const) {
+    const view = block(evs, format);
+    t.equal(view.encoding('note'), 'u', `format ${format}: note is a UTF-8 text column`);
+    t.ok(view.template() !== null, `format ${format}: raw strings are templates`);
+    const seen = new SeenBytesCache();
+    view.seen = seen.block('p', format, 0);
+    const made = unreadCounts.made;
+    const byValues = decidedByValues.rows;
+    for (let pass = 0; pass < 2; pass++) {
+      for (const text of queries) {
+        const q = compileQuery(text, { ctx: ctxOf({ start: 0, end: 1e15 }) });
+        t.equal(count(q, [evs], [view], true), oracle(q, [evs]), `format ${format}, pass ${pass}, ${text}`);
+      }
+    }
+    t.ok(unreadCounts.made > made, `format ${format}: columns left unread`);
+    t.ok(decidedByValues.rows > byValues, `format ${format}: rows decided by their field values`);
+  }
+  t.same(regexAlphabet('a(b|c)d+', ''), new Set([97, 98, 99, 100]));
+  t.same(regexAlphabet('ab', 'i'), new Set([97, 65, 98, 66]));
+  for (const src of ['a.b', 'a[bc]', 'a\\db', '^ab', 'ab$', '(?=a)b', '(?i)ab', 'a\\bc']) t.equal(regexAlphabet(src, ''), null, src);
+  t.equal(regexAlphabet('straße', 'i'), null);
+  t.same(regexAlphabet('x{2,3}\\.', ''), new Set([120, 46]));
 });
 
 t.test('free text over format 6 blocks finds values of a dictionary whose entries are in the head', async (t) => {
