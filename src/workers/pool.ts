@@ -24,6 +24,7 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { LogsvcError } from '../lib/errors.js';
 import { SHORT_SCAN, ShortFirstQueue } from './query-queue.js';
+import { toWire } from './scan-wire.js';
 import { ownsBuffer } from '../lib/bytes.js';
 import { isShared, SlabPool } from '../lib/slab-pool.js';
 import { buildBlock, type BlockPart } from '../digest/block-parts.js';
@@ -161,7 +162,7 @@ export class WorkerPool implements BlockEncoder, TablePacker {
   private async runQuery<T>(task: ScanTask, name: string): Promise<T> {
     let r: T | { error: ReturnType<LogsvcError['toJSON']> };
     try {
-      r = (await this.queries.run(task, { name })) as typeof r;
+      r = (await this.queries.run(toWire(task), { name })) as typeof r;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {
         throw new LogsvcError(

@@ -10,6 +10,7 @@ import { isLogsvcError, type LogsvcError } from '../lib/errors.js';
 import { ownsBuffer } from '../lib/bytes.js';
 import { pruneScanTask, runScanTask, type PruneScan, type PruneTask, type ScanResult, type ScanTask } from '../query/scan.js';
 import { engineLimitError } from '../query/limits.js';
+import { fromWire, type WireTask } from './scan-wire.js';
 import { runPackTask, type PackTask, type PackTaskResult } from '../files/pack-task.js';
 
 function transferable(bytes: Uint8Array): ArrayBuffer {
@@ -47,16 +48,16 @@ function asData<T>(work: () => T): T | { error: ReturnType<LogsvcError['toJSON']
 }
 
 /** A query's scan of some blocks; errors as data. */
-export function query(task: ScanTask): ScanResult | { error: ReturnType<LogsvcError['toJSON']> } {
-  return asData(() => runScanTask(task));
+export function query(task: WireTask<ScanTask>): ScanResult | { error: ReturnType<LogsvcError['toJSON']> } {
+  return asData(() => runScanTask(fromWire(task)));
 }
 
 /** The same scan, for a short query (the query pool serves these first: src/workers/query-queue.ts). */
 export const queryShort = query;
 
 /** A query's first-round task: its blocks pruned, then scanned or listed (scan.ts pruneScanTask); errors as data, as `query`'s. */
-export function prune(task: PruneTask): PruneScan | { error: ReturnType<LogsvcError['toJSON']> } {
-  return asData(() => pruneScanTask(task));
+export function prune(task: WireTask<PruneTask>): PruneScan | { error: ReturnType<LogsvcError['toJSON']> } {
+  return asData(() => pruneScanTask(fromWire(task)));
 }
 
 /** Parses and packs an uploaded lookup file (src/files); the table's SharedArrayBuffer is shared, not copied. */
