@@ -16,7 +16,7 @@ import { engineLimitError } from './limits.js';
 import { approxBytes, Meter, withMeter, type MemoryBudget, type NodeQueryMemory } from './memory.js';
 import { runRowsAsync } from './pipeline.js';
 import type { CompiledQuery, Ev } from './runtime.js';
-import { answerFromHeaders, answersFromSummaries, segmentRefs, splitAtAggregate, type BlockRef, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
+import { answerFromHeaders, answersFromSummaries, segmentRefs, splitAtAggregate, unitBytes, type BlockRef, type PruneScan, type PruneTask, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
 import type { Placement } from '../cluster/placement.js';
 
 /** What a query searches: a repository, or a view's repositories (`sources`, each with its filter). */
@@ -36,8 +36,12 @@ interface TaskOf {
 export interface ScanRunner {
   /** `short`: the query has no more tasks than its parallelism (served ahead of long ones). */
   scan(task: ScanTask, short?: boolean): Promise<ScanResult>;
-  /** Which blocks of the task's units its block filters let through (scan.ts pruneTask); absent: none pruned first. */
-  prune?(task: ScanTask): Promise<(number[] | null)[]>;
+  /**
+   * A first-round task (scan.ts pruneScanTask): its blocks pruned by their filters, then scanned
+   * when what is left holds at most `task.scanBytes`, else which blocks were let through; absent:
+   * none pruned first.
+   */
+  prune?(task: PruneTask): Promise<PruneScan>;
 }
 
 /** Where a repository's events are (the segment catalog and the digest). */
@@ -135,11 +139,6 @@ export class QueryRun {
   }
 }
 
-function unitBytes(u: ScanUnit): number {
-  if (u.kind === 'mem') return u.parts.reduce((n, p) => n + p.events.byteLength, 0);
-  return u.blocks.reduce((n, b) => n + b.uncompressedLength, 0);
-}
-
 /** Splits units into tasks of about `taskBytes` (a segment's blocks may span several tasks). bench/scan uses it too. */
 export function cutIntoTasks(units: readonly ScanUnit[], taskBytes: number): ScanUnit[][] {
   const tasks: ScanUnit[][] = [];
@@ -190,6 +189,12 @@ export function bytesInRange(segments: Iterable<{ blocks: readonly BlockEntry[] 
 }
 
 export { segmentRefs };
+
+/**
+ * Blocks one first-round task checks (executor.firstRound): a cached head's filters take about a
+ * microsecond each once the code is warm, so up to this many cost a thread a few milliseconds.
+ */
+export const FIRST_ROUND_BLOCKS = 2000;
 
 export class QueryExecutor {
   constructor(private readonly opts: ExecutorOptions) {}
@@ -359,28 +364,47 @@ export class QueryExecutor {
 
   /**
    * A query whose filters the blocks' bloom and gram filters may rule out, in more tasks than the
-   * pool has threads: first one task per thread that only checks those filters (from the threads'
-   * cached heads), then tasks cut from the blocks they let through. A rare token over 3 M
-   * access-log events is then two rounds of tasks instead of five, each round a post to the pool
-   * and back (the main thread's profile: ~3 ms a query in posts, docs/benchmarks.md, 2026-11-28);
-   * a common word pays one round more.
+   * pool has threads: a first round of tasks that check those filters (from the threads' cached
+   * heads) and scan what they let through when that is at most one task's bytes, their partials
+   * handed to `take`; what a task let through beyond that is cut into tasks again (returned).
+   * One first-round task per FIRST_ROUND_BLOCKS blocks, at most one per thread: a rare token over
+   * 1-3 M access-log events is then one task on one thread, where it was a pruning task per
+   * thread and then a scan task (two rounds of posts and wake-ups, and the scan's code compiled by
+   * both threads' engines: ask.mjs, docs/benchmarks.md 2026-11-29). A common word pays one round
+   * more. Returns the tasks left, and how many first-round tasks scanned their blocks.
    */
-  private async pruned(run: QueryRun, tasks: TaskOf[], deadline: number, memory: MemoryBudget | undefined): Promise<TaskOf[]> {
+  private async firstRound(run: QueryRun, tasks: TaskOf[], deadline: number, memory: MemoryBudget | undefined, take: (r: ScanResult) => Promise<void>): Promise<{ tasks: TaskOf[]; scanned: number }> {
     const runner = this.opts.runner;
     const threads = this.opts.parallelism;
-    if (runner.prune === undefined || run.query.pruning.bloom === null || tasks.length <= threads) return tasks;
-    const per = Math.ceil(tasks.length / threads);
+    if (runner.prune === undefined || run.query.pruning.bloom === null || tasks.length <= threads) return { tasks, scanned: 0 };
+    let blocks = 0;
+    for (const t of tasks) for (const u of t.units) blocks += u.kind === 'seg' ? u.blocks.length : 1;
+    const per = Math.ceil(tasks.length / Math.min(threads, Math.ceil(blocks / FIRST_ROUND_BLOCKS)));
     const shares = Array.from({ length: Math.ceil(tasks.length / per) }, (_, k) => tasks.slice(k * per, (k + 1) * per));
+    // A share is one source's when its tasks are (a view's sources each have their own prefix).
+    const oneSource = (share: TaskOf[]): boolean => share.every((t) => t.repoName === share[0]!.repoName && t.prefix === share[0]!.prefix);
+    let scanned = 0;
     const kept = await Promise.all(
-      shares.map((share) => runner.prune!({ spec: run.spec, repoName: share[0]!.repoName, units: share.flatMap((t) => t.units), deadline, ...(memory === undefined ? {} : { memory }) })),
+      shares.map(async (share) => {
+        const { repoName, prefix } = share[0]!;
+        const task: PruneTask = { spec: run.spec, repoName, units: share.flatMap((t) => t.units), deadline, scanBytes: oneSource(share) ? this.opts.taskBytes : -1, ...(memory === undefined ? {} : { memory }), ...(prefix === '' ? {} : { prefix }) };
+        const r = await runner.prune!(task);
+        if ('kept' in r) return r.kept;
+        scanned++;
+        await take(r.scanned);
+        return null;
+      }),
     );
     // Each task's units with the blocks let through; then tasks cut again, source by source in order.
     const out: TaskOf[] = [];
     let source: { repoName: string; prefix: string; units: ScanUnit[] } | null = null;
     const cut = (): void => {
       if (source !== null) for (const units of cutIntoTasks(source.units, this.opts.taskBytes)) out.push({ units, repoName: source.repoName, prefix: source.prefix });
+      source = null;
     };
     shares.forEach((share, k) => {
+      const keep = kept[k];
+      if (keep === null || keep === undefined) return;
       let i = 0;
       for (const t of share) {
         if (source === null || source.repoName !== t.repoName || source.prefix !== t.prefix) {
@@ -388,14 +412,14 @@ export class QueryExecutor {
           source = { repoName: t.repoName, prefix: t.prefix, units: [] };
         }
         for (const u of t.units) {
-          const keep = kept[k]![i++];
-          if (keep === null || keep === undefined || u.kind !== 'seg') source.units.push(u);
-          else if (keep.length > 0) source.units.push({ ...u, blocks: keep.map((j) => u.blocks[j]!) });
+          const blocks = keep[i++];
+          if (blocks === null || blocks === undefined || u.kind !== 'seg') source.units.push(u);
+          else if (blocks.length > 0) source.units.push({ ...u, blocks: blocks.map((j) => u.blocks[j]!) });
         }
       }
     });
     cut();
-    return out;
+    return { tasks: out, scanned };
   }
 
   private async scanAndMerge(run: QueryRun, tasks: TaskOf[], headers: ScanResult[], peers: ReturnType<PeerScans['plan']>, deadline: number, memory: MemoryBudget | undefined, meter: Meter): Promise<QueryOutcome> {
@@ -413,8 +437,31 @@ export class QueryExecutor {
       run.processedEvents += h.events;
       matched += h.matched;
     }
-    tasks = await this.pruned(run, tasks, deadline, memory);
+    /**
+     * A task's partial: to the sink, or merged (it arrived as a copy: charged while it is merged,
+     * given back after; what the merge keeps is charged by the aggregator).
+     */
+    const take = async (r: ScanResult): Promise<void> => {
+      if (sink !== undefined) await sink(r.state, deadline);
+      else {
+        const transit = approxBytes(r.state);
+        meter.charge(transit);
+        try {
+          withMeter(meter, () => agg.merge(state, r.state));
+        } finally {
+          meter.release(transit);
+        }
+      }
+      run.processedEvents += r.events;
+      run.processedBytes += r.bytes;
+      matched += r.matched;
+      for (const w of r.warnings) warnings.add(w);
+      run.workDone++;
+    };
     run.totalWork = Math.max(1, tasks.length + peers.remotes.length);
+    const first = await this.firstRound(run, tasks, deadline, memory, take);
+    tasks = first.tasks;
+    run.totalWork = Math.max(1, first.scanned + tasks.length + peers.remotes.length);
     // Each other live node's part runs alongside the local tasks; one that fails leaves its data out, said so.
     const remote = Promise.all(
       peers.remotes.map(async (r) => {
@@ -441,29 +488,7 @@ export class QueryExecutor {
         try {
           const r = await this.opts.runner.scan({ spec: run.spec, repoName, units, deadline, ...(memory === undefined ? {} : { memory }), ...(prefix === '' ? {} : { prefix }) }, tasks.length <= this.opts.parallelism);
           if (failure !== null || run.cancelled) break;
-          if (sink !== undefined) {
-            await sink(r.state, deadline);
-            run.processedEvents += r.events;
-            run.processedBytes += r.bytes;
-            matched += r.matched;
-            for (const w of r.warnings) warnings.add(w);
-            run.workDone++;
-            continue;
-          }
-          // The partial arrived as a copy: charged while it is merged (what the merge keeps is
-          // charged by the aggregator), given back after.
-          const transit = approxBytes(r.state);
-          meter.charge(transit);
-          try {
-            withMeter(meter, () => agg.merge(state, r.state));
-          } finally {
-            meter.release(transit);
-          }
-          run.processedEvents += r.events;
-          run.processedBytes += r.bytes;
-          matched += r.matched;
-          for (const w of r.warnings) warnings.add(w);
-          run.workDone++;
+          await take(r);
         } catch (err) {
           failure ??= err;
         }
@@ -472,7 +497,7 @@ export class QueryExecutor {
     await Promise.all(Array.from({ length: Math.min(this.opts.parallelism, Math.max(1, tasks.length)) }, worker));
     await remote;
     if (failure !== null) throw failure;
-    if (tasks.length === 0 && peers.remotes.length === 0) run.workDone = 1;
+    if (first.scanned + tasks.length === 0 && peers.remotes.length === 0) run.workDone = 1;
     for (const w of agg.warnings?.(state) ?? []) warnings.add(w);
     // The stages after the first aggregate run here, over rows.
     const finished = withMeter(meter, () => agg.finish(state));

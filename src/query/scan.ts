@@ -408,6 +408,50 @@ export function pruneTask(task: ScanTask): (number[] | null)[] {
   });
 }
 
+/** Uncompressed bytes of a unit's blocks (what the executor cuts tasks by). */
+export function unitBytes(u: ScanUnit): number {
+  if (u.kind === 'mem') return u.parts.reduce((n, p) => n + p.events.byteLength, 0);
+  return u.blocks.reduce((n, b) => n + b.uncompressedLength, 0);
+}
+
+/** A first-round task (pruneScanTask): its units, pruned, then scanned when what is left holds at most `scanBytes`. */
+export interface PruneTask extends ScanTask {
+  scanBytes: number;
+}
+
+/** What a first-round task gives back: its blocks scanned, or (too many let through) which blocks of its units the filters let through. */
+export type PruneScan = { scanned: ScanResult } | { kept: (number[] | null)[] };
+
+/**
+ * The first round of a query the block filters may prune (executor.ts): the blocks of the task's
+ * units that the bloom and gram filters let through (pruneTask), then, when those hold no more
+ * than one task's bytes (a rare token's few blocks), scanned by this same task: no second round
+ * of posts and wake-ups (docs/benchmarks.md, 2026-11-29). Else the kept blocks go back to be cut
+ * into tasks of the usual size, so no task scans more than one ordinarily would.
+ */
+export function pruneScanTask(task: PruneTask): PruneScan {
+  const kept = pruneTask(task);
+  const units: ScanUnit[] = [];
+  let bytes = 0;
+  let left = 0;
+  task.units.forEach((u, i) => {
+    const keep = kept[i];
+    let unit: ScanUnit = u;
+    if (keep !== null && keep !== undefined && u.kind === 'seg') {
+      left += u.blocks.length - keep.length;
+      if (keep.length === 0) return;
+      if (keep.length < u.blocks.length) unit = { ...u, blocks: keep.map((j) => u.blocks[j]!) };
+    }
+    units.push(unit);
+    bytes += unitBytes(unit);
+  });
+  if (bytes > task.scanBytes) return { kept };
+  const { scanBytes: _, ...scan } = task;
+  const scanned = runScanTask({ ...scan, units });
+  scanned.blocksSkipped += left;
+  return { scanned };
+}
+
 export function runScanTask(task: ScanTask): ScanResult {
   // What the task makes is charged to the query while it runs; its partial state is handed over
   // (and charged by the coordinator's merge) when it returns.

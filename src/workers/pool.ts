@@ -24,12 +24,13 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { LogsvcError } from '../lib/errors.js';
 import { SHORT_SCAN, ShortFirstQueue } from './query-queue.js';
+import { toWire } from './scan-wire.js';
 import { ownsBuffer } from '../lib/bytes.js';
 import { isShared, SlabPool } from '../lib/slab-pool.js';
 import { buildBlock, type BlockPart } from '../digest/block-parts.js';
 import { toEncoded, type BlockEncoder, type EncodedBlock } from '../digest/block-encoder.js';
 import type { IngestTask, IngestTaskResult } from '../ingest/pipeline.js';
-import type { ScanResult, ScanTask } from '../query/scan.js';
+import type { PruneScan, PruneTask, ScanResult, ScanTask } from '../query/scan.js';
 import type { FileKind, PackedTable, TablePacker } from '../files/index.js';
 import { unwrapPackResult, type PackSource, type PackTask, type PackTaskResult } from '../files/pack-task.js';
 
@@ -149,9 +150,19 @@ export class WorkerPool implements BlockEncoder, TablePacker {
    * query's tasks (`short`: no more than the threads) go ahead of long ones' (query-queue.ts).
    */
   async scan(task: ScanTask, short = false): Promise<ScanResult> {
-    let r: ScanResult | { error: ReturnType<LogsvcError['toJSON']> };
+    return this.runQuery<ScanResult>(task, short ? SHORT_SCAN : 'query');
+  }
+
+  /** A query's first-round task on a query thread: its blocks pruned by their filters, then scanned or listed (scan.ts pruneScanTask). */
+  async prune(task: PruneTask): Promise<PruneScan> {
+    return this.runQuery<PruneScan>(task, 'prune');
+  }
+
+  /** A query task on a query thread; its error data, and a thread that ran out of heap, as LogsvcErrors. */
+  private async runQuery<T>(task: ScanTask, name: string): Promise<T> {
+    let r: T | { error: ReturnType<LogsvcError['toJSON']> };
     try {
-      r = (await this.queries.run(task, { name: short ? SHORT_SCAN : 'query' })) as typeof r;
+      r = (await this.queries.run(toWire(task), { name })) as typeof r;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {
         throw new LogsvcError(
@@ -161,15 +172,8 @@ export class WorkerPool implements BlockEncoder, TablePacker {
       }
       throw err;
     }
-    if ('error' in r) throw new LogsvcError(r.error.code, r.error.message);
-    return r;
-  }
-
-  /** Which blocks of a query's units its block filters let through (scan.ts pruneTask), on a query thread. */
-  async prune(task: ScanTask): Promise<(number[] | null)[]> {
-    const r = (await this.queries.run(task, { name: 'prune' })) as (number[] | null)[] | { error: ReturnType<LogsvcError['toJSON']> };
-    if ('error' in r) throw new LogsvcError(r.error.code, r.error.message);
-    return r;
+    if (r !== null && typeof r === 'object' && 'error' in r) throw new LogsvcError(r.error.code, r.error.message);
+    return r as T;
   }
 
   /**

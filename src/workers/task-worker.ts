@@ -8,8 +8,9 @@ import { buildBlock, type BlockPart } from '../digest/block-parts.js';
 import { runIngestTask, type IngestTask, type IngestTaskResult } from '../ingest/pipeline.js';
 import { isLogsvcError, type LogsvcError } from '../lib/errors.js';
 import { ownsBuffer } from '../lib/bytes.js';
-import { pruneTask, runScanTask, type ScanResult, type ScanTask } from '../query/scan.js';
+import { pruneScanTask, runScanTask, type PruneScan, type PruneTask, type ScanResult, type ScanTask } from '../query/scan.js';
 import { engineLimitError } from '../query/limits.js';
+import { fromWire, type WireTask } from './scan-wire.js';
 import { runPackTask, type PackTask, type PackTaskResult } from '../files/pack-task.js';
 
 function transferable(bytes: Uint8Array): ArrayBuffer {
@@ -34,10 +35,10 @@ export function ingest(task: IngestTask): IngestTaskResult {
   return move({ [transferableSymbol]: [buffer], [valueSymbol]: value }) as unknown as IngestTaskResult;
 }
 
-/** A query's scan of some blocks; a LogsvcError (bad data, time limit) comes back as data. */
-export function query(task: ScanTask): ScanResult | { error: ReturnType<LogsvcError['toJSON']> } {
+/** What a query task gives back, a LogsvcError (bad data, time limit, an engine limit) as data. */
+function asData<T>(work: () => T): T | { error: ReturnType<LogsvcError['toJSON']> } {
   try {
-    return runScanTask(task);
+    return work();
   } catch (err) {
     if (isLogsvcError(err)) return { error: err.toJSON() };
     const limit = engineLimitError(err);
@@ -46,17 +47,17 @@ export function query(task: ScanTask): ScanResult | { error: ReturnType<LogsvcEr
   }
 }
 
+/** A query's scan of some blocks; errors as data. */
+export function query(task: WireTask<ScanTask>): ScanResult | { error: ReturnType<LogsvcError['toJSON']> } {
+  return asData(() => runScanTask(fromWire(task)));
+}
+
 /** The same scan, for a short query (the query pool serves these first: src/workers/query-queue.ts). */
 export const queryShort = query;
 
-/** Which blocks of a query's units its block filters let through (scan.ts pruneTask); errors as data, as `query`'s. */
-export function prune(task: ScanTask): (number[] | null)[] | { error: ReturnType<LogsvcError['toJSON']> } {
-  try {
-    return pruneTask(task);
-  } catch (err) {
-    if (isLogsvcError(err)) return { error: err.toJSON() };
-    throw err;
-  }
+/** A query's first-round task: its blocks pruned, then scanned or listed (scan.ts pruneScanTask); errors as data, as `query`'s. */
+export function prune(task: WireTask<PruneTask>): PruneScan | { error: ReturnType<LogsvcError['toJSON']> } {
+  return asData(() => pruneScanTask(fromWire(task)));
 }
 
 /** Parses and packs an uploaded lookup file (src/files); the table's SharedArrayBuffer is shared, not copied. */

@@ -14,7 +14,7 @@ import { readBlockMeta } from '../../../src/segments/block.js';
 import { SegmentWriter } from '../../../src/segments/segment-writer.js';
 import type { SegmentInfo } from '../../../src/segments/catalog.js';
 import { bytesInRange, QueryExecutor, segmentRefs, type EventSources } from '../../../src/query/executor.js';
-import { pruneTask, runScanTask, type QuerySpec, type ScanTask } from '../../../src/query/scan.js';
+import { pruneScanTask, runScanTask, unitBytes, type PruneTask, type QuerySpec, type ScanTask } from '../../../src/query/scan.js';
 import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
 import { toJsonRow } from '../../../src/query/results.js';
 
@@ -110,30 +110,45 @@ t.test('a query the column summaries may answer runs in one task per thread; oth
   t.same(await count('event | count()'), { tasks: 2, rows: [{ _count: '40' }] }, 'free text: a task per block');
 });
 
-t.test('a query the block filters may prune: a first round of one pruning task per thread, then tasks of what they let through, the same answers', async (t) => {
+t.test('a query the block filters may prune: a first round that checks them, then tasks of what they let through, the same answers', async (t) => {
   let pruneTasks = 0;
+  let scannedFirst = 0;
   const pruning = {
     scan: runner.scan,
-    async prune(task: ScanTask) {
+    async prune(task: PruneTask) {
       pruneTasks++;
-      return structuredClone(pruneTask(structuredClone(task)));
+      const r = structuredClone(pruneScanTask(structuredClone(task)));
+      if ('scanned' in r) scannedFirst++;
+      return r;
     },
   };
-  const withPrune = new QueryExecutor({ sources, runner: pruning, parallelism: 1, taskBytes: 1, maxQueryMs: 60_000 });
-  const plain = new QueryExecutor({ sources, runner, parallelism: 1, taskBytes: 1, maxQueryMs: 60_000 });
-  const queries = ['"event 100/5" | tail(1000)', 'event | count()', 'nosuchword | count()', 'status=500 | n:=status | tail(1000)', '"300/4" or "100/7" | tail(1000)', 'count()'];
-  for (const q of queries) {
-    const before = tasksRun;
-    const a = await run(withPrune, q);
-    const scanned = tasksRun - before;
-    const b = await run(plain, q);
-    t.same(a.rows, b.rows, `${q}: the same answer`);
-    t.equal(a.run.totalWork, a.run.workDone, `${q}: all work done`);
-    if (q.startsWith('"event 100/5"')) t.ok(scanned < tasksRun - before - scanned, `${q}: fewer scan tasks (${scanned})`);
+  // task_bytes 1: every block and memory unit is a task, and a first-round task scans only when
+  // nothing is let through. The segment alone at its smaller block's bytes: two tasks, and the
+  // first-round task scans the smaller block when only that one is let through.
+  const only: EventSources = { segments: (repo) => (repo === 'r1' ? [seg] : []), memory: () => [], highWater: () => null };
+  const [b0, b1] = seg.blocks.map((b) => unitBytes({ kind: 'seg', path: seg.path, partition: 3, tags: {}, blocks: [b] }));
+  const smaller = b0! <= b1! ? 100 : 200;
+  const queries = [`"event ${smaller}/5" | tail(1000)`, 'event | count()', 'nosuchword | count()', 'status=500 | n:=status | tail(1000)', '"300/4" or "100/7" | tail(1000)', '"event 200/3" | count()', 'count()'];
+  for (const [from, taskBytes] of [[sources, 1], [only, Math.min(b0!, b1!)]] as const) {
+    const withPrune = new QueryExecutor({ sources: from, runner: pruning, parallelism: 1, taskBytes, maxQueryMs: 60_000 });
+    const plain = new QueryExecutor({ sources: from, runner, parallelism: 1, taskBytes, maxQueryMs: 60_000 });
+    for (const q of queries) {
+      const before = tasksRun;
+      const first = scannedFirst;
+      const a = await run(withPrune, q);
+      const scanned = tasksRun - before;
+      const b = await run(plain, q);
+      t.same(a.rows, b.rows, `${q}, task_bytes ${taskBytes}: the same answer`);
+      t.equal(a.run.totalWork, a.run.workDone, `${q}: all work done`);
+      if (q === queries[0]) {
+        if (taskBytes === 1) t.ok(scanned < tasksRun - before - scanned, `${q}: fewer scan tasks (${scanned})`);
+        else t.same([scanned, scannedFirst - first, a.rows.length], [0, 1, 1], `${q}: scanned by the first-round task, no scan task after it`);
+      }
+    }
   }
-  t.ok(pruneTasks > 0, 'pruning tasks ran');
+  t.ok(pruneTasks > 0 && scannedFirst > 0, 'first-round tasks ran, some scanned what they let through');
   const n = pruneTasks;
-  await run(withPrune, 'count()');
+  await run(new QueryExecutor({ sources, runner: pruning, parallelism: 1, taskBytes: 1, maxQueryMs: 60_000 }), 'count()');
   t.equal(pruneTasks, n, 'a query without block filters is not pruned first');
 });
 

@@ -8,7 +8,8 @@
  * - `encode()` copies parts that are views into shared buffers into one transferred buffer: the
  *   block is byte for byte the inline encoder's, and the caller's buffers stay usable;
  * - `ingest()` gives back the record the inline pipeline makes, in a buffer of its own;
- * - `prune()` gives the blocks a query's block filters let through, or its error.
+ * - `prune()` gives the blocks a query's block filters let through, or, when they hold at most
+ *   the task's `scanBytes`, its scan of them (what a scan of all the blocks gives), or its error.
  */
 import t from 'tap';
 import { existsSync } from 'node:fs';
@@ -25,6 +26,7 @@ import { threadNices } from '../../helpers/threads.js';
 import { readSegmentInfo } from '../../../src/segments/catalog.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
+import { runScanTask } from '../../../src/query/scan.js';
 import { makeEvents, segMeta, tempDir, writeSegment } from '../segments/helpers.js';
 
 const T0 = 1_700_000_000_000;
@@ -235,16 +237,25 @@ t.test('encode(): a small block is built on the calling thread while no backgrou
   t.ok((await pool.encode(small)).bytes.equals(inline.bytes), 'a small block while a thread runs: the same bytes');
 });
 
-t.test('prune(): on a query thread, the blocks the query\'s filters let through; a bad query comes back as its error', async (t) => {
+t.test('prune(): on a query thread, the blocks the query\'s filters let through, or their scan; a bad query comes back as its error', async (t) => {
   const dir = await tempDir(t);
   const w = await writeSegment(dir, segMeta('prune'), Array.from({ length: 3 }, (_, b) => makeEvents(40, b * 1000, b * 40)), true);
   const blocks = (await readSegmentInfo(w.path, createLogger('error'), Date.now())).blocks;
   const pool = new WorkerPool({ threads: 1 });
   t.teardown(() => pool.close());
   const ctx = { start: 0, end: 2_000_000_000_000, timeZoneOffsetMinutes: 0, now: 2_000_000_000_000, live: false };
-  const task = (text: string) => ({ spec: { text, args: {}, ctx, limits: DEFAULT_LIMITS }, repoName: 'r', units: [{ kind: 'seg' as const, path: w.path, partition: 3, tags: {}, blocks }], deadline: Date.now() + 60_000 });
-  t.same(await pool.prune(task('hello | count()')), [[0, 1, 2]], 'a word every block holds: all of them');
-  t.same(await pool.prune(task('nosuchword | count()')), [[]], 'a word none holds: none');
-  t.same(await pool.prune(task('count()')), [null], 'no block filters: all');
+  const task = (text: string, scanBytes = -1) => ({ spec: { text, args: {}, ctx, limits: DEFAULT_LIMITS }, repoName: 'r', units: [{ kind: 'seg' as const, path: w.path, partition: 3, tags: {}, blocks }], deadline: Date.now() + 60_000, scanBytes });
+  t.same(await pool.prune(task('hello | count()')), { kept: [[0, 1, 2]] }, 'a word every block holds: all of them');
+  t.same(await pool.prune(task('five=f45 | tail(10)')), { kept: [[1]] }, 'a value one block holds: that one');
+  t.same(await pool.prune(task('nosuchword | count()')), { kept: [[]] }, 'a word none holds: none');
+  t.same(await pool.prune(task('count()')), { kept: [null] }, 'no block filters: all');
+  const bytes = blocks.reduce((n, b) => n + b.uncompressedLength, 0);
+  for (const q of ['five=f45 | tail(10)', '"event 45" or "event 85" | tail(10)', 'hello | count()', 'nosuchword | count()']) {
+    const r = await pool.prune(task(q, bytes));
+    const whole = runScanTask(task(q));
+    if (!('scanned' in r)) t.fail(`${q}: scanned`);
+    else t.same([r.scanned.state, r.scanned.matched, r.scanned.blocksRead + r.scanned.blocksSkipped], [whole.state, whole.matched, 3], `${q}: its scan of what the filters let through, as a scan of every block`);
+  }
+  t.same(await pool.prune(task('hello | count()', bytes - 1)), { kept: [[0, 1, 2]] }, 'more than scanBytes let through: the blocks, not their scan');
   await t.rejects(pool.prune(task('groupBy(')), { code: 'E_QUERY' });
 });
