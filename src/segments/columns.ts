@@ -438,40 +438,47 @@ const MAX_INT_TEXT = 15;
  * when every present value is an integer's canonical text (as String(n) writes it: no leading
  * zeros, no "-0", at most 15 characters, which parseNumber reads as that integer, so String(x)
  * gives the stored text back); null otherwise. Read from the UTF-8 bytes without making a string:
- * most text columns fail on their first value.
+ * most text columns fail on their first value. Written to `into` when it has room (its first
+ * `count` entries), else to a new array.
  */
-export function textIntValues(c: { b: Uint8Array; l: Uint8Array }, count: number): Float64Array | null {
-  const out = new Float64Array(count);
+export function textIntValues(c: { b: Uint8Array; l: Uint8Array }, count: number, into?: Float64Array): Float64Array | null {
+  const out = into !== undefined && into.length >= count ? into : new Float64Array(count);
   const b = c.b;
   const l = c.l;
+  const bl = b.length;
+  const ll = l.length;
   let lp = 0;
   let bp = 0;
   for (let i = 0; i < count; i++) {
     // Per event a varint: 0 absent, else the value's length in UTF-16 units + 1 (bytes, for digits).
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      if (lp >= l.length) return null;
-      const byte = l[lp++]!;
-      v += (byte & 0x7f) * mul;
-      if (byte < 0x80) break;
-      mul *= 0x80;
-    }
+    // Integer texts are at most 15 long: a length of two bytes or more is not one.
+    if (lp >= ll) return null;
+    const v = l[lp++]!;
     if (v === 0) {
       out[i] = Number.NaN;
       continue;
     }
     const len = v - 1;
-    if (len === 0 || len > MAX_INT_TEXT || bp + len > b.length) return null;
+    if (len === 0 || len > MAX_INT_TEXT) return null;
+    const end = bp + len;
+    if (end > bl) return null;
     const neg = b[bp] === 45; /* - */
     const first = neg ? bp + 1 : bp;
-    const end = bp + len;
     if (first >= end || (b[first] === 48 /* 0 */ && (end - first > 1 || neg))) return null;
+    // Up to 9 digits in 32-bit integers (below 10^9), longer ones in doubles (exact below 2^53).
     let x = 0;
-    for (let k = first; k < end; k++) {
-      const d = b[k]! - 48;
-      if (d < 0 || d > 9) return null;
-      x = x * 10 + d;
+    if (end - first <= 9) {
+      for (let k = first; k < end; k++) {
+        const d = (b[k]! - 48) | 0;
+        if (d >>> 0 > 9) return null;
+        x = (x * 10 + d) | 0;
+      }
+    } else {
+      for (let k = first; k < end; k++) {
+        const d = b[k]! - 48;
+        if (d < 0 || d > 9) return null;
+        x = x * 10 + d;
+      }
     }
     out[i] = neg ? -x : x;
     bp = end;
