@@ -85,7 +85,7 @@ export function decodeNumbers(c: NumberColumn, count: number): number[] {
     if (k !== count) throw new LogsvcError('E_STATE_CORRUPT', `run-length column holds ${k} values, expected ${count}`);
     return out;
   }
-  walkDeltas(c.b, count, out, 0, 0, null);
+  walkDeltas(c.b, count, out, 0, 0, null, 0, 0, 0, 0);
   return out;
 }
 
@@ -167,23 +167,26 @@ function selectDeltas(b: Uint8Array, count: number, lo: number, hi: number, rows
     if (prev >= lo && prev <= hi) rows[kept++] = i;
   }
   if (i === count) return kept;
-  return walkDeltas(b, count, null, lo, hi, rows, { i, pos, prev, kept });
+  // The last values (fewer than 4 bytes left), with walkDeltas' checks.
+  return walkDeltas(b, count, null, lo, hi, rows, i, pos, prev, kept);
 }
 
 /**
  * Reads a delta column: each value to out[i] when `out` is given, else row i to `rows` when the
- * value lies in [lo, hi]; returns how many rows were written to `rows`. `from`: where an earlier walk of the same column stopped (selectDeltas).
+ * value lies in [lo, hi]; returns how many rows were written to `rows`. Starts at row `from`, byte
+ * `at`, after the value `prevValue`, with `keptBefore` rows kept (0, 0, 0, 0: the whole column;
+ * else where selectDeltas stopped).
  */
-function walkDeltas(b: Uint8Array, count: number, out: number[] | null, lo: number, hi: number, rows: Int32Array | null, from?: { i: number; pos: number; prev: number; kept: number }): number {
+function walkDeltas(b: Uint8Array, count: number, out: number[] | null, lo: number, hi: number, rows: Int32Array | null, from: number, at: number, prevValue: number, keptBefore: number): number {
   // Zigzag varint deltas. Most deltas take 1 to 4 bytes (timestamps a few ms apart, counters):
   // those are read with 32-bit operators; 5 bytes or more (the first timestamp of a block) in
   // doubles, as the encoder wrote them. 4x faster than doubles throughout on timestamp columns,
   // 2.7x on 3-byte deltas (bench: docs/benchmarks.md, 2026-11-28).
   const len = b.length;
-  let pos = from?.pos ?? 0;
-  let prev = from?.prev ?? 0;
-  let kept = from?.kept ?? 0;
-  for (let i = from?.i ?? 0; i < count; i++) {
+  let pos = at;
+  let prev = prevValue;
+  let kept = keptBefore;
+  for (let i = from; i < count; i++) {
     if (pos >= len) throw new LogsvcError('E_STATE_CORRUPT', 'delta column ends early');
     let byte = b[pos++]!;
     if (byte < 0x80) {
