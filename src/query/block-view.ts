@@ -301,10 +301,10 @@ export class BlockView {
     return this.encodedAs(name, 'u');
   }
 
-  /** A text column whose every value is an integer's canonical text, as numbers by row (NaN where absent); null otherwise. */
-  textInts(name: string): Float64Array | null {
+  /** A text column whose every value is an integer's canonical text, as numbers by row (NaN where absent; written to `into` when it has room); null otherwise. */
+  textInts(name: string, into?: Float64Array): Float64Array | null {
     const enc = this.encodedAs(name, 'u');
-    return enc === null ? null : textIntValues(enc, this.n);
+    return enc === null ? null : textIntValues(enc, this.n, into);
   }
 
   /** An integer-typed stored field (every row holds one) as numbers; null for other encodings. */

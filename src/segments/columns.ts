@@ -85,7 +85,7 @@ export function decodeNumbers(c: NumberColumn, count: number): number[] {
     if (k !== count) throw new LogsvcError('E_STATE_CORRUPT', `run-length column holds ${k} values, expected ${count}`);
     return out;
   }
-  walkDeltas(c.b, count, out, 0, 0, null);
+  walkDeltas(c.b, count, out, 0, 0, null, 0, 0, 0, 0);
   return out;
 }
 
@@ -96,23 +96,97 @@ export function decodeNumbers(c: NumberColumn, count: number): number[] {
  * (docs/benchmarks.md, 2026-11-28). Null for another encoding.
  */
 export function selectDeltaRange(c: NumberColumn, count: number, lo: number, hi: number, rows: Int32Array): number | null {
-  return c.e === 'd' ? walkDeltas(c.b, count, null, lo, hi, rows) : null;
+  return c.e === 'd' ? selectDeltas(c.b, count, lo, hi, rows) : null;
+}
+
+/** Where the last long delta read by longDelta ended. */
+let longEnd = 0;
+
+/** The zigzag delta of 5 or more bytes at `pos` (its first 4 bytes all continue), read in doubles as walkDeltas reads it; its end to longEnd. */
+function longDelta(b: Uint8Array, pos: number): number {
+  const len = b.length;
+  let zz = (b[pos]! & 0x7f) | ((b[pos + 1]! & 0x7f) << 7) | ((b[pos + 2]! & 0x7f) << 14) | ((b[pos + 3]! & 0x7f) << 21);
+  pos += 4;
+  let mul = 2 ** 28;
+  let byte: number;
+  do {
+    if (pos >= len) throw new LogsvcError('E_STATE_CORRUPT', 'delta column ends early');
+    byte = b[pos++]!;
+    zz += (byte & 0x7f) * mul;
+    mul *= 0x80;
+  } while (byte >= 0x80);
+  longEnd = pos;
+  return zz % 2 === 0 ? zz / 2 : -(zz + 1) / 2;
+}
+
+/**
+ * selectDeltaRange's walk: the same values as walkDeltas, each delta's 1 to 4 bytes read unrolled
+ * while 4 bytes remain (no bound check per byte, no shift loop), longer ones by longDelta, the last
+ * few values by walkDeltas. A function of its own, so that its numbers stay small integers where
+ * the column's do (walkDeltas also decodes timestamps, which are doubles). Profile of
+ * `responsesize > 100000 | count()` (bench/peers/ask.mjs, 2026-11-29): the walk was 60 % of the
+ * scan threads.
+ */
+function selectDeltas(b: Uint8Array, count: number, lo: number, hi: number, rows: Int32Array): number {
+  const len = b.length;
+  let pos = 0;
+  let prev = 0;
+  let kept = 0;
+  let i = 0;
+  for (; i < count && pos + 4 <= len; i++) {
+    const b0 = b[pos]!;
+    if (b0 < 0x80) {
+      prev += (b0 >>> 1) ^ -(b0 & 1);
+      pos += 1;
+    } else {
+      const b1 = b[pos + 1]!;
+      let z: number;
+      if (b1 < 0x80) {
+        z = (b0 & 0x7f) | (b1 << 7);
+        pos += 2;
+      } else {
+        const b2 = b[pos + 2]!;
+        if (b2 < 0x80) {
+          z = (b0 & 0x7f) | ((b1 & 0x7f) << 7) | (b2 << 14);
+          pos += 3;
+        } else {
+          const b3 = b[pos + 3]!;
+          if (b3 < 0x80) {
+            z = (b0 & 0x7f) | ((b1 & 0x7f) << 7) | ((b2 & 0x7f) << 14) | (b3 << 21);
+            pos += 4;
+          } else {
+            prev += longDelta(b, pos);
+            pos = longEnd;
+            if (prev >= lo && prev <= hi) rows[kept++] = i;
+            continue;
+          }
+        }
+      }
+      prev += (z >>> 1) ^ -(z & 1);
+    }
+    if (prev >= lo && prev <= hi) rows[kept++] = i;
+  }
+  if (i === count) return kept;
+  // The last values (fewer than 4 bytes left), with walkDeltas' checks.
+  return walkDeltas(b, count, null, lo, hi, rows, i, pos, prev, kept);
 }
 
 /**
  * Reads a delta column: each value to out[i] when `out` is given, else row i to `rows` when the
- * value lies in [lo, hi]; returns how many rows were written to `rows`.
+ * value lies in [lo, hi]; returns how many rows were written to `rows`. Starts at row `from`, byte
+ * `at`, after the value `prevValue`, with `keptBefore` rows kept (0, 0, 0, 0: the whole column;
+ * else where selectDeltas stopped).
  */
-function walkDeltas(b: Uint8Array, count: number, out: number[] | null, lo: number, hi: number, rows: Int32Array | null): number {
+function walkDeltas(b: Uint8Array, count: number, out: number[] | null, lo: number, hi: number, rows: Int32Array | null, from: number, at: number, prevValue: number, keptBefore: number): number {
   // Zigzag varint deltas. Most deltas take 1 to 4 bytes (timestamps a few ms apart, counters):
   // those are read with 32-bit operators; 5 bytes or more (the first timestamp of a block) in
   // doubles, as the encoder wrote them. 4x faster than doubles throughout on timestamp columns,
   // 2.7x on 3-byte deltas (bench: docs/benchmarks.md, 2026-11-28).
   const len = b.length;
-  let pos = 0;
-  let prev = 0;
-  let kept = 0;
-  for (let i = 0; i < count; i++) {
+  let pos = at;
+  let prev = prevValue;
+  let kept = keptBefore;
+  for (let i = from; i < count; i++) {
     if (pos >= len) throw new LogsvcError('E_STATE_CORRUPT', 'delta column ends early');
     let byte = b[pos++]!;
     if (byte < 0x80) {
@@ -488,40 +562,47 @@ const MAX_INT_TEXT = 15;
  * when every present value is an integer's canonical text (as String(n) writes it: no leading
  * zeros, no "-0", at most 15 characters, which parseNumber reads as that integer, so String(x)
  * gives the stored text back); null otherwise. Read from the UTF-8 bytes without making a string:
- * most text columns fail on their first value.
+ * most text columns fail on their first value. Written to `into` when it has room (its first
+ * `count` entries), else to a new array.
  */
-export function textIntValues(c: { b: Uint8Array; l: Uint8Array }, count: number): Float64Array | null {
-  const out = new Float64Array(count);
+export function textIntValues(c: { b: Uint8Array; l: Uint8Array }, count: number, into?: Float64Array): Float64Array | null {
+  const out = into !== undefined && into.length >= count ? into : new Float64Array(count);
   const b = c.b;
   const l = c.l;
+  const bl = b.length;
+  const ll = l.length;
   let lp = 0;
   let bp = 0;
   for (let i = 0; i < count; i++) {
     // Per event a varint: 0 absent, else the value's length in UTF-16 units + 1 (bytes, for digits).
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      if (lp >= l.length) return null;
-      const byte = l[lp++]!;
-      v += (byte & 0x7f) * mul;
-      if (byte < 0x80) break;
-      mul *= 0x80;
-    }
+    // Integer texts are at most 15 long: a length of two bytes or more is not one.
+    if (lp >= ll) return null;
+    const v = l[lp++]!;
     if (v === 0) {
       out[i] = Number.NaN;
       continue;
     }
     const len = v - 1;
-    if (len === 0 || len > MAX_INT_TEXT || bp + len > b.length) return null;
+    if (len === 0 || len > MAX_INT_TEXT) return null;
+    const end = bp + len;
+    if (end > bl) return null;
     const neg = b[bp] === 45; /* - */
     const first = neg ? bp + 1 : bp;
-    const end = bp + len;
     if (first >= end || (b[first] === 48 /* 0 */ && (end - first > 1 || neg))) return null;
+    // Up to 9 digits in 32-bit integers (below 10^9), longer ones in doubles (exact below 2^53).
     let x = 0;
-    for (let k = first; k < end; k++) {
-      const d = b[k]! - 48;
-      if (d < 0 || d > 9) return null;
-      x = x * 10 + d;
+    if (end - first <= 9) {
+      for (let k = first; k < end; k++) {
+        const d = (b[k]! - 48) | 0;
+        if (d >>> 0 > 9) return null;
+        x = (x * 10 + d) | 0;
+      }
+    } else {
+      for (let k = first; k < end; k++) {
+        const d = b[k]! - 48;
+        if (d < 0 || d > 9) return null;
+        x = x * 10 + d;
+      }
     }
     out[i] = neg ? -x : x;
     bp = end;

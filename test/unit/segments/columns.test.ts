@@ -4,7 +4,7 @@
  * same way, and refused with E_STATE_CORRUPT when damaged.
  */
 import t from 'tap';
-import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeStrings, encodeTemplate, selectDeltaRange, type TemplateRaw } from '../../../src/segments/columns.js';
+import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeStrings, encodeTemplate, selectDeltaRange, textIntValues, type TemplateRaw } from '../../../src/segments/columns.js';
 import { decodeBlockEvents, decodeRawAndFields, encodeBlock, encodedBlockAt, readBlockMeta, type BlockBody, type StoredEvent } from '../../../src/segments/block.js';
 import { wholeBody } from '../../../src/segments/frames.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
@@ -36,9 +36,52 @@ t.test('number columns: deltas of every varint length round-trip, and a delta co
     const kept = selectDeltaRange(col, n, lo, hi, rows);
     if (col.e !== 'd') t.equal(kept, null, 'only delta columns');
     else t.strictSame([...rows.subarray(0, kept!)], values.flatMap((x, i) => (x >= lo && x <= hi ? [i] : [])), `round ${round}: rows in [${lo}, ${hi}]`);
-    if (col.e === 'd' && round % 20 === 0) t.throws(() => decodeNumbers({ e: 'd', b: col.b.subarray(0, col.b.length - 1) }, n), { code: 'E_STATE_CORRUPT', message: /ends early/ });
+    if (col.e === 'd' && round % 20 === 0) {
+      const cut = { e: 'd' as const, b: col.b.subarray(0, col.b.length - 1) };
+      t.throws(() => decodeNumbers(cut, n), { code: 'E_STATE_CORRUPT', message: /ends early/ });
+      t.throws(() => selectDeltaRange(cut, n, lo, hi, rows), { code: 'E_STATE_CORRUPT', message: /ends early/ });
+    }
   }
   t.strictSame(decodeNumbers(encodeNumbers([1.7e12, 1.7e12 + 3, 1.7e12 + 2 ** 40, 5]), 4), [1.7e12, 1.7e12 + 3, 1.7e12 + 2 ** 40, 5], 'large first value, then small and large jumps both ways');
+});
+
+t.test('text columns of integers: read as numbers exactly when every value is the canonical text of an integer, into a reused array too', async (t) => {
+  const r = rnd(23);
+  // The reference: each present value is String(x) of the integer x it reads as.
+  const expected = (values: (string | undefined)[]): number[] | null => {
+    const out: number[] = [];
+    for (const v of values) {
+      if (v === undefined) out.push(Number.NaN);
+      else if (/^-?(0|[1-9][0-9]*)$/.test(v) && v !== '-0' && v.length <= 15 && String(Number(v)) === v) out.push(Number(v));
+      else return null;
+    }
+    return out;
+  };
+  const stale = new Float64Array(400).fill(7);
+  const odd = ['007', '-0', '1e3', '12a', '', '-', ' 1', '+1', '1234567890123456', 'x'.repeat(200), '١٢'];
+  let ints = 0;
+  for (let round = 0; round < 300; round++) {
+    const n = 1 + Math.floor(r() * 300);
+    const values = Array.from({ length: n }, () => {
+      const k = r();
+      if (k < 0.15) return undefined;
+      const digits = 1 + Math.floor(r() * 15);
+      const x = Math.floor(r() * 10 ** digits) * (r() < 0.2 ? -1 : 1);
+      return round % 3 === 0 && k < 0.17 ? odd[Math.floor(r() * odd.length)]! : String(x);
+    });
+    // Text columns only (a column of few distinct values is a dictionary).
+    if (values.every((v) => v === undefined)) continue;
+    const col = encodeStrings(values, n);
+    if (col.e !== 'u') continue;
+    const want = expected(values);
+    if (want !== null) ints++;
+    const fresh = textIntValues(col, n);
+    t.strictSame(fresh === null ? null : [...fresh], want, `round ${round}`);
+    const reused = textIntValues(col, n, stale);
+    t.strictSame(reused === null ? null : [...reused.subarray(0, n)], want, `round ${round}, into a reused array`);
+    if (reused !== null) t.equal(reused, stale, 'the array given');
+  }
+  t.ok(ints > 50, `${ints} columns of integers`);
 });
 
 t.test('text columns: one UTF-8 run, lengths in UTF-16 units, absent values kept apart from empty ones', async (t) => {
