@@ -7,8 +7,7 @@
  */
 import type { Pipeline, Span } from './ast.js';
 import { queryError } from './errors.js';
-import { parsedQuery, substituteParams } from './params.js';
-import { parseQuery } from './parser.js';
+import { parsedQuery } from './params.js';
 import { PipelineCompiler } from './pipeline.js';
 import { derivePruning } from './pruning.js';
 import { DEFAULT_LIMITS, type CompiledQuery, type MapStage, type QueryContext, type QueryLimits, type Stage } from './runtime.js';
@@ -107,10 +106,7 @@ function refuseTableWithJoins(p: Pipeline, fail: (span: Span, message: string) =
  */
 export function compileParserStages(text: string, ctx: QueryContext): MapStage[] {
   const source = text.trim() === '' ? '*' : text;
-  const fail = (span: Span, message: string): never => {
-    throw queryError(source, span, message);
-  };
-  const parsed: Pipeline = substituteParams(parseQuery(source), {}, fail);
+  const parsed: Pipeline = parsedQuery(source, {});
   const pc = new PipelineCompiler(source, ctx, DEFAULT_LIMITS, null);
   return pc.pipeline(parsed, 'parser').map((i) => i.stage as MapStage);
 }

@@ -14,7 +14,7 @@
  * (ColumnSubstitution): the block's UTF-8 bytes with the matched ASCII units swapped, decoded once.
  */
 import { substituteAsciiUnits } from '../segments/columns.js';
-import type { BlockView, ColumnEvent } from './block-view.js';
+import type { ColumnEvent } from './block-view.js';
 import { PerBlock } from './per-entry.js';
 import type { CompiledRegex } from './regex.js';
 import type { Ev } from './runtime.js';

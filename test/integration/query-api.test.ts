@@ -743,5 +743,24 @@ t.test('searches over segment files: raw strings rebuilt from templates, typed f
   t.equal(absentToken.final.metaData.processedBytes, 0, 'a whole token no block holds (bounded in the search text): every block skipped by the bloom filter');
   const rare = await runJob(n2.url, 'stored', token, { queryString: 'zq7xk2vblm | count()', start: '1d' });
   t.same(rare.final.events, [{ _count: '8' }], 'the rare token is still found: its blocks are read');
+
+  // The column paths over stored blocks (a text column replaced in one pass, a dictionary column's
+  // entries replaced once, regexes decided by field values, columns skipped by their bytes, the
+  // integer delta walk), each against the answer worked out here from the events sent.
+  const groups = async (q: string, field: string): Promise<Record<string, string>> =>
+    Object.fromEntries((await queryJson(n2.url, 'stored', { queryString: q }, { token })).map((r) => [String(r[field]), String(r._count)]));
+  const tally = (key: (e: KnownEvent) => string): Record<string, string> => {
+    const out: Record<string, number> = {};
+    for (const e of events) out[key(e)] = (out[key(e)] ?? 0) + 1;
+    return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, String(v)]));
+  };
+  const url = (e: KnownEvent): string => String(e.attributes!['url']);
+  t.same(await groups('replace("\\d", with="#", field=url, as=r) | groupBy(r, limit=max)', 'r'), tally((e) => url(e).replace(/\d/g, '#')), 'replace() of one character class over a stored text column');
+  t.same(await groups('replace("G(E)T", with="<$1>", field=method, as=r) | groupBy(r)', 'r'), { '<E>': '200' }, 'replace() with a group reference over a stored dictionary column');
+  t.equal(await count('/items\\/(xzq7|qqqq)/'), 8, 'a regex of literals and alternatives, decided by a field value');
+  t.equal(await count('/xk2vb/i'), 8, 'the same rare token as a case-insensitive regex');
+  t.equal(await count('xk2vb'), 8, 'free text asked again (text columns now skipped by the bytes they hold)');
+  t.equal(await count('"✓"'), 200, 'a non-ASCII character in the text between fields');
+  t.equal(await count('size > 150'), events.filter((e) => Number(e.attributes!['size']) > 150).length, 'a numeric range over the stored integer deltas');
   t.equal(await n2.stop(), 0);
 });
