@@ -14,8 +14,10 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { staleDist } from '../lib/build.mjs';
 import { numberOption, runWithin, startRun } from '../lib/cli.mjs';
 import { waitDigested } from '../lib/digest.mjs';
 import { createControlClient, createLoadPool, graphql } from '../lib/http.mjs';
@@ -39,6 +41,7 @@ const HELP = `node bench/peers/ask.mjs [options]
   --bin PATH          the logsvc executable (default: this checkout's bin/logsvc), e.g. another build's
   --vl-bin PATH       the VictoriaLogs binary (default ${DEFAULT_VL_BIN})
   --budget-minutes N  the whole run's time budget (default 60)
+  --allow-stale       run even when the logsvc build's dist/ is older than its source or commit
 `;
 
 const { values: v } = parseArgs({
@@ -54,6 +57,7 @@ const { values: v } = parseArgs({
     bin: { type: 'string' },
     'vl-bin': { type: 'string', default: DEFAULT_VL_BIN },
     'budget-minutes': { type: 'string', default: '60' },
+    'allow-stale': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -79,6 +83,10 @@ const o = {
 // An id that names no question would silently ask nothing of it.
 const knownIds = new Set([...ACCESS_QUESTIONS.flatMap((q) => [q.id, `acc:${q.id}`, `accesslog:${q.id}`]), ...JSON_QUESTIONS.flatMap((q) => [q.id, `json:${q.id}`])]);
 for (const id of o.only) if (!knownIds.has(id)) problems.push(`--only: no question ${id}`);
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+// A stale dist/ would be measured under the new code's name.
+const stale = v['allow-stale'] === true ? null : await staleDist(o.bin === null ? REPO_ROOT : dirname(dirname(resolve(o.bin))));
+if (stale !== null) problems.push(`${stale} (or pass --allow-stale)`);
 const { abort } = startRun(v.help ? { help: true } : problems.length > 0 ? { help: false, problems } : { help: false, options: o }, HELP);
 const log = (/** @type {string} */ s) => process.stderr.write(`${s}\n`);
 

@@ -17,7 +17,7 @@ const mb = (b) => (b == null ? '?' : (b / 1e6).toFixed(1));
 export function markdown(r) {
   const out = [];
   out.push(`Command: \`${r.command}\``, '');
-  out.push(`Machine: ${r.machine} (shared by several engineers while it ran). ${r.date}. VictoriaLogs ${r.vlVersion}; logsvc ${r.logsvcVersion}.`, '');
+  out.push(`Machine: ${r.machine} (shared by several engineers while it ran). ${r.date}. VictoriaLogs ${r.vlVersion}; logsvc ${r.logsvcVersion}${r.logsvcBuild ? ` (${r.logsvcBuild})` : ''}.`, '');
   out.push('### Ingest', '');
   out.push('| dataset | events | logsvc events/s | VictoriaLogs events/s | ratio | logsvc CPU s / 1M events | VictoriaLogs CPU s / 1M events | ratio |');
   out.push('|---|---:|---:|---:|---:|---:|---:|---:|');

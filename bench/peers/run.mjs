@@ -15,7 +15,9 @@
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { cpus, homedir, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { describeBuild, distBuild, staleDist } from '../lib/build.mjs';
 import { runWithin, startRun } from '../lib/cli.mjs';
 import { waitDigested } from '../lib/digest.mjs';
 import { createControlClient, createLoadPool, graphql } from '../lib/http.mjs';
@@ -45,6 +47,7 @@ const HELP = `node bench/peers/run.mjs [options]
   --out-json FILE     write the result document (default bench/reports/peers-<date>.json)
   --out-md FILE       write the markdown tables (default bench/reports/peers-<date>.md)
   --budget-minutes N  the whole run's time budget (default 120)
+  --allow-stale       run even when the logsvc build's dist/ is older than its source or commit
 `;
 
 const { values: v } = parseArgs({
@@ -65,6 +68,7 @@ const { values: v } = parseArgs({
     'out-json': { type: 'string' },
     'out-md': { type: 'string' },
     'budget-minutes': { type: 'string', default: '120' },
+    'allow-stale': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -94,6 +98,10 @@ const o = {
   outMd: v['out-md'] ?? join('bench', 'reports', `peers-${date}.md`),
   budgetMinutes: int('budget-minutes', 1, 24 * 60),
 };
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+// A stale dist/ would be measured under the new code's name.
+const stale = v['allow-stale'] === true ? null : await staleDist(REPO_ROOT);
+if (stale !== null) problems.push(`${stale} (or pass --allow-stale)`);
 const { abort } = startRun(v.help ? { help: true } : problems.length > 0 ? { help: false, problems } : { help: false, options: o }, HELP);
 const log = (/** @type {string} */ s) => process.stderr.write(`${s}\n`);
 
@@ -156,7 +164,9 @@ await runWithin(abort, o.budgetMinutes * 60_000, `${o.budgetMinutes} minutes`, a
   const machine = `${cpus().length} x ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`;
   const logsvcVersion = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')).version;
   log(command);
+  const logsvcBuild = describeBuild(await distBuild());
   log(`machine: ${machine}`);
+  log(`logsvc ${logsvcVersion}: ${logsvcBuild}`);
 
   const corpora = {
     accesslog: ensureCorpus({ dataset: 'accesslog', events: o.access, batch: o.batch, seed: o.seed, cacheDir: o.cacheDir, progress: log }),
@@ -296,7 +306,7 @@ await runWithin(abort, o.budgetMinutes * 60_000, `${o.budgetMinutes} minutes`, a
   await node.server.stop(STOP_TIMEOUT_MS);
   await vl.stop(STOP_TIMEOUT_MS);
 
-  const doc = { command, machine, date: new Date().toISOString(), vlVersion: VL_VERSION, logsvcVersion, options: o, ingest, footprint, questions };
+  const doc = { command, machine, date: new Date().toISOString(), vlVersion: VL_VERSION, logsvcVersion, logsvcBuild, options: o, ingest, footprint, questions };
   const md = markdown(doc);
   await writeFile(o.outJson, `${JSON.stringify(doc, null, 2)}\n`).catch(async (err) => {
     if (/** @type {NodeJS.ErrnoException} */ (err).code !== 'ENOENT') throw err;
