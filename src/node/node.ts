@@ -235,7 +235,8 @@ export async function startNode(config: NodeConfig, opts: StartOptions = {}): Pr
     // Digest queue, segments, digest. Replay happens here, before the node takes requests.
     // queue.kind: files in the data dir, or the [kafka] cluster's ingest topic (created if missing).
     const { queue, healthCheck: queueHealth } = await openDigestQueue({ config, dataDir, partitions: store.state.partitions.length || config.digest.partitions, logger: log('queue'), onFatal });
-    cleanups.push(stopStep('digest queue', () => queue.close()));
+    // A Kafka queue closes three librdkafka clients (a consumer's close alone can take ~6 s).
+    cleanups.push(stopStep('digest queue', () => queue.close(), clustered ? 8_000 : undefined));
     // Deletions a crash interrupted are finished before the catalog reads the segment files.
     const deletions = await SegmentDeletions.open(join(dataDir, 'segments'), deletionCrashStep());
     // So are segment rewrites (redaction): the old file or the new one stays, never both.

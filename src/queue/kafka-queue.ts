@@ -301,9 +301,9 @@ export class KafkaDigestQueue implements DigestQueue {
     if (this.closed) return;
     this.closed = true;
     if (this.refresher !== null) clearInterval(this.refresher);
-    await this.hub.close();
-    await this.producer.close();
-    await this.admin.close();
+    // Independent clients, closed together: each librdkafka disconnect can take seconds (a consumer
+    // closing ~6 s), and one after another they overran the node's stop step.
+    await Promise.all([this.hub.close(), this.producer.close(), this.admin.close()]);
   }
 }
 
