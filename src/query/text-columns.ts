@@ -16,7 +16,7 @@
 import type { BlockView } from './block-view.js';
 import { asBuffer, hasKelvin, markRows, rawRows, textRows, type ByteRows, type RowLayout } from './byte-search.js';
 import type { Needle } from './text-match.js';
-import { columnFromBytes, type ColumnRead, type DictBytes } from './text-bytes.js';
+import type { ColumnRead, DictBytes } from './text-bytes.js';
 import { foldUnit } from './casefold.js';
 import { decodeNumbers, decodeStrings, type StringColumn } from '../segments/columns.js';
 import { LogsvcError } from '../lib/errors.js';
@@ -496,8 +496,7 @@ export function fieldColumn(view: BlockView, name: string, nd: Needle): TextColu
     case 'k': {
       // Formats 5 and 6: the entries searched where they lie in the frame (text-bytes.ts); a format 6
       // dictionary summarised in the head (entries there, codes in the frame) decoded as below.
-      const bytes = view.columnBytes(name);
-      const read = bytes === null ? null : columnFromBytes(bytes, n);
+      const read = view.columnRead(name);
       if (read?.dict !== undefined) return new DictColumn(new ByteEntries(read.dict), read.dict.codes, nd);
       const dict = view.dict(name);
       if (dict !== null) return new DictColumn(new StringEntries(dict.d), dict.codes, nd);
