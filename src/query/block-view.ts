@@ -254,6 +254,16 @@ export class BlockView {
    * A dictionary-encoded stored field: its entries and one code per row (`absent` where a row lacks
    * it), so a filter or a tally can look at each distinct value once. Null for other encodings.
    */
+  /**
+   * A dictionary field's entries when the block's head holds them (format 6 summaries), without
+   * reading the column's frame; null otherwise (then `dict` reads them).
+   */
+  dictEntries(name: string): readonly string[] | null {
+    const j = this.encNames.lastIndexOf(name);
+    if (j < 0 || this.enc === null || this.enc.encoding(j) !== 'k') return null;
+    return this.enc.headEntries?.(j) ?? null;
+  }
+
   dict(name: string): { d: readonly string[]; codes: Uint8Array | Uint16Array; absent: number } | null {
     const enc = this.encodedAs(name, 'k');
     if (enc === null) return null;
