@@ -12,6 +12,7 @@ import { ByteRows, type RowLayout } from './byte-search.js';
 import { unpack } from '../lib/msgpack.js';
 import { LogsvcError } from '../lib/errors.js';
 import { decodeNumbers, type NumberColumn, type StringColumn } from '../segments/columns.js';
+import { stringRows, type RowReader } from '../segments/column-rows.js';
 import { msgpackHeader, msgpackSkip } from '../segments/frames.js';
 import { isAscii } from 'node:buffer';
 
@@ -165,6 +166,22 @@ function columnAt(b: Buffer, p: number, n: number): { dict: DictBytes | null; en
   return { dict: new DictBytes(new ByteRows(run, () => layout), starts, ends, codes), end: q };
 }
 
+/**
+ * Row by row what `stringRows` gives for the column (a dictionary's code 255, or 65535 when two
+ * bytes wide: none): a dictionary's entry becomes a string only when a row asks for it, not every
+ * entry of the column for one row (a rare token's matched rows; issue 19).
+ */
+export function readRows(read: ColumnRead, n: number): RowReader {
+  if (read.dict === undefined) return stringRows(read.col, n);
+  const d = read.dict;
+  const codes = d.codes;
+  const none = codes instanceof Uint16Array ? 65535 : 255;
+  return (i) => {
+    const k = codes[i]!;
+    return k === none || k >= d.count ? null : d.text(k);
+  };
+}
+
 /** A column read in place when it is a dictionary, else decoded as usual. */
 export type ColumnRead = { dict: DictBytes; col?: undefined } | { dict?: undefined; col: StringColumn };
 
@@ -174,8 +191,15 @@ export function columnFromBytes(b: Buffer, n: number): ColumnRead {
   return dict !== null ? { dict } : { col: unpack(b) as StringColumn };
 }
 
+/** A templated raw column read from its bytes: the layouts, each row's layout number when asked, the gap columns. */
+export interface TemplateRead {
+  layouts: number[][];
+  ids: () => number[];
+  gaps: ColumnRead[];
+}
+
 /** A templated raw column (`{e: "t", t, li, g}`) from its msgpack bytes: gaps in place, layouts decoded, layout numbers on first need. */
-export function templateFromBytes(b: Buffer, n: number): { layouts: number[][]; ids: () => number[]; gaps: ColumnRead[] } | null {
+export function templateFromBytes(b: Buffer, n: number): TemplateRead | null {
   const m = mapAt(b, 0);
   let q = m.next;
   let e = -1;

@@ -16,7 +16,7 @@
 import type { BlockView } from './block-view.js';
 import { asBuffer, hasKelvin, markRows, rawRows, textRows, type ByteRows, type RowLayout } from './byte-search.js';
 import type { Needle } from './text-match.js';
-import { columnFromBytes, type ColumnRead, type DictBytes } from './text-bytes.js';
+import type { ColumnRead, DictBytes } from './text-bytes.js';
 import { foldUnit } from './casefold.js';
 import { decodeNumbers, decodeStrings, type StringColumn } from '../segments/columns.js';
 import { LogsvcError } from '../lib/errors.js';
@@ -153,9 +153,13 @@ class ByteEntries implements Entries {
   }
 }
 
+/** A dictionary's codes, or how to read them when first needed (a format 6 block's from its frame: read only when an entry matters). */
+type Codes = Uint8Array | Uint16Array | (() => Uint8Array | Uint16Array);
+
 class DictColumn implements TextColumn {
   /** Per entry: it holds the needle (null: none does). Arrays made only when needed: most columns of most blocks need none. */
   private hit: Uint8Array | null = null;
+  private readCodes: Codes;
   /** Per entry: the state after it from 0 (null: 0 for all; undefined: not known yet). */
   private tails: Int32Array | null | undefined = undefined;
   private tab: Int16Array | Int32Array | null = null;
@@ -163,10 +167,16 @@ class DictColumn implements TextColumn {
   private readonly count: number;
   constructor(
     private readonly d: Entries,
-    private readonly codes: Uint8Array | Uint16Array,
+    codes: Codes,
     private readonly nd: Needle,
   ) {
     this.count = d.count;
+    this.readCodes = codes;
+  }
+  /** The codes, read on first use (a column whose entries none holds the needle nor ends a partial match never reads them). */
+  private get codes(): Uint8Array | Uint16Array {
+    const c = this.readCodes;
+    return typeof c === 'function' ? (this.readCodes = c()) : c;
   }
   mark(out: Uint8Array): boolean {
     const hit = this.d.hits(this.nd);
@@ -496,9 +506,14 @@ export function fieldColumn(view: BlockView, name: string, nd: Needle): TextColu
     case 'k': {
       // Formats 5 and 6: the entries searched where they lie in the frame (text-bytes.ts); a format 6
       // dictionary summarised in the head (entries there, codes in the frame) decoded as below.
-      const bytes = view.columnBytes(name);
-      const read = bytes === null ? null : columnFromBytes(bytes, n);
+      const read = view.columnRead(name);
       if (read?.dict !== undefined) return new DictColumn(new ByteEntries(read.dict), read.dict.codes, nd);
+      // Format 6, entries in the head: the frame of codes read only if an entry matters.
+      const entries = view.dictEntries(name);
+      if (entries !== null) {
+        headDicts.made++;
+        return new DictColumn(new StringEntries(entries), () => (headDicts.read++, view.dict(name)?.codes ?? corrupt(`no dictionary column ${name}`)), nd);
+      }
       const dict = view.dict(name);
       if (dict !== null) return new DictColumn(new StringEntries(dict.d), dict.codes, nd);
       break;
@@ -531,6 +546,9 @@ export function fieldColumn(view: BlockView, name: string, nd: Needle): TextColu
   const col = view.field(name);
   return col === null ? null : strings(col, nd);
 }
+
+/** Dictionaries searched from the entries in their block's head, and of them the ones whose codes were read (tests check both). */
+export const headDicts = { made: 0, read: 0 };
 
 /** Columns left unread, and of them read after all (tests check both happen). */
 export const unreadCounts = { made: 0, read: 0 };

@@ -20,7 +20,7 @@ import type { BlockView } from './block-view.js';
 import { searchedField } from './filter.js';
 import type { Needle } from './text-match.js';
 import { gapColumn, rawColumn, readColumn, searchedColumn, type TextColumn } from './text-columns.js';
-import { templateFromBytes, type ColumnRead } from './text-bytes.js';
+import type { ColumnRead } from './text-bytes.js';
 import { LogsvcError } from '../lib/errors.js';
 
 /** Rows whose raw string a regex was not run on, decided by their field values (tests check it happens). */
@@ -40,8 +40,7 @@ function corrupt(what: string): never {
 
 /** A block's raw template: from the raw column's bytes when it has them (format 5: gap dictionaries stay bytes), else decoded. */
 function templateOf(view: BlockView): { layouts: readonly (readonly number[])[]; ids: () => readonly number[]; gaps: readonly ColumnRead[]; names: readonly string[] } | null {
-  const bytes = view.columnBytes({ builtin: 'raw' });
-  const read = bytes === null ? null : templateFromBytes(bytes, view.n);
+  const read = view.rawTemplate();
   if (read !== null) return { ...read, names: view.columnNames() };
   const tpl = view.template();
   if (tpl === null) return null;

@@ -137,11 +137,22 @@ export function rawRows(c: RawColumn, count: number, field?: (j: number) => RowR
 }
 
 function templateRows(c: TemplateRaw, count: number, field: (j: number) => RowReader): (i: number) => string {
-  const ids = decodeNumbers(c.li, count);
-  const gaps = c.g.map((g) => stringRows(g, count));
+  return templateRowsOf(
+    c.t,
+    decodeNumbers(c.li, count),
+    c.g.map((g) => stringRows(g, count)),
+    field,
+  );
+}
+
+/**
+ * Row by row a templated raw column from its parts: the layouts, each row's layout number and
+ * each gap column row by row (read decoded, or in place from its bytes: query/block-view.ts).
+ */
+export function templateRowsOf(layouts: readonly (readonly number[])[], ids: ArrayLike<number>, gaps: readonly RowReader[], field: (j: number) => RowReader): (i: number) => string {
   const cols = new Map<number, RowReader>();
   return (i) => {
-    const layout = c.t[ids[i]!];
+    const layout = layouts[ids[i]!];
     if (layout === undefined || gaps.length <= layout.length) corrupt(`raw template: event ${i} has no layout ${ids[i]}`);
     let s = '';
     for (let k = 0; ; k++) {

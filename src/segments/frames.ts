@@ -450,6 +450,8 @@ export interface EncodedBlock {
    * the head's summary (its frame holds the codes only).
    */
   bytes(col: BuiltinColumn | number): Buffer | null;
+  /** Format 6: field j's dictionary entries when the head's summary holds them (its frame unread); null otherwise. */
+  headEntries?(j: number): readonly string[] | null;
 }
 
 /** Formats 1 to 4: the one decoded body map. */
@@ -537,6 +539,10 @@ export function framedColumns(n: number, dir: Directory, read: (at: number, leng
       // head), not the column's msgpack: read it decoded (`load` adds the entries).
       if (entry.summary?.kind === 'dict') return null;
       return frame(entry.frame, entry.name).subarray(entry.offset, entry.offset + entry.length);
+    },
+    headEntries: (j) => {
+      const s = fields[j]?.summary;
+      return s?.kind === 'dict' ? s.d : null;
     },
   };
 }

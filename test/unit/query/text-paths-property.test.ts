@@ -16,7 +16,7 @@ import { Meter } from '../../../src/query/memory.js';
 import { compileRegex } from '../../../src/query/regex.js';
 import { regexAlphabet, regexLiteral } from '../../../src/query/regex-literal.js';
 import { SeenBytesCache } from '../../../src/query/seen-bytes.js';
-import { unreadCounts } from '../../../src/query/text-columns.js';
+import { headDicts, unreadCounts } from '../../../src/query/text-columns.js';
 import { decidedByValues } from '../../../src/query/text-scan.js';
 import { blockScanner, splitAtAggregate } from '../../../src/query/scan.js';
 import { chainStages } from '../../../src/query/pipeline.js';
@@ -215,6 +215,7 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
   const encodings = new Set<string>();
   const seen = new SeenBytesCache();
   const unread0 = { ...unreadCounts };
+  const head0 = { ...headDicts };
   const byValues0 = decidedByValues.rows;
   for (let round = 0; round < 25; round++) {
     const blocks: Raw[][] = [];
@@ -266,6 +267,7 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
   t.ok(matchedSome > checked / 3, `${matchedSome} of them matched something`);
   t.ok(unreadCounts.made - unread0.made > 20, `${unreadCounts.made - unread0.made} text columns left unread`);
   t.ok(unreadCounts.read - unread0.read > 5, `${unreadCounts.read - unread0.read} of them read after all (cuts, regexes)`);
+  t.ok(headDicts.read - head0.read > 5 && headDicts.made - headDicts.read > head0.made - head0.read + 20, `dictionaries searched from their heads' entries: ${headDicts.made - head0.made}, their codes read for ${headDicts.read - head0.read}`);
   t.ok(decidedByValues.rows > byValues0, `${decidedByValues.rows - byValues0} rows' regex decided by their field values`);
   // Every way text-columns.ts reads a column was met.
   for (const e of ['k1', 'k2', 'u', 'i', 'field k', 'field k format 6 decoded', 'field k format 6 bytes', 'field k format 5 bytes', 'field k format 4 decoded', 'field u', 'field i', 'field 4', 'field x', 'field in memory', 'raw t', 'raw j', 'raw in memory']) t.ok(encodings.has(e), `blocks with ${e} columns`);

@@ -9,7 +9,7 @@ import { decodeBlockEvents, decodeRawAndFields, encodeBlock, encodedBlockAt, rea
 import { wholeBody } from '../../../src/segments/frames.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
 import { pack } from '../../../src/lib/msgpack.js';
-import { BlockView } from '../../../src/query/block-view.js';
+import { BlockView, readInPlace } from '../../../src/query/block-view.js';
 import { rawRows, stringRows } from '../../../src/segments/column-rows.js';
 import { columnsOf } from './helpers.js';
 import { rnd } from '../../helpers/random.js';
@@ -320,6 +320,25 @@ t.test('row by row (column-rows.ts): every encoding gives each row what the whol
   }
   t.strictSame([...raws].sort(), ['j', 't'], 'both raw encodings exercised');
   t.ok(refs > 0, 'reference columns exercised');
+  // Dictionaries of more entries than a head summarises (their msgpack is in the frame), one and
+  // two bytes wide, some rows without the field: read in place row by row.
+  for (const [n, distinct] of [[400, 90], [1200, 290]] as const) {
+    const events: StoredEvent[] = Array.from({ length: n }, (_, i) => {
+      const f: Record<string, string> = { path: `/p/${(i * 7919) % distinct}` };
+      if (i % 5 !== 0) f.user = `u${i % distinct}é`;
+      return { timestamp: 1000 + i, timezone: 'Z', rawstring: `GET ${f.path} by ${f.user ?? '-'} ${i}`, fields: f, ingestTimestamp: 5, offset: 64 * i, index: 0 };
+    });
+    const bytes = encodeBlock(columnsOf(events), lz4Codec);
+    const m = readBlockMeta(bytes, 0)!;
+    const few = BlockView.fromEncoded(encodedBlockAt(bytes, 0, m, lz4Codec), { repoName: 'r', partition: 0, tags: {} });
+    few.readFew();
+    const all = BlockView.fromEncoded(encodedBlockAt(bytes, 0, m, lz4Codec), { repoName: 'r', partition: 0, tags: {} });
+    const some = rows(n).slice(0, 25);
+    const shown = (v: BlockView): unknown => some.map((i) => v.names(i).map((x) => [x, v.get(x, i)]));
+    t.strictSame(shown(few), shown(all), `${n} events, ${distinct} values: a few rows read row by row`);
+    t.strictSame(some.map((i) => few.get('user', i) ?? null), some.map((i) => events[i]!.fields.user ?? null), `${n} events: the values sent`);
+  }
+  t.ok(readInPlace.dicts > 0 && readInPlace.templates > 0, `dictionaries and templates read in place: ${JSON.stringify(readInPlace)}`);
   // Damage: lengths past the run, a template without its layout.
   const text = encodeStrings(['ab', 'cd', 'ef'], 3) as { e: 'u'; b: Uint8Array; l: Uint8Array };
   t.throws(() => stringRows({ ...text, b: text.b.subarray(0, 4) }, 3), { code: 'E_STATE_CORRUPT' });
