@@ -25,8 +25,11 @@ import { LogsvcError } from '../lib/errors.js';
 
 /** Rows whose raw string a regex was not run on, decided by their field values (tests check it happens). */
 export const decidedByValues = { rows: 0 };
-/** Pieces a walk across template cuts passed over (walkHas; tests check it happens). */
-export const walkSkipped = { pieces: 0 };
+/**
+ * Pieces a walk across template cuts passed over (walkHas), and rows a regex matched in the
+ * pieces its literal was found across, no raw string built (tests check both happen).
+ */
+export const walkCounts = { skipped: 0, bySpan: 0 };
 
 export interface TextSearch {
   nd: Needle;
@@ -34,6 +37,8 @@ export interface TextSearch {
   re: RegExp | null;
   /** Every character a match of `re` can hold, when known (regex-literal.ts regexAlphabet). */
   alphabet?: Set<number> | null;
+  /** `re` matching a piece of a string means it matches the string (regex-literal.ts regexLocal). */
+  local?: boolean;
 }
 
 function corrupt(what: string): never {
@@ -159,8 +164,16 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   const m = nd.m;
   // Pieces left unread (text-columns.ts UnreadColumn) are read once a row is walked or built.
   let read = false;
+  const fresh = new Uint8Array(F);
+  const readPiece = (j: number): TextColumn => {
+    if (fresh[j] === 0) {
+      pieces[j] = readColumn(pieces[j]!);
+      fresh[j] = 1;
+    }
+    return pieces[j]!;
+  };
   const readPieces = (): void => {
-    for (let j = 0; j < F; j++) if (placed[j] === 1) pieces[j] = readColumn(pieces[j]!);
+    for (let j = 0; j < F; j++) if (placed[j] === 1) readPiece(j);
     read = true;
   };
   /** Row i's raw string holds the needle: its pieces read in order, the automaton's state carried across. */
@@ -199,30 +212,45 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
    * partial match the piece after it cannot go on with (TextColumn.continues: its first unit
    * reads from any state as from 0), so the state after the next piece is the same as when the
    * walk starts there from 0. Rows of the access log's `POST /api/...` are walked from the method
-   * field to the url, not from the line's start to its end.
+   * field to the url, not from the line's start to its end. Pieces left unread are read as the
+   * walk reaches them. When it finds the needle, the pieces from where it last left state 0 to
+   * the one completing it (spanFrom to spanTo) hold it.
    */
+  let spanFrom = 0;
+  let spanTo = 0;
   const walkHas = (i: number): boolean => {
-    if (!read) readPieces();
     const id = idOf(i);
     const layout = layouts[id]!;
     const to = (jumps ??= jumpsOf())[id]!;
     const end = 2 * layout.length + 1;
     let q = 0;
-    walkSkipped.pieces += Math.min(to[0]!, end);
-    for (let p = to[0]!; p < end; ) {
-      q = ((p & 1) === 0 ? gaps[p >> 1]! : pieces[layout[p >> 1]!]!).next(i, q);
-      if (q === m) return true;
+    let p = to[0]!;
+    walkCounts.skipped += Math.min(p, end);
+    spanFrom = p;
+    while (p < end) {
+      q = ((p & 1) === 0 ? gaps[p >> 1]! : readPiece(layout[p >> 1]!)).next(i, q);
+      if (q === m) {
+        spanTo = p;
+        return true;
+      }
       p++;
       if (q === 0) {
-        const from = p;
-        p = to[p]!;
-        walkSkipped.pieces += p - from;
+        spanFrom = to[p]!;
+        walkCounts.skipped += spanFrom - p;
+        p = spanFrom;
       }
     }
     return false;
   };
   const holds = carries ? (i: number): boolean => hit[i] === 1 || (carry[i] === 1 && walkHas(i)) : (i: number): boolean => hit[i] === 1;
   if (re === null) return holds;
+  /** The text of the pieces a walk found the needle across (walkHas): a piece of row i's raw string. */
+  const spanText = (i: number): string => {
+    const layout = layoutOf(i);
+    let s = '';
+    for (let p = spanFrom; p <= spanTo; p++) s += ((p & 1) === 0 ? gaps[p >> 1]! : pieces[layout[p >> 1]!]!).value(i) ?? corrupt(`event ${i} lacks a piece`);
+    return s;
+  };
   const rawText = (i: number): string => {
     if (!read) readPieces();
     const layout = layoutOf(i);
@@ -256,6 +284,12 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
     let inRaw = false;
     if (hit[i] !== 1) {
       if (!(carries && carry[i] === 1 && walkHas(i))) return false;
+      // A match in the pieces holding the literal is one in the raw string (the pattern does not
+      // look past its match); none there: the whole raw string is tried below.
+      if (search.local === true && re.test(spanText(i))) {
+        walkCounts.bySpan++;
+        return true;
+      }
       inRaw = true;
     }
     if (fieldMatches(i)) return true;

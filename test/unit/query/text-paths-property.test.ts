@@ -14,10 +14,10 @@ import { BlockView } from '../../../src/query/block-view.js';
 import { compileQuery } from '../../../src/query/compile.js';
 import { Meter } from '../../../src/query/memory.js';
 import { compileRegex } from '../../../src/query/regex.js';
-import { regexAlphabet, regexLiteral } from '../../../src/query/regex-literal.js';
+import { regexAlphabet, regexLiteral, regexLocal } from '../../../src/query/regex-literal.js';
 import { SeenBytesCache } from '../../../src/query/seen-bytes.js';
 import { unreadCounts } from '../../../src/query/text-columns.js';
-import { decidedByValues, walkSkipped } from '../../../src/query/text-scan.js';
+import { decidedByValues, walkCounts } from '../../../src/query/text-scan.js';
 import { blockScanner, splitAtAggregate } from '../../../src/query/scan.js';
 import { chainStages } from '../../../src/query/pipeline.js';
 import { fold } from '../../../src/query/casefold.js';
@@ -216,7 +216,7 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
   const seen = new SeenBytesCache();
   const unread0 = { ...unreadCounts };
   const byValues0 = decidedByValues.rows;
-  const skipped0 = walkSkipped.pieces;
+  const walks0 = { ...walkCounts };
   for (let round = 0; round < 25; round++) {
     const blocks: Raw[][] = [];
     // Now and then a block large enough for 2-byte dictionary codes (over 254 distinct gaps).
@@ -268,7 +268,8 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
   t.ok(unreadCounts.made - unread0.made > 20, `${unreadCounts.made - unread0.made} text columns left unread`);
   t.ok(unreadCounts.read - unread0.read > 5, `${unreadCounts.read - unread0.read} of them read after all (cuts, regexes)`);
   t.ok(decidedByValues.rows > byValues0, `${decidedByValues.rows - byValues0} rows' regex decided by their field values`);
-  t.ok(walkSkipped.pieces > skipped0, `${walkSkipped.pieces - skipped0} pieces passed over by walks across template cuts`);
+  t.ok(walkCounts.skipped > walks0.skipped, `${walkCounts.skipped - walks0.skipped} pieces passed over by walks across template cuts`);
+  t.ok(walkCounts.bySpan > walks0.bySpan, `${walkCounts.bySpan - walks0.bySpan} rows' regex matched in the pieces holding its literal`);
   // Every way text-columns.ts reads a column was met.
   for (const e of ['k1', 'k2', 'u', 'i', 'field k', 'field k format 6 decoded', 'field k format 6 bytes', 'field k format 5 bytes', 'field k format 4 decoded', 'field u', 'field i', 'field 4', 'field x', 'field in memory', 'raw t', 'raw j', 'raw in memory']) t.ok(encodings.has(e), `blocks with ${e} columns`);
 });
@@ -322,20 +323,25 @@ t.test('walks across template cuts start at the first piece that may carry; a te
     const raw = `${client} - [${i}] "${method} ${url} HTTP/1.1" ${i % 5} ${msg}${i % 3 === 0 ? 'ED' : ''} rt=${i % 11}`;
     return { ts: 1_000_000 + i, raw, fields: { client, method, url, msg }, off: i };
   });
-  const queries = ['/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel/ | count()', '"POST /api/v2/orders/" | count()', '"POS /api" | count()', 'failed | count()', '/FAILED rt/ | count()', '"failed rt=1" | count()'];
+  const queries = ['/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel/ | count()', '"POST /api/v2/orders/" | count()', '"POS /api" | count()', 'failed | count()', '/FAILED rt/ | count()', '"failed rt=1" | count()', '/^POST \\/api\\/v2\\/orders\\// | count()', '/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel$/m | count()', '/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel\\b/ | count()'];
   for (const format of [6, 5] as const) {
     const view = block(evs, format);
     t.equal(view.encoding('msg'), 'u', `format ${format}: msg is a UTF-8 text column`);
     t.ok(view.template() !== null, `format ${format}: raw strings are templates`);
-    const skipped = walkSkipped.pieces;
+    const walks = { ...walkCounts };
     for (const text of queries) {
       const q = compileQuery(text, { ctx: ctxOf({ start: 0, end: 1e15 }) });
       const want = oracle(q, [evs]);
-      t.not(want, '[[["_count","0"]]]', `${text} matches some rows`);
+      if (!text.includes('^') && !text.includes('$')) t.not(want, '[[["_count","0"]]]', `${text} matches some rows`);
       t.equal(count(q, [evs], [view], true), want, `format ${format}, ${text}`);
     }
-    t.ok(walkSkipped.pieces > skipped, `format ${format}: pieces passed over`);
+    t.ok(walkCounts.skipped > walks.skipped, `format ${format}: pieces passed over`);
+    t.ok(walkCounts.bySpan > walks.bySpan, `format ${format}: regexes matched in the pieces holding their literal`);
   }
+  const local = (src: string): boolean => regexLocal(new RegExp(src));
+  for (const src of ['a[0-9]+b', 'a(?:b|c)', '(?<n>ab)c', 'a[$^]', 'a[\\b]', 'a\\$', 'a\\^', 'a[]]']) t.ok(local(src), `/${src}/ is local`);
+  for (const src of ['^ab', 'ab$', 'a\\bc', 'a\\Bc', '(?=a)b', '(?!a)b', '(?<=a)b', '(?<!a)b', 'a[x]$']) t.notOk(local(src), `/${src}/ is not local`);
+  t.notOk(regexLocal(/ab/g), 'a global regex is not local');
 });
 
 t.test('free text over format 6 blocks finds values of a dictionary whose entries are in the head', async (t) => {
