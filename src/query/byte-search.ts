@@ -52,6 +52,18 @@ export function hasKelvin(buf: Buffer): boolean {
   return buf.indexOf(KELVIN) >= 0;
 }
 
+/**
+ * False when no value of the run can end in a partial match of the needle: its first unit is
+ * ASCII (a single byte, never part of another character's bytes) and no byte of the run is it (in
+ * either case when folded; a Kelvin sign, which folds to `k`, is checked for by the callers).
+ * One memchr-driven pass, against a look at every row's last bytes.
+ */
+export function mayBegin(buf: Buffer, nd: Needle): boolean {
+  const c = nd.u[0]!;
+  if (c >= 0x80 || buf.indexOf(c) >= 0) return true;
+  return nd.folded && c >= 97 && c <= 122 && buf.indexOf(c - 32) >= 0;
+}
+
 /** Bytes as a Buffer without copying them. */
 export function asBuffer(b: Uint8Array): Buffer {
   return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);

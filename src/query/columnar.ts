@@ -23,7 +23,7 @@ import type { ColumnSummary } from '../segments/summaries.js';
 import { hasWildcard } from './wildcard.js';
 import { Needle } from './text-match.js';
 import { textRowTest } from './text-scan.js';
-import { regexAlphabet, regexLiteral } from './regex-literal.js';
+import { regexAlphabet, regexLiteral, regexLocal } from './regex-literal.js';
 import { LogsvcError } from '../lib/errors.js';
 import { intText, ipv4Dotted, ipv4Text, NumberTally } from './number-tally.js';
 import { chargeKept, releaseKept } from './memory.js';
@@ -165,7 +165,7 @@ export function blockFilter(f: Filter): BlockFilter | null {
       const nd = new Needle(lit.text, lit.folded);
       const inside = nd.inside;
       const test = lit.exact ? inside : (s: string): boolean => inside(s) && re.test(s);
-      const search = { nd, re: lit.exact ? null : re, alphabet: lit.exact ? null : regexAlphabet(f.source, f.flags) };
+      const search = { nd, re: lit.exact ? null : re, alphabet: lit.exact ? null : regexAlphabet(f.source, f.flags), local: !lit.exact && regexLocal(re) };
       return (v) => textRowTest(v, search) ?? anyValueTest(v, test);
     }
     default:

@@ -216,3 +216,25 @@ export function regexAlphabet(source: string, flags: string): Set<number> | null
   }
   return chars;
 }
+
+/**
+ * True when `re` matching a piece of a string means it matches the whole string: nothing in the
+ * pattern looks outside its own match (no `^`, `$`, `\b`, `\B` or lookaround outside a class) and
+ * it is neither global nor sticky (test() starting past 0). Read from the source that runs
+ * (regex.ts's rewrite), escapes and classes skipped as such.
+ */
+export function regexLocal(re: RegExp): boolean {
+  if (re.global || re.sticky) return false;
+  const s = re.source;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === '\\') {
+      const e = s[++i];
+      if (e === 'b' || e === 'B') return false;
+    } else if (c === '[') {
+      for (i++; i < s.length && s[i] !== ']'; i++) if (s[i] === '\\') i++;
+    } else if (c === '^' || c === '$') return false;
+    else if (c === '(' && s[i + 1] === '?' && s[i + 2] !== ':' && !(s[i + 2] === '<' && s[i + 3] !== '=' && s[i + 3] !== '!')) return false;
+  }
+  return true;
+}

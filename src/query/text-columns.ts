@@ -14,7 +14,7 @@
  * - anything else (msgpack string arrays, blocks still in memory) is tested value by value.
  */
 import type { BlockView } from './block-view.js';
-import { asBuffer, hasKelvin, markRows, rawRows, textRows, type ByteRows, type RowLayout } from './byte-search.js';
+import { asBuffer, hasKelvin, markRows, mayBegin, rawRows, textRows, type ByteRows, type RowLayout } from './byte-search.js';
 import type { Needle } from './text-match.js';
 import type { ColumnRead, DictBytes } from './text-bytes.js';
 import { foldUnit } from './casefold.js';
@@ -249,6 +249,8 @@ class BytesColumn implements TextColumn {
   private hit: Uint8Array | null = null;
   /** The values decoded, once the run turned out not to be cut into rows as bytes (see textRows). */
   private decoded: TextColumn | null = null;
+  /** Some byte of the run may begin a partial match (byte-search.ts mayBegin; undefined: not looked yet). */
+  private begins: boolean | undefined = undefined;
   constructor(
     private readonly rows: ByteRows,
     private readonly n: number,
@@ -277,7 +279,7 @@ class BytesColumn implements TextColumn {
     return this.decoded === null ? this.hit !== null && this.hit[i] === 1 : this.decoded.has(i);
   }
   mayCarry(): boolean {
-    return true;
+    return (this.begins ??= mayBegin(this.rows.buf, this.nd));
   }
   /** State after row i's value from 0, for a row without the needle: from its bytes when its last m - 1 are ASCII. */
   private tail(i: number, { starts, ascii }: RowLayout): number {
@@ -289,6 +291,7 @@ class BytesColumn implements TextColumn {
     return this.nd.tailOfAscii(buf, at, to);
   }
   markCarries(out: Uint8Array): boolean {
+    if (!this.mayCarry()) return false;
     const layout = this.layout();
     if (layout === null) return this.decoded!.markCarries(out);
     const { starts } = layout;

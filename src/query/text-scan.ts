@@ -25,6 +25,11 @@ import { LogsvcError } from '../lib/errors.js';
 
 /** Rows whose raw string a regex was not run on, decided by their field values (tests check it happens). */
 export const decidedByValues = { rows: 0 };
+/**
+ * Pieces a walk across template cuts passed over (walkHas), and rows a regex matched in the
+ * pieces its literal was found across, no raw string built (tests check both happen).
+ */
+export const walkCounts = { skipped: 0, bySpan: 0 };
 
 export interface TextSearch {
   nd: Needle;
@@ -32,6 +37,8 @@ export interface TextSearch {
   re: RegExp | null;
   /** Every character a match of `re` can hold, when known (regex-literal.ts regexAlphabet). */
   alphabet?: Set<number> | null;
+  /** `re` matching a piece of a string means it matches the string (regex-literal.ts regexLocal). */
+  local?: boolean;
 }
 
 function corrupt(what: string): never {
@@ -92,6 +99,8 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   const G = gaps.length;
   const F = tpl.names.length;
   const placed = new Uint8Array(F);
+  /** Per field: placed but not searched, and holding the needle in some row (its rows are walked). */
+  const holdsUnsearched = new Uint8Array(F);
   for (const layout of layouts) {
     if (layout.length >= G) corrupt(`a layout of ${layout.length} fields, ${G} gaps`);
     for (const j of layout) {
@@ -107,7 +116,10 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
       // A placed field free text does not search itself: its matches count only inside the raw
       // string, so rows where it holds the needle are walked like carries.
       col = searchedColumn(view, name, nd);
-      carries = (col !== null && col.mark(carry)) || carries;
+      if (col !== null && col.mark(carry)) {
+        holdsUnsearched[j] = 1;
+        carries = true;
+      }
     }
     if (col === null) corrupt(`no field column ${name}`);
     pieces[j] = col;
@@ -141,17 +153,26 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   for (let k = 0; k < G; k++) if (gapCarries[k] === 1) carries = gaps[k]!.markCarries(carry) || carries;
   for (let j = 0; j < F; j++) if (fieldCarries[j] === 1) carries = pieces[j]!.markCarries(carry) || carries;
   let ids: readonly number[] | null = null;
-  const layoutOf = (i: number): readonly number[] => {
+  const idOf = (i: number): number => {
     const id = (ids ??= tpl.ids())[i]!;
     const layout = layouts[id];
     if (layout === undefined || gaps.length <= layout.length) corrupt(`event ${i} has no layout ${id}`);
-    return layout;
+    return id;
   };
+  const layoutOf = (i: number): readonly number[] => layouts[idOf(i)]!;
   const m = nd.m;
   // Pieces left unread (text-columns.ts UnreadColumn) are read once a row is walked or built.
   let read = false;
+  const fresh = new Uint8Array(F);
+  const readPiece = (j: number): TextColumn => {
+    if (fresh[j] === 0) {
+      pieces[j] = readColumn(pieces[j]!);
+      fresh[j] = 1;
+    }
+    return pieces[j]!;
+  };
   const readPieces = (): void => {
-    for (let j = 0; j < F; j++) if (placed[j] === 1) pieces[j] = readColumn(pieces[j]!);
+    for (let j = 0; j < F; j++) if (placed[j] === 1) readPiece(j);
     read = true;
   };
   /** Row i's raw string holds the needle: its pieces read in order, the automaton's state carried across. */
@@ -165,8 +186,70 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
     }
     return q === m;
   };
-  const holds = carries ? (i: number): boolean => hit[i] === 1 || (carry[i] === 1 && rawHas(i)) : (i: number): boolean => hit[i] === 1;
+  /**
+   * Per layout, for each position p of its pieces (gap k at 2k, its field k at 2k + 1; 2 * length + 1
+   * past the last), the first position from p on whose piece may carry a partial match into the
+   * piece after it (flagged above), or holds the needle though free text does not search it.
+   */
+  let jumps: Int32Array[] | null = null;
+  const jumpsOf = (): Int32Array[] =>
+    layouts.map((layout) => {
+      const end = 2 * layout.length + 1;
+      const to = new Int32Array(end + 1).fill(end);
+      for (let p = end - 1; p >= 0; p--) {
+        const k = p >> 1;
+        const j = layout[k]!;
+        const carrying = (p & 1) === 0 ? gapCarries[k] === 1 : holdsUnsearched[j] === 1 || (fieldCarries[j] === 1 && gapGoesOn[k + 1] !== 2);
+        to[p] = carrying ? p : to[p + 1]!;
+      }
+      return to;
+    });
+  /**
+   * rawHas for a row no searched piece holds the needle in (hit[i] is 0): at state 0 the walk
+   * jumps to the next piece that may carry. A piece passed over, read from 0, ends in state 0 (no
+   * value of its column ends in a partial match, none holds the needle in this row) or ends in a
+   * partial match the piece after it cannot go on with (TextColumn.continues: its first unit
+   * reads from any state as from 0), so the state after the next piece is the same as when the
+   * walk starts there from 0. Rows of the access log's `POST /api/...` are walked from the method
+   * field to the url, not from the line's start to its end. Pieces left unread are read as the
+   * walk reaches them. When it finds the needle, the pieces from where it last left state 0 to
+   * the one completing it (spanFrom to spanTo) hold it.
+   */
+  let spanFrom = 0;
+  let spanTo = 0;
+  const walkHas = (i: number): boolean => {
+    const id = idOf(i);
+    const layout = layouts[id]!;
+    const to = (jumps ??= jumpsOf())[id]!;
+    const end = 2 * layout.length + 1;
+    let q = 0;
+    let p = to[0]!;
+    walkCounts.skipped += Math.min(p, end);
+    spanFrom = p;
+    while (p < end) {
+      q = ((p & 1) === 0 ? gaps[p >> 1]! : readPiece(layout[p >> 1]!)).next(i, q);
+      if (q === m) {
+        spanTo = p;
+        return true;
+      }
+      p++;
+      if (q === 0) {
+        spanFrom = to[p]!;
+        walkCounts.skipped += spanFrom - p;
+        p = spanFrom;
+      }
+    }
+    return false;
+  };
+  const holds = carries ? (i: number): boolean => hit[i] === 1 || (carry[i] === 1 && walkHas(i)) : (i: number): boolean => hit[i] === 1;
   if (re === null) return holds;
+  /** The text of the pieces a walk found the needle across (walkHas): a piece of row i's raw string. */
+  const spanText = (i: number): string => {
+    const layout = layoutOf(i);
+    let s = '';
+    for (let p = spanFrom; p <= spanTo; p++) s += ((p & 1) === 0 ? gaps[p >> 1]! : pieces[layout[p >> 1]!]!).value(i) ?? corrupt(`event ${i} lacks a piece`);
+    return s;
+  };
   const rawText = (i: number): string => {
     if (!read) readPieces();
     const layout = layoutOf(i);
@@ -199,7 +282,13 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
     // Known to hold the literal in its raw string when it was walked (not marked by a piece).
     let inRaw = false;
     if (hit[i] !== 1) {
-      if (!(carries && carry[i] === 1 && rawHas(i))) return false;
+      if (!(carries && carry[i] === 1 && walkHas(i))) return false;
+      // A match in the pieces holding the literal is one in the raw string (the pattern does not
+      // look past its match); none there: the whole raw string is tried below.
+      if (search.local === true && re.test(spanText(i))) {
+        walkCounts.bySpan++;
+        return true;
+      }
       inRaw = true;
     }
     if (fieldMatches(i)) return true;

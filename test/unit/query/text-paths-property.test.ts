@@ -14,10 +14,10 @@ import { BlockView } from '../../../src/query/block-view.js';
 import { compileQuery } from '../../../src/query/compile.js';
 import { Meter } from '../../../src/query/memory.js';
 import { compileRegex } from '../../../src/query/regex.js';
-import { regexAlphabet, regexLiteral } from '../../../src/query/regex-literal.js';
+import { regexAlphabet, regexLiteral, regexLocal } from '../../../src/query/regex-literal.js';
 import { SeenBytesCache } from '../../../src/query/seen-bytes.js';
 import { headDicts, unreadCounts } from '../../../src/query/text-columns.js';
-import { decidedByValues } from '../../../src/query/text-scan.js';
+import { decidedByValues, walkCounts } from '../../../src/query/text-scan.js';
 import { blockScanner, splitAtAggregate } from '../../../src/query/scan.js';
 import { chainStages } from '../../../src/query/pipeline.js';
 import { fold } from '../../../src/query/casefold.js';
@@ -217,6 +217,7 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
   const unread0 = { ...unreadCounts };
   const head0 = { ...headDicts };
   const byValues0 = decidedByValues.rows;
+  const walks0 = { ...walkCounts };
   for (let round = 0; round < 25; round++) {
     const blocks: Raw[][] = [];
     // Now and then a block large enough for 2-byte dictionary codes (over 254 distinct gaps).
@@ -269,6 +270,8 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
   t.ok(unreadCounts.read - unread0.read > 5, `${unreadCounts.read - unread0.read} of them read after all (cuts, regexes)`);
   t.ok(headDicts.read - head0.read > 5 && headDicts.made - headDicts.read > head0.made - head0.read + 20, `dictionaries searched from their heads' entries: ${headDicts.made - head0.made}, their codes read for ${headDicts.read - head0.read}`);
   t.ok(decidedByValues.rows > byValues0, `${decidedByValues.rows - byValues0} rows' regex decided by their field values`);
+  t.ok(walkCounts.skipped > walks0.skipped, `${walkCounts.skipped - walks0.skipped} pieces passed over by walks across template cuts`);
+  t.ok(walkCounts.bySpan > walks0.bySpan, `${walkCounts.bySpan - walks0.bySpan} rows' regex matched in the pieces holding its literal`);
   // Every way text-columns.ts reads a column was met.
   for (const e of ['k1', 'k2', 'u', 'i', 'field k', 'field k format 6 decoded', 'field k format 6 bytes', 'field k format 5 bytes', 'field k format 4 decoded', 'field u', 'field i', 'field 4', 'field x', 'field in memory', 'raw t', 'raw j', 'raw in memory']) t.ok(encodings.has(e), `blocks with ${e} columns`);
 });
@@ -307,6 +310,40 @@ t.test('text columns left unread (seen-bytes.ts) and regexes decided by field va
   for (const src of ['a.b', 'a[bc]', 'a\\db', '^ab', 'ab$', '(?=a)b', '(?i)ab', 'a\\bc']) t.equal(regexAlphabet(src, ''), null, src);
   t.equal(regexAlphabet('straße', 'i'), null);
   t.same(regexAlphabet('x{2,3}\\.', ''), new Set([120, 46]));
+});
+
+t.test('walks across template cuts start at the first piece that may carry; a text column without the first unit ends no partial match', async (t) => {
+  // An access log: `POST /api/v2/orders/` runs from the method across a gap into the url, with
+  // fields before and after them; `msg` (many values: a UTF-8 text column) holds `F` but never
+  // `f`, and ends in `...FAIL` that the gap after it completes to `FAILED` in every third row.
+  const methods = ['GET', 'POST', 'PUT', 'POS'];
+  const evs: Raw[] = Array.from({ length: 600 }, (_, i) => {
+    const method = methods[i % 4]!;
+    const url = i % 3 === 0 ? `/api/v2/orders/${100000 + i * 7}/cancel` : i % 3 === 1 ? `/api/v2/orders` : `/api/v2/orders/${i}`;
+    const msg = `R${i * 7919} ${i % 2 === 0 ? 'FAIL' : 'OK'}`;
+    const client = `10.0.${i % 7}.${i % 250}`;
+    const raw = `${client} - [${i}] "${method} ${url} HTTP/1.1" ${i % 5} ${msg}${i % 3 === 0 ? 'ED' : ''} rt=${i % 11}`;
+    return { ts: 1_000_000 + i, raw, fields: { client, method, url, msg }, off: i };
+  });
+  const queries = ['/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel/ | count()', '"POST /api/v2/orders/" | count()', '"POS /api" | count()', 'failed | count()', '/FAILED rt/ | count()', '"failed rt=1" | count()', '/^POST \\/api\\/v2\\/orders\\// | count()', '/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel$/m | count()', '/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel\\b/ | count()'];
+  for (const format of [6, 5] as const) {
+    const view = block(evs, format);
+    t.equal(view.encoding('msg'), 'u', `format ${format}: msg is a UTF-8 text column`);
+    t.ok(view.template() !== null, `format ${format}: raw strings are templates`);
+    const walks = { ...walkCounts };
+    for (const text of queries) {
+      const q = compileQuery(text, { ctx: ctxOf({ start: 0, end: 1e15 }) });
+      const want = oracle(q, [evs]);
+      if (!text.includes('^') && !text.includes('$')) t.not(want, '[[["_count","0"]]]', `${text} matches some rows`);
+      t.equal(count(q, [evs], [view], true), want, `format ${format}, ${text}`);
+    }
+    t.ok(walkCounts.skipped > walks.skipped, `format ${format}: pieces passed over`);
+    t.ok(walkCounts.bySpan > walks.bySpan, `format ${format}: regexes matched in the pieces holding their literal`);
+  }
+  const local = (src: string): boolean => regexLocal(new RegExp(src));
+  for (const src of ['a[0-9]+b', 'a(?:b|c)', '(?<n>ab)c', 'a[$^]', 'a[\\b]', 'a\\$', 'a\\^', 'a[]]']) t.ok(local(src), `/${src}/ is local`);
+  for (const src of ['^ab', 'ab$', 'a\\bc', 'a\\Bc', '(?=a)b', '(?!a)b', '(?<=a)b', '(?<!a)b', 'a[x]$']) t.notOk(local(src), `/${src}/ is not local`);
+  t.notOk(regexLocal(/ab/g), 'a global regex is not local');
 });
 
 t.test('free text over format 6 blocks finds values of a dictionary whose entries are in the head', async (t) => {
