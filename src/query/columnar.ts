@@ -610,7 +610,7 @@ function countNumbers(tally: NumberTally, rows: ColumnRows, col: NumberColumn): 
   const b = col.b;
   for (let j = 0; j < count; j++) {
     const o = sel[j]! * 4;
-    tally.add(((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0);
+    tally.addSpread(((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0);
   }
   return true;
 }

@@ -165,6 +165,16 @@ export class NumberTally {
     this.addHashed(x);
   }
 
+  /**
+   * Counts `x` (a safe integer) of values spread wide, IPv4 addresses: by the hash alone while no
+   * value has placed the window (add), which is then left unplaced. A window there cost a third
+   * more time (`count(client, distinct=true)` over 300 k access-log events, 5.6 -> 7.5 ms).
+   */
+  addSpread(x: number): void {
+    if (this.base === this.base) this.add(x);
+    else this.addHashed(x);
+  }
+
   /** Counts `x`, a value outside the window, in the hash table. */
   private addHashed(x: number): void {
     let h = hashOf(x);
