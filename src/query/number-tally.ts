@@ -243,6 +243,8 @@ export class NumberTally {
     let bp = 0;
     let j = 0;
     let want = count > 0 ? sel[0]! : -1;
+    // Every row selected (ascending, distinct: the last is count - 1): no row to match.
+    const all = count > 0 && sel[count - 1] === count - 1;
     // Every row up to the last selected one is read, selected or not: a length counts UTF-16 units,
     // which are the bytes only where the text is digits (as textIntValues, columns.ts).
     for (let row = 0; j < count; row++) {
@@ -257,8 +259,11 @@ export class NumberTally {
         if (x !== x) return j;
         bp = end;
       }
-      if (row !== want) continue;
-      want = ++j < count ? sel[j]! : -1;
+      if (all) j++;
+      else {
+        if (row !== want) continue;
+        want = ++j < count ? sel[j]! : -1;
+      }
       if (v === 0) continue;
       if (step === -1) {
         cnts[this.indexOf(x)]!--;
