@@ -8,7 +8,7 @@ import { eventId } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import { unpack } from '../lib/msgpack.js';
 import { emptyColumns, type BlockBody, type BlockColumns } from '../segments/block.js';
-import { decodeNumbers, decodeRaw, decodeStrings, textIntValues, type NumberColumn, type StringColumn } from '../segments/columns.js';
+import { decodeNumbers, decodeRaw, decodeStrings, type NumberColumn, type StringColumn } from '../segments/columns.js';
 import { rawRows, stringRows, templateRowsOf, type RowReader } from '../segments/column-rows.js';
 import { columnFromBytes, readRows, templateFromBytes, type ColumnRead, type TemplateRead } from './text-bytes.js';
 import { bodyColumns, wholeBody, type EncodedBlock } from '../segments/frames.js';
@@ -372,12 +372,6 @@ export class BlockView {
   /** A stored field's text column as stored (`{e: "u"}`: one UTF-8 run and a length per row); null for other encodings. */
   textRun(name: string): { b: Uint8Array; l: Uint8Array } | null {
     return this.encodedAs(name, 'u');
-  }
-
-  /** A text column whose every value is an integer's canonical text, as numbers by row (NaN where absent; written to `into` when it has room); null otherwise. */
-  textInts(name: string, into?: Float64Array): Float64Array | null {
-    const enc = this.encodedAs(name, 'u');
-    return enc === null ? null : textIntValues(enc, this.n, into);
   }
 
   /** An integer-typed stored field (every row holds one) as numbers; null for other encodings. */

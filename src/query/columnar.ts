@@ -513,9 +513,6 @@ export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn
   };
 }
 
-/** Text integers decoded for the column path (ColumnRows.textInts), reused block after block: a new array per block cost 15 % of the decode. */
-let intTexts = new Float64Array(0);
-
 /** The selected rows of a block as the aggregates' column paths read them. */
 export function columnRows(view: BlockView, sel: Int32Array, count: number): ColumnRows {
   return {
@@ -526,11 +523,7 @@ export function columnRows(view: BlockView, sel: Int32Array, count: number): Col
     strings: (name) => (plainField(name) ? view.field(name) : null),
     ints: (name) => (plainField(name) ? view.ints(name) : null),
     ipv4: (name) => (plainField(name) ? view.ipv4(name) : null),
-    textInts: (name) => {
-      if (!plainField(name)) return null;
-      if (intTexts.length < view.n) intTexts = new Float64Array(Math.max(view.n, 2 * intTexts.length));
-      return view.textInts(name, intTexts);
-    },
+    textRun: (name) => (plainField(name) ? view.textRun(name) : null),
   };
 }
 
@@ -569,8 +562,7 @@ export function tallyField(rows: ColumnRows, name: string): { keys: string[]; co
   if (nums !== null) {
     const tally = numberTally;
     tally.reset(count);
-    countNumbers(tally, rows, nums);
-    return textsOf(tally, nums.kind, count);
+    if (countNumbers(tally, rows, nums)) return textsOf(tally, nums.kind, count);
   }
   const col = rows.strings(name);
   if (col === null) return { keys, counts };
@@ -588,40 +580,39 @@ export function tallyField(rows: ColumnRows, name: string): { keys: string[]; co
   return { keys, counts };
 }
 
-/** A block's integer or IPv4 column of a field, as numbers by row. */
-/** Rows as numbers: an integer column, a text column of integers' texts (NaN: no value), an IPv4 column. */
-type NumberColumn = { kind: 'int'; ints: readonly number[] } | { kind: 'textInt'; ints: Float64Array } | { kind: 'ipv4'; b: Uint8Array };
+/**
+ * A block's column of a field that may be tallied by number: an integer column, an IPv4 column,
+ * or a text column, read as numbers when its selected values are integers' canonical texts.
+ */
+type NumberColumn = { kind: 'int'; ints: readonly number[] } | { kind: 'textInt'; run: { b: Uint8Array; l: Uint8Array } } | { kind: 'ipv4'; b: Uint8Array };
 
 function numbersOf(rows: ColumnRows, name: string): NumberColumn | null {
   const ints = rows.ints(name);
   if (ints !== null) return { kind: 'int', ints };
   const b = rows.ipv4(name);
   if (b !== null) return { kind: 'ipv4', b };
-  const texts = rows.textInts(name);
-  return texts === null ? null : { kind: 'textInt', ints: texts };
+  const run = rows.textRun(name);
+  return run === null ? null : { kind: 'textInt', run };
 }
 
-/** Counts the selected rows' numbers into `tally` (room made for them by the caller). */
-function countNumbers(tally: NumberTally, rows: ColumnRows, col: NumberColumn): void {
+/**
+ * Counts the selected rows' numbers into `tally` (room made for them by the caller); false, the
+ * tally as it was, when a text column's selected values are not all integers' texts.
+ */
+function countNumbers(tally: NumberTally, rows: ColumnRows, col: NumberColumn): boolean {
   const { sel, count } = rows;
   if (col.kind === 'int') {
     const ints = col.ints;
     for (let j = 0; j < count; j++) tally.add(ints[sel[j]!]!);
-    return;
+    return true;
   }
-  if (col.kind === 'textInt') {
-    const ints = col.ints;
-    for (let j = 0; j < count; j++) {
-      const x = ints[sel[j]!]!;
-      if (x === x) tally.add(x);
-    }
-    return;
-  }
+  if (col.kind === 'textInt') return tally.addTextInts(col.run.b, col.run.l, sel, count);
   const b = col.b;
   for (let j = 0; j < count; j++) {
     const o = sel[j]! * 4;
-    tally.add(((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0);
+    tally.addSpread(((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0);
   }
+  return true;
 }
 
 /** A tally's values as the column decoder writes them, with their counts, in order of first occurrence. */
@@ -654,7 +645,7 @@ export class HeldTally {
 
   constructor(private readonly take: (t: { keys: readonly string[]; counts: readonly number[] }) => void) {}
 
-  /** Counts the block's selected rows of `name`; false (after a flush) when its column there is not numbers. */
+  /** Counts the block's selected rows of `name`; false (after a flush) when its column there is not numbers or integers' texts. */
   add(rows: ColumnRows, name: string): boolean {
     const nums = plainField(name) ? numbersOf(rows, name) : null;
     if (nums === null || (this.kind !== null && nums.kind !== this.kind)) this.flush();
@@ -666,7 +657,13 @@ export class HeldTally {
       chargeKept(bytes - this.charged);
       this.charged = bytes;
     }
-    countNumbers(this.tally, rows, nums);
+    if (!countNumbers(this.tally, rows, nums)) {
+      // A text column not of integers (most fail on their first value): what is held goes to the
+      // aggregate first; an empty tally is kept, arrays and charge, for the next block.
+      if (this.tally.size > 0) this.flush();
+      else this.kind = null;
+      return false;
+    }
     this.rows += rows.count;
     return true;
   }

@@ -184,8 +184,8 @@ export interface ColumnRows {
   ints(name: string): readonly number[] | null;
   /** An IPv4-typed stored field (every row holds one): four bytes per row; null for other encodings. */
   ipv4(name: string): Uint8Array | null;
-  /** A text column of integers' canonical texts as numbers by row (NaN where absent; the thread's scratch array, valid until the next call); null for other columns. */
-  textInts(name: string): Float64Array | null;
+  /** A stored field's text column as stored (`{e: "u"}`: one UTF-8 run and a length varint per row); null for other encodings. */
+  textRun(name: string): { b: Uint8Array; l: Uint8Array } | null;
 }
 
 /**

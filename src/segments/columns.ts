@@ -555,15 +555,48 @@ export function substituteAsciiUnits(c: { b: Uint8Array; l: Uint8Array }, count:
 }
 
 /** Longest integer text read as an integer (parseNumber's plain integers: at most 15 characters). */
-const MAX_INT_TEXT = 15;
+export const MAX_INT_TEXT = 15;
+
+/**
+ * The integer whose canonical text (as String(n) writes it: no leading zeros, no "-0", at most 15
+ * characters, which parseNumber reads as that integer, so String(x) gives the text back) is
+ * b[bp, end), 0 < end - bp <= MAX_INT_TEXT and end <= b.length; NaN when the bytes are not one.
+ */
+export function textIntAt(b: Uint8Array, bp: number, end: number): number {
+  const neg = b[bp] === 45; /* - */
+  const first = neg ? bp + 1 : bp;
+  if (first >= end || (b[first] === 48 /* 0 */ && (end - first > 1 || neg))) return Number.NaN;
+  // Up to 9 digits in 32-bit integers (below 10^9), two digits a step (a chain of half as many
+  // dependent multiplies: a quarter less time for five-digit ids), longer ones in doubles (exact
+  // below 2^53).
+  let x = 0;
+  if (end - first <= 9) {
+    let k = first;
+    if (((end - first) & 1) === 1) {
+      x = (b[k++]! - 48) | 0;
+      if (x >>> 0 > 9) return Number.NaN;
+    }
+    for (; k < end; k += 2) {
+      const d = (b[k]! - 48) | 0;
+      const e = (b[k + 1]! - 48) | 0;
+      if (d >>> 0 > 9 || e >>> 0 > 9) return Number.NaN;
+      x = (x * 100 + (d * 10 + e)) | 0;
+    }
+  } else {
+    for (let k = first; k < end; k++) {
+      const d = b[k]! - 48;
+      if (d < 0 || d > 9) return Number.NaN;
+      x = x * 10 + d;
+    }
+  }
+  return neg ? -x : x;
+}
 
 /**
  * The values of a text column (`{e: "u"}`) as integers, row by row (NaN where a row has none),
- * when every present value is an integer's canonical text (as String(n) writes it: no leading
- * zeros, no "-0", at most 15 characters, which parseNumber reads as that integer, so String(x)
- * gives the stored text back); null otherwise. Read from the UTF-8 bytes without making a string:
- * most text columns fail on their first value. Written to `into` when it has room (its first
- * `count` entries), else to a new array.
+ * when every present value is an integer's canonical text (textIntAt); null otherwise. Read from
+ * the UTF-8 bytes without making a string: most text columns fail on their first value. Written
+ * to `into` when it has room (its first `count` entries), else to a new array.
  */
 export function textIntValues(c: { b: Uint8Array; l: Uint8Array }, count: number, into?: Float64Array): Float64Array | null {
   const out = into !== undefined && into.length >= count ? into : new Float64Array(count);
@@ -586,25 +619,9 @@ export function textIntValues(c: { b: Uint8Array; l: Uint8Array }, count: number
     if (len === 0 || len > MAX_INT_TEXT) return null;
     const end = bp + len;
     if (end > bl) return null;
-    const neg = b[bp] === 45; /* - */
-    const first = neg ? bp + 1 : bp;
-    if (first >= end || (b[first] === 48 /* 0 */ && (end - first > 1 || neg))) return null;
-    // Up to 9 digits in 32-bit integers (below 10^9), longer ones in doubles (exact below 2^53).
-    let x = 0;
-    if (end - first <= 9) {
-      for (let k = first; k < end; k++) {
-        const d = (b[k]! - 48) | 0;
-        if (d >>> 0 > 9) return null;
-        x = (x * 10 + d) | 0;
-      }
-    } else {
-      for (let k = first; k < end; k++) {
-        const d = b[k]! - 48;
-        if (d < 0 || d > 9) return null;
-        x = x * 10 + d;
-      }
-    }
-    out[i] = neg ? -x : x;
+    const x = textIntAt(b, bp, end);
+    if (x !== x) return null;
+    out[i] = x;
     bp = end;
   }
   return out;
