@@ -123,7 +123,7 @@ export async function packCsv(hash: string, source: CsvSource, fileBytes: number
   if (columns === null) throw new LogsvcError('E_VALIDATION', 'the CSV file is empty; its first row must name the columns');
   const nCols = columns.length;
   const cells = rows * nCols;
-  const { sab, offsets, absent, heap } = layout(cells, units, wide);
+  const { sab, offsets, heap } = layout(cells, units, wide);
   let at = 0;
   let c = 0;
   let header = true;

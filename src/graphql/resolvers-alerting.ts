@@ -4,7 +4,6 @@
  * (src/alerts) own every rule; this file only translates.
  */
 import { LogsvcError } from '../lib/errors.js';
-import type { Repository } from '../global/index.js';
 import { GRAPHQL_FIELDS, type ActionView, type AlertInput, type AlertView } from '../alerts/index.js';
 import type { ActionKind } from '../global/index.js';
 import type { GraphqlContext } from './context.js';

@@ -9,7 +9,7 @@ import { parseRelative } from '../time.js';
 import type { Ev } from '../runtime.js';
 import { parseNumber } from '../values.js';
 import type { BoundArgs } from './args.js';
-import { argNumber, fieldName, oneOf, out, setter, valueDef } from './define.js';
+import { argNumber, fieldName, oneOf, setter, valueDef } from './define.js';
 import type { CompileEnv, FnDef, ValueFn } from './types.js';
 import { eventZone, fixedZone, type Zone } from './zones.js';
 
