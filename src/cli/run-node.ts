@@ -9,6 +9,7 @@ import { describeError, isLogsvcError } from '../lib/errors.js';
 import { VERSION } from '../lib/version.js';
 import { holdYoungGeneration, tuneHeap } from '../lib/heap-tuning.js';
 import { settleNativeAllocators } from '../lib/native-allocators.js';
+import { trimAfterStart } from '../lib/malloc-trim.js';
 
 export interface NodeArgs {
   config?: string | undefined;
@@ -55,6 +56,8 @@ export async function runNode(a: NodeArgs): Promise<void> {
   if (nativeBlockBuilder === null) process.stderr.write(`logsvc: blocks are built in JavaScript, about three times slower than natively: ${nativeBlockUnavailable}\n`);
   if (nativeStructuredUnavailable !== null) process.stderr.write(`logsvc: structured ingest bodies are parsed in JavaScript, two to three times slower than natively: ${nativeStructuredUnavailable}\n`);
   process.stdout.write(`logsvc node ${config.node.id} ready at ${node.url} (data dir ${node.dataDir}, version ${VERSION})\n`);
+  // Start-up's threads leave freed malloc pages behind (native/malloc_trim.cc): given back once it is over.
+  trimAfterStart();
   let stopping = false;
   const stop = (signal: string): void => {
     // A second signal (a supervisor repeating SIGTERM, a second Ctrl-C) must not cut the drain short.

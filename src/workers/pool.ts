@@ -19,9 +19,13 @@
  * the finalizers that free the buffers lz4-napi returns (Rust-allocated, released by a callback
  * the event loop runs) never ran: at full load the process grew by ~20 MB/s, past 1.5 GB in a
  * minute (kv dataset), and the growing heap cost ~15 % of the throughput too.
+ *
+ * Each pool (and piscina itself, piscina-lib.ts) is made at its first task: an idle node holds
+ * neither, and the inline block encoder (INLINE_BLOCK_BYTES) runs without one.
  */
 import { availableParallelism } from 'node:os';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
+import { piscina } from './piscina-lib.js';
 import { LogsvcError } from '../lib/errors.js';
 import { SHORT_SCAN, ShortFirstQueue } from './query-queue.js';
 import { toWire } from './scan-wire.js';
@@ -82,9 +86,11 @@ function transferListOf(b: Uint8Array): ArrayBuffer[] {
 export class WorkerPool implements BlockEncoder, TablePacker {
   /** Threads that run query scans (the query executor's parallelism). */
   readonly size: number;
-  private readonly foreground: Piscina;
-  private readonly background: Piscina;
-  private readonly queries: Piscina;
+  private foregroundPool: Piscina | null = null;
+  private backgroundPool: Piscina | null = null;
+  private queryPool: Piscina | null = null;
+  private readonly filename: string;
+  private readonly backgroundNice: number;
   private readonly queryHeapMb: number | null;
   private readonly partSlabs = new SlabPool();
   private readonly inlineBlockBytes: number;
@@ -93,25 +99,35 @@ export class WorkerPool implements BlockEncoder, TablePacker {
     const threads = opts.threads ?? Math.max(1, availableParallelism());
     this.size = threads;
     this.inlineBlockBytes = opts.inlineBlockBytes ?? INLINE_BLOCK_BYTES;
-    const filename = new URL('./task-worker.js', import.meta.url).href;
-    this.foreground = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', recordTiming: false });
+    this.filename = new URL('./task-worker.js', import.meta.url).href;
+    this.backgroundNice = opts.backgroundNice ?? 0;
+    this.queryHeapMb = opts.queryMemory === undefined ? null : queryHeapLimitMb(opts.queryMemory.perQueryBytes, opts.queryMemory.totalBytes, threads);
+  }
+
+  private get foreground(): Piscina {
+    return (this.foregroundPool ??= new (piscina().Piscina)({ filename: this.filename, minThreads: 0, maxThreads: this.size, idleTimeout: 30_000, atomics: 'async', recordTiming: false }));
+  }
+
+  private get queries(): Piscina {
     // Query scans on threads of their own, each with a heap limit: a scan that makes more than the
     // budgets' estimates caught ends its own thread (and its query), not the node; and ingest does
     // not wait in line behind query tasks (the kernel shares the cores between the two pools).
-    this.queryHeapMb = opts.queryMemory === undefined ? null : queryHeapLimitMb(opts.queryMemory.perQueryBytes, opts.queryMemory.totalBytes, threads);
-    this.queries = new Piscina({
-      filename,
+    return (this.queryPool ??= new (piscina().Piscina)({
+      filename: this.filename,
       minThreads: 0,
-      maxThreads: threads,
+      maxThreads: this.size,
       idleTimeout: 30_000,
       atomics: 'async',
       recordTiming: false,
       taskQueue: new ShortFirstQueue(),
       ...(this.queryHeapMb === null ? {} : { resourceLimits: { maxOldGenerationSizeMb: this.queryHeapMb } }),
-    });
+    }));
+  }
+
+  private get background(): Piscina {
     // piscina applies niceIncrement per thread through its optional @napi-rs/nice (nice(2) is
     // per thread on Linux); where that module cannot load the threads run at normal priority.
-    this.background = new Piscina({ filename, minThreads: 0, maxThreads: threads, idleTimeout: 30_000, atomics: 'async', recordTiming: false, niceIncrement: opts.backgroundNice ?? 0 });
+    return (this.backgroundPool ??= new (piscina().Piscina)({ filename: this.filename, minThreads: 0, maxThreads: this.size, idleTimeout: 30_000, atomics: 'async', recordTiming: false, niceIncrement: this.backgroundNice }));
   }
 
   async encode(parts: BlockPart[]): Promise<EncodedBlock> {
@@ -122,7 +138,7 @@ export class WorkerPool implements BlockEncoder, TablePacker {
     // else a new buffer that is transferred.
     let total = 0;
     for (const p of parts) total += p.events.byteLength;
-    if (total <= this.inlineBlockBytes && this.background.threads.length === 0) return toEncoded(buildBlock(parts));
+    if (total <= this.inlineBlockBytes && (this.backgroundPool?.threads.length ?? 0) === 0) return toEncoded(buildBlock(parts));
     const slab = this.partSlabs.acquire(total);
     const joined = slab ?? new Uint8Array(total);
     let at = 0;
@@ -192,16 +208,13 @@ export class WorkerPool implements BlockEncoder, TablePacker {
     return unwrapPackResult(r);
   }
 
-  /** Utilisation (0..1 since start), queued tasks and live threads of each pool, for the metrics. */
+  /** Utilisation (0..1 since the pool's first task), queued tasks and live threads of each pool, for the metrics (zeros for a pool not made yet). */
   stats(): { pool: string; utilization: number; queued: number; threads: number }[] {
-    return [
-      { pool: 'foreground', utilization: this.foreground.utilization, queued: this.foreground.queueSize, threads: this.foreground.threads.length },
-      { pool: 'background', utilization: this.background.utilization, queued: this.background.queueSize, threads: this.background.threads.length },
-      { pool: 'query', utilization: this.queries.utilization, queued: this.queries.queueSize, threads: this.queries.threads.length },
-    ];
+    const of = (pool: string, p: Piscina | null) => ({ pool, utilization: p?.utilization ?? 0, queued: p?.queueSize ?? 0, threads: p?.threads.length ?? 0 });
+    return [of('foreground', this.foregroundPool), of('background', this.backgroundPool), of('query', this.queryPool)];
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.foreground.destroy(), this.background.destroy(), this.queries.destroy()]);
+    await Promise.all([this.foregroundPool, this.backgroundPool, this.queryPool].map((p) => p?.destroy()));
   }
 }

@@ -4,7 +4,8 @@
  * but at most SHORT_BURST in a row while long ones wait, so a small query does not wait behind
  * every task of the large ones already queued (shortest job first), nor a large one forever.
  */
-import { FixedQueue, type PiscinaTask, type TaskQueue } from 'piscina';
+import type { FixedQueue, PiscinaTask, TaskQueue } from 'piscina';
+import { piscina } from './piscina-lib.js';
 
 /** Short queries' tasks served in a row before one long query's task waiting gets its turn. */
 const SHORT_BURST = 4;
@@ -13,8 +14,8 @@ const SHORT_BURST = 4;
 export const SHORT_SCAN = 'queryShort';
 
 export class ShortFirstQueue implements TaskQueue {
-  private readonly short = new FixedQueue();
-  private readonly long = new FixedQueue();
+  private readonly short: FixedQueue = new (piscina().FixedQueue)();
+  private readonly long: FixedQueue = new (piscina().FixedQueue)();
   /** Short tasks served in a row since the last long one. */
   private shortRun = 0;
 
