@@ -1074,30 +1074,31 @@ bool appendSection(Columns& c, const uint8_t* b, size_t len, size_t skip, double
     pos = end;
     return true;
   };
-  std::vector<Val> tz(n), raw(n);
-  for (size_t i = 0; i < n; i++)
-    if (!next(tz[i]) || !tz[i].present()) return false;
-  for (size_t i = 0; i < n; i++)
-    if (!next(raw[i]) || !raw[i].present()) return false;
-  std::vector<std::vector<Val>> cols(names.size(), std::vector<Val>(n));
-  for (size_t j = 0; j < names.size(); j++)
-    for (size_t i = 0; i < n; i++)
-      if (!next(cols[j][i])) return false;
-  if (pos != textLen) return false;
+  // Decoded a column at a time into one scratch vector, each appended to the block in one copy
+  // (a vector per column and a push_back per value were an eighth of a JSON block's build). A
+  // false return leaves `c` half-appended: the caller then declines the whole block.
+  std::vector<Val> vals(n);
   const size_t start = c.count;
+  auto column = [&](std::vector<Val>& dst) -> bool {
+    for (size_t i = 0; i < n; i++)
+      if (!next(vals[i]) || !vals[i].present()) return false;
+    dst.insert(dst.end(), vals.begin() + static_cast<long>(skip), vals.end());
+    return true;
+  };
+  if (!column(c.tz) || !column(c.raw)) return false;
   for (size_t i = skip; i < n; i++) {
     double ts;
     std::memcpy(&ts, b + namesEnd + i * 8, 8);
     c.ts.push_back(ts);
-    c.tz.push_back(tz[i]);
-    c.raw.push_back(raw[i]);
     c.it.push_back(at);
     c.off.push_back(offset);
     c.idx.push_back(base + static_cast<double>(i));
   }
   for (size_t j = 0; j < names.size(); j++) {
+    for (size_t i = 0; i < n; i++)
+      if (!next(vals[i])) return false;
     size_t first = skip;
-    while (first < n && !cols[j][first].present()) first++;
+    while (first < n && !vals[first].present()) first++;
     if (first >= n) continue;
     std::string name(names[j]);
     auto found = c.index.find(name);
@@ -1113,8 +1114,9 @@ bool appendSection(Columns& c, const uint8_t* b, size_t len, size_t skip, double
     // Columns are padded to the block's length: bound what that may take.
     if (static_cast<uint64_t>(c.fields.size()) * (start + n) > kMaxSlots) return false;
     dst.resize(start);
-    for (size_t i = skip; i < n; i++) dst.push_back(cols[j][i]);
+    dst.insert(dst.end(), vals.begin() + static_cast<long>(skip), vals.end());
   }
+  if (pos != textLen) return false;
   if (n > skip) c.count += n - skip;
   return true;
 }
