@@ -128,6 +128,42 @@ if (nativeBlockBuilder === null) {
     t.ok(n !== null && n.equals(js), 'taken, and the same bytes');
   });
 
+  // JSON events of a few shapes, interleaved as a JSON log's services interleave: the template's
+  // layouts alternate from event to event, a shape's gaps repeat those of its last event (or not:
+  // a word joined to a value, a spacing that differs), and some raw strings are not clean.
+  t.test('interleaved JSON shapes: the native builder makes the JavaScript builder\'s bytes', async (t) => {
+    for (let seed = 1; seed <= 12; seed++) {
+      const r = rnd(1000 + seed);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+      const evs: IngestEvent[] = [];
+      for (let i = 0; i < 200 + Math.floor(r() * 300); i++) {
+        const shape = Math.floor(r() * 4);
+        const attrs: Record<string, unknown> =
+          shape === 0
+            ? { level: pick(['INFO', 'WARN']), service: pick(['api', 'db', 'web']), trace: { id: Math.floor(r() * 1e9).toString(16) }, message: `GET ${pick(['200', '404'])} in ${Math.floor(r() * 100)} ms` }
+            : shape === 1
+              ? { level: pick(['DEBUG', 'INFO']), user: { id: String(Math.floor(r() * 1000)), name: pick(['bob', 'ann', 'zoë']) }, message: pick(['committed', 'rolled back', 'grüße']) }
+              : shape === 2
+                ? { service: pick(['api', 'web']), http: { path: `/p/${Math.floor(r() * 50)}`, status: pick(['200', '500']) } }
+                : { level: 'ERROR', message: `${pick(['disk', 'net'])} failed`, code: pick(['E1', 'E22', 'E333']) };
+        let raw = JSON.stringify(attrs);
+        if (r() < 0.1) raw = raw.replace('":"', '": "');
+        if (r() < 0.05) raw = `x${raw}`;
+        const fields: Record<string, string> = {};
+        const flat = (o: Record<string, unknown>, prefix: string): void => {
+          for (const [k, v] of Object.entries(o)) {
+            if (typeof v === 'object' && v !== null) flat(v as Record<string, unknown>, `${prefix}${k}.`);
+            else fields[`${prefix}${k}`] = String(v);
+          }
+        };
+        flat(attrs, '');
+        evs.push({ timestamp: 1_714_982_400_000 + i, timezone: 'Z', rawstring: raw, fields });
+      }
+      const { native: n, js } = both([{ events: section(evs), offset: seed, base: 0, skip: 0, at: 1 }]);
+      t.ok(n !== null && n.equals(js), `seed ${seed}: taken, and the same bytes`);
+    }
+  });
+
   t.test('the native block reads back as the events that went in', async (t) => {
     const evs = events(rnd(99), 200, { extraColumns: 0, templated: true, manyDistinct: false, untyped: true, unicode: true });
     const block = buildBlock([{ events: section(evs), offset: 7, base: 0, skip: 0, at: 5 }]);
