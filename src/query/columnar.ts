@@ -378,8 +378,11 @@ function intRange(op: string, n: number): [number, number] {
 function narrowInts(view: BlockView, name: string, col: EncodedNumbers, op: string, n: number): Narrow {
   const [lo, hi] = intRange(op, n);
   return (sel, count, out) => {
-    // The whole block (count = its rows): the deltas compared as they are read (columns.ts).
     if (sel === null) {
+      // The whole block (count = its rows): its values kept decoded by an earlier range
+      // (kept-ints.ts), else the deltas compared as they are read (columns.ts).
+      const held = view.keptInts === null ? null : view.keptInts.values(name, col, count);
+      if (held !== null) return selectIntRange(held, count, lo, hi, out);
       const kept = selectDeltaRange(col, count, lo, hi, out);
       if (kept !== null) return kept;
     }
@@ -392,6 +395,17 @@ function narrowInts(view: BlockView, name: string, col: EncodedNumbers, op: stri
     }
     return k;
   };
+}
+
+/** The rows of `values` (0 .. count-1) in [lo, hi], written to `rows`; how many. */
+function selectIntRange(values: Int32Array, count: number, lo: number, hi: number, rows: Int32Array): number {
+  let k = 0;
+  for (let i = 0; i < count; i++) {
+    const x = values[i]!;
+    rows[k] = i;
+    k += x >= lo && x <= hi ? 1 : 0;
+  }
+  return k;
 }
 
 // --- answers from column summaries (segment format 6) -----------------------------------------------
