@@ -399,11 +399,15 @@ function narrowInts(view: BlockView, name: string, col: EncodedNumbers, op: stri
 
 /** The rows of `values` (0 .. count-1) in [lo, hi], written to `rows`; how many. */
 function selectIntRange(values: Int32Array, count: number, lo: number, hi: number, rows: Int32Array): number {
+  if (lo > 0x7fffffff || hi < -0x80000000) return 0;
+  // The bounds as 32-bit integers too (lo and hi are integers or infinite): compared as such.
+  const l = Math.max(lo, -0x80000000) | 0;
+  const h = Math.min(hi, 0x7fffffff) | 0;
   let k = 0;
   for (let i = 0; i < count; i++) {
     const x = values[i]!;
     rows[k] = i;
-    k += x >= lo && x <= hi ? 1 : 0;
+    k += x >= l && x <= h ? 1 : 0;
   }
   return k;
 }
