@@ -24,6 +24,8 @@ const COLUMN_COST = 100;
 /** One block's kept columns: a column's values (null: not all 32-bit integers, never kept). */
 export interface KeptIntColumns {
   values(name: string, col: NumberColumn, n: number): Int32Array | null;
+  /** A column kept (by values), without reading it; undefined if none is. */
+  held(name: string): Int32Array | undefined;
 }
 
 interface IntsEntry extends CacheEntry {
@@ -49,7 +51,13 @@ export class KeptInts {
 
   /** The kept columns of the block at `pos` of segment `path` (`stored`: its frames' stored length); nothing is held until a column is asked for. */
   block(path: string, pos: number, stored: number): KeptIntColumns {
-    return { values: (name, col, n) => this.values(path, pos, stored, name, col, n) };
+    return {
+      values: (name, col, n) => this.values(path, pos, stored, name, col, n),
+      held: (name) => {
+        const e = this.cache.get(path, pos);
+        return e === undefined || e.stored !== stored ? undefined : (e.cols.get(name) ?? undefined);
+      },
+    };
   }
 
   private values(path: string, pos: number, stored: number, name: string, col: NumberColumn, n: number): Int32Array | null {

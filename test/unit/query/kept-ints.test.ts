@@ -39,7 +39,7 @@ t.test('a range asked again answers from the kept values as the deltas and the p
   const scan = (text: string, perEvent = false): ReturnType<typeof runScanTask> =>
     runScanTask({ spec: { text, args: {}, ctx, limits: DEFAULT_LIMITS }, repoName: 'r', units: [{ kind: 'seg', path: w.path, partition: 3, tags: {}, blocks: refs }], deadline: Date.now() + 60_000, perEvent });
   keptInts.clear();
-  for (const q of ['seq > 350 | count()', 'seq < 1200 | count()', 'seq >= 700 | seq <= 1399 | count()', 'seq > 2.5 | count()', 'seq <= -1 | count()', 'seq > 99999 | count()', 'seq > 3000000000 | count()', 'seq >= -3000000000 | count()', 'seq < 2147483648 | count()']) {
+  for (const q of ['seq > 350 | count()', 'seq < 1200 | count()', 'seq >= 700 | seq <= 1399 | count()', 'seq > 2.5 | count()', 'seq <= -1 | count()', 'seq > 99999 | count()', 'seq > 3000000000 | count()', 'seq >= -3000000000 | count()', 'seq < 2147483648 | count()', 'even=yes | seq > 350 | count()', 'seq < 1500 | even=yes | seq >= 100 | top(five)']) {
     const general = scan(q, true);
     const first = scan(q);
     const again = scan(q);
