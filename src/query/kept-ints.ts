@@ -3,9 +3,11 @@
  * range over a delta-encoded column (`responsesize > 100000`) must read every delta to know the
  * values, ~60 % of the scan's CPU over the access log (profile, docs/benchmarks.md, 2026-11-29,
  * range19), where comparing the values of a typed array is a few times cheaper. The first range
- * over a block decodes its column (decodeNumbers) and keeps it when every value is a 32-bit
- * integer; later ones compare the kept values. The kept frames (kept-frames.ts) still hold the
- * column's msgpack for the other readers.
+ * over a block walks the deltas as before and notes the column; the second decodes it
+ * (decodeNumbers) and keeps it when every value is a 32-bit integer (a query asked once pays no
+ * decode: the first over a block decoding made a cold query ~30 % dearer); later ones compare the
+ * kept values. The kept frames (kept-frames.ts) still hold the column's msgpack for the other
+ * readers.
  *
  * Keyed like the kept frames: segment path, block position and its frames' stored length (a block
  * never changes once written), then the field's name; bounded by the arrays' bytes, the least
@@ -23,13 +25,15 @@ const COLUMN_COST = 100;
 
 /** One block's kept columns: a column's values (null: not all 32-bit integers, never kept). */
 export interface KeptIntColumns {
+  /** The column's values once kept; null before that (its first use), or when they are not all 32-bit integers. */
   values(name: string, col: NumberColumn, n: number): Int32Array | null;
   /** A column kept (by values), without reading it; undefined if none is. */
   held(name: string): Int32Array | undefined;
 }
 
 interface IntsEntry extends CacheEntry {
-  cols: Map<string, Int32Array | null>;
+  /** A column's values; null: not all 32-bit integers; false: asked for once. */
+  cols: Map<string, Int32Array | null | false>;
   stored: number;
 }
 
@@ -55,7 +59,8 @@ export class KeptInts {
       values: (name, col, n) => this.values(path, pos, stored, name, col, n),
       held: (name) => {
         const e = this.cache.get(path, pos);
-        return e === undefined || e.stored !== stored ? undefined : (e.cols.get(name) ?? undefined);
+        const had = e === undefined || e.stored !== stored ? undefined : e.cols.get(name);
+        return had === null || had === false ? undefined : had;
       },
     };
   }
@@ -67,11 +72,18 @@ export class KeptInts {
       this.cache.add(e);
     }
     const had = e.cols.get(name);
-    if (had !== undefined) return had !== null && had.length === n ? had : null;
+    if (had === undefined) {
+      if (this.cache.holds(e)) {
+        e.cols.set(name, false);
+        this.cache.grew(e, COLUMN_COST);
+      }
+      return null;
+    }
+    if (had !== false) return had !== null && had.length === n ? had : null;
     const made = int32s(decodeNumbers(col, n));
     if (this.cache.holds(e)) {
       e.cols.set(name, made);
-      this.cache.grew(e, (made === null ? 0 : made.byteLength) + COLUMN_COST);
+      this.cache.grew(e, made === null ? 0 : made.byteLength);
     }
     return made;
   }
