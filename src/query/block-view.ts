@@ -4,6 +4,7 @@
  * `ColumnEvent`, the `Ev` over one row of a block with an overlay for what the pipeline sets.
  */
 import type { SeenBytes } from './seen-bytes.js';
+import type { KeptIntColumns } from './kept-ints.js';
 import { eventId } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import { unpack } from '../lib/msgpack.js';
@@ -48,6 +49,8 @@ export class BlockView {
   private few = false;
   /** The byte values of this block's text columns seen by earlier searches (seen-bytes.ts; scan.ts sets it for stored blocks). */
   seen: SeenBytes | null = null;
+  /** This block's integer columns kept decoded by earlier ranges (kept-ints.ts; scan.ts sets it for stored blocks read frame by frame). */
+  keptInts: KeptIntColumns | null = null;
   /** Row readers by field column number, and of the raw strings (readFew). */
   private readonly rowsAt: (RowReader | undefined)[] = [];
   private rawRow: ((i: number) => string) | null = null;

@@ -322,6 +322,9 @@ export function blockNarrow(f: Filter): BlockNarrow | null {
   const op = f.op;
   return (v) => {
     if (numeric) {
+      // Kept decoded by an earlier range (kept-ints.ts): the column's frame is not read.
+      const held = v.keptInts?.held(name);
+      if (held !== undefined) return narrowKept(held, op, bound);
       const col = v.intColumn(name);
       if (col !== null) return narrowInts(v, name, col, op, bound);
     }
@@ -378,8 +381,11 @@ function intRange(op: string, n: number): [number, number] {
 function narrowInts(view: BlockView, name: string, col: EncodedNumbers, op: string, n: number): Narrow {
   const [lo, hi] = intRange(op, n);
   return (sel, count, out) => {
-    // The whole block (count = its rows): the deltas compared as they are read (columns.ts).
     if (sel === null) {
+      // The whole block (count = its rows): its values kept decoded by an earlier range
+      // (kept-ints.ts), else the deltas compared as they are read (columns.ts).
+      const held = view.keptInts === null ? null : view.keptInts.values(name, col, count);
+      if (held !== null) return selectIntRange(held, null, count, lo, hi, out);
       const kept = selectDeltaRange(col, count, lo, hi, out);
       if (kept !== null) return kept;
     }
@@ -392,6 +398,36 @@ function narrowInts(view: BlockView, name: string, col: EncodedNumbers, op: stri
     }
     return k;
   };
+}
+
+/** A comparison on an integer column kept decoded (kept-ints.ts), for any selection. */
+function narrowKept(values: Int32Array, op: string, n: number): Narrow {
+  const [lo, hi] = intRange(op, n);
+  return (sel, count, out) => selectIntRange(values, sel, count, lo, hi, out);
+}
+
+/** The rows of `values` in [lo, hi] (of `sel`, else of 0 .. count-1), written to `rows` (which may be `sel`); how many. */
+function selectIntRange(values: Int32Array, sel: Int32Array | null, count: number, lo: number, hi: number, rows: Int32Array): number {
+  if (lo > 0x7fffffff || hi < -0x80000000) return 0;
+  // The bounds as 32-bit integers too (lo and hi are integers or infinite): compared as such.
+  const l = Math.max(lo, -0x80000000) | 0;
+  const h = Math.min(hi, 0x7fffffff) | 0;
+  let k = 0;
+  if (sel === null) {
+    for (let i = 0; i < count; i++) {
+      const x = values[i]!;
+      rows[k] = i;
+      k += x >= l && x <= h ? 1 : 0;
+    }
+  } else {
+    for (let j = 0; j < count; j++) {
+      const i = sel[j]!;
+      const x = values[i]!;
+      rows[k] = i;
+      k += x >= l && x <= h ? 1 : 0;
+    }
+  }
+  return k;
 }
 
 // --- answers from column summaries (segment format 6) -----------------------------------------------

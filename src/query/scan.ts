@@ -18,6 +18,7 @@ import type { BlockEntry } from '../segments/segment-file.js';
 import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
 import { BlockHeads } from './block-heads.js';
 import { KeptFrames } from './kept-frames.js';
+import { KeptInts } from './kept-ints.js';
 import { SeenBytesCache } from './seen-bytes.js';
 import { tableKey } from '../files/packed.js';
 import { compileQuery } from './compile.js';
@@ -115,6 +116,8 @@ const compiled = new Map<string, CompiledQuery>();
 export const blockHeads = new BlockHeads();
 /** This thread's small frames, checked and decompressed, kept between tasks (kept-frames.ts). */
 export const keptFrames = new KeptFrames();
+/** Per query thread: integer columns kept decoded for numeric ranges (kept-ints.ts). */
+export const keptInts = new KeptInts();
 
 /** This thread's byte values of text columns, kept between tasks (seen-bytes.ts). */
 export const seenBytes = new SeenBytesCache();
@@ -547,6 +550,7 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
       const view = BlockView.fromEncoded(framedColumns(meta.eventCount, dir, (at, length) => read(at, length), lz4Codec, where, kept), origin);
       // Text search (the block read whole): its text columns' bytes, seen by earlier searches.
       if (!single) view.seen = seenBytes.block(path, b.pos, meta.compressedLength);
+      else view.keptInts = keptInts.block(path, b.pos, meta.compressedLength);
       scanView(b.below === undefined ? view : view.below(b.below), b.minTs >= start && b.maxTs <= end);
     } catch (err) {
       if (!(err instanceof FrameDamage)) throw err;

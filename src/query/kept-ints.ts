@@ -1,0 +1,101 @@
+/**
+ * Integer columns of a block kept decoded by a query thread between tasks (issue 19): a numeric
+ * range over a delta-encoded column (`responsesize > 100000`) must read every delta to know the
+ * values, ~60 % of the scan's CPU over the access log (profile, docs/benchmarks.md, 2026-11-29,
+ * range19), where comparing the values of a typed array is a few times cheaper. The first range
+ * over a block walks the deltas as before and notes the column; the second decodes it
+ * (decodeNumbers) and keeps it when every value is a 32-bit integer (a query asked once pays no
+ * decode: the first over a block decoding made a cold query ~30 % dearer); later ones compare the
+ * kept values. The kept frames (kept-frames.ts) still hold the column's msgpack for the other
+ * readers.
+ *
+ * Keyed like the kept frames: segment path, block position and its frames' stored length (a block
+ * never changes once written), then the field's name; bounded by the arrays' bytes, the least
+ * recently used blocks let go first (block-cache.ts).
+ */
+import { BlockCache, type CacheEntry } from './block-cache.js';
+import { decodeNumbers, type NumberColumn } from '../segments/columns.js';
+
+/** Per query thread: 4 bytes a value, the columns of ~2,000 blocks of 2,000 rows. */
+export const KEPT_INTS_BYTES = 16 * 1024 * 1024;
+
+/** What an entry and a column cost besides their values, for the bound. */
+const ENTRY_COST = 200;
+const COLUMN_COST = 100;
+
+/** One block's kept columns: a column's values (null: not all 32-bit integers, never kept). */
+export interface KeptIntColumns {
+  /** The column's values once kept; null before that (its first use), or when they are not all 32-bit integers. */
+  values(name: string, col: NumberColumn, n: number): Int32Array | null;
+  /** A column kept (by values), without reading it; undefined if none is. */
+  held(name: string): Int32Array | undefined;
+}
+
+interface IntsEntry extends CacheEntry {
+  /** A column's values; null: not all 32-bit integers; false: asked for once. */
+  cols: Map<string, Int32Array | null | false>;
+  stored: number;
+}
+
+export class KeptInts {
+  private readonly cache: BlockCache<IntsEntry>;
+
+  constructor(maxBytes = KEPT_INTS_BYTES) {
+    this.cache = new BlockCache<IntsEntry>(maxBytes);
+  }
+
+  /** Bytes and blocks held, for tests. */
+  get size(): { bytes: number; blocks: number } {
+    return { bytes: this.cache.held, blocks: this.cache.entries };
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
+
+  /** The kept columns of the block at `pos` of segment `path` (`stored`: its frames' stored length); nothing is held until a column is asked for. */
+  block(path: string, pos: number, stored: number): KeptIntColumns {
+    return {
+      values: (name, col, n) => this.values(path, pos, stored, name, col, n),
+      held: (name) => {
+        const e = this.cache.get(path, pos);
+        const had = e === undefined || e.stored !== stored ? undefined : e.cols.get(name);
+        return had === null || had === false ? undefined : had;
+      },
+    };
+  }
+
+  private values(path: string, pos: number, stored: number, name: string, col: NumberColumn, n: number): Int32Array | null {
+    let e = this.cache.get(path, pos);
+    if (e === undefined || e.stored !== stored) {
+      e = { cols: new Map(), bytes: ENTRY_COST, path, pos, stored, used: 0 };
+      this.cache.add(e);
+    }
+    const had = e.cols.get(name);
+    if (had === undefined) {
+      if (this.cache.holds(e)) {
+        e.cols.set(name, false);
+        this.cache.grew(e, COLUMN_COST);
+      }
+      return null;
+    }
+    if (had !== false) return had !== null && had.length === n ? had : null;
+    const made = int32s(decodeNumbers(col, n));
+    if (this.cache.holds(e)) {
+      e.cols.set(name, made);
+      this.cache.grew(e, made === null ? 0 : made.byteLength);
+    }
+    return made;
+  }
+}
+
+/** The values as 32-bit integers; null when one is not. */
+function int32s(values: readonly number[]): Int32Array | null {
+  const out = new Int32Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const x = values[i]!;
+    if ((x | 0) !== x) return null;
+    out[i] = x;
+  }
+  return out;
+}
