@@ -4,8 +4,10 @@
  * aggregates read, and for such a frame the read, its checksum and the LZ4 call cost more than
  * the work on its rows (~8 µs a frame against ~2 µs of rows; profile of `method=POST |
  * groupBy(statuscode)` over 1 M access-log events, docs/benchmarks.md, 2026-11-28). A query asked
- * again, or another on the same fields, takes them from here. Large frames (raw strings, text
- * columns) are never kept: text search reads them anew.
+ * again, or another on the same fields, takes them from here; a text search too (a block's
+ * dictionaries and small text columns: LZ4 was 16-21 % of every text scan, docs/benchmarks.md,
+ * 2026-11-29 lz4dict). Large frames (raw strings, long text columns) are never kept: text search
+ * decompresses them anew.
  *
  * Keyed like the block heads (block-heads.ts): segment path, block position and its stored length
  * (a block of a segment file never changes once written), then the frame's number; bounded by the

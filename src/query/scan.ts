@@ -544,9 +544,9 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     result.bytes += b.uncompressedLength;
     const where = `segment ${path}: block at ${b.pos}`;
     try {
-      // Small frames kept when read one by one; a query that reads every frame of its blocks
-      // (text search) reads them in one read anyway, and would only churn the kept ones.
-      const kept = single ? keptFrames.block(path, b.pos, meta.compressedLength) : undefined;
+      // Small frames kept (kept-frames.ts): also by a text search, which reads the block's frames
+      // in one read but decompresses only the ones it needs (dictionaries, small text columns).
+      const kept = keptFrames.block(path, b.pos, meta.compressedLength);
       const view = BlockView.fromEncoded(framedColumns(meta.eventCount, dir, (at, length) => read(at, length), lz4Codec, where, kept), origin);
       // Text search (the block read whole): its text columns' bytes, seen by earlier searches.
       if (!single) view.seen = seenBytes.block(path, b.pos, meta.compressedLength);

@@ -1,6 +1,7 @@
 /**
- * Which byte values each UTF-8 text column (`u`) of a block holds, kept by a query thread between
- * tasks (issue 19): a text search for a needle with a byte the column lacks (in neither case, when
+ * Which byte values each UTF-8 text column (`u`) and each dictionary with its entries in its frame
+ * (`k`, more than 64 entries) of a block holds, kept by a query thread between tasks (issue 19): a
+ * text search for a needle with a byte the column lacks (in neither case, when
  * folded) cannot find it in any of the column's values, so the column's frame is not checked,
  * decompressed or searched (text-columns.ts UnreadColumn) unless a match across a template cut or
  * a regex needs a row's value. On the JSON set a third of a block's decompressed bytes are such

@@ -553,8 +553,8 @@ export function fieldColumn(view: BlockView, name: string, nd: Needle): TextColu
 /** Dictionaries searched from the entries in their block's head, and of them the ones whose codes were read (tests check both). */
 export const headDicts = { made: 0, read: 0 };
 
-/** Columns left unread, and of them read after all (tests check both happen). */
-export const unreadCounts = { made: 0, read: 0 };
+/** Columns left unread, of them dictionaries, and of all read after all (tests check each happens). */
+export const unreadCounts = { made: 0, dicts: 0, read: 0 };
 
 /**
  * A text column whose bytes, seen by an earlier search of this block (seen-bytes.ts), cannot hold
@@ -613,20 +613,27 @@ export function readColumn(col: TextColumn): TextColumn {
 
 /**
  * fieldColumn, for a block whose text columns' byte values are kept (BlockView.seen): a UTF-8 text
- * column that cannot hold the needle is not read (UnreadColumn); one read has its bytes noted.
+ * column (`u`), or a dictionary (`k`) whose entries lie in its frame, that cannot hold the needle
+ * is not read (UnreadColumn); one read has its bytes noted (a dictionary's: its entries' run, the
+ * msgpack headers between them included, a superset that can only let more through). A dictionary
+ * summarised in the head is searched there without its frame and needs no set.
  */
 export function searchedColumn(view: BlockView, name: string, nd: Needle): TextColumn | null {
   const seen = view.seen;
-  if (seen === null || view.encoding(name) !== 'u') return fieldColumn(view, name, nd);
+  const enc = seen === null ? '' : view.encoding(name);
+  if (seen === null || (enc !== 'u' && enc !== 'k')) return fieldColumn(view, name, nd);
   const set = seen.get(name);
   if (set !== undefined) {
     const { whole, some } = needleIn(set, nd);
-    if (!whole) return new UnreadColumn(() => fieldColumn(view, name, nd), view.n, some, name);
+    if (!whole) {
+      if (enc === 'k') unreadCounts.dicts++;
+      return new UnreadColumn(() => fieldColumn(view, name, nd), view.n, some, name);
+    }
   }
   const col = fieldColumn(view, name, nd);
   if (set === undefined) {
-    const u = view.utf8(name);
-    if (u !== null) seen.put(name, byteSetOf(u.b));
+    const b = enc === 'u' ? view.utf8(name)?.b : view.columnRead(name)?.dict?.rows.buf;
+    if (b !== undefined) seen.put(name, byteSetOf(b));
   }
   return col;
 }

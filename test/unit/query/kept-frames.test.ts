@@ -1,9 +1,10 @@
 /**
  * KeptFrames: a query thread's small frames, checked and decompressed once, then served without
  * reading the file; large frames are not kept; the bound holds, least recently used first; a
- * scan answers the same with frames kept as when it read them.
+ * scan answers the same with frames kept as when it read them, a text search too.
  */
 import t from 'tap';
+import type { Test } from 'tap';
 import { rename } from 'node:fs/promises';
 import { keptFrames, runScanTask } from '../../../src/query/scan.js';
 import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
@@ -41,21 +42,41 @@ t.test('frames of a block by number; large ones not kept; the bound lets the lea
   t.same(kept.size, { bytes: 0, frames: 0 });
 });
 
-t.test('a scan reads its small frames once; asked again it answers the same without the file', async (t) => {
+/** A segment of three blocks of `n` events each, and a scan of all of it. */
+async function segmentScan(t: Test, name: string, n: number): Promise<{ path: string; scan: (text: string) => ReturnType<typeof runScanTask> }> {
   const dir = await tempDir(t);
-  const w = await writeSegment(dir, segMeta('kept'), Array.from({ length: 3 }, (_, b) => makeEvents(40, b * 1000, b * 40)), true);
+  const w = await writeSegment(dir, segMeta(name), Array.from({ length: 3 }, (_, b) => makeEvents(n, b * 1000, b * n)), true);
   const refs = (await readSegmentInfo(w.path, createLogger('error'), Date.now())).blocks;
   const ctx = { start: 0, end: 2_000_000_000_000, timeZoneOffsetMinutes: 0, now: 2_000_000_000_000, live: false };
   const scan = (text: string): ReturnType<typeof runScanTask> => runScanTask({ spec: { text, args: {}, ctx, limits: DEFAULT_LIMITS }, repoName: 'r', units: [{ kind: 'seg', path: w.path, partition: 3, tags: {}, blocks: refs }], deadline: Date.now() + 60_000 });
+  return { path: w.path, scan };
+}
+
+t.test('a scan reads its small frames once; asked again it answers the same without the file', async (t) => {
+  const { path, scan } = await segmentScan(t, 'kept', 40);
   keptFrames.clear();
   const q = 'seq > 50 | top(five)';
   const first = scan(q);
   t.ok(first.blocksRead > 0, 'blocks were read');
   t.ok(keptFrames.size.frames > 0, 'their small frames kept');
-  await rename(w.path, `${w.path}.moved`);
+  await rename(path, `${path}.moved`);
   const again = scan(q);
   t.same(again.state, first.state, 'the same answer');
   t.equal(again.matched, first.matched);
   t.throws(() => scan('seq > 50 | @rawstring=*hello* | count()'), { code: 'ENOENT' }, 'what is not kept is read from the file');
+  keptFrames.clear();
+});
+
+t.test('a text search keeps small frames too, and answers the same from them as from the file', async (t) => {
+  const { scan } = await segmentScan(t, 'kept-text', 60);
+  for (const q of ['f15 | count()', 'web3 | groupBy(five)', '/f1[0-9]/ | count()', 'yes | count(seq, distinct=true)']) {
+    keptFrames.clear();
+    const cold = scan(q);
+    t.ok(cold.blocksRead > 0 && keptFrames.size.frames > 0, `${q}: blocks read, their small frames kept`);
+    const warm = scan(q);
+    t.same(warm.state, cold.state, `${q}: the same answer with frames kept`);
+    t.equal(warm.matched, cold.matched);
+    t.ok(cold.matched > 0, `${q}: matches some events`);
+  }
   keptFrames.clear();
 });

@@ -267,6 +267,7 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
   t.ok(templated > 20, `${templated} blocks with templated raw strings`);
   t.ok(matchedSome > checked / 3, `${matchedSome} of them matched something`);
   t.ok(unreadCounts.made - unread0.made > 20, `${unreadCounts.made - unread0.made} text columns left unread`);
+  t.ok(unreadCounts.dicts > unread0.dicts, `${unreadCounts.dicts - unread0.dicts} of them dictionaries (entries in their frame)`);
   t.ok(unreadCounts.read - unread0.read > 5, `${unreadCounts.read - unread0.read} of them read after all (cuts, regexes)`);
   t.ok(headDicts.read - head0.read > 5 && headDicts.made - headDicts.read > head0.made - head0.read + 20, `dictionaries searched from their heads' entries: ${headDicts.made - head0.made}, their codes read for ${headDicts.read - head0.read}`);
   t.ok(decidedByValues.rows > byValues0, `${decidedByValues.rows - byValues0} rows' regex decided by their field values`);
@@ -310,6 +311,35 @@ t.test('text columns left unread (seen-bytes.ts) and regexes decided by field va
   for (const src of ['a.b', 'a[bc]', 'a\\db', '^ab', 'ab$', '(?=a)b', '(?i)ab', 'a\\bc']) t.equal(regexAlphabet(src, ''), null, src);
   t.equal(regexAlphabet('straße', 'i'), null);
   t.same(regexAlphabet('x{2,3}\\.', ''), new Set([120, 46]));
+});
+
+t.test('dictionaries of more than 64 entries left unread by their entries\' bytes (seen-bytes.ts), read after all for cuts and regexes', async (t) => {
+  // `zone` (97 values, a dictionary too large for the head's summary) holds no `f`, `k` or `x`;
+  // in every third row the raw string glues it to what follows (`zone17x...`), so a needle that
+  // begins in the value ends past it.
+  const evs: Raw[] = Array.from({ length: 600 }, (_, i) => {
+    const zone = `zone${i % 97}`;
+    const raw = i % 3 === 0 ? `t=${i} z=${zone}xkf ok` : `t=${i} z=${zone} failed${i % 5}`;
+    return { ts: 1_000_000 + i, raw, fields: { zone }, off: i };
+  });
+  const queries = ['failed | count()', 'xkf | count()', '"17xk" | count()', '"ne3xkf" | count()', '/one4[0-9]x/ | count()', '/zone1/ | count()', 'zone5 | count()', 'failed3 | count()'];
+  for (const format of [6, 5] as const) {
+    const view = block(evs, format);
+    t.equal(view.encoding('zone'), 'k', `format ${format}: zone is a dictionary`);
+    t.not(view.columnRead('zone')?.dict, undefined, `format ${format}: its entries are in its frame`);
+    view.seen = new SeenBytesCache().block('p', format, 0);
+    const before = { ...unreadCounts };
+    for (let pass = 0; pass < 2; pass++) {
+      for (const text of queries) {
+        const q = compileQuery(text, { ctx: ctxOf({ start: 0, end: 1e15 }) });
+        const want = oracle(q, [evs]);
+        t.not(want, '[[["_count","0"]]]', `${text} matches some rows`);
+        t.equal(count(q, [evs], [view], true), want, `format ${format}, pass ${pass}, ${text}`);
+      }
+    }
+    t.ok(unreadCounts.dicts > before.dicts, `format ${format}: ${unreadCounts.dicts - before.dicts} dictionaries left unread`);
+    t.ok(unreadCounts.read > before.read, `format ${format}: read after all for a match across a cut or a regex`);
+  }
 });
 
 t.test('walks across template cuts start at the first piece that may carry; a text column without the first unit ends no partial match', async (t) => {
