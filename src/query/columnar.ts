@@ -24,7 +24,6 @@ import { hasWildcard } from './wildcard.js';
 import { Needle } from './text-match.js';
 import { textRowTest } from './text-scan.js';
 import { regexAlphabet, regexLiteral, regexLocal } from './regex-literal.js';
-import { LogsvcError } from '../lib/errors.js';
 import { intText, ipv4Dotted, ipv4Text, NumberTally } from './number-tally.js';
 import { chargeKept, releaseKept } from './memory.js';
 import { selectDeltaRange, type NumberColumn as EncodedNumbers } from '../segments/columns.js';
@@ -35,8 +34,6 @@ const numberTally = new NumberTally();
 /** One filter specialised to one block: row index -> kept. */
 type RowTest = (i: number) => boolean;
 type BlockFilter = (view: BlockView) => RowTest;
-
-const RAW = '@rawstring';
 
 function never(): never {
   throw new Error('a compiled query failed to compile again');

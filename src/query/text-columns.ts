@@ -18,7 +18,7 @@ import { asBuffer, hasKelvin, markRows, mayBegin, rawRows, textRows, type ByteRo
 import type { Needle } from './text-match.js';
 import type { ColumnRead, DictBytes } from './text-bytes.js';
 import { foldUnit } from './casefold.js';
-import { decodeNumbers, decodeStrings, type StringColumn } from '../segments/columns.js';
+import { decodeNumbers, decodeStrings } from '../segments/columns.js';
 import { LogsvcError } from '../lib/errors.js';
 import { byteSetOf, needleIn } from './seen-bytes.js';
 

@@ -7,7 +7,7 @@ import t from 'tap';
 import { appendFile, readdir, readFile, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCli, startNode, tempDir, type TestNode } from '../helpers/node-process.js';
-import { api, createUser, gql } from '../helpers/http.js';
+import { api, gql } from '../helpers/http.js';
 
 /** Every piece of global state the GraphQL API shows, in one query (the node's URI changes with its port, so it is left out). */
 const DUMP = `{

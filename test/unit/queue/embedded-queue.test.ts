@@ -1,7 +1,7 @@
 import t from 'tap';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EmbeddedDigestQueue, scanQueueFile, type DurableRecord } from '../../../src/queue/index.js';
+import { EmbeddedDigestQueue, scanQueueFile } from '../../../src/queue/index.js';
 import { damagedFiles, fileName, openQueue, partDir, payload, queueFiles, readAll, tempDir } from './helpers.js';
 
 t.test('a fresh queue: partitions, empty files, offsets start at 0', async (t) => {
