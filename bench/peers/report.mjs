@@ -24,6 +24,11 @@ export function markdown(r) {
   for (const d of r.ingest) {
     out.push(`| ${d.dataset} | ${d.events} | ${f(d.logsvc.eps, 0)} | ${f(d.vl.eps, 0)} | ${ratio(d.logsvc.eps, d.vl.eps)} | ${f(d.logsvc.cpuPerMillion, 2)} | ${f(d.vl.cpuPerMillion, 2)} | ${ratio(d.logsvc.cpuPerMillion, d.vl.cpuPerMillion)} |`);
   }
+  const probes = r.ingest.filter((/** @type {any} */ d) => d.fsync !== undefined);
+  if (probes.length > 0) {
+    const p = (/** @type {any} */ x) => `${f(x.p50Ms, 2)} / ${f(x.p90Ms, 2)}`;
+    out.push('', `The disk, fsync of a 256 KiB write in logsvc's data dir, p50 / p90 ms: ${probes.map((/** @type {any} */ d) => `${d.dataset} ${p(d.fsync.before)} before, ${p(d.fsync.after)} after`).join('; ')}.`);
+  }
   out.push('', 'logsvc answers each batch once it is fsync-durable in its queue; VictoriaLogs answers /insert/jsonline once the rows are in its in-memory buffers (not fsync-acknowledged; its time includes one /internal/force_flush at the end).', '');
   out.push('### Footprint', '');
   out.push('| what | logsvc | VictoriaLogs | ratio |', '|---|---:|---:|---:|');

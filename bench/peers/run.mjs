@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { describeBuild, distBuild, staleDist } from '../lib/build.mjs';
 import { runWithin, startRun } from '../lib/cli.mjs';
 import { waitDigested } from '../lib/digest.mjs';
+import { fsyncProbe } from '../lib/disk.mjs';
 import { createControlClient, createLoadPool, graphql } from '../lib/http.mjs';
 import { makeTempDir, readCpuSeconds, readVmRss, startLogsvcNode, storedSegmentBytes } from '../lib/processes.mjs';
 import { compareAnswers } from './compare.mjs';
@@ -219,6 +220,7 @@ await runWithin(abort, o.budgetMinutes * 60_000, `${o.budgetMinutes} minutes`, a
     /** @type {Record<string, any>} */
     const res = {};
     const order = k % 2 === 0 ? ['logsvc', 'vl'] : ['vl', 'logsvc'];
+    const fsyncBefore = await fsyncProbe(node.dataDir);
     for (const who of order) {
       if (who === 'logsvc') {
         const pool = createLoadPool(node.server.url, o.connections);
@@ -238,7 +240,9 @@ await runWithin(abort, o.budgetMinutes * 60_000, `${o.budgetMinutes} minutes`, a
       }
       log(`[ingest] ${dataset} ${who === 'vl' ? 'VictoriaLogs' : 'logsvc'}: ${Math.round(res[who].eps)} events/s, ${res[who].cpuPerMillion?.toFixed(2)} CPU s per million events`);
     }
-    ingest.push({ dataset, events: c.events, logsvc: res.logsvc, vl: res.vl });
+    const fsync = { before: fsyncBefore, after: await fsyncProbe(node.dataDir) };
+    log(`[ingest] ${dataset} disk: fsync of 256 KiB p50 / p90 ${fsync.before.p50Ms.toFixed(2)} / ${fsync.before.p90Ms.toFixed(2)} ms before, ${fsync.after.p50Ms.toFixed(2)} / ${fsync.after.p90Ms.toFixed(2)} ms after`);
+    ingest.push({ dataset, events: c.events, logsvc: res.logsvc, vl: res.vl, fsync });
   }
 
   // --- Settle: logsvc writes every block to segments and reclaims its queue; VictoriaLogs flushes and merges.
