@@ -762,5 +762,18 @@ t.test('searches over segment files: raw strings rebuilt from templates, typed f
   t.equal(await count('xk2vb'), 8, 'free text asked again (text columns now skipped by the bytes they hold)');
   t.equal(await count('"✓"'), 200, 'a non-ASCII character in the text between fields');
   t.equal(await count('size > 150'), events.filter((e) => Number(e.attributes!['size']) > 150).length, 'a numeric range over the stored integer deltas');
+  // This session's paths, over HTTP against the events sent: ranges asked again (integer columns
+  // kept decoded by the query threads), a regex whose literal runs across the method, a gap and the
+  // url (decided on those pieces), and count distinct of integer text (counted from its bytes).
+  const sizes = events.map((e) => Number(e.attributes!['size']));
+  for (const round of [1, 2]) {
+    t.equal(await count('size > 150'), sizes.filter((x) => x > 150).length, `a numeric range asked again (${round}): from the kept integer column`);
+    t.equal(await count('size < 120'), sizes.filter((x) => x < 120).length, `another range on the same column (${round})`);
+  }
+  const across = /GET \/items\/[0-9]+\//;
+  t.equal(await count('/GET \\/items\\/[0-9]+\\//'), events.filter((e) => across.test(e.rawstring)).length, 'a regex whose literal runs across the method, a gap and the url');
+  const distinct = async (q: string): Promise<string> => String((await queryJson(n2.url, 'stored', { queryString: q }, { token }))[0]!._count);
+  t.equal(await distinct('count(size, distinct=true)'), String(new Set(sizes).size), 'count distinct of a stored integer text field');
+  t.equal(await distinct('count(status, distinct=true)'), '2', 'count distinct of a stored dictionary field');
   t.equal(await n2.stop(), 0);
 });
