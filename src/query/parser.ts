@@ -677,38 +677,30 @@ class Parser {
   }
 
   private exprAdd(where: string): Expr {
-    const s = this.s;
-    let left = this.exprMul(where);
-    const base = this.levels;
-    for (;;) {
-      s.skipTrivia();
-      const c = s.peek();
-      if (c !== '+' && c !== '-') {
-        this.levels = base;
-        return left;
-      }
-      this.deeper(s.pos);
-      s.pos++;
-      s.skipTrivia();
-      left = binary(c, left, this.exprMul(`after "${c}"`));
-    }
+    return this.exprLevel(where, '+-', (w) => this.exprMul(w));
   }
 
   private exprMul(where: string): Expr {
+    // skipTrivia consumes `//` and `/*` comments, so a `/` left here divides
+    return this.exprLevel(where, '*/%', (w) => this.exprUnary(w));
+  }
+
+  /** One left-associative level of one-character operators `ops` over operands parsed by `next`. */
+  private exprLevel(where: string, ops: string, next: (where: string) => Expr): Expr {
     const s = this.s;
-    let left = this.exprUnary(where);
+    let left = next(where);
     const base = this.levels;
     for (;;) {
-      s.skipTrivia(); // consumes `//` and `/*` comments, so a `/` left here divides
+      s.skipTrivia();
       const c = s.peek();
-      if (c !== '*' && c !== '/' && c !== '%') {
+      if (c === '' || !ops.includes(c)) {
         this.levels = base;
         return left;
       }
       this.deeper(s.pos);
       s.pos++;
       s.skipTrivia();
-      left = binary(c, left, this.exprUnary(`after "${c}"`));
+      left = binary(c as BinaryOp, left, next(`after "${c}"`));
     }
   }
 
