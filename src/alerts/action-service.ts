@@ -71,7 +71,7 @@ export class ActionService {
   }
 
   async create(p: Principal, repositoryName: string, kind: ActionKind, name: unknown, input: Record<string, unknown>): Promise<ActionView> {
-    memberDomain(this.store.state, p, repositoryName, 'creating an action');
+    memberDomain(this.store.state, p, repositoryName, 'creating an action', 'create:Actions');
     const actionName = checkName(name);
     const props = actionProperties(kind, input);
     if (props.kind === 'email' && !this.opts.smtpConfigured) {
@@ -83,7 +83,7 @@ export class ActionService {
     const id = newId();
     const sealed = this.box.seal(JSON.stringify(props));
     await this.store.transact((s) => {
-      const repo = memberDomain(s, p, repositoryName, 'creating an action');
+      const repo = memberDomain(s, p, repositoryName, 'creating an action', 'create:Actions');
       const existing = s.alerting.actionsOf(repo.id);
       if (existing.some((a) => a.name === actionName)) throw new LogsvcError('E_CONFLICT', `an action named "${actionName}" already exists in ${repo.kind} "${repo.name}"`);
       if (existing.length >= this.opts.maxPerRepository) {
@@ -96,7 +96,7 @@ export class ActionService {
 
   delete(p: Principal, repositoryName: string, idOrName: string): Promise<void> {
     return this.store.transact((s) => {
-      const repo = memberDomain(s, p, repositoryName, 'deleting an action');
+      const repo = memberDomain(s, p, repositoryName, 'deleting an action', 'delete:Actions');
       const a = this.find(repo, idOrName);
       return { events: [{ type: 'ActionDeleted', id: a.id }], result: undefined };
     });

@@ -79,8 +79,8 @@ export class AlertService {
    * loading lookup files is not). A failure to prepare is thrown by the check, so that checkAlert
    * reports problems in field order and names the query field.
    */
-  private async queryCheck(p: Principal, repositoryName: string, input: AlertInput, operation: string): Promise<() => void> {
-    const repo = memberDomain(this.store.state, p, repositoryName, operation);
+  private async queryCheck(p: Principal, repositoryName: string, input: AlertInput, operation: string, change: 'create:Triggers' | 'update:Triggers'): Promise<() => void> {
+    const repo = memberDomain(this.store.state, p, repositoryName, operation, change);
     const { queryString, queryStart } = input;
     // Anything checkAlert refuses before compiling is not worth preparing.
     if (typeof queryString !== 'string' || queryString.length > MAX_QUERY_CHARS || typeof queryStart !== 'string' || parseRelative(queryStart) === null) return () => undefined;
@@ -95,10 +95,10 @@ export class AlertService {
 
   async create(p: Principal, repositoryName: string, input: AlertInput, names: FieldNames, kind?: KindParts): Promise<AlertView> {
     const id = newId();
-    const validateQuery = await this.queryCheck(p, repositoryName, input, 'creating an alert');
+    const validateQuery = await this.queryCheck(p, repositoryName, input, 'creating an alert', 'create:Triggers');
     return this.store
       .transact((s) => {
-        const repo = memberDomain(s, p, repositoryName, 'creating an alert');
+        const repo = memberDomain(s, p, repositoryName, 'creating an alert', 'create:Triggers');
         const checked = checkAlert(input, { names, repositoryName: repo.name, actions: s.alerting.actionsOf(repo.id), validateQuery });
         const existing = ofKind(s, repo, kind?.kind);
         if (existing.some((a) => a.name === checked.name)) throw new LogsvcError('E_CONFLICT', `${names.name}: an alert named "${checked.name}" already exists in ${repo.kind} "${repo.name}"`);
@@ -115,10 +115,10 @@ export class AlertService {
 
   /** Replaces alert `idOrName` of `kind` (absent: a legacy alert) with `input`. */
   async update(p: Principal, repositoryName: string, idOrName: string, input: AlertInput, names: FieldNames, kind?: KindParts): Promise<AlertView> {
-    const validateQuery = await this.queryCheck(p, repositoryName, input, 'updating an alert');
+    const validateQuery = await this.queryCheck(p, repositoryName, input, 'updating an alert', 'update:Triggers');
     return this.store
       .transact((s) => {
-        const repo = memberDomain(s, p, repositoryName, 'updating an alert');
+        const repo = memberDomain(s, p, repositoryName, 'updating an alert', 'update:Triggers');
         const old = find(s, repo, idOrName, kind?.kind);
         const checked = checkAlert(input, { names, repositoryName: repo.name, actions: s.alerting.actionsOf(repo.id), validateQuery });
         if (ofKind(s, repo, kind?.kind).some((a) => a.name === checked.name && a.id !== old.id)) {
@@ -137,7 +137,7 @@ export class AlertService {
 
   delete(p: Principal, repositoryName: string, idOrName: string, kind?: AlertKind): Promise<void> {
     return this.store.transact((s) => {
-      const repo = memberDomain(s, p, repositoryName, 'deleting an alert');
+      const repo = memberDomain(s, p, repositoryName, 'deleting an alert', 'delete:Triggers');
       const a = find(s, repo, idOrName, kind);
       return { events: [{ type: 'AlertDeleted', id: a.id }], result: undefined };
     });

@@ -13,7 +13,11 @@ export {
   principalHas,
   userHas,
   userMayRead,
-  GRANTING,
+  granting,
+  requireRight,
+  whoMay,
+  type ContentKind,
+  type ContentOp,
   type DomainRight,
   type SearchDomainAccess,
 } from './permissions.js';

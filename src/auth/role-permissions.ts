@@ -1,8 +1,10 @@
 /**
  * The permission names a role carries, as the product's GraphQL enums spell them (`Permission`,
  * `SystemPermission`, `OrganizationPermission`); the schema's enums are built from these lists. Of
- * them, logsvc acts on the view permissions below (permissions.ts `GRANTING`); the rest are stored
- * and shown, so a role made for the product keeps its definition.
+ * them, logsvc acts on the view permissions that permissions.ts `granting` names (reading, members,
+ * retention, deleting events, description, search settings, parsers, ingest tokens, and creating,
+ * updating and deleting alerts, actions, files and saved searches); the rest are stored and shown,
+ * so a role made for the product keeps its definition.
  */
 
 export const VIEW_PERMISSIONS = [

@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import { LogsvcError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { Clock } from '../lib/clock.js';
-import { canSeeRepository, requireRoot, requireUser, visibleRepository, type Principal } from '../auth/index.js';
+import { canSeeRepository, principalHas, requireRight, requireRoot, requireUser, visibleRepository, type DomainRight, type Principal } from '../auth/index.js';
 import { SHARED_SCOPE, type GlobalStore, type StoredFile } from '../global/index.js';
 import { contentHash, type BlobStore } from './blob-store.js';
 import { checkFileName, SHARED_PREFIX, type FileKind } from './names.js';
@@ -17,6 +17,10 @@ import { receiveMultipartFile } from './multipart.js';
 import { tableKey, type PackedTable } from './packed.js';
 import type { PackSource } from './pack-task.js';
 import { checkCsvHeader } from './parse.js';
+
+type FileRight = Extract<DomainRight, `${string}:Files`>;
+/** An upload creates a file or replaces one: either right lets it start. */
+const UPLOAD_RIGHTS: readonly FileRight[] = ['create:Files', 'update:Files'];
 
 /** Packs a file (bytes, or a path on disk) into a table (the worker pool; inline in tests). Throws LogsvcError for bad files. */
 export interface TablePacker {
@@ -69,14 +73,20 @@ export class FileService {
     })().catch((err: unknown) => this.logger.error('removing unreferenced file contents failed', { error: (err as Error).message }));
   }
 
-  /** The scope of a repository the principal may use, or SHARED_SCOPE. */
-  private scope(p: Principal, repositoryName: string | null, action: string): { scope: string; where: string } {
+  /**
+   * The scope of a repository the principal may use, or SHARED_SCOPE (root only). A change needs
+   * one of the rights in `change` there (an upload creates or replaces: which one is decided when
+   * it is recorded).
+   */
+  private scope(p: Principal, repositoryName: string | null, action: string, change: readonly FileRight[] = []): { scope: string; where: string } {
     requireUser(p, action);
     if (repositoryName === null) {
       requireRoot(p, `${action} (a shared file)`);
       return { scope: SHARED_SCOPE, where: 'the shared files' };
     }
-    const repo = visibleRepository(this.store.state, p, repositoryName);
+    const state = this.store.state;
+    const repo = visibleRepository(state, p, repositoryName);
+    if (change.length > 0 && !change.some((r) => principalHas(state, p, repo, r))) requireRight(state, p, repo, change[0]!, action);
     return { scope: repo.id, where: `repository "${repo.name}"` };
   }
 
@@ -122,7 +132,7 @@ export class FileService {
   }
 
   async upload(p: Principal, repositoryName: string | null, fileName: string, bytes: Buffer): Promise<StoredFile> {
-    const { scope, where } = this.scope(p, repositoryName, 'uploading a file');
+    const { scope, where } = this.scope(p, repositoryName, 'uploading a file', UPLOAD_RIGHTS);
     const kind = checkFileName(fileName);
     if (bytes.byteLength > this.limits.maxFileBytes) {
       throw new LogsvcError('E_BODY_TOO_LARGE', `file "${fileName}" is ${bytes.byteLength} bytes, more than the limit of ${this.limits.maxFileBytes} (files.max_file_bytes)`);
@@ -133,7 +143,7 @@ export class FileService {
     // Parsing validates the file; the packed table is kept for the queries that will use it.
     const table = await this.tableOf(hash, () => Promise.resolve({ bytes }), kind);
     await this.holdBlob(fileName, () => this.blobs.hold(hash, bytes));
-    return this.record(scope, where, fileName, hash, bytes.byteLength, table);
+    return this.record(p, scope, where, fileName, hash, bytes.byteLength, table);
   }
 
   /**
@@ -144,7 +154,7 @@ export class FileService {
    * received file becomes the blob by a rename. Memory follows the packed table, not the file.
    */
   async uploadStream(p: Principal, repositoryName: string | null, contentType: string | undefined, body: Readable): Promise<StoredFile> {
-    const { scope, where } = this.scope(p, repositoryName, 'uploading a file');
+    const { scope, where } = this.scope(p, repositoryName, 'uploading a file', UPLOAD_RIGHTS);
     const path = this.blobs.uploadPath();
     try {
       // Too many columns is refused from the header row, as soon as the file's first bytes arrived.
@@ -155,7 +165,7 @@ export class FileService {
       const kind = checkFileName(got.fileName);
       const table = await this.tableOf(got.hash, () => Promise.resolve({ path, size: got.size }), kind);
       await this.holdBlob(got.fileName, () => this.blobs.holdUpload(got.hash, path, got.size));
-      return await this.record(scope, where, got.fileName, got.hash, got.size, table);
+      return await this.record(p, scope, where, got.fileName, got.hash, got.size, table);
     } finally {
       await this.blobs.dropUpload(path);
     }
@@ -173,11 +183,19 @@ export class FileService {
     }
   }
 
-  /** The global event that makes `fileName` in `scope` name the held blob `hash`; releases the hold. */
-  private async record(scope: string, where: string, fileName: string, hash: string, size: number, table: PackedTable): Promise<StoredFile> {
+  /**
+   * The global event that makes `fileName` in `scope` name the held blob `hash`; releases the hold.
+   * In a repository, `p` needs the right to create a file or, when the name exists, to replace one.
+   */
+  private async record(p: Principal, scope: string, where: string, fileName: string, hash: string, size: number, table: PackedTable): Promise<StoredFile> {
     try {
       await this.store.transact((s) => {
-        if (scope !== SHARED_SCOPE && !s.repositories.has(scope)) throw new LogsvcError('E_NOT_FOUND', `${where} no longer exists`);
+        if (scope !== SHARED_SCOPE) {
+          const repo = s.repositories.get(scope);
+          if (repo === undefined) throw new LogsvcError('E_NOT_FOUND', `${where} no longer exists`);
+          const replaces = s.files.get(scope, fileName) !== undefined;
+          requireRight(s, p, repo, replaces ? 'update:Files' : 'create:Files', replaces ? 'replacing a file' : 'uploading a new file');
+        }
         if (s.files.get(scope, fileName) === undefined && s.files.count(scope) >= this.limits.maxFilesPerRepository) {
           throw new LogsvcError('E_CONFLICT', `${where} already has ${this.limits.maxFilesPerRepository} files (files.max_files_per_repository); remove one first`);
         }
@@ -213,7 +231,7 @@ export class FileService {
   }
 
   async remove(p: Principal, repositoryName: string | null, fileName: string): Promise<void> {
-    const { scope, where } = this.scope(p, repositoryName, 'removing a file');
+    const { scope, where } = this.scope(p, repositoryName, 'removing a file', ['delete:Files']);
     checkFileName(fileName);
     await this.store.transact((s) => {
       if (s.files.get(scope, fileName) === undefined) throw new LogsvcError('E_NOT_FOUND', `file "${fileName.slice(0, 255)}" does not exist in ${where}`);

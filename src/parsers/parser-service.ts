@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { LogsvcError } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
-import { canAdminRepository, requireUser, visibleRepository, type Principal } from '../auth/index.js';
+import { requireRight, requireUser, visibleRepository, type Principal } from '../auth/index.js';
 import type { GlobalStore, ParserTestCase, Repository, StoredParser } from '../global/index.js';
 import { BUILT_IN_PARSER_NAMES, isBuiltInParser } from '../ingest/parsers/index.js';
 import type { IngestLimits } from '../ingest/limits.js';
@@ -116,7 +116,7 @@ export class ParserService {
   async create(p: Principal, input: CreateParserInput): Promise<ParserView> {
     requireUser(p, 'creating a parser');
     const repo = visibleRepository(this.store.state, p, input.repositoryName);
-    if (!canAdminRepository(this.store.state, p, repo)) throw new LogsvcError('E_FORBIDDEN', `changing parsers of repository "${repo.name}" requires root or member-admin rights on it`);
+    requireRight(this.store.state, p, repo, 'parsers', 'changing parsers');
     if (typeof input.name !== 'string' || !NAME.test(input.name)) throw new LogsvcError('E_VALIDATION', 'name: must be 1 to 100 letters, digits, spaces, "_", "-" or ".", starting with a letter or digit');
     if (isBuiltInParser(input.name)) throw new LogsvcError('E_CONFLICT', `name: "${input.name}" is a built-in parser; choose another name`);
     if (input.script.length > MAX_SCRIPT_CHARS) throw new LogsvcError('E_VALIDATION', `script: longer than ${MAX_SCRIPT_CHARS} characters`);
@@ -224,7 +224,7 @@ export class ParserService {
   async delete(p: Principal, repositoryName: string, idOrName: string): Promise<void> {
     requireUser(p, 'deleting a parser');
     const repo = visibleRepository(this.store.state, p, repositoryName);
-    if (!canAdminRepository(this.store.state, p, repo)) throw new LogsvcError('E_FORBIDDEN', `changing parsers of repository "${repo.name}" requires root or member-admin rights on it`);
+    requireRight(this.store.state, p, repo, 'parsers', 'changing parsers');
     if (isBuiltInParser(idOrName)) throw new LogsvcError('E_VALIDATION', `parser "${idOrName}" is built in and cannot be deleted`);
     await this.store.transact((s) => {
       const found = s.parsers.byId(repo.id, idOrName) ?? s.parsers.byName(repo.id, idOrName);

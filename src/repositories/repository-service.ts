@@ -6,15 +6,15 @@ import { LogsvcError } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import { NO_RETENTION, type GlobalEvent, type GlobalStore, type IngestToken, type Repository, type RetentionSettings } from '../global/index.js';
 import {
-  canAdminRepository,
   canSeeRepository,
-  principalHas,
   newId,
   newIngestToken,
   requireRoot,
   requireUser,
   tokenDigest,
+  requireRight,
   visibleRepository,
+  type DomainRight,
   type Principal,
   type SecretBox,
 } from '../auth/index.js';
@@ -100,7 +100,7 @@ export class RepositoryService {
   setDescription(p: Principal, name: string, description: string): Promise<void> {
     if (description.length > MAX_DESCRIPTION) throw new LogsvcError('E_VALIDATION', `description: at most ${MAX_DESCRIPTION} characters`);
     return this.store.transact((s) => {
-      const r = this.adminOf(s.repositoryByName(name), p, name);
+      const r = this.rightOn(s.repositoryByName(name), p, name, 'description', 'changing the description');
       return { events: [{ type: 'RepositoryDescriptionSet', id: r.id, description }], result: undefined };
     });
   }
@@ -113,11 +113,7 @@ export class RepositoryService {
     requireUser(p, 'changing retention');
     return this.store
       .transact((s) => {
-        const r = s.repositoryByName(name);
-        if (r === undefined || !canSeeRepository(s, p, r)) throw new LogsvcError('E_NOT_FOUND', `repository "${name}" does not exist or you have no access to it`);
-        if (!principalHas(s, p, r, 'retention')) {
-          throw new LogsvcError('E_FORBIDDEN', `changing the retention of repository "${name}" requires root, deletion rights on it, or a group role with ChangeRetention there`);
-        }
+        const r = this.rightOn(s.repositoryByName(name), p, name, 'retention', 'changing the retention');
         const retention: RetentionSettings = { ...r.retention };
         for (const k of ['timeDays', 'ingestGb', 'storageGb'] as const) if (k in change) retention[k] = change[k] ?? null;
         checkRetention(retention);
@@ -128,15 +124,16 @@ export class RepositoryService {
 
   setAutomaticSearch(p: Principal, name: string, automaticSearch: boolean): Promise<void> {
     return this.store.transact((s) => {
-      const r = this.adminOf(s.repositoryByName(name), p, name);
+      const r = this.rightOn(s.repositoryByName(name), p, name, 'searchSettings', 'changing the default search settings');
       return { events: [{ type: 'RepositoryAutomaticSearchSet', id: r.id, automaticSearch }], result: undefined };
     });
   }
 
-  private adminOf(r: Repository | undefined, p: Principal, name: string): Repository {
+  /** Repository `r` (named `name`) if `p` may see it and has `right` there: else "not found", or E_FORBIDDEN naming who may. */
+  private rightOn(r: Repository | undefined, p: Principal, name: string, right: Exclude<DomainRight, 'read'>, action: string): Repository {
     const state = this.store.state;
     if (r === undefined || !canSeeRepository(state, p, r)) throw new LogsvcError('E_NOT_FOUND', `repository "${name}" does not exist or you have no access to it`);
-    if (!canAdminRepository(state, p, r)) throw new LogsvcError('E_FORBIDDEN', `changing repository "${name}" requires root or member-admin rights on it`);
+    requireRight(state, p, r, right, action);
     return r;
   }
 
@@ -167,7 +164,7 @@ export class RepositoryService {
     const parserName = this.checkParser(parser, repositoryName);
     return this.store
       .transact((s) => {
-        const r = this.adminOf(s.repositoryByName(repositoryName), p, repositoryName);
+        const r = this.rightOn(s.repositoryByName(repositoryName), p, repositoryName, 'ingestTokens', 'adding an ingest token');
         if (r.ingestTokens.has(name)) throw new LogsvcError('E_CONFLICT', `ingest token "${name}" already exists in repository "${repositoryName}"`);
         if (r.ingestTokens.size >= MAX_TOKENS_PER_REPO) throw new LogsvcError('E_CONFLICT', `repository "${repositoryName}" already has ${MAX_TOKENS_PER_REPO} ingest tokens`);
         return { events: [this.tokenEvent(r.id, name, parserName)], result: r.id };
@@ -181,7 +178,7 @@ export class RepositoryService {
   removeIngestToken(p: Principal, repositoryName: string, name: string): Promise<void> {
     requireUser(p, 'removing an ingest token');
     return this.store.transact((s) => {
-      const r = this.adminOf(s.repositoryByName(repositoryName), p, repositoryName);
+      const r = this.rightOn(s.repositoryByName(repositoryName), p, repositoryName, 'ingestTokens', 'removing an ingest token');
       if (!r.ingestTokens.has(name)) throw new LogsvcError('E_NOT_FOUND', `ingest token "${name}" does not exist in repository "${repositoryName}"`);
       return { events: [{ type: 'IngestTokenRemoved', repositoryId: r.id, name }], result: undefined };
     });
@@ -192,7 +189,7 @@ export class RepositoryService {
     const parserName = this.checkParser(parser, repositoryName);
     return this.store
       .transact((s) => {
-        const r = this.adminOf(s.repositoryByName(repositoryName), p, repositoryName);
+        const r = this.rightOn(s.repositoryByName(repositoryName), p, repositoryName, 'ingestTokens', 'assigning a parser to an ingest token');
         if (!r.ingestTokens.has(tokenName)) throw new LogsvcError('E_NOT_FOUND', `ingest token "${tokenName}" does not exist in repository "${repositoryName}"`);
         return { events: [{ type: 'IngestTokenParserSet', repositoryId: r.id, name: tokenName, parser: parserName }], result: r.id };
       })
@@ -207,7 +204,7 @@ export class RepositoryService {
   setMember(p: Principal, repositoryName: string, username: string, rights: { canAdminMembers: boolean; canDeleteData: boolean }): Promise<void> {
     requireUser(p, 'adding a member');
     return this.store.transact((s) => {
-      const r = this.adminOf(s.repositoryByName(repositoryName), p, repositoryName);
+      const r = this.rightOn(s.repositoryByName(repositoryName), p, repositoryName, 'admin', 'adding a member');
       const u = s.userByName(username);
       if (u === undefined) throw new LogsvcError('E_NOT_FOUND', `user "${username}" does not exist`);
       return { events: [{ type: 'MemberSet', repositoryId: r.id, userId: u.id, ...rights }], result: undefined };
@@ -217,7 +214,7 @@ export class RepositoryService {
   removeMember(p: Principal, repositoryName: string, username: string): Promise<void> {
     requireUser(p, 'removing a member');
     return this.store.transact((s) => {
-      const r = this.adminOf(s.repositoryByName(repositoryName), p, repositoryName);
+      const r = this.rightOn(s.repositoryByName(repositoryName), p, repositoryName, 'admin', 'removing a member');
       const u = s.userByName(username);
       if (u === undefined || !r.members.has(u.id)) throw new LogsvcError('E_NOT_FOUND', `user "${username}" is not a member of repository "${repositoryName}"`);
       return { events: [{ type: 'MemberRemoved', repositoryId: r.id, userId: u.id }], result: undefined };

@@ -1,18 +1,21 @@
 /**
  * SavedQueryService: saved searches of a repository or view (createSavedQuery, updateSavedQuery,
- * deleteSavedQuery, `savedQueries`), and the lookup that `$name()` calls in queries use. Members
- * of the search domain (or root) read and change them; names are unique per domain; the query text
+ * deleteSavedQuery, `savedQueries`), and the lookup that `$name()` calls in queries use. Those who
+ * may search the domain read them; members (or root) change them, and so do group roles with the
+ * product's permission for the change (Create/Update/DeleteSavedQueries, ChangeSavedQueries);
+ * names are unique per domain; the query text
  * must compile (with calls to other saved searches put in) when it is saved.
  */
 import { LogsvcError } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
-import type { GlobalState, GlobalStore, StoredSavedQuery } from '../global/index.js';
-import { canSeeRepository, canSeeView, newId, requireUser, type Principal } from '../auth/index.js';
+import type { GlobalState, GlobalStore, Repository, StoredSavedQuery, StoredView } from '../global/index.js';
+import { canSeeRepository, canSeeView, newId, requireRight, requireUser, type ContentOp, type Principal } from '../auth/index.js';
 import type { SavedLookup } from '../query/saved-calls.js';
 
 const MAX_NAME = 200;
 const MAX_QUERY = 64 * 1024;
 const MAX_PER_DOMAIN = 1000;
+const CHANGING: Readonly<Record<`${ContentOp}:SavedQueries`, string>> = { 'create:SavedQueries': 'creating', 'update:SavedQueries': 'updating', 'delete:SavedQueries': 'deleting' };
 
 export interface SavedQueryInput {
   name?: string | null | undefined;
@@ -30,9 +33,15 @@ export class SavedQueryService {
     private readonly checkQuery: (domainId: string, queryString: string) => void,
   ) {}
 
-  /** The repository's or view's id named `name`, if `p` may see it. */
-  private domain(s: GlobalState, p: Principal, name: string): { id: string; name: string } {
+  /** The repository or view named `name`, if `p` may see it and, for a change, has the `change` right there. */
+  private domain(s: GlobalState, p: Principal, name: string, change?: `${ContentOp}:SavedQueries`): { id: string; name: string } {
     requireUser(p, 'saved searches');
+    const d = this.visible(s, p, name);
+    if (change !== undefined) requireRight(s, p, d, change, `${CHANGING[change]} a saved search`);
+    return d;
+  }
+
+  private visible(s: GlobalState, p: Principal, name: string): Repository | StoredView {
     const repo = s.repositoryByName(name);
     if (repo !== undefined && canSeeRepository(s, p, repo)) return repo;
     const view = s.views.byName(name);
@@ -76,10 +85,10 @@ export class SavedQueryService {
 
   async create(p: Principal, domainName: string, input: SavedQueryInput): Promise<StoredSavedQuery> {
     const id = newId();
-    const d0 = this.domain(this.store.state, p, domainName);
+    const d0 = this.domain(this.store.state, p, domainName, 'create:SavedQueries');
     const checked = this.check(d0.id, input, null);
     await this.store.transact((s) => {
-      const d = this.domain(s, p, domainName);
+      const d = this.domain(s, p, domainName, 'create:SavedQueries');
       const existing = s.savedQueries.of(d.id);
       if (existing.some((q) => q.name === checked.name)) throw new LogsvcError('E_CONFLICT', `name: a saved search named "${checked.name}" already exists in "${d.name}"`);
       if (existing.length >= MAX_PER_DOMAIN) throw new LogsvcError('E_CONFLICT', `"${d.name}" already has ${MAX_PER_DOMAIN} saved searches`);
@@ -89,10 +98,10 @@ export class SavedQueryService {
   }
 
   async update(p: Principal, domainName: string, id: string, input: SavedQueryInput): Promise<StoredSavedQuery> {
-    const d0 = this.domain(this.store.state, p, domainName);
+    const d0 = this.domain(this.store.state, p, domainName, 'update:SavedQueries');
     const checked = this.check(d0.id, input, this.find(this.store.state, d0, id));
     await this.store.transact((s) => {
-      const d = this.domain(s, p, domainName);
+      const d = this.domain(s, p, domainName, 'update:SavedQueries');
       const old = this.find(s, d, id);
       if (s.savedQueries.of(d.id).some((q) => q.name === checked.name && q.id !== id)) throw new LogsvcError('E_CONFLICT', `name: a saved search named "${checked.name}" already exists in "${d.name}"`);
       return { events: [{ type: 'SavedQuerySaved', query: { ...old, ...checked } }], result: undefined };
@@ -102,7 +111,7 @@ export class SavedQueryService {
 
   delete(p: Principal, domainName: string, id: string): Promise<void> {
     return this.store.transact((s) => {
-      const d = this.domain(s, p, domainName);
+      const d = this.domain(s, p, domainName, 'delete:SavedQueries');
       this.find(s, d, id);
       return { events: [{ type: 'SavedQueryDeleted', id }], result: undefined };
     });

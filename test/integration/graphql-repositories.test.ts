@@ -111,7 +111,7 @@ t.test('members: a normal user sees a repository only once granted', async (t) =
 
   await expectError(t, gql(node.url, admin, ADD_MEMBER, { r: 'web-logs', u: 'nobody' }), /does not exist/, 'E_NOT_FOUND', 'adding an unknown user');
   await expectError(t, gql(node.url, admin, ADD_MEMBER, { r: 'no-such-repo', u: 'kim' }), /does not exist/, 'E_NOT_FOUND', 'adding to an unknown repository');
-  await expectError(t, gql(node.url, kim.token, ADD_MEMBER, { r: 'web-logs', u: 'kim', a: true }), /requires root or member-admin rights/, 'E_FORBIDDEN', 'a plain member granting itself admin rights');
+  await expectError(t, gql(node.url, kim.token, ADD_MEMBER, { r: 'web-logs', u: 'kim', a: true }), /requires root, member-admin rights on it, or a group role with ReadAccess and/, 'E_FORBIDDEN', 'a plain member granting itself admin rights');
 
   const rm = await gql(node.url, admin, REMOVE_MEMBER, { r: 'web-logs', u: 'kim' });
   t.equal(rm.errors, undefined);
@@ -182,11 +182,11 @@ t.test('member rights over ingest tokens and descriptions', async (t) => {
   t.equal((await gql(node.url, lee.token, ADD_MEMBER, { r: 'web-logs', u: 'ned' })).errors, undefined, '... add a member');
   t.equal((await gql(node.url, lee.token, REMOVE_MEMBER, { r: 'web-logs', u: 'ned' })).errors, undefined, '... remove a member');
 
-  await expectError(t, gql(node.url, max.token, ADD_TOKEN, { r: 'web-logs', n: 'max-token' }), /requires root or member-admin rights/, 'E_FORBIDDEN', 'a plain member adding a token');
-  await expectError(t, gql(node.url, max.token, REMOVE_TOKEN, { r: 'web-logs', n: 'lee-token' }), /requires root or member-admin rights/, 'E_FORBIDDEN', 'a plain member removing a token');
-  await expectError(t, gql(node.url, max.token, ASSIGN, { r: 'web-logs', n: 'lee-token', p: 'kv' }), /requires root or member-admin rights/, 'E_FORBIDDEN', 'a plain member assigning a parser');
-  await expectError(t, gql(node.url, max.token, ADD_MEMBER, { r: 'web-logs', u: 'ned' }), /requires root or member-admin rights/, 'E_FORBIDDEN', 'a plain member adding a member');
-  await expectError(t, gql(node.url, max.token, 'mutation { updateDescriptionForSearchDomain(name: "web-logs", newDescription: "by max") { result } }'), /requires root or member-admin rights/, 'E_FORBIDDEN', 'a plain member changing the description');
+  await expectError(t, gql(node.url, max.token, ADD_TOKEN, { r: 'web-logs', n: 'max-token' }), /requires root, member-admin rights on it, or a group role with ReadAccess and/, 'E_FORBIDDEN', 'a plain member adding a token');
+  await expectError(t, gql(node.url, max.token, REMOVE_TOKEN, { r: 'web-logs', n: 'lee-token' }), /requires root, member-admin rights on it, or a group role with ReadAccess and/, 'E_FORBIDDEN', 'a plain member removing a token');
+  await expectError(t, gql(node.url, max.token, ASSIGN, { r: 'web-logs', n: 'lee-token', p: 'kv' }), /requires root, member-admin rights on it, or a group role with ReadAccess and/, 'E_FORBIDDEN', 'a plain member assigning a parser');
+  await expectError(t, gql(node.url, max.token, ADD_MEMBER, { r: 'web-logs', u: 'ned' }), /requires root, member-admin rights on it, or a group role with ReadAccess and/, 'E_FORBIDDEN', 'a plain member adding a member');
+  await expectError(t, gql(node.url, max.token, 'mutation { updateDescriptionForSearchDomain(name: "web-logs", newDescription: "by max") { result } }'), /requires root, member-admin rights on it, or a group role with ReadAccess and/, 'E_FORBIDDEN', 'a plain member changing the description');
   // A non-member is told the repository does not exist, not that it lacks rights.
   await expectError(t, gql(node.url, ned.token, ADD_TOKEN, { r: 'web-logs', n: 'ned-token' }), /does not exist or you have no access/, 'E_NOT_FOUND', 'a non-member adding a token');
   t.same(await tokensOf(ned.token, 'web-logs'), undefined, 'a non-member cannot list tokens');

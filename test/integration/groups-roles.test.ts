@@ -1,7 +1,8 @@
 /**
  * Groups and roles against a real node over HTTP: humioctl's group and role documents, the
  * product's mutations for the rest, and what a role assigned to a group for a repository or a view
- * gives the group's users (searching, reading ingest tokens, changing retention), taken away again
+ * gives the group's users (searching, reading ingest tokens, changing retention; each change of
+ * parsers, ingest tokens, alerts, actions, saved searches and files by its own permission), taken away again
  * when the user leaves the group, the role loses ReadAccess or goes, or the group goes. A restart
  * keeps all of it (global state).
  */
@@ -10,6 +11,7 @@ import { startNode, type TestNode } from '../helpers/node-process.js';
 import { api, createUser, gql } from '../helpers/http.js';
 import { countOf, createRepo, ingestStructured, mustGql, type KnownEvent } from '../helpers/query.js';
 import { HUMIOCTL_DOCUMENTS } from '../fixtures/humioctl/documents.js';
+import { uploadFile } from '../helpers/files.js';
 
 t.setTimeout(180_000);
 
@@ -104,12 +106,12 @@ t.test('a role assigned to the group for a repository gives its users access the
   t.strictSame(roleUsers, { groupsCount: 1, usersCount: 1, users: [{ username: 'gus' }] });
 
   const retention = await gql(node.url, gus.token, doc('UpdateTimeBasedRetention'), { RepositoryName: 'logs', RetentionInDays: 30 });
-  t.match(retention.errors?.[0]?.message, /requires root, deletion rights on it, or a group role with ChangeRetention there/, 'reading is not changing retention');
+  t.match(retention.errors?.[0]?.message, /requires root, deletion rights on it, or a group role with ReadAccess and ChangeRetention there/, 'reading is not changing retention');
   await mustGql(node.url, admin, doc('UpdateRole'), { RoleID: readerId, RoleName: 'reader', ViewPermissions: ['ReadAccess', 'ChangeRetention'] });
   await mustGql(node.url, gus.token, doc('UpdateTimeBasedRetention'), { RepositoryName: 'logs', RetentionInDays: 30 });
   t.equal((await mustGql(node.url, admin, '{ repository(name: "logs") { timeBasedRetention } }')).repository.timeBasedRetention, 30, 'ChangeRetention lets the group member change retention');
   const members = await gql(node.url, gus.token, 'mutation { addMember(searchDomainName: "logs", username: "gus", hasMembershipAdminRights: true) { clientMutationId } }');
-  t.match(members.errors?.[0]?.message, /requires root or member-admin rights/, 'without ChangeUserAccess the member cannot change members');
+  t.match(members.errors?.[0]?.message, /requires root, member-admin rights on it, or a group role with ReadAccess and/, 'without ChangeUserAccess the member cannot change members');
 
   await mustGql(node.url, admin, doc('UpdateRole'), { RoleID: readerId, RoleName: 'reader', ViewPermissions: ['ChangeRetention'] });
   t.equal(await gusCount(node, 'logs'), 'HTTP 404', 'a role without ReadAccess gives nothing');
@@ -124,6 +126,69 @@ t.test('leaving the group takes the access away; joining again gives it back', a
   t.match(refused.errors?.[0]?.message, /does not exist or you have no access/, 'nor its ingest tokens');
   await mustGql(node.url, admin, doc('AddUserToGroup'), { GroupID: groupId, UserID: 'gus' });
   t.equal(await gusCount(node, 'logs'), 12, 'added again (by user name)');
+});
+
+t.test("a role's permissions, one per kind of change: reading alone changes nothing; each permission opens its change and no other", async (t) => {
+  const setPerms = (perms: string[]): Promise<unknown> => mustGql(node.url, admin, doc('UpdateRole'), { RoleID: readerId, RoleName: 'reader', ViewPermissions: ['ReadAccess', ...perms] });
+  /** gus's GraphQL call: its data, or the first error's message. */
+  const asGus = async (query: string, variables: Record<string, unknown> = {}): Promise<{ data?: Record<string, unknown>; error?: string }> => {
+    const r = await gql(node.url, gus.token, query, variables);
+    const error = r.errors?.[0]?.message;
+    return error !== undefined ? { error } : { data: r.data };
+  };
+  const PARSER = 'mutation($n: String!) { createParserV2(input: {name: $n, script: "parseJson()", repositoryName: "logs", testCases: [], fieldsToTag: [], fieldsToBeRemovedBeforeParsing: []}) { id } }';
+  const TOKEN = 'mutation($n: String!) { addIngestTokenV3(input: {repositoryName: "logs", name: $n}) { name } }';
+  const ALERT = 'mutation($n: String!) { createFilterAlert(input: {viewName: "logs", name: $n, queryString: "level=error", actionIdsOrNames: [], labels: [], enabled: false, queryOwnershipType: User}) { id } }';
+  const DEL_ALERT = 'mutation($id: String!) { deleteFilterAlert(input: {viewName: "logs", id: $id}) }';
+  const ACTION = 'mutation($n: String!) { createWebhookAction(input: {viewName: "logs", name: $n, url: "https://hooks.example.com/x", method: "POST", headers: [], bodyTemplate: "", ignoreSSL: false, useProxy: false}) { id } }';
+  const DEL_ACTION = 'mutation($id: String!) { deleteAction(input: {viewName: "logs", id: $id}) }';
+  const SAVED = 'mutation($n: String!) { createSavedQuery(input: {viewName: "logs", name: $n, queryString: "level=error"}) { savedQuery { id } } }';
+  const DEL_SAVED = 'mutation($id: String!) { deleteSavedQuery(input: {viewName: "logs", id: $id}) { result } }';
+  const upload = (name: string): Promise<{ status: number; text: string }> => uploadFile(node.url, '/api/v1/repositories/logs/files', gus.token, name, 'k,v\na,1\n');
+  const REMOVE_FILE = 'mutation($f: String!) { removeFile(name: "logs", fileName: $f) { __typename } }';
+
+  await setPerms([]);
+  t.match((await asGus(PARSER, { n: 'p1' })).error, /changing parsers in "logs" requires root, member-admin rights on it, or a group role with ReadAccess and ChangeParsers there/);
+  t.match((await asGus(TOKEN, { n: 't1' })).error, /adding an ingest token in "logs" requires .* ChangeIngestTokens there/);
+  t.match((await asGus(ALERT, { n: 'a1' })).error, /creating an alert in "logs" requires root, membership of it, or a group role with ReadAccess and one of ChangeTriggers, CreateTriggers, ChangeTriggersAndActions there/);
+  t.match((await asGus(ACTION, { n: 'h1' })).error, /creating an action in "logs" requires .*one of ChangeActions, CreateActions, ChangeTriggersAndActions there/);
+  t.match((await asGus(SAVED, { n: 's1' })).error, /creating a saved search in "logs" requires .*one of ChangeSavedQueries, CreateSavedQueries there/);
+  const refusedUpload = await upload('owners.csv');
+  t.equal(refusedUpload.status, 403, 'a file upload is refused');
+  t.match(refusedUpload.text, /uploading a file in "logs" requires .*one of ChangeFiles, CreateFiles there/);
+  t.equal(await gusCount(node, 'logs'), 12, 'and searching still works');
+
+  await setPerms(['ChangeParsers', 'ChangeIngestTokens', 'CreateTriggers', 'CreateActions', 'CreateSavedQueries', 'CreateFiles']);
+  t.ok((await asGus(PARSER, { n: 'p1' })).data, 'ChangeParsers: a parser');
+  t.ok((await asGus(TOKEN, { n: 't1' })).data, 'ChangeIngestTokens: an ingest token');
+  const alert = await asGus(ALERT, { n: 'a1' });
+  t.ok(alert.data, `CreateTriggers: an alert ${alert.error ?? ''}`);
+  const action = await asGus(ACTION, { n: 'h1' });
+  t.ok(action.data, `CreateActions: an action ${action.error ?? ''}`);
+  const saved = await asGus(SAVED, { n: 's1' });
+  t.ok(saved.data, `CreateSavedQueries: a saved search ${saved.error ?? ''}`);
+  t.equal((await upload('owners.csv')).status, 200, 'CreateFiles: a new file');
+  const alertId = (alert.data?.createFilterAlert as { id: string }).id;
+  const actionId = (action.data?.createWebhookAction as { id: string }).id;
+  const savedId = (saved.data?.createSavedQuery as { savedQuery: { id: string } }).savedQuery.id;
+  t.match((await asGus(DEL_ALERT, { id: alertId })).error, /deleting an alert in "logs" requires .*DeleteTriggers/, 'creating is not deleting');
+  t.match((await asGus(DEL_ACTION, { id: actionId })).error, /deleting an action in "logs" requires .*DeleteActions/);
+  t.match((await asGus(DEL_SAVED, { id: savedId })).error, /deleting a saved search in "logs" requires .*DeleteSavedQueries/);
+  const replace = await upload('owners.csv');
+  t.equal(replace.status, 403, 'replacing a file is updating it');
+  t.match(replace.text, /replacing a file in "logs" requires .*one of ChangeFiles, UpdateFiles there/);
+  t.match((await asGus(REMOVE_FILE, { f: 'owners.csv' })).error, /removing a file in "logs" requires .*one of ChangeFiles, DeleteFiles there/);
+
+  await setPerms(['DeleteTriggers', 'ChangeTriggersAndActions', 'ChangeSavedQueries', 'ChangeFiles']);
+  t.match((await asGus(PARSER, { n: 'p2' })).error, /ChangeParsers/, 'a permission taken away is gone');
+  t.ok((await asGus(DEL_ALERT, { id: alertId })).data, 'DeleteTriggers: the alert goes');
+  t.ok((await asGus(DEL_ACTION, { id: actionId })).data, 'ChangeTriggersAndActions: the action goes');
+  t.ok((await asGus(DEL_SAVED, { id: savedId })).data, 'ChangeSavedQueries: the saved search goes');
+  t.equal((await upload('owners.csv')).status, 200, 'ChangeFiles: the file is replaced');
+  t.ok((await asGus(REMOVE_FILE, { f: 'owners.csv' })).data, 'and removed');
+  const left = (await mustGql(node.url, admin, '{ searchDomain(name: "logs") { filterAlerts { id } actions { id } savedQueries { id } } }')).searchDomain;
+  t.strictSame(left, { filterAlerts: [], actions: [], savedQueries: [] }, 'what was deleted is gone');
+  await setPerms([]);
 });
 
 t.test('a role for a view: the group member searches the view and sees what its filters let through', async (t) => {

@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { GlobalState, type GlobalEvent } from '../../../src/global/index.js';
-import { principalHas, userHas, type DomainRight } from '../../../src/auth/index.js';
+import { principalHas, userHas, whoMay, type DomainRight } from '../../../src/auth/index.js';
 
 function state(...events: GlobalEvent[]): GlobalState {
   const s = new GlobalState();
@@ -93,4 +93,21 @@ t.test('a snapshot holds groups, roles and assignments', async (t) => {
   t.strictSame(back.groups.toSnapshot(), s.groups.toSnapshot());
   t.strictSame(rights(back, 'u1', 'r1'), ['read', 'retention']);
   t.equal(new GlobalState().toSnapshot().groups, undefined, 'absent when there are none');
+});
+
+t.test('each kind of change has its own permission; direct members change content, member admins administer', async (t) => {
+  const all: DomainRight[] = ['read', 'admin', 'retention', 'deleteEvents', 'description', 'searchSettings', 'parsers', 'ingestTokens'];
+  for (const kind of ['Triggers', 'Actions', 'Files', 'SavedQueries'] as const) for (const op of ['create', 'update', 'delete'] as const) all.push(`${op}:${kind}`);
+  const rightsOf = (s: GlobalState, user: string): DomainRight[] => all.filter((r) => userHas(s, user, s.repositories.get('r1')!, r));
+  const role = (id: string, perms: string[]): GlobalEvent[] => [
+    { type: 'RoleSaved', role: { id, displayName: id, color: null, description: null, viewPermissions: ['ReadAccess', ...perms] as never, systemPermissions: [], organizationPermissions: [] }, at: 3 },
+    { type: 'GroupRoleAssigned', groupId: 'g1', domainId: 'r1', roleId: id, replace: true },
+  ];
+  t.strictSame(rightsOf(state(...role('a', ['CreateTriggers', 'DeleteFiles', 'ChangeParsers'])), 'u1'), ['read', 'parsers', 'create:Triggers', 'delete:Files']);
+  t.strictSame(rightsOf(state(...role('b', ['ChangeTriggersAndActions'])), 'u1'), ['read', 'create:Triggers', 'update:Triggers', 'delete:Triggers', 'create:Actions', 'update:Actions', 'delete:Actions']);
+  t.strictSame(rightsOf(state(...role('c', ['ChangeSavedQueries', 'ChangeIngestTokens', 'ChangeViewOrRepositoryDescription', 'ChangeDefaultSearchSettings'])), 'u1'), ['read', 'description', 'searchSettings', 'ingestTokens', 'create:SavedQueries', 'update:SavedQueries', 'delete:SavedQueries']);
+  const content = all.filter((r) => r.includes(':'));
+  t.strictSame(rightsOf(state({ type: 'MemberSet', repositoryId: 'r1', userId: 'u2', canAdminMembers: false, canDeleteData: false }), 'u2'), ['read', ...content], 'a plain member reads and changes the content');
+  t.strictSame(rightsOf(state({ type: 'MemberSet', repositoryId: 'r1', userId: 'u2', canAdminMembers: true, canDeleteData: false }), 'u2'), ['read', 'admin', 'description', 'searchSettings', 'parsers', 'ingestTokens', ...content], 'a member admin administers it');
+  for (const r of all.slice(1) as Exclude<DomainRight, 'read'>[]) t.match(whoMay(r), /^root, .+, or a group role with ReadAccess and .+ there$/, `who may: ${r}`);
 });
