@@ -403,6 +403,18 @@ function narrowKept(values: Int32Array, op: string, n: number): Narrow {
   return (sel, count, out) => selectIntRange(values, sel, count, lo, hi, out);
 }
 
+/** The index of the first of `sorted` (ascending) at or above `x` (its length when none is). */
+function atOrAbove(sorted: Int32Array, x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** The rows of `values` in [lo, hi] (of `sel`, else of 0 .. count-1), written to `rows` (which may be `sel`); how many. */
 function selectIntRange(values: Int32Array, sel: Int32Array | null, count: number, lo: number, hi: number, rows: Int32Array): number {
   if (lo > 0x7fffffff || hi < -0x80000000) return 0;
@@ -444,6 +456,9 @@ function summaryFilter(f: Filter): SummaryFilter | null {
   return { field: f.field, op: f.op, test: compareTest(f, hooks), bound: numeric ? compareNumber(f, hooks) : Number.NaN };
 }
 
+/** A block's integer column kept decoded by this thread, its values in ascending order, by field name (kept-ints.ts); undefined: not kept. */
+export type SortedInts = (name: string) => Int32Array | undefined;
+
 /** A column of a block's head as summaryRows reads it (segments/frames.ts ColumnEntry). */
 export interface SummarisedColumn {
   field: boolean;
@@ -472,9 +487,12 @@ const NO_TALLY = { keys: [], counts: [] };
  * null when the summaries do not decide the selection. They decide it when every filter compares
  * one and the same field and that field's column has a dictionary summary (each entry tested
  * once, its rows counted), or an integer summary whose min and max pass every filter or fail one;
- * or when the block has no column of that field (every row lacks it).
+ * or when the block has no column of that field (every row lacks it). An integer summary whose min
+ * and max straddle a bound decides the count too when the thread keeps the column's values in
+ * order (`sorted`, kept-ints.ts): two binary searches, no frame read, no view made and no loop over
+ * the rows (which rows pass is not known then: only aggregates that take a count are answered).
  */
-export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn[], n: number): SummaryRows | null {
+export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn[], n: number, sorted?: SortedInts): SummaryRows | null {
   const filters = plan.summaryFilters;
   if (filters === null) return null;
   // A name's column: its last occurrence, as BlockView reads it.
@@ -507,19 +525,30 @@ export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn
       // `s.n` rows hold an integer in [min, max] (the others none, which no comparison keeps): a
       // filter that both ends pass keeps those rows, one that both fail keeps none (each is a
       // comparison with one bound); otherwise rows differ.
-      let all = true;
+      let none = false;
+      let straddles = false;
       for (const f of filters) {
         const cmp = numericOp(f.op, f.bound)!;
         const lo = cmp(s.min);
         const hi = cmp(s.max);
-        if (!lo && !hi) {
-          all = false;
-          count = 0;
-          break;
-        }
-        if (!lo || !hi) return null;
+        if (!lo && !hi) none = true;
+        else if (!lo || !hi) straddles = true;
       }
-      if (all) count = s.n;
+      if (none) count = 0;
+      else if (!straddles) count = s.n;
+      else {
+        // Rows on both sides of a bound: counted in the kept values (every row holds one), if any.
+        const values = sorted?.(field);
+        if (values === undefined || values.length !== n) return null;
+        let lo = -Infinity;
+        let hi = Infinity;
+        for (const f of filters) {
+          const [l, h] = intRange(f.op, f.bound);
+          lo = Math.max(lo, l);
+          hi = Math.min(hi, h);
+        }
+        count = lo > hi ? 0 : atOrAbove(values, hi + 1) - atOrAbove(values, lo);
+      }
     } else return null;
   }
   const every = count === n;
