@@ -448,12 +448,25 @@ interface SummaryFilter {
   test: (s: string | undefined) => boolean;
   /** The number of `<`, `<=`, `>`, `>=`; NaN for other operators. */
   bound: number;
+  /** Those operators as a test of a number (null for others), and the integers they keep, [lo, hi] (intRange). */
+  cmp: ((x: number) => boolean) | null;
+  ints: [number, number];
 }
 
 function summaryFilter(f: Filter): SummaryFilter | null {
   if (f.k !== 'compare' || !plainField(f.field)) return null;
   const numeric = f.op === '<' || f.op === '<=' || f.op === '>' || f.op === '>=';
-  return { field: f.field, op: f.op, test: compareTest(f, hooks), bound: numeric ? compareNumber(f, hooks) : Number.NaN };
+  const bound = numeric ? compareNumber(f, hooks) : Number.NaN;
+  return { field: f.field, op: f.op, test: compareTest(f, hooks), bound, cmp: numeric ? numericOp(f.op, bound) : null, ints: numeric ? intRange(f.op, bound) : [Number.NaN, Number.NaN] };
+}
+
+/** A name's column in a head's directory: its last occurrence, as BlockView reads it. */
+function columnNamed(columns: readonly SummarisedColumn[], name: string): SummarisedColumn | null {
+  for (let k = columns.length - 1; k >= 0; k--) {
+    const c = columns[k]!;
+    if (c.field && c.name === name) return c;
+  }
+  return null;
 }
 
 /** A block's integer column kept decoded by this thread, its values in ascending order, by field name (kept-ints.ts); undefined: not kept. */
@@ -495,18 +508,14 @@ const NO_TALLY = { keys: [], counts: [] };
 export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn[], n: number, sorted?: SortedInts): SummaryRows | null {
   const filters = plan.summaryFilters;
   if (filters === null) return null;
-  // A name's column: its last occurrence, as BlockView reads it.
-  const byName = (name: string): SummarisedColumn | null => {
-    for (let k = columns.length - 1; k >= 0; k--) if (columns[k]!.field && columns[k]!.name === name) return columns[k]!;
-    return null;
-  };
+  const byName = (name: string): SummarisedColumn | null => columnNamed(columns, name);
   let count = n;
   /** The filtered field's dictionary summary and the entries that pass; null: no filter, or not one. */
   let selected: { name: string; s: Extract<ColumnSummary, { kind: 'dict' }>; pass: Uint8Array } | null = null;
   if (filters.length > 0) {
     const field = filters[0]!.field;
-    if (filters.some((f) => f.field !== field)) return null;
-    const col = byName(field);
+    for (let k = 1; k < filters.length; k++) if (filters[k]!.field !== field) return null;
+    const col = columnNamed(columns, field);
     const s = col?.summary;
     if (col === null) count = filters.every((f) => f.test(undefined)) ? n : 0;
     else if (s?.kind === 'dict') {
@@ -521,16 +530,15 @@ export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn
       }
       if (filters.every((f) => f.test(undefined))) count += s.absent;
       selected = { name: field, s, pass };
-    } else if (s?.kind === 'ints' && filters.every((f) => !Number.isNaN(f.bound))) {
+    } else if (s?.kind === 'ints' && filters.every((f) => f.cmp !== null)) {
       // `s.n` rows hold an integer in [min, max] (the others none, which no comparison keeps): a
       // filter that both ends pass keeps those rows, one that both fail keeps none (each is a
       // comparison with one bound); otherwise rows differ.
       let none = false;
       let straddles = false;
       for (const f of filters) {
-        const cmp = numericOp(f.op, f.bound)!;
-        const lo = cmp(s.min);
-        const hi = cmp(s.max);
+        const lo = f.cmp!(s.min);
+        const hi = f.cmp!(s.max);
         if (!lo && !hi) none = true;
         else if (!lo || !hi) straddles = true;
       }
@@ -543,11 +551,11 @@ export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn
         let lo = -Infinity;
         let hi = Infinity;
         for (const f of filters) {
-          const [l, h] = intRange(f.op, f.bound);
-          lo = Math.max(lo, l);
-          hi = Math.min(hi, h);
+          lo = Math.max(lo, f.ints[0]);
+          hi = Math.min(hi, f.ints[1]);
         }
-        count = lo > hi ? 0 : atOrAbove(values, hi + 1) - atOrAbove(values, lo);
+        // An open end needs no search (a one-sided range, the usual kind: one search, not two).
+        count = lo > hi ? 0 : (hi === Infinity ? n : atOrAbove(values, hi + 1)) - (lo === -Infinity ? 0 : atOrAbove(values, lo));
       }
     } else return null;
   }
