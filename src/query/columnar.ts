@@ -403,6 +403,18 @@ function narrowKept(values: Int32Array, op: string, n: number): Narrow {
   return (sel, count, out) => selectIntRange(values, sel, count, lo, hi, out);
 }
 
+/** The index of the first of `sorted` (ascending) at or above `x` (its length when none is). */
+function atOrAbove(sorted: Int32Array, x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** The rows of `values` in [lo, hi] (of `sel`, else of 0 .. count-1), written to `rows` (which may be `sel`); how many. */
 function selectIntRange(values: Int32Array, sel: Int32Array | null, count: number, lo: number, hi: number, rows: Int32Array): number {
   if (lo > 0x7fffffff || hi < -0x80000000) return 0;
@@ -436,13 +448,29 @@ interface SummaryFilter {
   test: (s: string | undefined) => boolean;
   /** The number of `<`, `<=`, `>`, `>=`; NaN for other operators. */
   bound: number;
+  /** Those operators as a test of a number (null for others), and the integers they keep, [lo, hi] (intRange). */
+  cmp: ((x: number) => boolean) | null;
+  ints: [number, number];
 }
 
 function summaryFilter(f: Filter): SummaryFilter | null {
   if (f.k !== 'compare' || !plainField(f.field)) return null;
   const numeric = f.op === '<' || f.op === '<=' || f.op === '>' || f.op === '>=';
-  return { field: f.field, op: f.op, test: compareTest(f, hooks), bound: numeric ? compareNumber(f, hooks) : Number.NaN };
+  const bound = numeric ? compareNumber(f, hooks) : Number.NaN;
+  return { field: f.field, op: f.op, test: compareTest(f, hooks), bound, cmp: numeric ? numericOp(f.op, bound) : null, ints: numeric ? intRange(f.op, bound) : [Number.NaN, Number.NaN] };
 }
+
+/** A name's column in a head's directory: its last occurrence, as BlockView reads it. */
+function columnNamed(columns: readonly SummarisedColumn[], name: string): SummarisedColumn | null {
+  for (let k = columns.length - 1; k >= 0; k--) {
+    const c = columns[k]!;
+    if (c.field && c.name === name) return c;
+  }
+  return null;
+}
+
+/** A block's integer column kept decoded by this thread, its values in ascending order, by field name (kept-ints.ts); undefined: not kept. */
+export type SortedInts = (name: string) => Int32Array | undefined;
 
 /** A column of a block's head as summaryRows reads it (segments/frames.ts ColumnEntry). */
 export interface SummarisedColumn {
@@ -472,23 +500,22 @@ const NO_TALLY = { keys: [], counts: [] };
  * null when the summaries do not decide the selection. They decide it when every filter compares
  * one and the same field and that field's column has a dictionary summary (each entry tested
  * once, its rows counted), or an integer summary whose min and max pass every filter or fail one;
- * or when the block has no column of that field (every row lacks it).
+ * or when the block has no column of that field (every row lacks it). An integer summary whose min
+ * and max straddle a bound decides the count too when the thread keeps the column's values in
+ * order (`sorted`, kept-ints.ts): two binary searches, no frame read, no view made and no loop over
+ * the rows (which rows pass is not known then: only aggregates that take a count are answered).
  */
-export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn[], n: number): SummaryRows | null {
+export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn[], n: number, sorted?: SortedInts): SummaryRows | null {
   const filters = plan.summaryFilters;
   if (filters === null) return null;
-  // A name's column: its last occurrence, as BlockView reads it.
-  const byName = (name: string): SummarisedColumn | null => {
-    for (let k = columns.length - 1; k >= 0; k--) if (columns[k]!.field && columns[k]!.name === name) return columns[k]!;
-    return null;
-  };
+  const byName = (name: string): SummarisedColumn | null => columnNamed(columns, name);
   let count = n;
   /** The filtered field's dictionary summary and the entries that pass; null: no filter, or not one. */
   let selected: { name: string; s: Extract<ColumnSummary, { kind: 'dict' }>; pass: Uint8Array } | null = null;
   if (filters.length > 0) {
     const field = filters[0]!.field;
-    if (filters.some((f) => f.field !== field)) return null;
-    const col = byName(field);
+    for (let k = 1; k < filters.length; k++) if (filters[k]!.field !== field) return null;
+    const col = columnNamed(columns, field);
     const s = col?.summary;
     if (col === null) count = filters.every((f) => f.test(undefined)) ? n : 0;
     else if (s?.kind === 'dict') {
@@ -503,23 +530,33 @@ export function summaryRows(plan: ColumnPlan, columns: readonly SummarisedColumn
       }
       if (filters.every((f) => f.test(undefined))) count += s.absent;
       selected = { name: field, s, pass };
-    } else if (s?.kind === 'ints' && filters.every((f) => !Number.isNaN(f.bound))) {
+    } else if (s?.kind === 'ints' && filters.every((f) => f.cmp !== null)) {
       // `s.n` rows hold an integer in [min, max] (the others none, which no comparison keeps): a
       // filter that both ends pass keeps those rows, one that both fail keeps none (each is a
       // comparison with one bound); otherwise rows differ.
-      let all = true;
+      let none = false;
+      let straddles = false;
       for (const f of filters) {
-        const cmp = numericOp(f.op, f.bound)!;
-        const lo = cmp(s.min);
-        const hi = cmp(s.max);
-        if (!lo && !hi) {
-          all = false;
-          count = 0;
-          break;
-        }
-        if (!lo || !hi) return null;
+        const lo = f.cmp!(s.min);
+        const hi = f.cmp!(s.max);
+        if (!lo && !hi) none = true;
+        else if (!lo || !hi) straddles = true;
       }
-      if (all) count = s.n;
+      if (none) count = 0;
+      else if (!straddles) count = s.n;
+      else {
+        // Rows on both sides of a bound: counted in the kept values (every row holds one), if any.
+        const values = sorted?.(field);
+        if (values === undefined || values.length !== n) return null;
+        let lo = -Infinity;
+        let hi = Infinity;
+        for (const f of filters) {
+          lo = Math.max(lo, f.ints[0]);
+          hi = Math.min(hi, f.ints[1]);
+        }
+        // An open end needs no search (a one-sided range, the usual kind: one search, not two).
+        count = lo > hi ? 0 : (hi === Infinity ? n : atOrAbove(values, hi + 1)) - (lo === -Infinity ? 0 : atOrAbove(values, lo));
+      }
     } else return null;
   }
   const every = count === n;

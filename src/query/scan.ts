@@ -24,7 +24,7 @@ import { tableKey } from '../files/packed.js';
 import { compileQuery } from './compile.js';
 import { Meter, withMeter, type MemoryBudget } from './memory.js';
 import { chainStages } from './pipeline.js';
-import { addFromMetadata, columnPlan, columnRows, metadataAnswers, selectRows, summaryRows, type SummarisedColumn } from './columnar.js';
+import { addFromMetadata, columnPlan, columnRows, metadataAnswers, selectRows, summaryRows, type SortedInts, type SummarisedColumn } from './columnar.js';
 import type { Aggregator, BlockNeeds, CompiledQuery, Ev, MapStage, QueryContext, QueryLimits, SummaryRows } from './runtime.js';
 import type { PackedTable } from '../files/packed.js';
 
@@ -206,15 +206,18 @@ export function blockScanner(
   headers: boolean;
   /** The column summaries of a block's head (format 6) may decide its filters: ask them before its bloom filter. */
   summariesFirst: boolean;
+  /** The aggregate takes a count alone (count()): a range may count a block in its kept values in order (kept-ints.ts). */
+  countsAlone: boolean;
   columnsOnly: boolean;
   meta(minTs: number, maxTs: number, n: number): boolean;
-  summary(columns: readonly SummarisedColumn[], n: number, whollyInRange: boolean): boolean;
+  /** `held`: the block's integer columns this thread keeps decoded, in order (kept-ints.ts), which may count a range the summaries cannot. */
+  summary(columns: readonly SummarisedColumn[], n: number, whollyInRange: boolean, held?: SortedInts): boolean;
   /**
    * When the summaries decide the filters but could not answer the block: 'none' when no row of the
    * block passes them (leave it out), 'rows' when some do and nothing after them filters (its bloom
    * filter cannot rule it out: read it); null when they do not decide, or a later filter may.
    */
-  summaryVerdict(columns: readonly SummarisedColumn[], n: number): 'none' | 'rows' | null;
+  summaryVerdict(columns: readonly SummarisedColumn[], n: number, held?: SortedInts): 'none' | 'rows' | null;
   view(view: BlockView, whollyInRange: boolean): void;
   /** The aggregate's state complete: what its column path held back added (ColumnAggregator.flush). */
   flush(): void;
@@ -229,19 +232,25 @@ export function blockScanner(
   const plan = opts.columnPath ? columnPlan(maps, agg) : null;
   const restFeed = plan === null ? feed : chainStages(plan.rest, toAgg);
   const fromMeta = plan !== null && metadataAnswers(plan);
+  // Kept integer columns in order count a block's rows without knowing which they are: only an
+  // aggregate that takes a count alone (count()) is answered so; another reads the block's rows.
+  const countsAlone = plan?.agg?.addCount !== undefined;
   // A block's summary rows, made once for summary() and summaryVerdict() (asked one after the other).
   let lastColumns: readonly SummarisedColumn[] | null = null;
+  let lastHeld: SortedInts | undefined;
   let lastRows: SummaryRows | null = null;
-  const rowsOf = (columns: readonly SummarisedColumn[], n: number): SummaryRows | null => {
-    if (columns !== lastColumns) {
-      lastRows = summaryRows(plan!, columns, n);
+  const rowsOf = (columns: readonly SummarisedColumn[], n: number, held: SortedInts | undefined): SummaryRows | null => {
+    if (columns !== lastColumns || held !== lastHeld) {
+      lastRows = summaryRows(plan!, columns, n, held);
       lastColumns = columns;
+      lastHeld = held;
     }
     return lastRows;
   };
   return {
     headers: fromMeta,
     summariesFirst: plan !== null && plan.summaryFilters !== null,
+    countsAlone,
     // Rows reach the aggregate as columns: a block's columns are read as they are asked for
     // (unless a filter reads them all: then one read of the block's frames).
     columnsOnly: plan !== null && plan.rest.length === 0 && plan.agg?.addRows !== undefined && !plan.wide,
@@ -251,18 +260,18 @@ export function blockScanner(
       result.matched += n;
       return true;
     },
-    summary(columns, n, whollyInRange) {
+    summary(columns, n, whollyInRange, held) {
       const add = plan?.agg?.addSummary;
       if (!whollyInRange || plan === null || plan.rest.length > 0 || add === undefined) return false;
-      const rows = rowsOf(columns, n);
+      const rows = rowsOf(columns, n, countsAlone ? held : undefined);
       if (rows === null || (rows.count > 0 && !add(state, rows))) return false;
       result.events += n;
       result.matched += rows.count;
       return true;
     },
-    summaryVerdict(columns, n) {
+    summaryVerdict(columns, n, held) {
       if (plan === null || plan.summaryFilters === null || plan.filters.length === 0) return null;
-      const rows = rowsOf(columns, n);
+      const rows = rowsOf(columns, n, countsAlone ? held : undefined);
       if (rows === null) return null;
       return rows.count === 0 ? 'none' : plan.rest.length === 0 ? 'rows' : null;
     },
@@ -489,6 +498,12 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
    * the file on first use (one read of its frame, checked by its checksum); otherwise all frames
    * in one read. A damaged frame leaves the block out with a warning.
    */
+  // The integer columns this thread keeps decoded for the block being scanned, in order (one
+  // function for the task: the block is where it looks).
+  let heldPath = '';
+  let heldPos = 0;
+  let heldStored = 0;
+  const held: SortedInts = (name) => keptInts.sorted(heldPath, heldPos, heldStored, name);
   const scanFramed = (file: () => number, path: string, b: BlockRef, origin: BlockOrigin): void => {
     // Format 6: answered from the head's column summaries, no frame read (not a block a live
     // query's boundary cuts: its summaries count rows past the boundary). Asked before the bloom
@@ -503,11 +518,14 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     }
     let bloom = probes !== null;
     if (summarised) {
-      if (scanner.summary(head.dir.columns, head.meta.eventCount, b.minTs >= start && b.maxTs <= end)) {
+      heldPath = path;
+      heldPos = b.pos;
+      heldStored = head.meta.compressedLength;
+      if (scanner.summary(head.dir.columns, head.meta.eventCount, b.minTs >= start && b.maxTs <= end, held)) {
         result.blocksSummarised = (result.blocksSummarised ?? 0) + 1;
         return;
       }
-      const verdict = scanner.summaryVerdict(head.dir.columns, head.meta.eventCount);
+      const verdict = scanner.summaryVerdict(head.dir.columns, head.meta.eventCount, held);
       if (verdict === 'none') {
         result.blocksSkipped++;
         return;
@@ -550,7 +568,7 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
       const view = BlockView.fromEncoded(framedColumns(meta.eventCount, dir, (at, length) => read(at, length), lz4Codec, where, kept), origin);
       // Text search (the block read whole): its text columns' bytes, seen by earlier searches.
       if (!single) view.seen = seenBytes.block(path, b.pos, meta.compressedLength);
-      else view.keptInts = keptInts.block(path, b.pos, meta.compressedLength);
+      else view.keptInts = keptInts.block(path, b.pos, meta.compressedLength, summarised && scanner.countsAlone);
       scanView(b.below === undefined ? view : view.below(b.below), b.minTs >= start && b.maxTs <= end);
     } catch (err) {
       if (!(err instanceof FrameDamage)) throw err;

@@ -230,3 +230,38 @@ t.test('count() and time histograms answered from headers (a whole segment at on
     }
   }
 });
+
+t.test('snapshot order: the digest memory first, then segments newest first, ties in the list order; a segment grown or cut by the range is placed anew', async (t) => {
+  // Segments that are never read (the runner only notes the order of the units it is given).
+  const fake = (id: string, spans: [number, number][]): SegmentInfo => ({
+    path: `/nowhere/${id}.seg`,
+    meta: { ...seg.meta, id },
+    blocks: spans.map(([minTs, maxTs], i) => ({ ...seg.blocks[0]!, pos: 100 * i, minTs, maxTs })),
+    closed: true,
+    bytes: 1,
+  });
+  const list = [fake('a', [[T0, T0 + 10]]), fake('b', [[T0 + 50, T0 + 60]]), fake('c', [[T0, T0 + 10]]), fake('d', [[T0 + 20, T0 + 30], [T0 + 70, T0 + 80]]), fake('e', [[T0 + 40, T0 + 45]])];
+  const mem = [{ partition: 3, ds: 'ds1', tags: { type: 'kv' }, parts: [part(900, 2, { type: 'kv' })] }];
+  const seen: string[][] = [];
+  const noting = {
+    async scan(task: ScanTask) {
+      seen.push(task.units.map((u) => (u.kind === 'seg' ? u.path.slice(9, -4) : 'mem')));
+      return { state: { rows: [], n: 0 }, events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
+    },
+  };
+  const from: EventSources = { segments: () => list, memory: () => mem, highWater: () => null };
+  const ex = new QueryExecutor({ sources: from, runner: noting, parallelism: 1, taskBytes: Number.MAX_SAFE_INTEGER, maxQueryMs: 60_000 });
+  const order = async (start = T0 - 1, end = T0 + 1_000_000): Promise<string[]> => {
+    seen.length = 0;
+    const r = ex.start(spec('tail(1)', start, end), { id: 'r1', name: 'repo-one' });
+    await r.done;
+    return seen.flat();
+  };
+  t.same(await order(), ['mem', 'd', 'b', 'e', 'a', 'c'], 'newest first; a and c tie: list order');
+  t.same(await order(), ['mem', 'd', 'b', 'e', 'a', 'c'], 'asked again: the same');
+  t.same(await order(T0 - 1, T0 + 55), ['mem', 'b', 'e', 'd', 'a', 'c'], 'a range that cuts d and b: d placed by its blocks in range');
+  // An open segment's block list grows in place (the same list): c now holds the newest block.
+  (list[2]!.blocks as unknown as object[]).push({ ...list[2]!.blocks[0]!, pos: 500, minTs: T0 + 85, maxTs: T0 + 90 });
+  t.same(await order(), ['mem', 'c', 'd', 'b', 'e', 'a'], 'a grown segment moves up');
+  t.same(await order(), ['mem', 'c', 'd', 'b', 'e', 'a'], 'and stays there');
+});

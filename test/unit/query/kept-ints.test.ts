@@ -39,6 +39,43 @@ t.test('columns decoded once per block; not kept past 32 bits; the bound lets th
   t.same(kept.size, { bytes: 0, blocks: 0 });
 });
 
+t.test('the kept values in order: made at the first ask once kept, or with them for a range counted alone; within the bound', async (t) => {
+  const kept = new KeptInts(40_000);
+  const values = Array.from({ length: 1_000 }, (_, i) => ((i * 7919) % 100_003) - 50_000);
+  const col = encodeNumbers(values);
+  const ascending = Array.from(Int32Array.from(values).sort());
+  t.equal(kept.sorted('/s/one.seg', 100, 5_000, 'size'), undefined, 'nothing kept: none');
+  kept.block('/s/one.seg', 100, 5_000).values('size', col, values.length);
+  t.equal(kept.sorted('/s/one.seg', 100, 5_000, 'size'), undefined, 'noted, not decoded: none');
+  const held = kept.block('/s/one.seg', 100, 5_000).values('size', col, values.length);
+  const before = kept.size.bytes;
+  const sorted = kept.sorted('/s/one.seg', 100, 5_000, 'size');
+  t.same(Array.from(sorted ?? []), ascending, 'decoded: sorted at the first ask');
+  t.same(Array.from(held ?? []), values, 'the kept values keep their row order');
+  t.equal(kept.size.bytes, before + 4_000, 'the ordered copy counts in the bound');
+  t.equal(kept.sorted('/s/one.seg', 100, 5_000, 'size'), sorted, 'asked again: the same copy');
+  t.equal(kept.sorted('/s/one.seg', 100, 5_001, 'size'), undefined, 'another stored length: none');
+  t.equal(kept.sorted('/s/one.seg', 100, 5_000, 'other'), undefined, 'another column: none');
+  // A range counted alone: the copy made with the values, at their decode.
+  kept.block('/s/one.seg', 200, 5_000, true).values('size', col, values.length);
+  t.equal(kept.size.blocks, 2);
+  const bytes = kept.size.bytes;
+  kept.block('/s/one.seg', 200, 5_000, true).values('size', col, values.length);
+  t.equal(kept.size.bytes, bytes + 8_000, 'decoded with its ordered copy');
+  t.same(Array.from(kept.sorted('/s/one.seg', 200, 5_000, 'size') ?? []), ascending);
+  t.equal(kept.size.bytes, bytes + 8_000, 'which the ask finds made');
+  const wide = encodeNumbers([1, 2 ** 31, 3]);
+  kept.block('/s/one.seg', 300, 5_000, true).values('big', wide, 3);
+  kept.block('/s/one.seg', 300, 5_000, true).values('big', wide, 3);
+  t.equal(kept.sorted('/s/one.seg', 300, 5_000, 'big'), undefined, 'a column past 32 bits: none');
+  for (let b = 0; b < 6; b++) {
+    kept.block('/s/two.seg', b, 5_000, true).values('size', col, values.length);
+    kept.block('/s/two.seg', b, 5_000, true).values('size', col, values.length);
+  }
+  t.ok(kept.size.bytes <= 40_000, `the bound holds (${kept.size.bytes} bytes, ${kept.size.blocks} blocks)`);
+  t.equal(kept.sorted('/s/one.seg', 100, 5_000, 'size'), undefined, 'the least recently used let go, copy and all');
+});
+
 t.test('a range asked again answers from the kept values as the deltas and the per-event path do', async (t) => {
   const dir = await tempDir(t);
   const w = await writeSegment(dir, segMeta('ints'), Array.from({ length: 3 }, (_, b) => makeEvents(700, b * 1000, b * 700)), true);
@@ -47,15 +84,22 @@ t.test('a range asked again answers from the kept values as the deltas and the p
   const scan = (text: string, perEvent = false): ReturnType<typeof runScanTask> =>
     runScanTask({ spec: { text, args: {}, ctx, limits: DEFAULT_LIMITS }, repoName: 'r', units: [{ kind: 'seg', path: w.path, partition: 3, tags: {}, blocks: refs }], deadline: Date.now() + 60_000, perEvent });
   keptInts.clear();
-  for (const q of ['seq > 350 | count()', 'seq < 1200 | count()', 'seq >= 700 | seq <= 1399 | count()', 'seq > 2.5 | count()', 'seq <= -1 | count()', 'seq > 99999 | count()', 'seq > 3000000000 | count()', 'seq >= -3000000000 | count()', 'seq < 2147483648 | count()', 'even=yes | seq > 350 | count()', 'seq < 1500 | even=yes | seq >= 100 | top(five)']) {
+  let counted = 0;
+  for (const q of ['seq > 350 | count()', 'seq < 1200 | count()', 'seq >= 700 | seq <= 1399 | count()', 'seq > 2.5 | count()', 'seq <= -1 | count()', 'seq > 99999 | count()', 'seq > 3000000000 | count()', 'seq >= -3000000000 | count()', 'seq < 2147483648 | count()', 'even=yes | seq > 350 | count()', 'seq < 1500 | even=yes | seq >= 100 | top(five)', 'seq > 1000 | seq < 1001 | count()', 'seq > 1000 | seq <= 1001 | count()', 'seq > 1500 | seq < 800 | count()', 'seq >= 350.5 | seq < 2099.5 | count()', 'seq > 350 | groupBy(even)']) {
     const general = scan(q, true);
     const first = scan(q);
     const second = scan(q);
     const again = scan(q);
+    const fourth = scan(q);
     t.same(first.state, general.state, `${q}: the column path as the per-event path`);
     t.same(second.state, general.state, `${q}: asked again, the column decoded and kept`);
     t.same(again.state, general.state, `${q}: and again, from the kept values`);
+    t.same(fourth.state, general.state, `${q}: and again`);
+    counted += fourth.blocksSummarised ?? 0;
+    if (/^seq [^|]*(\| seq [^|]*)?\| count\(\)$/.test(q)) t.equal(fourth.blocksRead, 0, `${q}: no block read, each counted in its summaries or kept values in order`);
+    else if (!q.endsWith('count()') || q.startsWith('even')) t.ok(fourth.blocksRead > 0, `${q}: not a range counted alone: blocks read`);
   }
+  t.ok(counted > 10, `${counted} blocks counted without a read`);
   t.ok(keptInts.size.blocks > 0, 'blocks were kept');
   keptInts.clear();
 });

@@ -381,12 +381,13 @@ t.test('scan: column path = per-event path (filters, selection vectors, column a
 t.test('scan: answers from column summaries (format 6) = the rows read = per event', async (t) => {
   const r = rnd(66);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-  const filters = ['', 'k=a', 'k!=b', 'k=*', 'k!=*', 'y=*in', 'y!=login', 'k=a | k!=b', 'n>=-50', 'n<-50', 'n>1000', 'n<=449', 'n>100', 'nosuch=x', 'nosuch!=x', 'x>100', 'x>=-100', 'x<-100', 'x<=899 x>-101'];
+  const filters = ['', 'k=a', 'k!=b', 'k=*', 'k!=*', 'y=*in', 'y!=login', 'k=a | k!=b', 'n>=-50', 'n<-50', 'n>1000', 'n<=449', 'n>100', 'nosuch=x', 'nosuch!=x', 'x>100', 'x>=-100', 'x<-100', 'x<=899 x>-101', 'n>=0 n<200.5', 'n<=99 | n>-7', 'n>100 n<=100', 'n>2.5'];
   const aggs = ['count()', 'groupBy(k)', 'groupBy(y)', 'top(y)', 'top(k, limit=2)', 'count(y, distinct=true)', 'count(k, distinct=true)', 'sum(n)', 'avg(n)', 'min(n)', 'max(n)', 'range(n)', 'stdDev(n)', 'sum(x)', 'avg(x)', 'min(x)', 'max(x)', 'count(x)', 'timechart(span=1m)', 'timechart(span=5m)', 'bucket(span=1h)', 'timechart(span=30s)', 'timechart(span=1d, timezone="+05:30")', 'groupBy(nosuch)', 'top(ip)', 'worldMap(lat=n, lon=x, precision=2)', 'worldMap(lat=n, lon=x, magnitude=collect(_geohash))'];
   let checked = 0;
   let summarised = 0;
   let summarySkipped = 0;
   let textInts = 0;
+  let byOrder = 0;
   for (let round = 0; round < 16; round++) {
     const blocks: Raw[][] = [];
     let t0 = 1_700_000_000_000 + Math.floor(r() * 3_600_000);
@@ -396,6 +397,12 @@ t.test('scan: answers from column summaries (format 6) = the rows read = per eve
       t0 = evs[evs.length - 1]!.ts + pick([1, 70_000]);
     }
     const heads = blocks.map((evs) => blockWithHead(evs, 6));
+    // A block's integer columns in order, as a query thread keeps them decoded (kept-ints.ts).
+    const sortedOf = (b: number) => (name: string): Int32Array | undefined => {
+      const view = heads[b]!.view;
+      const ints = view.encoding(name) === 'i' ? view.ints(name) : null;
+      return ints === null || ints.some((x) => (x | 0) !== x) ? undefined : Int32Array.from(ints).sort();
+    };
     const all = blocks.flat();
     const ctx = ctxOf({ start: all[0]!.ts - 86_400_000, end: all[all.length - 1]!.ts + 86_400_000 });
     for (let k = 0; k < 20; k++) {
@@ -403,17 +410,19 @@ t.test('scan: answers from column summaries (format 6) = the rows read = per eve
       const text = f === '' ? pick(aggs) : `${f} | ${pick(aggs)}`;
       const q = compileQuery(text, { ctx });
       const { maps, agg } = splitAtAggregate(q);
-      const run = (summaries: boolean): string => {
+      const run = (summaries: boolean, ordered = false): string => {
         const merged = agg.init();
         let matched = 0;
         blocks.forEach((evs, b) => {
           const result = { state: agg.init(), events: 0, bytes: 0, blocksRead: 0, blocksSkipped: 0, matched: 0, warnings: [] };
           const scanner = blockScanner(maps, agg, result, { start: ctx.start, end: ctx.end, columnPath: summaries, meter: new Meter(null), overTime: () => undefined });
-          if (summaries && scanner.summary(heads[b]!.columns!, evs.length, true)) {
-            summarised++;
+          const sorted = ordered ? sortedOf(b) : undefined;
+          if (summaries && scanner.summary(heads[b]!.columns!, evs.length, true, sorted)) {
+            if (ordered) byOrder++;
+            else summarised++;
             if (/\(x\)|x[<>]/.test(text) && heads[b]!.view.encoding('x') === 'u') textInts++;
           }
-          else if (summaries && scanner.summaryVerdict(heads[b]!.columns!, evs.length) === 'none') summarySkipped++;
+          else if (summaries && scanner.summaryVerdict(heads[b]!.columns!, evs.length, sorted) === 'none') summarySkipped++;
           else scanner.view(heads[b]!.view, true);
           scanner.flush();
           agg.merge(merged, structuredClone(result.state));
@@ -423,14 +432,17 @@ t.test('scan: answers from column summaries (format 6) = the rows read = per eve
       };
       const perEvent = run(false);
       const fromSummaries = run(true);
+      const withOrder = run(true, true);
       const oracle = sortedRows(JSON.parse(answer(q, blocks.map((evs) => evs.map(mapEvent)))).map((pairs: [string, string][]) => new MapEvent(pairs)));
       if (!perEvent.endsWith(`: ${oracle}`)) t.fail(`${text}: per event differs from MapEvents\nmap events: ${oracle}\nper event:  ${perEvent}`);
       if (fromSummaries !== perEvent) t.fail(`${text}: summaries differ\nper event: ${perEvent}\nsummaries: ${fromSummaries}`);
+      if (withOrder !== perEvent) t.fail(`${text}: summaries with the kept integers in order differ\nper event: ${perEvent}\nin order:  ${withOrder}`);
       checked++;
     }
   }
   t.equal(checked, 320, `${checked} queries compared`);
   t.ok(summarised > 150, `${summarised} blocks answered from their column summaries`);
+  t.ok(byOrder > summarised, `${byOrder} with the kept integers in order (count() of a range across a block's min and max)`);
   t.ok(textInts > 0, `${textInts} of them by the integers of a text column`);
   t.ok(summarySkipped > 0, `${summarySkipped} blocks left out because their column summaries say no row passes`);
 });
