@@ -25,9 +25,13 @@ export const KEPT_FRAMES_BYTES = 16 * 1024 * 1024;
 /** What an entry costs besides its frames (its key, array and object), for the bound. */
 const ENTRY_COST = 200;
 
-/** A block's kept frames by number, and its frames' stored length. */
+/** What a decoded column costs (its object and views of its frame's bytes), for the bound. */
+const COLUMN_COST = 160;
+
+/** A block's kept frames by number, its columns decoded from them by column number, and its frames' stored length. */
 interface BlockEntry extends CacheEntry {
   frames: (Buffer | undefined)[];
+  columns: unknown[];
   stored: number;
 }
 
@@ -53,12 +57,16 @@ export class KeptFrames {
     this.cache.clear();
   }
 
-  /** The kept frames of the block at `pos` of segment `path` (`stored`: its frames' stored length). */
-  block(path: string, pos: number, stored: number): FrameKeeper {
+  /**
+   * The kept frames of the block at `pos` of segment `path` (`stored`: its frames' stored length).
+   * `copies`: a column read alone out of a frame too large to keep may be copied out and held
+   * (FrameKeeper.copiesColumns; not for a text search, which reads every column of a block).
+   */
+  block(path: string, pos: number, stored: number, copies = false): FrameKeeper {
     let entry = this.cache.get(path, pos);
     if (entry === undefined || entry.stored !== stored) {
       // A block whose frames are all large holds none, but its entry still counts.
-      entry = { frames: [], bytes: ENTRY_COST, path, pos, stored, used: 0 };
+      entry = { frames: [], columns: [], bytes: ENTRY_COST, path, pos, stored, used: 0 };
       this.cache.add(entry);
     }
     const e = entry;
@@ -72,6 +80,14 @@ export class KeptFrames {
         this.count++;
         this.cache.grew(e, own.length);
       },
+      column: (k) => e.columns[k],
+      // A view of a frame held here (kept as long as it is), or of bytes of its own, charged.
+      keepColumn: (k, value, own) => {
+        if (e.columns[k] !== undefined || !this.cache.holds(e)) return;
+        e.columns[k] = value;
+        this.cache.grew(e, COLUMN_COST + own);
+      },
+      copiesColumns: copies,
     };
   }
 }
