@@ -7,7 +7,9 @@
  * again, or another on the same fields, takes them from here; a text search too (a block's
  * dictionaries and small text columns: LZ4 was 16-21 % of every text scan, docs/benchmarks.md,
  * 2026-11-29 lz4dict). Large frames (raw strings, long text columns) are never kept: text search
- * decompresses them anew.
+ * decompresses them anew. Beside a kept frame, the columns decoded from it that are views of its
+ * bytes (no msgpack decode per block and query), and, for reads of single columns, a summarised
+ * dictionary's codes copied out of a frame too large to keep (docs/benchmarks.md, 2026-11-29 nest19).
  *
  * Keyed like the block heads (block-heads.ts): segment path, block position and its stored length
  * (a block of a segment file never changes once written), then the frame's number; bounded by the
