@@ -6,7 +6,11 @@
  * CPU ms of --repeat for each query, and the matched count (which must agree between builds).
  * Each build keeps its own block heads between runs (query/block-heads.ts), as a query thread does.
  *
- *   node bench/scan/dir.mjs --repo DATA/segments/<repo id> [--a DIST] [--b DIST] [--repeat 7] [--task-mb 16] QUERY...
+ *   node bench/scan/dir.mjs --repo DATA/segments/<repo id> [--a DIST] [--b DIST] [--repeat 7] [--task-mb 16] [--warmup 0] [--spread] QUERY...
+ *
+ * --warmup N runs each query N times per build before the timed runs; --spread prints the p10 and
+ * median CPU ms of the timed runs beside the best (for one build per process, alternated by the
+ * caller, on a loaded machine: the best of a few runs swings with the other work).
  *
  * The range is the blocks' time span plus a minute each side (bench/peers asks the same). A build
  * reads only the segment formats it knows: compare format changes with ab.mjs.
@@ -16,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { a: { type: 'string', default: 'dist' }, b: { type: 'string' }, repo: { type: 'string' }, repeat: { type: 'string', default: '7' }, 'task-mb': { type: 'string', default: '16' } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { a: { type: 'string', default: 'dist' }, b: { type: 'string' }, repo: { type: 'string' }, repeat: { type: 'string', default: '7' }, 'task-mb': { type: 'string', default: '16' }, warmup: { type: 'string', default: '0' }, spread: { type: 'boolean', default: false } } });
 if (values.repo === undefined || positionals.length === 0) {
   process.stderr.write('Usage: node bench/scan/dir.mjs --repo DATA/segments/<repo id> [--a DIST] [--b DIST] [--repeat N] [--task-mb N] QUERY...\n');
   process.exit(2);
@@ -68,14 +72,21 @@ process.stdout.write(`${files.length} segment files, ${builds[0].blocks} blocks,
 for (const q of positionals) {
   const best = builds.map(() => Infinity);
   const matched = builds.map(() => -1);
+  const runs = builds.map(() => /** @type {number[]} */ ([]));
+  for (let r = 0; r < Number(values.warmup); r++) for (const b of builds) b.run(q);
   for (let r = 0; r < repeat; r++) {
     builds.forEach((b, i) => {
       const c0 = process.cpuUsage();
       matched[i] = b.run(q);
       const c = process.cpuUsage(c0);
       best[i] = Math.min(best[i], (c.user + c.system) / 1000);
+      runs[i].push((c.user + c.system) / 1000);
     });
   }
   const same = new Set(matched).size === 1 ? String(matched[0]) : `DIFFER ${matched.join(' vs ')}`;
-  process.stdout.write(`  ${q.padEnd(50)} ${best.map((x, i) => `${'AB'[i]} ${x.toFixed(1).padStart(7)} ms`).join('  ')}${best.length > 1 ? `  ${(best[0] / Math.max(best[1], 0.001)).toFixed(2)}x` : ''}  ${same}\n`);
+  const spread = (/** @type {number} */ i) => {
+    const xs = runs[i].slice().sort((x, y) => x - y);
+    return ` (p10 ${xs[Math.floor(xs.length * 0.1)].toFixed(1)}, median ${xs[Math.floor(xs.length / 2)].toFixed(1)})`;
+  };
+  process.stdout.write(`  ${q.padEnd(50)} ${best.map((x, i) => `${'AB'[i]} ${x.toFixed(1).padStart(7)} ms${values.spread ? spread(i) : ''}`).join('  ')}${best.length > 1 ? `  ${(best[0] / Math.max(best[1], 0.001)).toFixed(2)}x` : ''}  ${same}\n`);
 }

@@ -220,8 +220,13 @@ export class BlockView {
     const got = this.fieldCols.get(name);
     if (got !== undefined) return got[i];
     if (!this.few) return this.field(name)?.[i];
-    const j = this.encNames.lastIndexOf(name);
+    const j = this.fieldNumber(name);
     return j < 0 ? undefined : this.rowsOf(j)(i);
+  }
+
+  /** A stored field's column number (its last occurrence, should a name repeat); -1: none. */
+  private fieldNumber(name: string): number {
+    return this.enc?.fieldNumber?.(name) ?? this.encNames.lastIndexOf(name);
   }
 
   /** Field column j of the body, decoded (once). */
@@ -238,7 +243,7 @@ export class BlockView {
   field(name: string): readonly (string | null | undefined)[] | null {
     const got = this.fieldCols.get(name);
     if (got !== undefined) return got;
-    const j = this.encNames.lastIndexOf(name);
+    const j = this.fieldNumber(name);
     if (j < 0) return null;
     const col = this.columnAt(j);
     this.fieldCols.set(name, col);
@@ -247,7 +252,7 @@ export class BlockView {
 
   /** The encoded column of a stored field when its encoding is `e` (known without reading it in format 5). */
   private encodedAs<E extends StringColumn['e']>(name: string, e: E): Extract<StringColumn, { e: E }> | null {
-    const j = this.encNames.lastIndexOf(name);
+    const j = this.fieldNumber(name);
     if (j < 0 || this.enc!.encoding(j) !== e) return null;
     const col = this.enc!.field(j);
     return col.e === e ? (col as Extract<StringColumn, { e: E }>) : null;
@@ -262,7 +267,7 @@ export class BlockView {
    * reading the column's frame; null otherwise (then `dict` reads them).
    */
   dictEntries(name: string): readonly string[] | null {
-    const j = this.encNames.lastIndexOf(name);
+    const j = this.fieldNumber(name);
     if (j < 0 || this.enc === null || this.enc.encoding(j) !== 'k') return null;
     return this.enc.headEntries?.(j) ?? null;
   }
@@ -283,7 +288,7 @@ export class BlockView {
 
   /** How a stored field's column is encoded (columns.ts StringColumn `e`); null for blocks in memory. */
   encoding(name: string): StringColumn['e'] | null {
-    const j = this.encNames.lastIndexOf(name);
+    const j = this.fieldNumber(name);
     return j < 0 ? null : ((this.enc!.encoding(j) as StringColumn['e'] | '') || null);
   }
 
@@ -322,7 +327,7 @@ export class BlockView {
     const enc = this.enc;
     if (enc === null) return null;
     if (typeof col !== 'string') return enc.bytes(col.builtin);
-    const j = this.encNames.lastIndexOf(col);
+    const j = this.fieldNumber(col);
     return j < 0 ? null : enc.bytes(j);
   }
 
@@ -331,7 +336,7 @@ export class BlockView {
    * in place), read once for both text search and the rows it keeps; null where columnBytes is.
    */
   columnRead(name: string): ColumnRead | null {
-    const j = this.encNames.lastIndexOf(name);
+    const j = this.fieldNumber(name);
     return j < 0 ? null : this.columnReadAt(j);
   }
 

@@ -7,7 +7,9 @@
  * again, or another on the same fields, takes them from here; a text search too (a block's
  * dictionaries and small text columns: LZ4 was 16-21 % of every text scan, docs/benchmarks.md,
  * 2026-11-29 lz4dict). Large frames (raw strings, long text columns) are never kept: text search
- * decompresses them anew.
+ * decompresses them anew. Beside a kept frame, the columns decoded from it that are views of its
+ * bytes (no msgpack decode per block and query), and, for reads of single columns, a summarised
+ * dictionary's codes copied out of a frame too large to keep (docs/benchmarks.md, 2026-11-29 nest19).
  *
  * Keyed like the block heads (block-heads.ts): segment path, block position and its stored length
  * (a block of a segment file never changes once written), then the frame's number; bounded by the
@@ -25,9 +27,13 @@ export const KEPT_FRAMES_BYTES = 16 * 1024 * 1024;
 /** What an entry costs besides its frames (its key, array and object), for the bound. */
 const ENTRY_COST = 200;
 
-/** A block's kept frames by number, and its frames' stored length. */
+/** What a decoded column costs (its object and views of its frame's bytes), for the bound. */
+const COLUMN_COST = 160;
+
+/** A block's kept frames by number, its columns decoded from them by column number, and its frames' stored length. */
 interface BlockEntry extends CacheEntry {
   frames: (Buffer | undefined)[];
+  columns: unknown[];
   stored: number;
 }
 
@@ -53,12 +59,16 @@ export class KeptFrames {
     this.cache.clear();
   }
 
-  /** The kept frames of the block at `pos` of segment `path` (`stored`: its frames' stored length). */
-  block(path: string, pos: number, stored: number): FrameKeeper {
+  /**
+   * The kept frames of the block at `pos` of segment `path` (`stored`: its frames' stored length).
+   * `copies`: a column read alone out of a frame too large to keep may be copied out and held
+   * (FrameKeeper.copiesColumns; not for a text search, which reads every column of a block).
+   */
+  block(path: string, pos: number, stored: number, copies = false): FrameKeeper {
     let entry = this.cache.get(path, pos);
     if (entry === undefined || entry.stored !== stored) {
       // A block whose frames are all large holds none, but its entry still counts.
-      entry = { frames: [], bytes: ENTRY_COST, path, pos, stored, used: 0 };
+      entry = { frames: [], columns: [], bytes: ENTRY_COST, path, pos, stored, used: 0 };
       this.cache.add(entry);
     }
     const e = entry;
@@ -72,6 +82,14 @@ export class KeptFrames {
         this.count++;
         this.cache.grew(e, own.length);
       },
+      column: (k) => e.columns[k],
+      // A view of a frame held here (kept as long as it is), or of bytes of its own, charged.
+      keepColumn: (k, value, own) => {
+        if (e.columns[k] !== undefined || !this.cache.holds(e)) return;
+        e.columns[k] = value;
+        this.cache.grew(e, COLUMN_COST + own);
+      },
+      copiesColumns: copies,
     };
   }
 }

@@ -564,7 +564,7 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     try {
       // Small frames kept (kept-frames.ts): also by a text search, which reads the block's frames
       // in one read but decompresses only the ones it needs (dictionaries, small text columns).
-      const kept = keptFrames.block(path, b.pos, meta.compressedLength);
+      const kept = keptFrames.block(path, b.pos, meta.compressedLength, single);
       const view = BlockView.fromEncoded(framedColumns(meta.eventCount, dir, (at, length) => read(at, length), lz4Codec, where, kept), origin);
       // Text search (the block read whole): its text columns' bytes, seen by earlier searches.
       if (!single) view.seen = seenBytes.block(path, b.pos, meta.compressedLength);
