@@ -8,7 +8,7 @@
  */
 import { Buffer, isAscii } from 'node:buffer';
 import { LogsvcError } from '../lib/errors.js';
-import { decodeNumbers, type RawColumn, type StringColumn, type TemplateRaw } from './columns.js';
+import { decodeNumbers, numberRows, type RawColumn, type StringColumn, type TemplateRaw } from './columns.js';
 
 /** Row index -> the value (null: the row has none). */
 export type RowReader = (i: number) => string | null;
@@ -90,8 +90,8 @@ export function stringRows(c: StringColumn, count: number, raw?: RowReader): Row
     case 'u':
       return textReader(c, count);
     case 'i': {
-      const nums = decodeNumbers(c.v, count);
-      return (i) => String(nums[i]);
+      const nums = numberRows(c.v, count);
+      return (i) => String(nums(i));
     }
     case '4': {
       if (c.b.length !== count * 4) corrupt('IPv4 column has the wrong length');
