@@ -231,7 +231,9 @@ function walkDeltas(b: Uint8Array, count: number, out: number[] | null, lo: numb
  * Row by row what `decodeNumbers(c, count)` gives, for a view that reads few rows of a block (a
  * rare token's matches): no array of every value. Rows asked in increasing order (as a selection
  * reads them) continue from the last one, a delta column walked only up to the row asked, so a
- * column is walked at most once per block for its selected rows; an earlier row starts over. The
+ * column is walked at most once per block for its selected rows; the first row asked behind the
+ * last one (a stage that reads kept rows in another order) decodes the column whole, once, and
+ * every later row is read from that, so no order of reads costs more than two passes over it. The
  * lengths decodeNumbers checks are checked too: an f64 or run-length column's when the reader is
  * made, a delta column's ending early when a row past its end is asked (its frame's checksum
  * already held). Profile of the rare token over 1 M access-log events on the node (docs/benchmarks.md,
@@ -251,8 +253,10 @@ export function numberRows(c: NumberColumn, count: number): (i: number) => numbe
     // The run holding the last row asked, and its first row.
     let run = 0;
     let first = 0;
+    let all: number[] | null = null;
     return (i) => {
-      if (i < first) run = first = 0;
+      if (all !== null) return all[i]!;
+      if (i < first) return (all = decodeNumbers(c, count))[i]!;
       while (first + c.n[run]! <= i) first += c.n[run++]!;
       return c.v[run]!;
     };
@@ -262,10 +266,12 @@ export function numberRows(c: NumberColumn, count: number): (i: number) => numbe
   let row = 0;
   let pos = 0;
   let prev = 0;
+  let all: number[] | null = null;
   return (i) => {
     // The row read last again (a row's @timestamp and @id both read it): its value.
     if (i === row - 1) return prev;
-    if (i < row) row = pos = prev = 0;
+    if (all !== null) return all[i]!;
+    if (i < row) return (all = decodeNumbers(c, count))[i]!;
     for (; row <= i; row++) {
       // The same values as walkDeltas: a one-byte delta (most of a timestamp column's) at once,
       // up to 4 bytes with 32-bit operators, longer ones in doubles (longDelta).
