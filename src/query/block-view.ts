@@ -9,7 +9,7 @@ import { eventId } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
 import { unpack } from '../lib/msgpack.js';
 import { emptyColumns, type BlockBody, type BlockColumns } from '../segments/block.js';
-import { decodeNumbers, decodeRaw, decodeStrings, type NumberColumn, type StringColumn } from '../segments/columns.js';
+import { decodeNumbers, decodeRaw, decodeStrings, numberRows, type NumberColumn, type StringColumn } from '../segments/columns.js';
 import { rawRows, stringRows, templateRowsOf, type RowReader } from '../segments/column-rows.js';
 import { columnFromBytes, readRows, templateFromBytes, type ColumnRead, type TemplateRead } from './text-bytes.js';
 import { bodyColumns, wholeBody, type EncodedBlock } from '../segments/frames.js';
@@ -148,6 +148,30 @@ export class BlockView {
   idx(): number[] {
     return (this.idxCol ??= decodeNumbers(this.enc!.builtin('idx'), this.n));
   }
+
+  /**
+   * Row i of a built-in number column: from the decoded column, or after readFew() (and none
+   * decoded) row by row (columns.ts numberRows), the reader made once per column.
+   */
+  private builtinAt(name: 'ts' | 'it' | 'off' | 'idx', decoded: number[] | null, i: number): number {
+    if (decoded !== null || !this.few) return (decoded ?? this[name]())[i]!;
+    let rows = this.builtinRows.get(name);
+    if (rows === undefined) this.builtinRows.set(name, (rows = numberRows(this.enc!.builtin(name), this.n)));
+    return rows(i);
+  }
+  private readonly builtinRows = new Map<string, (i: number) => number>();
+
+  /** Row i's timestamp (read row by row after readFew()). */
+  tsAt(i: number): number {
+    return this.builtinAt('ts', this.tsCol, i);
+  }
+
+  /** Row i's time zone (null: none), row by row after readFew(). */
+  private tzAt(i: number): string | null | undefined {
+    if (this.tzCol !== null || !this.few) return this.tz()[i];
+    return (this.tzRow ??= stringRows(this.enc!.builtin('tz'), this.n))(i);
+  }
+  private tzRow: RowReader | null = null;
 
   /**
    * Few of this block's rows will be read (a selective filter kept them): what no one has decoded
@@ -409,15 +433,15 @@ export class BlockView {
   get(name: string, i: number): string | undefined {
     switch (name) {
       case '@timestamp':
-        return String(this.ts()[i]);
+        return String(this.tsAt(i));
       case '@rawstring':
         return this.rawOf(i);
       case '@timezone':
-        return this.tz()[i] ?? 'Z';
+        return this.tzAt(i) ?? 'Z';
       case '@ingesttimestamp':
-        return String(this.it()[i]);
+        return String(this.builtinAt('it', this.itCol, i));
       case '@id':
-        return eventId(this.origin.partition, this.off()[i]!, this.idx()[i]!, this.ts()[i]!);
+        return eventId(this.origin.partition, this.builtinAt('off', this.offCol, i), this.builtinAt('idx', this.idxCol, i), this.tsAt(i));
       case '#repo':
         return this.origin.repoName;
       default:
@@ -616,7 +640,7 @@ export class ColumnEvent implements Ev {
       const v = this.get('@timestamp');
       return v === undefined ? Number.NaN : Number(v);
     }
-    return this.view.ts()[this.row]!;
+    return this.view.tsAt(this.row);
   }
   /** The block when the row reads as stored (nothing set, removed or dropped); else null. Its row: `rowIndex`. */
   storedView(): BlockView | null {

@@ -227,6 +227,81 @@ function walkDeltas(b: Uint8Array, count: number, out: number[] | null, lo: numb
   return kept;
 }
 
+/**
+ * Row by row what `decodeNumbers(c, count)` gives, for a view that reads few rows of a block (a
+ * rare token's matches): no array of every value. Rows asked in increasing order (as a selection
+ * reads them) continue from the last one, a delta column walked only up to the row asked, so a
+ * column is walked at most once per block for its selected rows; the first row asked behind the
+ * last one (a stage that reads kept rows in another order) decodes the column whole, once, and
+ * every later row is read from that, so no order of reads costs more than two passes over it. The
+ * lengths decodeNumbers checks are checked too: an f64 or run-length column's when the reader is
+ * made, a delta column's ending early when a row past its end is asked (its frame's checksum
+ * already held). Profile of the rare token over 1 M access-log events on the node (docs/benchmarks.md,
+ * 2026-11-29, rare19c): decodeNumbers and walkDeltas, the built-in and integer columns decoded
+ * whole for one matched row a block, were ~10 % of the query thread's samples.
+ */
+export function numberRows(c: NumberColumn, count: number): (i: number) => number {
+  if (c.e === 'f') {
+    if (c.b.byteLength !== count * 8) throw new LogsvcError('E_STATE_CORRUPT', 'f64 column has the wrong length');
+    const view = new DataView(c.b.buffer, c.b.byteOffset, c.b.byteLength);
+    return (i) => view.getFloat64(i * 8, true);
+  }
+  if (c.e === 'r') {
+    let total = 0;
+    for (let r = 0; r < c.n.length; r++) total += c.n[r]!;
+    if (total !== count || c.n.length !== c.v.length) throw new LogsvcError('E_STATE_CORRUPT', `run-length column holds ${total} values, expected ${count}`);
+    // The run holding the last row asked, and its first row.
+    let run = 0;
+    let first = 0;
+    let all: number[] | null = null;
+    return (i) => {
+      if (all !== null) return all[i]!;
+      if (i < first) return (all = decodeNumbers(c, count))[i]!;
+      while (first + c.n[run]! <= i) first += c.n[run++]!;
+      return c.v[run]!;
+    };
+  }
+  const b = c.b;
+  // The next row to read, the byte it starts at and the value before it.
+  let row = 0;
+  let pos = 0;
+  let prev = 0;
+  let all: number[] | null = null;
+  return (i) => {
+    // The row read last again (a row's @timestamp and @id both read it): its value.
+    if (i === row - 1) return prev;
+    if (all !== null) return all[i]!;
+    if (i < row) return (all = decodeNumbers(c, count))[i]!;
+    for (; row <= i; row++) {
+      // The same values as walkDeltas: a one-byte delta (most of a timestamp column's) at once,
+      // up to 4 bytes with 32-bit operators, longer ones in doubles (longDelta).
+      const b0 = b[pos];
+      if (b0 !== undefined && b0 < 0x80) {
+        prev += (b0 >>> 1) ^ -(b0 & 1);
+        pos += 1;
+        continue;
+      }
+      let z = 0;
+      let k = 0;
+      let byte: number;
+      do {
+        if (pos + k >= b.length) throw new LogsvcError('E_STATE_CORRUPT', 'delta column ends early');
+        byte = b[pos + k]!;
+        z |= (byte & 0x7f) << (7 * k);
+        k++;
+      } while (byte >= 0x80 && k < 4);
+      if (byte < 0x80) {
+        prev += (z >>> 1) ^ -(z & 1);
+        pos += k;
+      } else {
+        prev += longDelta(b, pos);
+        pos = longEnd;
+      }
+    }
+    return prev;
+  };
+}
+
 function putVarint(out: Buffer, pos: number, x: number): number {
   while (x >= 0x80) {
     out[pos++] = (x & 0x7f) | 0x80;

@@ -4,7 +4,7 @@
  * same way, and refused with E_STATE_CORRUPT when damaged.
  */
 import t from 'tap';
-import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeStrings, encodeTemplate, selectDeltaRange, textIntValues, type TemplateRaw } from '../../../src/segments/columns.js';
+import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeStrings, encodeTemplate, numberRows, selectDeltaRange, textIntValues, type TemplateRaw } from '../../../src/segments/columns.js';
 import { decodeBlockEvents, decodeRawAndFields, encodeBlock, encodedBlockAt, readBlockMeta, type BlockBody, type StoredEvent } from '../../../src/segments/block.js';
 import { wholeBody } from '../../../src/segments/frames.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
@@ -29,6 +29,11 @@ t.test('number columns: deltas of every varint length round-trip, and a delta co
     });
     const col = encodeNumbers(values);
     t.strictSame(decodeNumbers(col, n), values, `round ${round} (${col.e})`);
+    // Row by row (numberRows): rows in increasing order with repeats, then any order, as decoded.
+    const some = Array.from({ length: 1 + Math.floor(r() * 8) }, () => Math.floor(r() * n)).sort((a, b) => a - b);
+    const order = [...some, ...some.map((i) => i).reverse(), Math.floor(r() * n)];
+    const one = numberRows(col, n);
+    t.strictSame(order.map((i) => one(i)), order.map((i) => values[i]), `round ${round} (${col.e}): rows ${order.join(' ')} one by one`);
     // The rows in a range, read without decoding: those of the decoded values.
     const sorted = [...values].sort((a, b) => a - b);
     const [lo, hi] = [sorted[Math.floor(r() * n)]!, sorted[Math.floor(r() * n)]!].sort((a, b) => a - b) as [number, number];
@@ -40,9 +45,20 @@ t.test('number columns: deltas of every varint length round-trip, and a delta co
       const cut = { e: 'd' as const, b: col.b.subarray(0, col.b.length - 1) };
       t.throws(() => decodeNumbers(cut, n), { code: 'E_STATE_CORRUPT', message: /ends early/ });
       t.throws(() => selectDeltaRange(cut, n, lo, hi, rows), { code: 'E_STATE_CORRUPT', message: /ends early/ });
+      t.throws(() => numberRows(cut, n)(n - 1), { code: 'E_STATE_CORRUPT', message: /ends early/ }, 'row by row: the last row of a column cut short');
     }
   }
   t.strictSame(decodeNumbers(encodeNumbers([1.7e12, 1.7e12 + 3, 1.7e12 + 2 ** 40, 5]), 4), [1.7e12, 1.7e12 + 3, 1.7e12 + 2 ** 40, 5], 'large first value, then small and large jumps both ways');
+  // Runs and f64 columns row by row, and their lengths checked as decodeNumbers checks them.
+  const runs = encodeNumbers([...Array<number>(8).fill(7), ...Array<number>(8).fill(9), 1, 1, 1, 1]);
+  const floats = encodeNumbers([0.5, 1.5, -2.25]);
+  t.equal(runs.e, 'r');
+  t.equal(floats.e, 'f');
+  const runRows = numberRows(runs, 20);
+  t.strictSame([19, 0, 8, 8, 7, 16, 15, 19].map((i) => runRows(i)), [1, 7, 9, 9, 7, 1, 9, 1], 'runs, any order');
+  t.strictSame([2, 0].map(numberRows(floats, 3)), [-2.25, 0.5], 'f64');
+  t.throws(() => numberRows(runs, 21), { code: 'E_STATE_CORRUPT' });
+  t.throws(() => numberRows(floats, 4), { code: 'E_STATE_CORRUPT' });
 });
 
 t.test('text columns of integers: read as numbers exactly when every value is the canonical text of an integer, into a reused array too', async (t) => {
