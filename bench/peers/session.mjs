@@ -31,7 +31,9 @@ export function median(xs) {
 }
 
 /**
- * Sends every body of a file, `connections` at a time; refused (503) batches are sent again after a pause.
+ * Sends every body of a file (or its first `o.maxBodies`), `connections` at a time; refused (503)
+ * batches are sent again after a pause. `o.latencies` collects each acknowledged request's time
+ * from sending to its answer, in ms.
  * @param {import('undici').Pool} pool
  * @param {string} path
  * @param {Record<string, string>} headers
@@ -39,19 +41,24 @@ export function median(xs) {
  * @param {number} pid the server's pid, for its CPU time
  * @param {number} events
  * @param {number} connections
+ * @param {{ maxBodies?: number, latencies?: number[] }} [o]
  */
-export async function load(pool, path, headers, file, pid, events, connections) {
+export async function load(pool, path, headers, file, pid, events, connections, o = {}) {
   const reader = new BodyReader(file);
   const cpu0 = await readCpuSeconds(pid);
   const t0 = performance.now();
   let sent = 0;
+  let taken = 0;
   let retries = 0;
+  const next = () => (taken++ < (o.maxBodies ?? Infinity) ? reader.next() : null);
   const worker = async () => {
-    for (let body = reader.next(); body !== null; body = reader.next()) {
+    for (let body = next(); body !== null; body = next()) {
       for (;;) {
+        const r0 = performance.now();
         const res = await pool.request({ path, method: 'POST', headers, body });
         if (res.statusCode >= 200 && res.statusCode < 300) {
           await res.body.dump();
+          o.latencies?.push(performance.now() - r0);
           break;
         }
         const text = await res.body.text();

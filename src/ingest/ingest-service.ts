@@ -12,6 +12,9 @@ import { prepareRecord } from './pipeline.js';
 import { encodeDatasourceIds, type DatasourceRoom } from './datasource-room.js';
 import type { DigestQueue } from '../queue/index.js';
 
+/** Random draws for a partition that is not busy before taking a busy one. */
+const PARTITION_DRAWS = 4;
+
 export interface IngestServiceDeps {
   store: GlobalStore;
   queue: DigestQueue;
@@ -80,13 +83,26 @@ export class IngestService {
     await this.ensureDatasources(repositoryId, summary.groups);
     const live = this.deps.livePartitions();
     if (live.length === 0) throw new LogsvcError('E_UNAVAILABLE', 'no digest partition has a live host; ingest cannot be accepted');
-    const partition = live[Math.floor(this.random() * live.length)]!;
-    await this.deps.queue.append(partition, payload, summary);
+    await this.deps.queue.append(this.pickPartition(live), payload, summary);
     if (this.deps.onCommitted !== undefined) {
       let events = 0;
       for (const g of summary.groups) events += g.n;
       this.deps.onCommitted(repositoryId, events, payload.byteLength);
     }
+  }
+
+  /**
+   * A random live partition, preferring one whose queue is not busy making an earlier append
+   * durable: an append there would wait for that fsync before starting its own (measured: 5 % of
+   * requests waited 26 ms on average at 4 concurrent requests over 24 partitions,
+   * docs/benchmarks.md 2026-11-29). A few draws, not a scan: the choice stays uniform over the idle
+   * partitions and costs nothing when few are busy.
+   */
+  private pickPartition(live: readonly number[]): number {
+    const busy = this.deps.queue.busy?.bind(this.deps.queue);
+    let partition = live[Math.floor(this.random() * live.length)]!;
+    for (let draw = 1; busy !== undefined && draw < PARTITION_DRAWS && busy(partition); draw++) partition = live[Math.floor(this.random() * live.length)]!;
+    return partition;
   }
 
   /** Encodes and commits already-normalized groups (small requests, tests). */

@@ -37,6 +37,12 @@ export interface DigestQueue {
    */
   append(partition: number, payload: Buffer, attachment?: unknown): Promise<number>;
   onDurable(listener: (r: DurableRecord) => void): void;
+  /**
+   * Whether an append to `partition` would wait for one already being made durable (embedded: its
+   * write + fdatasync, or its file's rollover, is under way). Ingest prefers partitions that are
+   * not, so concurrent requests do not queue behind each other's fsync. Kafka: not known (absent).
+   */
+  busy?(partition: number): boolean;
   /** Every intact record of `partition` at or after `fromOffset`, in order. */
   read(partition: number, fromOffset: number): AsyncIterable<QueueRecord>;
   /**

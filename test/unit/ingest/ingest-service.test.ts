@@ -28,7 +28,7 @@ interface Rig {
   now: { undigested: number; backlog: number; disk: string | null };
 }
 
-async function rig(t: Test): Promise<Rig> {
+async function rig(t: Test, random: () => number = () => 0.75): Promise<Rig> {
   const dir = await mkdtemp(join(tmpdir(), 'logsvc-ingest-service-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const store = await GlobalStore.open(new EmbeddedGlobalLog(join(dir, 'global')), { snapshotEvery: 1000, logger: silentLogger });
@@ -48,7 +48,7 @@ async function rig(t: Test): Promise<Rig> {
     digestBacklogBytes: () => now.backlog,
     diskProblem: () => now.disk,
     livePartitions: () => [0, 1],
-    random: () => 0.75,
+    random,
   });
   return { svc, store, queue, now };
 }
@@ -121,4 +121,35 @@ t.test('with several bounds over, the undigested bytes are named first, then the
   t.throws(() => svc.admit(), { message: /the digest is behind/ });
   now.backlog = 0;
   t.throws(() => svc.admit(), { message: /disk full/ });
+});
+
+t.test('a partition busy making an earlier append durable is passed over for an idle one, while there are draws left', async (t) => {
+  const draws: number[] = [];
+  const { svc, queue } = await rig(t, () => draws.shift() ?? 0.75);
+  const group = (host: string) => [{ tags: { host }, events: [{ timestamp: T0, timezone: 'Z', rawstring: `hello from ${host}`, fields: {} }] }];
+  await svc.ingest('repo-1', group('warm'), T0); // registers nothing new below: only the partition choice is timed
+  const before = [queue.endOffset(0), queue.endOffset(1)];
+
+  // Partition 1 is busy (an append is being written and fsync'ed); the first draw names it, the second 0.
+  const inFlight = queue.append(1, Buffer.from('earlier'));
+  t.ok(queue.busy(1), 'an append under way makes its partition busy');
+  t.notOk(queue.busy(0));
+  draws.push(0.75, 0.25);
+  await svc.ingest('repo-1', group('warm'), T0);
+  await inFlight;
+  t.ok(queue.endOffset(0) > before[0]!, 'appended to the idle partition 0');
+  // The flush that made it durable ends a few ticks after the append resolved.
+  for (let i = 0; i < 1000 && queue.busy(1); i++) await new Promise((r) => setTimeout(r, 1));
+  t.notOk(queue.busy(1), 'idle again once its flush is over');
+
+  // Every draw names a busy partition: the last draw is taken (no draw is wasted waiting).
+  const end1 = queue.endOffset(1);
+  const again = queue.append(1, Buffer.from('earlier again'));
+  const end0 = queue.endOffset(0);
+  draws.push(0.75, 0.75, 0.75, 0.75, 0.25);
+  await svc.ingest('repo-1', group('warm'), T0);
+  await again;
+  t.equal(queue.endOffset(0), end0, 'partition 0 untouched');
+  t.ok(queue.endOffset(1) > end1 + 16 + 'earlier again'.length, 'appended behind the busy append on partition 1');
+  t.strictSame(draws, [0.25], 'four draws, then the last one taken');
 });

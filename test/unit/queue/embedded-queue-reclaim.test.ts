@@ -124,3 +124,18 @@ t.test('a crash between the roll\'s steps: the queue opens with the same records
   await b.close();
   t.strictSame(fatal2, []);
 });
+
+t.test('a file filled by a batch is rolled over right after that batch, the partition busy meanwhile', async (t) => {
+  const dir = await tempDir(t);
+  const { q, fatal } = await openQueue(dir, 1, 4 * FRAME);
+  for (let i = 0; i < 3; i++) await q.append(0, payload(i, LEN));
+  t.strictSame(await queueFiles(dir), [fileName(0)]);
+  await q.append(0, payload(3, LEN)); // the file now holds fileBytes: full
+  t.ok(q.busy(0), 'busy while the next file is made (after the acknowledgement)');
+  while (q.busy(0)) await new Promise((r) => setTimeout(r, 1));
+  t.strictSame(await queueFiles(dir), [fileName(0), fileName(4 * FRAME)], 'the next file exists before any further append');
+  t.equal(await q.append(0, payload(4, LEN)), 4 * FRAME, 'the next append goes there, at the next offset');
+  t.strictSame((await readAll(q, 0)).map((r) => r.offset), [0, 1, 2, 3, 4].map((i) => i * FRAME));
+  await q.close();
+  t.equal(fatal.length, 0);
+});
