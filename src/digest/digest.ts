@@ -365,35 +365,18 @@ export class Digest {
       return;
     }
     const next: Record<string, number> = { ...this.persisted };
-    const moved: [string, PartitionDigester][] = [];
+    let changed = false;
     for (const [p, d] of this.digesters) {
       const cp = d.checkpoint();
       if (next[String(p)] !== cp) {
         next[String(p)] = cp;
-        moved.push([String(p), d]);
+        changed = true;
       }
     }
-    if (moved.length === 0) return;
-    // The checkpoints above count blocks that are written, not yet synced: sync them (one
-    // fdatasync per segment file written since the last time) before the file claims them.
-    // Once per interval instead of once per block: the queue's fdatasyncs, which acknowledgements
-    // wait for, share the disk's journal with these (docs/benchmarks.md, fsync20). A partition
-    // whose sync failed (fatal: the node stops) keeps the checkpoint it had.
-    const synced = await Promise.allSettled(moved.map(([, d]) => d.makeDurable()));
-    let changed = false;
-    synced.forEach((r, i) => {
-      const p = moved[i]![0];
-      if (r.status === 'fulfilled') changed = true;
-      else if (this.persisted[p] === undefined) delete next[p];
-      else next[p] = this.persisted[p];
-    });
     if (!changed) return;
     await atomicWriteFile(this.checkpointFile, `${JSON.stringify(next)}\n`);
     this.persisted = next;
-    for (const [p] of this.digesters) {
-      const cp = next[String(p)];
-      if (cp !== undefined) await this.opts.queue.truncateBelow(p, cp);
-    }
+    for (const [p] of this.digesters) await this.opts.queue.truncateBelow(p, next[String(p)]!);
   }
 
   /** Clean stop: write every open block, close segments, persist checkpoints. */

@@ -4,13 +4,9 @@
  * blocks — one at a time, so a partition's order is kept — into the datasource's open segment,
  * which is closed after BLOCKS_PER_SEGMENT blocks or MAX_HOURS_SEGMENT_OPEN.
  *
- * Exactly once: an event's queue position (offset, index) is compared with the catalog's
+ * Exactly once: an event's queue position (offset, index) is compared with the catalog's durable
  * high-water mark for its (partition, datasource); a replay skips what segments already hold.
- * The checkpoint is the lowest offset whose events are not all written to segments. On a single
- * node blocks are not synced one by one: `makeDurable()` syncs every segment written since its last
- * call, once per file, and the digest calls it between taking a checkpoint and persisting it. A
- * cluster syncs each block as it is written: its progress reports read the catalog's marks at any
- * moment (digest-ownership.ts), so every block the catalog lists must already be durable there.
+ * The checkpoint is the lowest offset whose events are not all durable.
  */
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -86,8 +82,6 @@ export class PartitionDigester {
   private readonly blocks = new Map<string, OpenBlock>();
   private readonly segments = new Map<string, OpenSegment>();
   private readonly sealed: OpenBlock[] = [];
-  /** Segments with blocks written since the last `makeDurable()` (a single node's batched syncs). */
-  private readonly unsynced = new Set<SegmentWriter>();
   private inFlight: OpenBlock | null = null;
   /** Every file operation of this partition runs on this chain, one at a time, in order. */
   private chain: Promise<void> = Promise.resolve();
@@ -232,8 +226,6 @@ export class PartitionDigester {
       this.segments.set(block.ds, seg);
     }
     await seg.writer.append(encoded.bytes, encoded.meta);
-    if (this.deps.origin !== undefined) await seg.writer.sync();
-    else this.unsynced.add(seg.writer);
     catalog.put({ path: seg.writer.path, meta: seg.writer.meta, blocks: seg.writer.blocks, closed: false, bytes: seg.writer.bytes });
     if (seg.writer.blockCount >= settings.blocksPerSegment) await this.closeSegment(block.ds, seg);
   }
@@ -242,7 +234,6 @@ export class PartitionDigester {
     if (this.segments.get(ds) !== seg) return; // closed already
     this.segments.delete(ds);
     await seg.writer.close(this.deps.clock.now());
-    this.unsynced.delete(seg.writer);
     this.deps.catalog.put({ path: seg.writer.path, meta: seg.writer.meta, blocks: seg.writer.blocks, closed: true, bytes: seg.writer.bytes });
   }
 
@@ -271,31 +262,7 @@ export class PartitionDigester {
     }
   }
 
-  /**
-   * Makes durable every block written before the call (one fdatasync per segment file written
-   * since the last call; a file's first also fsyncs its directory). A checkpoint taken before the
-   * call is safe to persist once it resolves. A failed sync stops the node (`onFatal`): what the
-   * file holds is unknown after it.
-   */
-  async makeDurable(): Promise<void> {
-    // After a failure, written blocks may never have been synced: no checkpoint may claim them.
-    if (this.failed) throw new Error(`digest partition ${this.partition}: a segment write or sync failed; no checkpoint can be made durable`);
-    if (this.unsynced.size === 0) return;
-    const writers = [...this.unsynced];
-    this.unsynced.clear();
-    try {
-      await Promise.all(writers.map((w) => w.sync()));
-    } catch (err) {
-      this.failed = true;
-      this.deps.onFatal(err as Error);
-      throw err;
-    }
-  }
-
-  /**
-   * The lowest queue offset whose events are not all written to segments: durable once the
-   * segments are (at once in a cluster; after `makeDurable()` on a single node).
-   */
+  /** The lowest queue offset whose events are not all in durable segments. */
   checkpoint(): number {
     let cp = this.processedEnd;
     for (const b of this.blocks.values()) cp = Math.min(cp, b.firstOffset);

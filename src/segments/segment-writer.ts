@@ -1,10 +1,8 @@
 /**
- * Writing one segment: create (header), append blocks, and close (every block made durable, then
- * footer + trailer, fsync). Appends are not synced one by one: `sync()` makes everything appended
- * so far durable (the file's first sync also fsyncs its directory, whose entry a new file needs), and
- * the digest calls it before it persists a checkpoint or reports a position that claims those blocks
- * (docs/ARCHITECTURE.md, "Exactly once"). Recovery closes a segment left open by a crash, cutting it
- * at its first damaged block: an unsynced tail may have reached the disk out of order.
+ * Writing one segment: create (header, fsync, directory fsync), append blocks (each fdatasync'ed
+ * before the append resolves, so a block is durable when the digest advances its checkpoint), and
+ * close (footer + trailer, fsync). Recovery closes a segment left open by a crash, cutting a torn
+ * last block first.
  */
 import { open, truncate, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -21,11 +19,6 @@ export class SegmentWriter {
     readonly blocks: BlockEntry[],
   ) {}
 
-  /** Bytes known durable (the file's own contents; its directory entry once `dirSynced`). */
-  private syncedTo = 0;
-  private dirSynced = false;
-  private syncing: Promise<void> | null = null;
-
   static async create(dir: string, meta: SegmentMeta): Promise<SegmentWriter> {
     await ensureDir(dir);
     const path = join(dir, `${meta.id}.seg`);
@@ -39,6 +32,8 @@ export class SegmentWriter {
       await unlink(path).catch(() => undefined);
       throw err;
     }
+    await fh.sync();
+    await fsyncDir(dir);
     return new SegmentWriter(path, meta, fh, header.length, []);
   }
 
@@ -53,45 +48,13 @@ export class SegmentWriter {
   async append(block: Buffer, meta: BlockMeta): Promise<BlockEntry> {
     const entry: BlockEntry = { ...meta, pos: this.size };
     await this.writeOrCutBack(block);
+    await this.fh!.datasync();
     this.size += block.length;
     this.blocks.push(entry);
     return entry;
   }
 
-  /** Whether some appended bytes (or the file's directory entry) are not known durable yet. */
-  get unsynced(): boolean {
-    return this.syncedTo < this.size || !this.dirSynced;
-  }
-
-  /**
-   * Makes every block appended before the call durable: one fdatasync (an fsync and a directory
-   * fsync the first time), shared with a sync already under way when that one covers the same bytes.
-   */
-  async sync(): Promise<void> {
-    const target = this.size;
-    while (this.syncedTo < target || !this.dirSynced) {
-      if (this.syncing === null) this.syncing = this.syncOnce().finally(() => (this.syncing = null));
-      await this.syncing;
-    }
-  }
-
-  private async syncOnce(): Promise<void> {
-    const to = this.size;
-    if (this.fh !== null) {
-      if (this.syncedTo === 0) await this.fh.sync();
-      else await this.fh.datasync();
-    }
-    if (!this.dirSynced) {
-      await fsyncDir(dirname(this.path));
-      this.dirSynced = true;
-    }
-    this.syncedTo = Math.max(this.syncedTo, to);
-  }
-
   async close(now: number): Promise<SegmentFooter> {
-    // The blocks first: a footer on disk claims them, and a footer reaching the disk before the
-    // blocks it lists would make a restart trust blocks that are not there.
-    await this.sync();
     const footer: SegmentFooter = { blocks: this.blocks, ...summarize(this.blocks), closedAt: now };
     const bytes = encodeFooter(footer);
     await this.writeOrCutBack(bytes);
@@ -99,7 +62,6 @@ export class SegmentWriter {
     await this.fh!.close();
     this.fh = null;
     this.size += bytes.length;
-    this.syncedTo = this.size;
     return footer;
   }
 

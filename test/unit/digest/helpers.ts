@@ -99,11 +99,10 @@ export interface DigesterRig {
   latencies: number[];
 }
 
-export function digester(catalog: SegmentCatalog, s: DigestSettings, partition = 0, startOffset = 0, clock = new ManualClock(T0), origin?: { writer: number; epoch: number }): DigesterRig {
+export function digester(catalog: SegmentCatalog, s: DigestSettings, partition = 0, startOffset = 0, clock = new ManualClock(T0)): DigesterRig {
   const fatal: Error[] = [];
   const latencies: number[] = [];
   const d = new PartitionDigester(partition, startOffset, {
-    ...(origin === undefined ? {} : { origin }),
     catalog,
     encoder: new InlineBlockEncoder(),
     clock,

@@ -1,5 +1,5 @@
-import t, { type Test } from 'tap';
-import { open, readdir, writeFile } from 'node:fs/promises';
+import t from 'tap';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SegmentCatalog } from '../../../src/segments/catalog.js';
 import { silentLogger } from '../../../src/lib/logger.js';
@@ -305,90 +305,6 @@ t.test('a segment write failure is fatal: onFatal once, nothing later written, c
   t.equal(d.pendingBytes(), 28 * 148);
   t.equal(cat.highWater(0, 'dsA'), null);
   t.strictSame(await readdir(dir), ['not-a-dir']);
-});
-
-// --- batched segment syncs ------------------------------------------------------------------------
-
-/** Counts FileHandle fsyncs and fdatasyncs (every file and directory sync goes through them) while `t` runs. */
-async function countSyncs(t: Test, dir: string): Promise<{ n: number }> {
-  const probe = await open(join(dir, 'probe'), 'w');
-  const proto = Object.getPrototypeOf(probe) as { sync: () => Promise<void>; datasync: () => Promise<void> };
-  await probe.close();
-  const count = { n: 0 };
-  const { sync, datasync } = proto;
-  proto.sync = function (this: unknown) {
-    count.n++;
-    return sync.call(this);
-  };
-  proto.datasync = function (this: unknown) {
-    count.n++;
-    return datasync.call(this);
-  };
-  t.teardown(() => {
-    proto.sync = sync;
-    proto.datasync = datasync;
-  });
-  return count;
-}
-
-/** Writes `blocks` blocks of 14 events (148 bytes each: sealed at 2048) into dsA from offset `from`. */
-async function writeBlocks(d: PartitionDigester, from: number, blocks: number): Promise<number> {
-  let at = from;
-  for (let i = 0; i < blocks * 14; i++, at += 100) d.process(at, at + 100, ...args(record([group('dsA', [ev(`e${at}`)])])));
-  await d.settled();
-  return at;
-}
-
-t.test('a single node syncs a segment once per makeDurable(), not once per block; a cluster syncs every block', async (t) => {
-  const dir = await tempDir(t);
-  const syncs = await countSyncs(t, dir);
-
-  const cat = new SegmentCatalog(join(dir, 'single'));
-  const { d, fatal } = digester(cat, settings(join(dir, 'single'), { blockTargetBytes: 2048 }));
-  let at = await writeBlocks(d, 0, 1); // creates the segment's directories (each new one's parent is synced)
-  syncs.n = 0;
-  at = await writeBlocks(d, at, 3);
-  t.equal(d.checkpoint(), at, 'four blocks written: the checkpoint is past them');
-  t.equal(syncs.n, 0, 'no sync while blocks are written');
-  await d.makeDurable();
-  t.equal(syncs.n, 2, 'then one: the new file (fsync) and its directory');
-  at = await writeBlocks(d, at, 2);
-  t.equal(syncs.n, 2);
-  await d.makeDurable();
-  t.equal(syncs.n, 3, 'one fdatasync for two more blocks');
-  await d.makeDurable();
-  t.equal(syncs.n, 3, 'nothing written since: no sync');
-  await d.drain();
-  t.equal(syncs.n, 4, 'closing syncs the footer');
-  t.strictSame(fatal, []);
-  t.equal((await readSegments(join(dir, 'single'))).flatMap((s) => s.events).length, 6 * 14);
-
-  const catC = new SegmentCatalog(join(dir, 'cluster'));
-  const { d: c, fatal: fatalC } = digester(catC, settings(join(dir, 'cluster'), { blockTargetBytes: 2048 }), 0, 0, undefined, { writer: 1, epoch: 1 });
-  at = await writeBlocks(c, 0, 1);
-  syncs.n = 0;
-  await writeBlocks(c, at, 3);
-  t.equal(syncs.n, 3, 'a cluster: one fdatasync per block, before the catalog lists it');
-  await c.makeDurable();
-  t.equal(syncs.n, 3, 'and nothing left for makeDurable()');
-  t.strictSame(fatalC, []);
-});
-
-t.test('a failed batched sync is fatal and makeDurable() refuses from then on', async (t) => {
-  const dir = await tempDir(t);
-  const cat = new SegmentCatalog(dir);
-  const { d, fatal } = digester(cat, settings(dir, { blockTargetBytes: 2048 }));
-  await writeBlocks(d, 0, 2);
-  const probe = await open(join(dir, 'probe'), 'w');
-  const proto = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };
-  await probe.close();
-  const { sync } = proto;
-  proto.sync = () => Promise.reject(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
-  t.teardown(() => (proto.sync = sync));
-  await t.rejects(d.makeDurable(), { code: 'EIO' });
-  proto.sync = sync;
-  t.equal(fatal.length, 1, 'reported as fatal');
-  await t.rejects(d.makeDurable(), /no checkpoint can be made durable/, 'a later call does not pretend the blocks are durable');
 });
 
 // --- block parts: views of live records, copies otherwise (ownSection) ---------------------------
