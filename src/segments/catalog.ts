@@ -343,7 +343,5 @@ export async function readSegmentInfo(path: string, logger: Logger, now: number)
   const parsed = parseSegment(buf, path);
   for (const d of parsed.damage) logger.error('segment damage found', { file: path, at: d.at, to: d.to, reason: d.reason });
   const footer = await SegmentWriter.recoverOpen(path, parsed, buf, now);
-  const cut = parsed.blocks.length - footer.blocks.length;
-  if (cut > 0) logger.error('segment: intact blocks past its first damage set aside (their events replay from the queue if it still holds them)', { file: path, blocks: cut });
   return { path, meta: parsed.meta, blocks: footer.blocks, closed: true, bytes: (await stat(path)).size };
 }

@@ -78,24 +78,16 @@ export class SegmentWriter {
     }
   }
 
-  /**
-   * Closes a segment found open at start-up. Everything from its first damage on is cut (and kept
-   * aside): blocks appended since the last sync may have reached the disk in any order, so an intact
-   * block past a damaged one does not mean the damaged one's events are elsewhere, and its higher
-   * queue position would make the replay skip them. Those events are still in the queue: nothing
-   * that claims them (checkpoint, progress marks, footer) was persisted before they were synced.
-   */
+  /** Closes a segment found open at start-up; a damaged tail is cut (and kept aside) first. */
   static async recoverOpen(path: string, parsed: ParsedSegment, buf: Buffer, now: number): Promise<SegmentFooter> {
-    const first = parsed.damage[0];
+    const tail = parsed.damage.at(-1);
     let end = buf.length;
-    let blocks = parsed.blocks;
-    if (first !== undefined) {
-      await atomicWriteFile(`${path}.damaged-${now}`, buf.subarray(first.at));
-      end = first.at;
-      blocks = blocks.filter((b) => b.pos < first.at);
+    if (tail !== undefined && tail.to >= buf.length) {
+      await atomicWriteFile(`${path}.damaged-${now}`, buf.subarray(tail.at));
+      end = tail.at;
       await truncate(path, end);
     }
-    const footer: SegmentFooter = { blocks, ...summarize(blocks), closedAt: now };
+    const footer: SegmentFooter = { blocks: parsed.blocks, ...summarize(parsed.blocks), closedAt: now };
     const bytes = encodeFooter(footer);
     const fh = await open(path, 'r+');
     await writeAll(fh, bytes, end);

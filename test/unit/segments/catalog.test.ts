@@ -197,36 +197,3 @@ t.test('putReplica: a copy of an ended epoch counts only up to its end marks, al
   await cat.putReplica({ ...info, meta: { ...info.meta, id: 'r2' } }, undefined);
   t.equal(cat.get('r2')?.blocks.length, 2, 'a copy of a running epoch counts whole');
 });
-
-t.test('an open segment with a damaged block before intact ones is cut at the damage: the later blocks are set aside, not counted', async (t) => {
-  // Blocks appended since a segment's last sync may reach the disk in any order (a power cut): an
-  // intact later block must not raise the high-water mark over events the damaged one held, or the
-  // replay (which still has them in the queue) would skip them.
-  const root = await tempDir(t);
-  const dir = join(root, 'segments');
-  const dest = join(dir, 'sandbox', 'dsA', 'm1.seg');
-  await openSegmentAt(join(root, 'staging'), dest, 'm1', {}, [makeEvents(6, 0), makeEvents(6, 1000), makeEvents(6, 2000)]);
-  const pristine = parseSegment(await readFile(dest), dest);
-  t.equal(pristine.blocks.length, 3);
-  const bytes = await readFile(dest);
-  const second = pristine.blocks[1]!;
-  const at = second.pos + Math.floor((pristine.blocks[2]!.pos - second.pos) / 2);
-  bytes.writeUInt8(bytes.readUInt8(at) ^ 0x40, at);
-  await writeFile(dest, bytes);
-  const damaged = parseSegment(bytes, dest);
-  t.equal(damaged.blocks.length, 2, 'the scan alone resumes past the damage: blocks 1 and 3 are intact');
-
-  const { logger, errors } = recordingLogger();
-  const cat = await SegmentCatalog.load(dir, logger, 1_800_000_000_000);
-  const info = cat.get('m1')!;
-  t.equal(info.blocks.length, 1, 'only the block before the damage is kept');
-  t.strictSame(cat.highWater(3, 'dsA'), { offset: 100, index: 2 }, 'the mark is the first block\'s last event');
-  const after = parseSegment(await readFile(dest), dest);
-  t.not(after.footer, null, 'closed');
-  t.strictSame(after.damage, [], 'no damage left in the file');
-  t.equal(after.blocks.length, 1);
-  const aside = (await readdir(join(dir, 'sandbox', 'dsA'))).filter((n) => n.startsWith('m1.seg.damaged-'));
-  t.equal(aside.length, 1, 'the cut bytes are kept aside');
-  t.equal((await stat(join(dir, 'sandbox', 'dsA', aside[0]!))).size, bytes.length - second.pos, 'from the damaged block to the end');
-  t.ok(errors.some((e) => e.msg.startsWith('segment: intact blocks past its first damage set aside') && e.fields?.['blocks'] === 1), 'the set-aside block is reported');
-});
