@@ -18,6 +18,7 @@ const modules = [
   { source: 'native/block_builder.cc', target: 'block_builder.node', fallback: 'blocks are built in JavaScript' },
   { source: 'native/structured_ingest.cc', target: 'structured_ingest.node', fallback: 'structured ingest bodies are parsed in JavaScript' },
   { source: 'native/text_search.cc', target: 'text_search.node', fallback: 'text search finds needles in stored bytes in JavaScript' },
+  { source: 'native/block_filters.cc', target: 'block_filters.node', fallback: 'block filters are checked block by block in JavaScript' },
   { source: 'native/malloc_trim.cc', target: 'malloc_trim.node', fallback: 'freed malloc memory is not given back after start-up' },
 ];
 

@@ -18,6 +18,8 @@
 // later search for a needle with a byte the column lacks does not read it (src/query/seen-bytes.ts).
 #include <node_api.h>
 
+#include "typed_arrays.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -74,17 +76,7 @@ long find(const uint8_t* buf, size_t len, size_t from, const uint8_t* needle, si
   return -1;
 }
 
-bool bytesOf(napi_env env, napi_value v, const uint8_t** data, size_t* len) {
-  bool is = false;
-  if (napi_is_typedarray(env, v, &is) != napi_ok || !is) return false;
-  napi_typedarray_type type;
-  void* p = nullptr;
-  napi_value ab;
-  size_t offset = 0;
-  if (napi_get_typedarray_info(env, v, &type, len, &p, &ab, &offset) != napi_ok || type != napi_uint8_array) return false;
-  *data = static_cast<const uint8_t*>(p);
-  return true;
-}
+bool bytesOf(napi_env env, napi_value v, const uint8_t** data, size_t* len) { return typedArrayOf(env, v, napi_uint8_array, data, len); }
 
 napi_value Find(napi_env env, napi_callback_info info) {
   size_t argc = 4;

@@ -126,6 +126,14 @@ export class BlockHeads {
     return head;
   }
 
+  /**
+   * The filters of block `b` whose head is `head` (as `get` gave it): the ones held, else read and
+   * checked but not kept here (a pack of a segment's filters keeps them: filter-packs.ts). Null: damaged.
+   */
+  filtersOf(file: () => number, b: HeadRef, head: BlockHead): Buffer | null {
+    return head.filters ?? readFilters(file(), b, head.filtersCrc);
+  }
+
   /** Holds `f` as `head`'s filters, then lets the least recently used filters go while over their bound (never the newest). */
   private keepFilters(head: BlockHead, f: Buffer, bloomLength: number): void {
     head.filters = f;

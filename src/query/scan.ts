@@ -17,6 +17,7 @@ import type { Position } from '../segments/catalog.js';
 import type { BlockEntry } from '../segments/segment-file.js';
 import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
 import { BlockHeads } from './block-heads.js';
+import { FilterPacks, MAY_MATCH, RULED_OUT, UNDECIDED, packedProbes } from './filter-packs.js';
 import { KeptFrames } from './kept-frames.js';
 import { KeptInts } from './kept-ints.js';
 import { SeenBytesCache } from './seen-bytes.js';
@@ -114,6 +115,8 @@ const FEW_ROWS = 8;
 const compiled = new Map<string, CompiledQuery>();
 /** This thread's parsed format 5 block heads, kept between tasks (block-heads.ts). */
 export const blockHeads = new BlockHeads();
+/** This thread's block filters packed per segment, checked many blocks in one native call (filter-packs.ts). */
+export const filterPacks = new FilterPacks();
 /** This thread's small frames, checked and decompressed, kept between tasks (kept-frames.ts). */
 export const keptFrames = new KeptFrames();
 /** Per query thread: integer columns kept decoded for numeric ranges (kept-ints.ts). */
@@ -403,16 +406,27 @@ export function answerFromHeaders(q: CompiledQuery, ctx: Pick<QueryContext, 'sta
 export function pruneTask(task: ScanTask): (number[] | null)[] {
   const q = compiledFor(task.spec);
   const probes = q.pruning.bloom === null ? null : blockProbes(q.pruning.bloom);
+  const packed = probes === null ? null : packedProbes(probes);
   return task.units.map((u) => {
     if (u.kind === 'mem' || probes === null) return null;
     let fd = -1;
     const file = (): number => (fd >= 0 ? fd : (fd = openSync(u.path, 'r')));
     try {
       const keep: number[] = [];
-      u.blocks.forEach((b, i) => {
+      // All of the unit's blocks in one native call where the module is there; what it leaves undecided block by block.
+      const verdicts = filterPacks.verdicts(blockHeads, file, u.path, u.blocks, packed);
+      const blocks = u.blocks;
+      for (let i = 0; i < blocks.length; i++) {
+        const v = verdicts === null ? UNDECIDED : verdicts[i]!;
+        if (v === RULED_OUT) continue;
+        if (v === MAY_MATCH) {
+          keep.push(i);
+          continue;
+        }
+        const b = blocks[i]!;
         const head = b.framed === true ? blockHeads.get(file, u.path, b, true) : null;
         if (head === null || blockMayMatch(head.bloom!, head.grams!, probes, b.fieldGrams === true)) keep.push(i);
-      });
+      }
       return keep;
     } finally {
       if (fd >= 0) closeSync(fd);
@@ -504,19 +518,27 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
   let heldPos = 0;
   let heldStored = 0;
   const held: SortedInts = (name) => keptInts.sorted(heldPath, heldPos, heldStored, name);
-  const scanFramed = (file: () => number, path: string, b: BlockRef, origin: BlockOrigin): void => {
+  // The bloom and gram filters of a unit's blocks checked in one native call (filter-packs.ts),
+  // where no column summary is asked first (a block they answer reads no filter).
+  const packed = probes === null || scanner.summariesFirst ? null : packedProbes(probes);
+  /** `filtered`: the unit's packed filters' verdict (filter-packs.ts), UNDECIDED where they did not check the block. */
+  const scanFramed = (file: () => number, path: string, b: BlockRef, origin: BlockOrigin, filtered: number): void => {
+    if (filtered === RULED_OUT) {
+      result.blocksSkipped++;
+      return;
+    }
     // Format 6: answered from the head's column summaries, no frame read (not a block a live
     // query's boundary cuts: its summaries count rows past the boundary). Asked before the bloom
     // and gram filters, which are then read only when the summaries do not decide: they are exact
     // where the bloom filter only may rule a block out, and a JSON block's filters are several
     // times its head (reading them made a field filter over 1 M JSON events 13x slower).
     const summarised = scanner.summariesFirst && b.below === undefined;
-    let head = blockHeads.get(file, path, b, probes !== null && !summarised);
+    let bloom = probes !== null && filtered !== MAY_MATCH;
+    let head = blockHeads.get(file, path, b, bloom && !summarised);
     if (head === null) {
       result.warnings.push(damaged(path, b.pos));
       return;
     }
-    let bloom = probes !== null;
     if (summarised) {
       heldPath = path;
       heldPos = b.pos;
@@ -596,12 +618,14 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
     let fd = -1;
     const file = (): number => (fd >= 0 ? fd : (fd = openSync(u.path, 'r')));
     try {
-      for (const b of u.blocks) {
+      const verdicts = filterPacks.verdicts(blockHeads, file, u.path, u.blocks, packed);
+      for (let i = 0; i < u.blocks.length; i++) {
+        const b = u.blocks[i]!;
         overTime();
         // Answered by what the block's header says, without reading it.
         if (b.below === undefined && scanner.meta(b.minTs, b.maxTs, b.eventCount)) continue;
         if (b.framed === true) {
-          scanFramed(file, u.path, b, origin);
+          scanFramed(file, u.path, b, origin, verdicts === null ? UNDECIDED : verdicts[i]!);
           continue;
         }
         if (probes !== null) {

@@ -170,6 +170,11 @@ export class BloomBuilder {
   }
 }
 
+/** The two hashes a token (or whole value) is probed with, computed once per query (query/filter-packs.ts). */
+export function tokenHashes(token: string): [number, number] {
+  return hashRange(token, 0, token.length);
+}
+
 /** False means the token (or whole value) is certainly not in the block. */
 export function bloomMayContain(bloom: Buffer, token: string): boolean {
   const bits = bloom.length * 8;
