@@ -127,7 +127,7 @@ function textLayout(buf: Buffer, l: Uint8Array, n: number): RowLayout | null {
   return { starts, absent, ascii };
 }
 
-/** Raw strings stored as UTF-8 with their byte lengths (columns.ts `encodeRaw`) as byte ranges. */
+/** Raw strings stored as UTF-8 with their byte lengths (raw-columns.ts `encodeRaw`) as byte ranges. */
 export function rawRows(b: Uint8Array, lengths: () => readonly number[], n: number): ByteRows {
   const buf = asBuffer(b);
   return new ByteRows(buf, () => {

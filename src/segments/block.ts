@@ -10,7 +10,8 @@ import { crc32c } from '../storage/index.js';
 import { BloomBuilder } from './bloom.js';
 import type { BlockCodec } from './codec.js';
 import { GramFilterBuilder } from './grams.js';
-import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeRaw, encodeStrings, encodeTemplate, templatePieces, type StringColumn } from './columns.js';
+import { decodeNumbers, decodeStrings, encodeNumbers, encodeStrings, type StringColumn } from './columns.js';
+import { decodeRaw, encodeRaw, encodeTemplate, templatePieces } from './raw-columns.js';
 import { bodyColumns, frameBody, FrameDamage, framedColumns, parseDirectory, wholeBody, type BlockBody, type EncodedBlock } from './frames.js';
 import { lz4Codec } from './codec.js';
 

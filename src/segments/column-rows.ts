@@ -8,7 +8,8 @@
  */
 import { Buffer, isAscii } from 'node:buffer';
 import { LogsvcError } from '../lib/errors.js';
-import { decodeNumbers, numberRows, type RawColumn, type StringColumn, type TemplateRaw } from './columns.js';
+import { decodeNumbers, numberRows, type StringColumn } from './columns.js';
+import type { RawColumn, TemplateRaw } from './raw-columns.js';
 
 /** Row index -> the value (null: the row has none). */
 export type RowReader = (i: number) => string | null;

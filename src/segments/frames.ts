@@ -16,7 +16,8 @@ import { LogsvcError } from '../lib/errors.js';
 import { unpack } from '../lib/msgpack.js';
 import { crc32c } from '../storage/index.js';
 import type { BlockCodec } from './codec.js';
-import type { NumberColumn, RawColumn, StringColumn } from './columns.js';
+import type { NumberColumn, StringColumn } from './columns.js';
+import type { RawColumn } from './raw-columns.js';
 import { encodeSummaries, parseSummaries, summarizeColumn, type ColumnSummary, type SummaryPart } from './summaries.js';
 import { utf8Interned } from './intern.js';
 

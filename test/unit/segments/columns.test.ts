@@ -4,7 +4,8 @@
  * same way, and refused with E_STATE_CORRUPT when damaged.
  */
 import t from 'tap';
-import { decodeNumbers, decodeRaw, decodeStrings, encodeNumbers, encodeStrings, encodeTemplate, numberRows, selectDeltaRange, textIntValues, type TemplateRaw } from '../../../src/segments/columns.js';
+import { decodeNumbers, decodeStrings, encodeNumbers, encodeStrings, numberRows, selectDeltaRange, textIntValues } from '../../../src/segments/columns.js';
+import { decodeRaw, encodeTemplate, type TemplateRaw } from '../../../src/segments/raw-columns.js';
 import { decodeBlockEvents, decodeRawAndFields, encodeBlock, encodedBlockAt, readBlockMeta, type BlockBody, type StoredEvent } from '../../../src/segments/block.js';
 import { wholeBody } from '../../../src/segments/frames.js';
 import { lz4Codec } from '../../../src/segments/codec.js';

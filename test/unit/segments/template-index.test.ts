@@ -7,7 +7,7 @@
 import t from 'tap';
 import { addEvent, blockBloom, blockGrams, emptyColumns, encodeBlock, readBlockMeta } from '../../../src/segments/block.js';
 import { bloomMayContain, forEachToken, isWord, lower } from '../../../src/segments/bloom.js';
-import { encodeTemplate, templatePieces } from '../../../src/segments/columns.js';
+import { encodeTemplate, templatePieces } from '../../../src/segments/raw-columns.js';
 import { GRAM, gramFilterMayContain, gramProbes } from '../../../src/segments/grams.js';
 import { lz4Codec } from '../../../src/segments/codec.js';
 import { rnd } from '../../helpers/random.js';
