@@ -17,6 +17,14 @@
 // (slots[3s+2] bytes); out[i] = 1 when it may match, 0 when ruled out. A slot outside data is
 // not decided (2). probes: [alternatives, then per alternative: tokens, (h1, h2) per token,
 // gram probes, each probe]. Arguments of the wrong kind throw a TypeError.
+//
+// survivorsPacked(data, slots, pos: Float64Array, lens: Float64Array, refs: Float64Array, at, count,
+// probes, out) -> number: the same for blocks at..at+count of packed block refs (src/query/packed-refs.ts,
+// kRefElements numbers a block: pos, headerLength, bloomLength, gramLength, flags (1 field grams,
+// 2 framed), compressedLength, ...), each found in the pack by its position (pos ascending, lens
+// four a block: header, bloom, gram and compressed lengths), so the first round makes no object for
+// a block ruled out. A block not framed is not decided (2). Returns -1 when a framed block is not
+// in the pack as its ref describes it (the caller makes a new pack); out is then not whole.
 #include <node_api.h>
 
 #include "typed_arrays.h"
@@ -81,44 +89,116 @@ bool mayMatch(const uint8_t* bloom, size_t bloomLen, const uint8_t* grams, size_
   return false;
 }
 
+constexpr size_t kRefElements = 11;
+constexpr uint32_t kRefFieldGrams = 1;
+constexpr uint32_t kRefFramed = 2;
+
+// One block's verdict from its slot s of the pack: 0, 1, or 2 when the slot lies outside data.
+inline uint8_t verdictOf(const uint8_t* data, size_t dataLen, const int32_t* slots, size_t s, bool fieldGrams, const uint32_t* probes) {
+  const int64_t at = slots[3 * s], bloomLen = slots[3 * s + 1], gramLen = slots[3 * s + 2];
+  if (at < 0 || bloomLen < 0 || gramLen < 0 || static_cast<uint64_t>(at + bloomLen + gramLen) > dataLen) return 2;
+  const uint8_t* bloom = data + at;
+  return mayMatch(bloom, static_cast<size_t>(bloomLen), bloom + bloomLen, static_cast<size_t>(gramLen), fieldGrams, probes) ? 1 : 0;
+}
+
+// A call's number result.
+napi_value int64Value(napi_env env, int64_t v) {
+  napi_value result;
+  napi_create_int64(env, v, &result);
+  return result;
+}
+
+// What both entry points take: the pack's filters and slots, the probes (well formed) and the verdicts' buffer.
+struct Common {
+  const uint8_t* data = nullptr;
+  size_t dataLen = 0;
+  const int32_t* slots = nullptr;
+  size_t slotsLen = 0;
+  const uint32_t* probes = nullptr;
+  size_t probesLen = 0;
+  uint8_t* out = nullptr;
+  size_t outLen = 0;
+};
+
+bool commonOf(napi_env env, const napi_value* argv, size_t probesArg, size_t outArg, Common* c) {
+  return typedArrayOf(env, argv[0], napi_uint8_array, &c->data, &c->dataLen) && typedArrayOf(env, argv[1], napi_int32_array, &c->slots, &c->slotsLen) &&
+         typedArrayOf(env, argv[probesArg], napi_uint32_array, &c->probes, &c->probesLen) && typedArrayOf(env, argv[outArg], napi_uint8_array, &c->out, &c->outLen) &&
+         probesWellFormed(c->probes, c->probesLen);
+}
+
 napi_value Survivors(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
-  const uint8_t* data = nullptr;
-  const int32_t* slots = nullptr;
+  Common c;
   const int32_t* which = nullptr;
-  const uint32_t* probes = nullptr;
-  uint8_t* out = nullptr;
-  size_t dataLen = 0, slotsLen = 0, n = 0, probesLen = 0, outLen = 0;
-  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc < 5 || !typedArrayOf(env, argv[0], napi_uint8_array, &data, &dataLen) ||
-      !typedArrayOf(env, argv[1], napi_int32_array, &slots, &slotsLen) || !typedArrayOf(env, argv[2], napi_int32_array, &which, &n) ||
-      !typedArrayOf(env, argv[3], napi_uint32_array, &probes, &probesLen) || !typedArrayOf(env, argv[4], napi_uint8_array, &out, &outLen) || outLen < n ||
-      !probesWellFormed(probes, probesLen)) {
+  size_t n = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc < 5 || !commonOf(env, argv, 3, 4, &c) ||
+      !typedArrayOf(env, argv[2], napi_int32_array, &which, &n) || c.outLen < n) {
     napi_throw_type_error(env, nullptr, "survivors(data: Uint8Array, slots: Int32Array, which: Int32Array, probes: Uint32Array (well formed), out: Uint8Array of which's length)");
     return nullptr;
   }
-  const size_t nSlots = slotsLen / 3;
+  const size_t nSlots = c.slotsLen / 3;
   int64_t kept = 0;
   for (size_t i = 0; i < n; i++) {
     const int32_t w = which[i];
     const size_t s = static_cast<size_t>(w >> 1);
     if (w < 0 || s >= nSlots) {
-      out[i] = 2;
+      c.out[i] = 2;
       continue;
     }
-    const int64_t at = slots[3 * s], bloomLen = slots[3 * s + 1], gramLen = slots[3 * s + 2];
-    if (at < 0 || bloomLen < 0 || gramLen < 0 || static_cast<uint64_t>(at + bloomLen + gramLen) > dataLen) {
-      out[i] = 2;
-      continue;
-    }
-    const uint8_t* bloom = data + at;
-    const bool may = mayMatch(bloom, static_cast<size_t>(bloomLen), bloom + bloomLen, static_cast<size_t>(gramLen), (w & 1) != 0, probes);
-    out[i] = may ? 1 : 0;
-    kept += may ? 1 : 0;
+    c.out[i] = verdictOf(c.data, c.dataLen, c.slots, s, (w & 1) != 0, c.probes);
+    kept += c.out[i] == 1 ? 1 : 0;
   }
-  napi_value result;
-  napi_create_int64(env, kept, &result);
-  return result;
+  return int64Value(env, kept);
+}
+
+// Index of `at` in ascending pos[0..n), or n.
+size_t positionOf(const double* pos, size_t n, double at) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (pos[mid] < at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && pos[lo] == at ? lo : n;
+}
+
+napi_value SurvivorsPacked(napi_env env, napi_callback_info info) {
+  size_t argc = 9;
+  napi_value argv[9];
+  Common c;
+  const double* pos = nullptr;
+  const double* lens = nullptr;
+  const double* refs = nullptr;
+  size_t posLen = 0, lensLen = 0, refsLen = 0;
+  int64_t at = -1, count = -1;
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc < 9 || !commonOf(env, argv, 7, 8, &c) ||
+      !typedArrayOf(env, argv[2], napi_float64_array, &pos, &posLen) || !typedArrayOf(env, argv[3], napi_float64_array, &lens, &lensLen) ||
+      !typedArrayOf(env, argv[4], napi_float64_array, &refs, &refsLen) || napi_get_value_int64(env, argv[5], &at) != napi_ok ||
+      napi_get_value_int64(env, argv[6], &count) != napi_ok || at < 0 || count < 0 || static_cast<uint64_t>(count) > c.outLen ||
+      static_cast<uint64_t>(at + count) > refsLen / kRefElements || lensLen < 4 * posLen || c.slotsLen < 3 * posLen) {
+    napi_throw_type_error(env, nullptr,
+                          "survivorsPacked(data: Uint8Array, slots: Int32Array, pos: Float64Array, lens: Float64Array, refs: Float64Array, at, count, probes: Uint32Array (well formed), out: Uint8Array of count)");
+    return nullptr;
+  }
+  int64_t kept = 0;
+  size_t j = 0;
+  for (int64_t i = 0; i < count; i++) {
+    const double* r = refs + static_cast<size_t>(at + i) * kRefElements;
+    const uint32_t flags = static_cast<uint32_t>(r[4]);
+    if ((flags & kRefFramed) == 0) {
+      c.out[i] = 2;
+      continue;
+    }
+    // Units list a segment's blocks in file order: mostly the next slot.
+    if (j >= posLen || pos[j] != r[0]) j = positionOf(pos, posLen, r[0]);
+    const double* l = lens + 4 * j;
+    if (j >= posLen || l[0] != r[1] || l[1] != r[2] || l[2] != r[3] || l[3] != r[5]) return int64Value(env, -1);
+    c.out[i] = verdictOf(c.data, c.dataLen, c.slots, j, (flags & kRefFieldGrams) != 0, c.probes);
+    kept += c.out[i] == 1 ? 1 : 0;
+    j++;
+  }
+  return int64Value(env, kept);
 }
 
 }  // namespace
@@ -127,5 +207,7 @@ NAPI_MODULE_INIT() {
   napi_value f;
   if (napi_create_function(env, "survivors", NAPI_AUTO_LENGTH, Survivors, nullptr, &f) != napi_ok) return nullptr;
   if (napi_set_named_property(env, exports, "survivors", f) != napi_ok) return nullptr;
+  if (napi_create_function(env, "survivorsPacked", NAPI_AUTO_LENGTH, SurvivorsPacked, nullptr, &f) != napi_ok) return nullptr;
+  if (napi_set_named_property(env, exports, "survivorsPacked", f) != napi_ok) return nullptr;
   return exports;
 }

@@ -16,6 +16,7 @@ import { engineLimitError } from './limits.js';
 import { approxBytes, Meter, withMeter, type MemoryBudget, type NodeQueryMemory } from './memory.js';
 import { runRowsAsync } from './pipeline.js';
 import type { CompiledQuery, Ev } from './runtime.js';
+import { refsSlice } from './packed-refs.js';
 import { answerFromHeaders, answersFromSummaries, segmentRefs, splitAtAggregate, unitBytes, type BlockRef, type PruneScan, type PruneTask, type QuerySpec, type ScanResult, type ScanTask, type ScanUnit } from './scan.js';
 import type { Placement } from '../cluster/placement.js';
 
@@ -151,20 +152,21 @@ export function cutIntoTasks(units: readonly ScanUnit[], taskBytes: number): Sca
   };
   for (const u of units) {
     if (u.kind === 'seg') {
-      let blocks: BlockRef[] = [];
+      // Runs of the unit's list (refsSlice: a run of a segment's shared list crosses to a query
+      // thread as a copy of its kept packed form, packed-refs.ts).
+      let from = 0;
       let b = 0;
-      for (const blk of u.blocks) {
-        blocks.push(blk);
-        b += blk.uncompressedLength;
+      for (let i = 0; i < u.blocks.length; i++) {
+        b += u.blocks[i]!.uncompressedLength;
         if (bytes + b >= taskBytes) {
-          cur.push({ ...u, blocks });
+          cur.push({ ...u, blocks: from === 0 && i === u.blocks.length - 1 ? u.blocks : refsSlice(u.blocks, from, i + 1) });
           flush();
-          blocks = [];
+          from = i + 1;
           b = 0;
         }
       }
-      if (blocks.length > 0) {
-        cur.push({ ...u, blocks });
+      if (from < u.blocks.length) {
+        cur.push({ ...u, blocks: from === 0 ? u.blocks : refsSlice(u.blocks, from, u.blocks.length) });
         bytes += b;
       }
     } else {

@@ -18,15 +18,19 @@
 import { loadNative } from '../lib/native-module.js';
 import { tokenHashes } from '../segments/bloom.js';
 import type { BlockHeads } from './block-heads.js';
+import { unpackRefs } from './packed-refs.js';
 import type { BlockProbe, BlockRef } from './scan.js';
 
 interface NativeModule {
   /** Per block of `which`: out 0 ruled out, 1 may match, 2 not decided (which < 0, a slot outside data); returns the 1s. */
   survivors(data: Uint8Array, slots: Int32Array, which: Int32Array, probes: Uint32Array, out: Uint8Array): number;
+  /** The same for blocks at..at+count of packed refs (packed-refs.ts), found in the pack by position; -1: one is not packed as its ref says. */
+  survivorsPacked(data: Uint8Array, slots: Int32Array, pos: Float64Array, lens: Float64Array, refs: Float64Array, at: number, count: number, probes: Uint32Array, out: Uint8Array): number;
 }
 
 const loaded = loadNative<NativeModule>('block_filters.node');
 const nativeSurvivors: NativeModule['survivors'] | null = loaded.module === null ? null : loaded.module.survivors;
+const nativeSurvivorsPacked: NativeModule['survivorsPacked'] | null = loaded.module === null ? null : loaded.module.survivorsPacked;
 /** Why blocks are checked one by one in JavaScript (null: they are not). */
 export const filterPacksUnavailable: string | null = loaded.why;
 
@@ -149,6 +153,26 @@ export class FilterPacks {
     const out = new Uint8Array(blocks.length);
     nativeSurvivors(pack.data, pack.slots, which, probes, out);
     return out;
+  }
+
+  /**
+   * The same for blocks `at` to `at + count` of packed refs (packed-refs.ts), as a first-round task
+   * received them: matched against the segment's pack in the native call, so no block is made an
+   * object here. A segment without a pack, or with a block the pack does not hold as its ref
+   * says, is unpacked and takes `verdicts` (which makes the pack anew).
+   */
+  verdictsPacked(heads: BlockHeads, file: () => number, path: string, refs: Float64Array, at: number, count: number, probes: Uint32Array | null): Uint8Array | null {
+    if (nativeSurvivorsPacked === null || probes === null) return null;
+    const pack = this.packs.get(path);
+    if (pack !== undefined) {
+      const out = new Uint8Array(count);
+      if (nativeSurvivorsPacked(pack.data, pack.slots, pack.pos, pack.lens, refs, at, count, probes, out) >= 0) {
+        this.packs.delete(path);
+        this.packs.set(path, pack);
+        return out;
+      }
+    }
+    return this.verdicts(heads, file, path, unpackRefs(refs, at, count), probes);
   }
 
   /** A new pack of `path`: what `old` held, and `blocks`' framed blocks in place of any it held at their positions. */

@@ -19,6 +19,7 @@ import { BlockView, ColumnEvent, type BlockOrigin } from './block-view.js';
 import { BlockHeads } from './block-heads.js';
 import { FilterPacks, MAY_MATCH, RULED_OUT, UNDECIDED, packedProbes } from './filter-packs.js';
 import { KeptFrames } from './kept-frames.js';
+import { packedRun, packedSegUnit, REF_ELEMENTS, REF_UNCOMPRESSED, shareRefs, unpackRef, unpackRefs, type PackedTask } from './packed-refs.js';
 import { KeptInts } from './kept-ints.js';
 import { SeenBytesCache } from './seen-bytes.js';
 import { tableKey } from '../files/packed.js';
@@ -364,6 +365,7 @@ export function segmentRefs(blocks: readonly BlockEntry[]): SegmentRefs {
     events += b.eventCount;
   }
   const made = { refs, minTs, maxTs, bytes, events };
+  shareRefs(refs);
   segmentRefsOf.set(blocks, made);
   refsSpan.set(refs, made);
   return made;
@@ -397,6 +399,45 @@ export function answerFromHeaders(q: CompiledQuery, ctx: Pick<QueryContext, 'sta
   return { result: result.events > 0 ? result : null, units: left };
 }
 
+/** `f` with a file opener of `path` (opened on first use, closed after). */
+function withFile<T>(path: string, f: (file: () => number) => T): T {
+  let fd = -1;
+  try {
+    return f(() => (fd >= 0 ? fd : (fd = openSync(path, 'r'))));
+  } finally {
+    if (fd >= 0) closeSync(fd);
+  }
+}
+
+/** A query's block needs as a first-round task checks them (null: it has none). */
+function firstRoundProbes(spec: QuerySpec): { probes: BlockProbe[]; packed: Uint32Array | null } | null {
+  const q = compiledFor(spec);
+  if (q.pruning.bloom === null) return null;
+  const probes = blockProbes(q.pruning.bloom);
+  return { probes, packed: packedProbes(probes) };
+}
+
+/**
+ * The indexes of a unit's `n` blocks that the filters let through: the packs' `verdicts` (null:
+ * none), and what they leave undecided checked block by block from the cached head (`blockAt`
+ * makes the block's ref; only those blocks are made).
+ */
+function keptOf(path: string, n: number, verdicts: Uint8Array | null, blockAt: (i: number) => BlockRef, file: () => number, probes: readonly BlockProbe[]): number[] {
+  const keep: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const v = verdicts === null ? UNDECIDED : verdicts[i]!;
+    if (v === RULED_OUT) continue;
+    if (v === MAY_MATCH) {
+      keep.push(i);
+      continue;
+    }
+    const b = blockAt(i);
+    const head = b.framed === true ? blockHeads.get(file, path, b, true) : null;
+    if (head === null || blockMayMatch(head.bloom!, head.grams!, probes, b.fieldGrams === true)) keep.push(i);
+  }
+  return keep;
+}
+
 /**
  * Per unit of `task`, the indexes of its blocks that the query's bloom and gram filters let
  * through, checked from the thread's cached heads as a scan checks them (null: all of them, a unit
@@ -404,33 +445,11 @@ export function answerFromHeaders(q: CompiledQuery, ctx: Pick<QueryContext, 'sta
  * let through: the scan decides them.
  */
 export function pruneTask(task: ScanTask): (number[] | null)[] {
-  const q = compiledFor(task.spec);
-  const probes = q.pruning.bloom === null ? null : blockProbes(q.pruning.bloom);
-  const packed = probes === null ? null : packedProbes(probes);
+  const needs = firstRoundProbes(task.spec);
   return task.units.map((u) => {
-    if (u.kind === 'mem' || probes === null) return null;
-    let fd = -1;
-    const file = (): number => (fd >= 0 ? fd : (fd = openSync(u.path, 'r')));
-    try {
-      const keep: number[] = [];
-      // All of the unit's blocks in one native call where the module is there; what it leaves undecided block by block.
-      const verdicts = filterPacks.verdicts(blockHeads, file, u.path, u.blocks, packed);
-      const blocks = u.blocks;
-      for (let i = 0; i < blocks.length; i++) {
-        const v = verdicts === null ? UNDECIDED : verdicts[i]!;
-        if (v === RULED_OUT) continue;
-        if (v === MAY_MATCH) {
-          keep.push(i);
-          continue;
-        }
-        const b = blocks[i]!;
-        const head = b.framed === true ? blockHeads.get(file, u.path, b, true) : null;
-        if (head === null || blockMayMatch(head.bloom!, head.grams!, probes, b.fieldGrams === true)) keep.push(i);
-      }
-      return keep;
-    } finally {
-      if (fd >= 0) closeSync(fd);
-    }
+    if (u.kind === 'mem' || needs === null) return null;
+    // All of the unit's blocks in one native call where the module is there; what it leaves undecided block by block.
+    return withFile(u.path, (file) => keptOf(u.path, u.blocks.length, filterPacks.verdicts(blockHeads, file, u.path, u.blocks, needs.packed), (i) => u.blocks[i]!, file, needs.probes));
   });
 }
 
@@ -457,22 +476,77 @@ export type PruneScan = { scanned: ScanResult } | { kept: (number[] | null)[] };
  */
 export function pruneScanTask(task: PruneTask): PruneScan {
   const kept = pruneTask(task);
-  const units: ScanUnit[] = [];
   let bytes = 0;
   let left = 0;
   task.units.forEach((u, i) => {
     const keep = kept[i];
-    let unit: ScanUnit = u;
-    if (keep !== null && keep !== undefined && u.kind === 'seg') {
+    if (keep === null || keep === undefined || u.kind !== 'seg') bytes += unitBytes(u);
+    else {
       left += u.blocks.length - keep.length;
-      if (keep.length === 0) return;
-      if (keep.length < u.blocks.length) unit = { ...u, blocks: keep.map((j) => u.blocks[j]!) };
+      for (const j of keep) bytes += u.blocks[j]!.uncompressedLength;
     }
-    units.push(unit);
-    bytes += unitBytes(unit);
   });
   if (bytes > task.scanBytes) return { kept };
-  const { scanBytes: _, ...scan } = task;
+  const units: ScanUnit[] = [];
+  task.units.forEach((u, i) => {
+    const keep = kept[i];
+    if (keep === null || keep === undefined || u.kind !== 'seg') units.push(u);
+    else if (keep.length === u.blocks.length) units.push(u);
+    else if (keep.length > 0) units.push({ ...u, blocks: keep.map((j) => u.blocks[j]!) });
+  });
+  return scanLetThrough(task, units, left);
+}
+
+/**
+ * pruneScanTask over a task as it crossed to the thread (packed-refs.ts: its blocks packed, not
+ * objects): the packed refs matched against the packs in the native call (filter-packs.ts
+ * verdictsPacked), and a ref object made only for a block let through (or left undecided). The
+ * same answer as pruneScanTask over the task unpacked (test/unit/query/filter-packs.test.ts).
+ */
+export function pruneScanPacked(task: PackedTask<PruneTask>): PruneScan {
+  const { refs, segs } = task;
+  const needs = firstRoundProbes(task.spec);
+  const blockAt = (at: number) => (i: number): BlockRef => unpackRef(refs, at + i);
+  const kept = task.units.map((u) => {
+    if (typeof u !== 'number' || needs === null) return null;
+    const path = segs.paths[u]!;
+    const { at, count } = packedRun(segs, u);
+    return withFile(path, (file) => keptOf(path, count, filterPacks.verdictsPacked(blockHeads, file, path, refs, at, count, needs.packed), blockAt(at), file, needs.probes));
+  });
+  const bytesOf = (at: number, i: number): number => refs[(at + i) * REF_ELEMENTS + REF_UNCOMPRESSED]!;
+  let bytes = 0;
+  let left = 0;
+  task.units.forEach((u, k) => {
+    if (typeof u !== 'number') {
+      bytes += unitBytes(u);
+      return;
+    }
+    const keep = kept[k];
+    const { at, count } = packedRun(segs, u);
+    if (keep === null || keep === undefined) for (let i = 0; i < count; i++) bytes += bytesOf(at, i);
+    else {
+      left += count - keep.length;
+      for (const i of keep) bytes += bytesOf(at, i);
+    }
+  });
+  if (bytes > task.scanBytes) return { kept };
+  const units: ScanUnit[] = [];
+  task.units.forEach((u, k) => {
+    if (typeof u !== 'number') {
+      units.push(u);
+      return;
+    }
+    const keep = kept[k];
+    const { at, count } = packedRun(segs, u);
+    const blocks = keep === null || keep === undefined ? unpackRefs(refs, at, count) : keep.map(blockAt(at));
+    if (blocks.length > 0) units.push(packedSegUnit(segs, u, blocks));
+  });
+  return scanLetThrough(task, units, left);
+}
+
+/** The first round's scan of the `units` its filters let through (`left`: blocks they ruled out). */
+function scanLetThrough(task: Omit<PruneTask, 'units'> & Partial<Pick<PackedTask<PruneTask>, 'refs' | 'segs'>>, units: ScanUnit[], left: number): PruneScan {
+  const { scanBytes: _, refs: _r, segs: _s, ...scan } = task;
   const scanned = runScanTask({ ...scan, units });
   scanned.blocksSkipped += left;
   return { scanned };

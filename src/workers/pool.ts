@@ -178,7 +178,9 @@ export class WorkerPool implements BlockEncoder, TablePacker {
   private async runQuery<T>(task: ScanTask, name: string): Promise<T> {
     let r: T | { error: ReturnType<LogsvcError['toJSON']> };
     try {
-      r = (await this.queries.run(toWire(task), { name })) as typeof r;
+      // The packed refs are made for this post alone: moved, not copied.
+      const wire = toWire(task);
+      r = (await this.queries.run(wire, { name, transferList: [wire.refs.buffer as ArrayBuffer] })) as typeof r;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {
         throw new LogsvcError(

@@ -8,7 +8,7 @@ import { buildBlock, type BlockPart } from '../digest/block-parts.js';
 import { runIngestTask, type IngestTask, type IngestTaskResult } from '../ingest/pipeline.js';
 import { isLogsvcError, type LogsvcError } from '../lib/errors.js';
 import { ownsBuffer } from '../lib/bytes.js';
-import { pruneScanTask, runScanTask, type PruneScan, type PruneTask, type ScanResult, type ScanTask } from '../query/scan.js';
+import { pruneScanPacked, runScanTask, type PruneScan, type PruneTask, type ScanResult, type ScanTask } from '../query/scan.js';
 import { engineLimitError } from '../query/limits.js';
 import { fromWire, type WireTask } from './scan-wire.js';
 import { runPackTask, type PackTask, type PackTaskResult } from '../files/pack-task.js';
@@ -55,9 +55,9 @@ export function query(task: WireTask<ScanTask>): ScanResult | { error: ReturnTyp
 /** The same scan, for a short query (the query pool serves these first: src/workers/query-queue.ts). */
 export const queryShort = query;
 
-/** A query's first-round task: its blocks pruned, then scanned or listed (scan.ts pruneScanTask); errors as data, as `query`'s. */
+/** A query's first-round task: its blocks pruned, then scanned or listed (scan.ts pruneScanPacked, over the refs as they crossed); errors as data, as `query`'s. */
 export function prune(task: WireTask<PruneTask>): PruneScan | { error: ReturnType<LogsvcError['toJSON']> } {
-  return asData(() => pruneScanTask(fromWire(task)));
+  return asData(() => pruneScanPacked(task));
 }
 
 /** Parses and packs an uploaded lookup file (src/files); the table's SharedArrayBuffer is shared, not copied. */

@@ -9,7 +9,9 @@ import t from 'tap';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { BlockHeads } from '../../../src/query/block-heads.js';
 import { FilterPacks, MAY_MATCH, RULED_OUT, UNDECIDED, filterPacksUnavailable, packedProbes } from '../../../src/query/filter-packs.js';
-import { blockMayMatch, blockProbes, pruneTask, runScanTask, type BlockRef } from '../../../src/query/scan.js';
+import { blockMayMatch, blockProbes, pruneScanPacked, pruneScanTask, pruneTask, runScanTask, type BlockRef, type PruneTask } from '../../../src/query/scan.js';
+import { refsSlice, shareRefs } from '../../../src/query/packed-refs.js';
+import { toWire } from '../../../src/workers/scan-wire.js';
 import { compileQuery } from '../../../src/query/compile.js';
 import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
 import { readSegmentInfo } from '../../../src/segments/catalog.js';
@@ -150,7 +152,89 @@ t.test('a block added to an open segment, or lengths the catalog no longer gives
   t.equal(got.length, 7);
 });
 
+/** The same through packed refs (a first-round task's form): `verdictsPacked` over the unit's run of the task's buffer. */
+function packedRefs(packs: FilterPacks, heads: BlockHeads, path: string, blocks: readonly BlockRef[], q: string): Uint8Array | null {
+  const alternatives = compileQuery(q, { ctx: ctxOf() }).pruning.bloom;
+  if (alternatives === null) return null;
+  // A unit after another, so the unit's run does not start the buffer.
+  const other = blocks.slice(0, 3);
+  const wire = toWire({ spec: { text: q, args: {}, ctx: ctxOf(), limits: DEFAULT_LIMITS }, repoName: 'r', units: [{ kind: 'seg', path: '/elsewhere', partition: 0, tags: {}, blocks: other }, { kind: 'seg', path, partition: 0, tags: {}, blocks }], deadline: 0 });
+  const fd = openSync(path, 'r');
+  try {
+    return packs.verdictsPacked(heads, () => fd, path, wire.refs, other.length, blocks.length, packedProbes(blockProbes(alternatives)));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+t.test('packed refs matched against a pack in the native call: every framed block as the per-block check decides it', needsNative, async (t) => {
+  const r = rnd(8);
+  let decided = 0;
+  for (const seed of [4, 5]) {
+    const { path, refs } = await randomSegment(t, seed, 40);
+    const packs = new FilterPacks();
+    const heads = new BlockHeads();
+    for (const q of QUERIES) {
+      const units: BlockRef[][] = [refs, refs.filter(() => r() < 0.4), [...refs].reverse(), refs.slice(7, 23)];
+      for (const unit of units) {
+        const want = perBlock(path, unit, q);
+        // The first packed call of a segment makes its pack (from the refs unpacked); later ones match in the native call.
+        for (let round = 0; round < 2; round++) {
+          const got = packedRefs(packs, heads, path, unit, q);
+          if (got === null) continue;
+          t.equal(got.length, unit.length);
+          for (let i = 0; i < unit.length; i++) {
+            const v = got[i]!;
+            if (v === UNDECIDED || (v === MAY_MATCH) !== want[i]) t.fail(`${q} round ${round}: block ${unit[i]!.pos} packed ${v}, per block ${want[i]}`);
+            decided++;
+          }
+        }
+      }
+    }
+    t.equal(packs.size.segments, 1, 'one pack for the segment');
+    // A ref whose lengths the pack does not hold is not decided by the old pack: a new one is made.
+    const odd = refs.map((x, i) => (i === 2 ? { ...x, gramLength: x.gramLength + 1 } : x));
+    const got = packedRefs(packs, heads, path, odd, 'zqxwrare7')!;
+    t.equal(got[2], UNDECIDED, 'a block whose filters do not read as its ref says is left to the per-block check');
+    t.strictSame([...got].filter((_, i) => i !== 2).map((v) => v === MAY_MATCH), perBlock(path, refs, 'zqxwrare7').filter((_, i) => i !== 2));
+  }
+  t.ok(decided > 2000, `${decided} verdicts compared`);
+});
+
 const WIDE = ctxOf({ start: 0, end: 2_000_000_000_000 });
+
+t.test('the first round over packed refs answers as over ref objects: blocks kept, blocks scanned, counts', async (t) => {
+  const a = await randomSegment(t, 51, 30);
+  const b = await randomSegment(t, 52, 25);
+  // Segment ref lists shared as the executor's snapshot shares them, in runs as cutIntoTasks cuts them.
+  shareRefs(a.refs);
+  shareRefs(b.refs);
+  const units: PruneTask['units'] = [
+    { kind: 'seg', path: a.path, partition: 1, tags: {}, blocks: refsSlice(a.refs, 0, 12) },
+    { kind: 'seg', path: a.path, partition: 1, tags: {}, blocks: refsSlice(refsSlice(a.refs, 12, 30), 2, 18) },
+    { kind: 'seg', path: b.path, partition: 2, tags: {}, blocks: b.refs },
+    { kind: 'seg', path: b.path, partition: 2, tags: {}, blocks: b.refs.filter((_, i) => i % 2 === 0) },
+  ];
+  for (const q of QUERIES) {
+    for (const scanBytes of [-1, 1e12]) {
+      const spec = { text: `${q} | count()`, args: {}, ctx: WIDE, limits: DEFAULT_LIMITS };
+      const task: PruneTask = { spec, repoName: 'r', units, deadline: Date.now() + 60_000, scanBytes };
+      const want = pruneScanTask(task);
+      // Twice: the packs made by the first call are matched natively by the second.
+      for (let round = 0; round < 2; round++) {
+        const got = pruneScanPacked(structuredClone(toWire(task)));
+        if ('kept' in want) t.strictSame(got, want, `${q}: blocks kept`);
+        else {
+          t.ok('scanned' in got, `${q}: scanned`);
+          if (!('scanned' in got)) continue;
+          const { state: _s, ...w } = want.scanned;
+          const { state: _g, ...g } = got.scanned;
+          t.strictSame(g, w, `${q}: the scan's counts`);
+        }
+      }
+    }
+  }
+});
 
 /** The events as the driver reads them. */
 function fieldsOf(events: readonly StoredEvent[]): Fields[] {

@@ -5,6 +5,7 @@
  */
 import t from 'tap';
 import { fromWire, toWire } from '../../../src/workers/scan-wire.js';
+import { refsSlice, shareRefs } from '../../../src/query/packed-refs.js';
 import type { BlockRef, PruneTask } from '../../../src/query/scan.js';
 import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
 
@@ -35,6 +36,24 @@ t.test('packed refs come back as they were, through a structured clone', async (
     const task: PruneTask = { spec: { text: 'x', args: {}, ctx: { start: 0, end: 1, timeZoneOffsetMinutes: 0, now: 1, live: false }, limits: DEFAULT_LIMITS }, repoName: 'r', units, deadline: 99, scanBytes: 1234, prefix: 'p' };
     const back = fromWire(structuredClone(toWire(task)));
     t.strictSame(back, task, `round ${round}`);
+  }
+  t.end();
+});
+
+t.test('runs of a shared ref list cross from its kept packed form, as if packed block by block', async (t) => {
+  let seed = 11;
+  const rnd = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const list = Array.from({ length: 40 }, (_, i) => ref(i, rnd));
+  shareRefs(list);
+  const spec: PruneTask['spec'] = { text: 'x', args: {}, ctx: { start: 0, end: 1, timeZoneOffsetMinutes: 0, now: 1, live: false }, limits: DEFAULT_LIMITS };
+  const pieces = [list, refsSlice(list, 0, 10), refsSlice(list, 10, 40), refsSlice(refsSlice(list, 10, 40), 5, 17), refsSlice(list, 39, 40), list.slice(3, 9)];
+  for (let round = 0; round < 2; round++) {
+    const task: PruneTask = { spec, repoName: 'r', units: pieces.map((blocks, u) => ({ kind: 'seg' as const, path: `/d/s${u}.seg`, partition: u, tags: {}, blocks })), deadline: 9, scanBytes: 1 };
+    // The same blocks in lists of their own (never shared): packed block by block.
+    const plain: PruneTask = { ...task, units: task.units.map((u) => (u.kind === 'seg' ? { ...u, blocks: [...u.blocks] } : u)) };
+    const wire = toWire(task);
+    t.strictSame([...wire.refs], [...toWire(plain).refs], `round ${round}: the same numbers`);
+    t.strictSame(fromWire(structuredClone(wire)), task, `round ${round}: the same task back`);
   }
   t.end();
 });
