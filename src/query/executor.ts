@@ -38,7 +38,7 @@ export interface ScanRunner {
   /** `short`: the query has no more tasks than its parallelism (served ahead of long ones). */
   scan(task: ScanTask, short?: boolean): Promise<ScanResult>;
   /**
-   * A first-round task (scan.ts pruneScanTask): its blocks pruned by their filters, then scanned
+   * A first-round task (scan.ts pruneScanTask; on a query thread pruneScanPacked, over its refs as they crossed): its blocks pruned by their filters, then scanned
    * when what is left holds at most `task.scanBytes`, else which blocks were let through; absent:
    * none pruned first.
    */

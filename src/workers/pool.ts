@@ -169,7 +169,7 @@ export class WorkerPool implements BlockEncoder, TablePacker {
     return this.runQuery<ScanResult>(task, short ? SHORT_SCAN : 'query');
   }
 
-  /** A query's first-round task on a query thread: its blocks pruned by their filters, then scanned or listed (scan.ts pruneScanTask). */
+  /** A query's first-round task on a query thread: its blocks pruned by their filters, then scanned or listed (scan.ts pruneScanPacked). */
   async prune(task: PruneTask): Promise<PruneScan> {
     return this.runQuery<PruneScan>(task, 'prune');
   }
