@@ -4,6 +4,7 @@
  * `ColumnEvent`, the `Ev` over one row of a block with an overlay for what the pipeline sets.
  */
 import type { SeenBytes } from './seen-bytes.js';
+import type { TemplateHeadSlot } from './template-heads.js';
 import type { KeptIntColumns } from './kept-ints.js';
 import { eventId } from '../events/index.js';
 import { LogsvcError } from '../lib/errors.js';
@@ -52,6 +53,8 @@ export class BlockView {
   seen: SeenBytes | null = null;
   /** This block's integer columns kept decoded by earlier ranges (kept-ints.ts; scan.ts sets it for stored blocks read frame by frame). */
   keptInts: KeptIntColumns | null = null;
+  /** This block's raw template head kept by earlier searches, or where to keep it (template-heads.ts; scan.ts sets it for text searches of stored blocks). */
+  templateHead: TemplateHeadSlot | null = null;
   /** Row readers by field column number, and of the raw strings (readFew). */
   private readonly rowsAt: (RowReader | undefined)[] = [];
   private rawRow: ((i: number) => string) | null = null;

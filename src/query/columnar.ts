@@ -25,6 +25,7 @@ import { Needle } from './text-match.js';
 import { textRowTest } from './text-scan.js';
 import { regexAlphabet, regexLiteral, regexLocal } from './regex-literal.js';
 import { intText, ipv4Dotted, ipv4Text, NumberTally } from './number-tally.js';
+import { NO_INT } from './kept-ints.js';
 import { chargeKept, releaseKept } from './memory.js';
 import { selectDeltaRange, type NumberColumn as EncodedNumbers } from '../segments/columns.js';
 import { fieldIndex } from '../segments/frames.js';
@@ -608,6 +609,7 @@ export function columnRows(view: BlockView, sel: Int32Array, count: number): Col
     ints: (name) => (plainField(name) ? view.ints(name) : null),
     ipv4: (name) => (plainField(name) ? view.ipv4(name) : null),
     textRun: (name) => (plainField(name) ? view.textRun(name) : null),
+    keptTextInts: (name) => (plainField(name) && view.keptInts !== null ? view.keptInts.textInts(name, () => view.textRun(name), view.n) : null),
   };
 }
 
@@ -677,15 +679,18 @@ export function tallyField(rows: ColumnRows, name: string): { keys: string[]; co
  * A block's column of a field that may be tallied by number: an integer column, an IPv4 column,
  * or a text column, read as numbers when its selected values are integers' canonical texts.
  */
-type NumberColumn = { kind: 'int'; ints: readonly number[] } | { kind: 'textInt'; run: { b: Uint8Array; l: Uint8Array } } | { kind: 'ipv4'; b: Uint8Array };
+type NumberColumn = { kind: 'int'; ints: readonly number[] } | { kind: 'textInt'; run: { b: Uint8Array; l: Uint8Array } | null; kept: Int32Array | null } | { kind: 'ipv4'; b: Uint8Array };
 
 function numbersOf(rows: ColumnRows, name: string): NumberColumn | null {
   const ints = rows.ints(name);
   if (ints !== null) return { kind: 'int', ints };
   const b = rows.ipv4(name);
   if (b !== null) return { kind: 'ipv4', b };
+  // Every row an integer's canonical text, kept decoded: what addTextInts would add, without the digits.
+  const kept = rows.keptTextInts?.(name) ?? null;
+  if (kept !== null) return { kind: 'textInt', run: null, kept };
   const run = rows.textRun(name);
-  return run === null ? null : { kind: 'textInt', run };
+  return run === null ? null : { kind: 'textInt', run, kept: null };
 }
 
 /**
@@ -699,7 +704,15 @@ function countNumbers(tally: NumberTally, rows: ColumnRows, col: NumberColumn): 
     for (let j = 0; j < count; j++) tally.add(ints[sel[j]!]!);
     return true;
   }
-  if (col.kind === 'textInt') return tally.addTextInts(col.run.b, col.run.l, sel, count);
+  if (col.kind === 'textInt' && col.kept !== null) {
+    const ints = col.kept;
+    for (let j = 0; j < count; j++) {
+      const x = ints[sel[j]!]!;
+      if (x !== NO_INT) tally.add(x);
+    }
+    return true;
+  }
+  if (col.kind === 'textInt') return col.run !== null && tally.addTextInts(col.run.b, col.run.l, sel, count);
   const b = col.b;
   for (let j = 0; j < count; j++) {
     const o = sel[j]! * 4;

@@ -17,7 +17,7 @@
  * recently used blocks let go first (block-cache.ts).
  */
 import { BlockCache, type CacheEntry } from './block-cache.js';
-import { decodeNumbers, type NumberColumn } from '../segments/columns.js';
+import { decodeNumbers, textIntValues, type NumberColumn } from '../segments/columns.js';
 
 /**
  * Per query thread: 4 bytes a value, 8 with its ordered copy: the columns of ~4,000 blocks of
@@ -36,6 +36,13 @@ export interface KeptIntColumns {
   values(name: string, col: NumberColumn, n: number): Int32Array | null;
   /** A column kept (by values), without reading it; undefined if none is. */
   held(name: string): Int32Array | undefined;
+  /**
+   * A text column's values (`{e: "u"}`, `run()` reads it) once kept, NO_INT where a row has none:
+   * kept at its second use when every row holding a value holds an integer's canonical text
+   * (columns.ts textIntValues) of 32 bits other than NO_INT; null before that, and for other
+   * columns. Apart from `held`: a range over text is not one over integers.
+   */
+  textInts(name: string, run: () => { b: Uint8Array; l: Uint8Array } | null, n: number): Int32Array | null;
 }
 
 interface IntsEntry extends CacheEntry {
@@ -43,6 +50,8 @@ interface IntsEntry extends CacheEntry {
   cols: Map<string, Int32Array | null | false>;
   /** Kept columns' values in ascending order, made when first asked for. */
   sorted: Map<string, Int32Array> | null;
+  /** Text columns' values as integers, as `cols` (textInts). */
+  texts: Map<string, Int32Array | null | false> | null;
   stored: number;
 }
 
@@ -71,7 +80,40 @@ export class KeptInts {
     return {
       values: (name, col, n) => this.values(path, pos, stored, name, col, n, ordered),
       held: (name) => this.held(path, pos, stored, name),
+      textInts: (name, run, n) => this.textInts(path, pos, stored, name, run, n),
     };
+  }
+
+  /**
+   * KeptIntColumns.textInts. Count distinct and top of a text column of integers (`user.id` of the
+   * JSON set) read every row's digits, two thirds of that scan (docs/benchmarks.md, 2026-11-29
+   * num19b); kept, the values are added to the tally as an integer column's are (json21).
+   */
+  private textInts(path: string, pos: number, stored: number, name: string, run: () => { b: Uint8Array; l: Uint8Array } | null, n: number): Int32Array | null {
+    let e = this.cache.get(path, pos);
+    if (e === undefined || e.stored !== stored) {
+      e = { cols: new Map(), sorted: null, texts: null, bytes: ENTRY_COST, path, pos, stored, used: 0 };
+      this.cache.add(e);
+    }
+    const texts = (e.texts ??= new Map());
+    const had = texts.get(name);
+    if (had === undefined) {
+      // The first use only notes the column (a query asked once pays no decode).
+      if (this.cache.holds(e)) {
+        texts.set(name, false);
+        this.cache.grew(e, COLUMN_COST);
+      }
+      return null;
+    }
+    if (had !== false) return had !== null && had.length === n ? had : null;
+    const col = run();
+    const values = col === null ? null : textIntValues(col, n);
+    const made = values === null ? null : int32s(values, true);
+    if (this.cache.holds(e)) {
+      texts.set(name, made);
+      this.cache.grew(e, made === null ? 0 : made.byteLength);
+    }
+    return made;
   }
 
   /** The column `name` of the block at `pos` of segment `path` when kept decoded (no entry made); undefined if not. */
@@ -102,7 +144,7 @@ export class KeptInts {
   private values(path: string, pos: number, stored: number, name: string, col: NumberColumn, n: number, ordered: boolean): Int32Array | null {
     let e = this.cache.get(path, pos);
     if (e === undefined || e.stored !== stored) {
-      e = { cols: new Map(), sorted: null, bytes: ENTRY_COST, path, pos, stored, used: 0 };
+      e = { cols: new Map(), sorted: null, texts: null, bytes: ENTRY_COST, path, pos, stored, used: 0 };
       this.cache.add(e);
     }
     const had = e.cols.get(name);
@@ -124,13 +166,17 @@ export class KeptInts {
   }
 }
 
-/** The values as 32-bit integers; null when one is not. */
-function int32s(values: readonly number[]): Int32Array | null {
+/** A kept text column's row without a value (textInts). */
+export const NO_INT = -(2 ** 31);
+
+/** The values as 32-bit integers; null when one is not. `absent`: NaN (a row without one) becomes NO_INT, which no value may be. */
+function int32s(values: ArrayLike<number>, absent = false): Int32Array | null {
   const out = new Int32Array(values.length);
   for (let i = 0; i < values.length; i++) {
     const x = values[i]!;
-    if ((x | 0) !== x) return null;
-    out[i] = x;
+    if (absent && x !== x) out[i] = NO_INT;
+    else if ((x | 0) !== x || (absent && x === NO_INT)) return null;
+    else out[i] = x;
   }
   return out;
 }

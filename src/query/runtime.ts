@@ -186,6 +186,8 @@ export interface ColumnRows {
   ipv4(name: string): Uint8Array | null;
   /** A stored field's text column as stored (`{e: "u"}`: one UTF-8 run and a length varint per row); null for other encodings. */
   textRun(name: string): { b: Uint8Array; l: Uint8Array } | null;
+  /** The same text column's values as integers when the thread keeps them so (kept-ints.ts textInts); null otherwise. */
+  keptTextInts?(name: string): Int32Array | null;
 }
 
 /**

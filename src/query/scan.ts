@@ -22,6 +22,7 @@ import { KeptFrames } from './kept-frames.js';
 import { packedRun, packedSegUnit, REF_ELEMENTS, REF_UNCOMPRESSED, shareRefs, unpackRef, unpackRefs, type PackedTask } from './packed-refs.js';
 import { KeptInts } from './kept-ints.js';
 import { SeenBytesCache } from './seen-bytes.js';
+import { TemplateHeads } from './template-heads.js';
 import { tableKey } from '../files/packed.js';
 import { compileQuery } from './compile.js';
 import { Meter, withMeter, type MemoryBudget } from './memory.js';
@@ -125,6 +126,8 @@ export const keptInts = new KeptInts();
 
 /** This thread's byte values of text columns, kept between tasks (seen-bytes.ts). */
 export const seenBytes = new SeenBytesCache();
+/** Per query thread: text searches' raw template heads (template-heads.ts). */
+export const templateHeads = new TemplateHeads();
 
 
 /** The cache key of a spec: its tables count by content hash and kind, not by their bytes. */
@@ -663,8 +666,10 @@ function scanTask(task: ScanTask, meter: Meter): ScanResult {
       const kept = keptFrames.block(path, b.pos, meta.compressedLength, single);
       const view = BlockView.fromEncoded(framedColumns(meta.eventCount, dir, (at, length) => read(at, length), lz4Codec, where, kept), origin);
       // Text search (the block read whole): its text columns' bytes, seen by earlier searches.
-      if (!single) view.seen = seenBytes.block(path, b.pos, meta.compressedLength);
-      else view.keptInts = keptInts.block(path, b.pos, meta.compressedLength, summarised && scanner.countsAlone);
+      if (!single) {
+        view.seen = seenBytes.block(path, b.pos, meta.compressedLength);
+        view.templateHead = templateHeads.block(path, b.pos, meta.compressedLength);
+      } else view.keptInts = keptInts.block(path, b.pos, meta.compressedLength, summarised && scanner.countsAlone);
       scanView(b.below === undefined ? view : view.below(b.below), b.minTs >= start && b.maxTs <= end);
     } catch (err) {
       if (!(err instanceof FrameDamage)) throw err;

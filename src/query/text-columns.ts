@@ -21,6 +21,7 @@ import { foldUnit } from './casefold.js';
 import { decodeNumbers, decodeStrings } from '../segments/columns.js';
 import { LogsvcError } from '../lib/errors.js';
 import { byteSetOf, needleIn } from './seen-bytes.js';
+import type { GapTexts, TemplateHead } from './template-heads.js';
 
 export interface TextColumn {
   /** Sets out[i] = 1 for the rows whose value holds the needle; true when any does. Called first, once. */
@@ -642,18 +643,62 @@ export function searchedColumn(view: BlockView, name: string, nd: Needle): TextC
 export function gapColumn(read: ColumnRead, n: number, nd: Needle): TextColumn {
   if (read.dict !== undefined) return new DictColumn(new ByteEntries(read.dict), read.dict.codes, nd);
   const g = read.col;
-  if (g.e === 'k') {
-    if (g.i.byteLength !== n * g.w) corrupt('a dictionary column has the wrong length');
-    let codes: Uint8Array | Uint16Array = g.i;
-    if (g.w === 2) {
-      codes = new Uint16Array(n);
-      const b = g.i;
-      for (let k = 0; k < n; k++) codes[k] = b[2 * k]! | (b[2 * k + 1]! << 8);
-    }
-    return new DictColumn(new StringEntries(g.d), codes, nd);
-  }
+  if (g.e === 'k') return new DictColumn(new StringEntries(g.d), gapCodes(read, n), nd);
   if (g.e === 'u') return bytesOf(textRows(g.b, g.l, n), n, nd, () => decodeStrings(g, n));
   return strings(decodeStrings(g, n), nd);
+}
+
+/** A dictionary gap column's codes (a byte or two a row). */
+export function gapCodes(read: ColumnRead, n: number): Uint8Array | Uint16Array {
+  if (read.dict !== undefined) return read.dict.codes;
+  const g = read.col;
+  if (g.e !== 'k') return corrupt('raw template: a kept dictionary gap is no longer one');
+  if (g.i.byteLength !== n * g.w) corrupt('a dictionary column has the wrong length');
+  if (g.w !== 2) return g.i;
+  const codes = new Uint16Array(n);
+  const b = g.i;
+  for (let k = 0; k < n; k++) codes[k] = b[2 * k]! | (b[2 * k + 1]! << 8);
+  return codes;
+}
+
+/** A gap column's entries as texts, null when it is not a dictionary (template-heads.ts keeps them). */
+export function gapEntries(read: ColumnRead): readonly string[] | null {
+  if (read.dict !== undefined) {
+    const d = read.dict;
+    return Array.from({ length: d.count }, (_, k) => d.text(k));
+  }
+  return read.col.e === 'k' ? read.col.d : null;
+}
+
+/** A gap's entries from a kept template head: texts of the thread's table, each judged once per needle there. */
+class KeptEntries implements Entries {
+  constructor(
+    private readonly texts: GapTexts,
+    private readonly entries: Uint16Array,
+    private readonly from: number,
+    readonly count: number,
+  ) {}
+  text(k: number): string {
+    return this.texts.texts[this.entries[this.from + k]!]!;
+  }
+  hits(nd: Needle): Uint8Array | null {
+    let hit: Uint8Array | null = null;
+    for (let k = 0; k < this.count; k++) if (this.texts.holds(nd, this.entries[this.from + k]!)) (hit ??= new Uint8Array(this.count))[k] = 1;
+    return hit;
+  }
+  tail(nd: Needle, k: number): number {
+    return this.texts.tail(nd, this.entries[this.from + k]!);
+  }
+  continues(nd: Needle): boolean {
+    for (let k = 0; k < this.count; k++) if (this.texts.goesOn(nd, this.entries[this.from + k]!)) return true;
+    return false;
+  }
+}
+
+/** Gap g of a kept template head (template-heads.ts); its codes read with `codes` when first needed. */
+export function keptGapColumn(texts: GapTexts, head: TemplateHead, g: number, codes: () => Uint8Array | Uint16Array, nd: Needle): TextColumn {
+  const from = head.starts[g]!;
+  return new DictColumn(new KeptEntries(texts, head.entries, from, head.starts[g + 1]! - from), codes, nd);
 }
 
 /** The raw strings of a block whose raw strings are not templates. */

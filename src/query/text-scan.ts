@@ -19,8 +19,9 @@
 import type { BlockView } from './block-view.js';
 import { searchedField } from './filter.js';
 import type { Needle } from './text-match.js';
-import { gapColumn, rawColumn, readColumn, searchedColumn, type TextColumn } from './text-columns.js';
-import type { ColumnRead } from './text-bytes.js';
+import { gapCodes, gapColumn, gapEntries, keptGapColumn, rawColumn, readColumn, searchedColumn, type TextColumn } from './text-columns.js';
+import type { TemplateRead } from './text-bytes.js';
+import { layoutPairs, templateHead } from './template-heads.js';
 import { LogsvcError } from '../lib/errors.js';
 
 /** Rows whose raw string a regex was not run on, decided by their field values (tests check it happens). */
@@ -30,6 +31,8 @@ export const decidedByValues = { rows: 0 };
  * pieces its literal was found across, no raw string built (tests check both happen).
  */
 export const walkCounts = { skipped: 0, bySpan: 0 };
+/** Searches of a block from its kept template head (template-heads.ts), and those that read its raw column after all (tests check both happen). */
+export const keptTemplates = { searched: 0, read: 0 };
 
 export interface TextSearch {
   nd: Needle;
@@ -45,13 +48,59 @@ function corrupt(what: string): never {
   throw new LogsvcError('E_STATE_CORRUPT', `raw template: ${what}`);
 }
 
-/** A block's raw template: from the raw column's bytes when it has them (format 5: gap dictionaries stay bytes), else decoded. */
-function templateOf(view: BlockView): { layouts: readonly (readonly number[])[]; ids: () => readonly number[]; gaps: readonly ColumnRead[]; names: readonly string[] } | null {
+/**
+ * A block's raw template as a text search reads it: its gap columns, every (position, field column)
+ * pair its layouts place (null: a layout out of range), and the layouts and each row's layout
+ * number when a row is walked or built. From the thread's kept head when there is one
+ * (template-heads.ts: the raw column's frame is then read only if a gap's codes or the layouts are
+ * needed), else from the raw column's bytes (format 5: gap dictionaries stay bytes; the head is
+ * kept for the next search), else decoded.
+ */
+interface SearchedTemplate {
+  layouts: () => readonly (readonly number[])[];
+  ids: () => readonly number[];
+  pairs: Uint16Array | null;
+  gaps: TextColumn[];
+  names: readonly string[];
+}
+
+function templateOf(view: BlockView, nd: Needle): SearchedTemplate | null {
+  const slot = view.templateHead;
+  const head = slot?.head;
+  if (slot !== null && head !== undefined) {
+    const names = view.columnNames();
+    let whole: TemplateRead | null = null;
+    const read = (): TemplateRead => {
+      if (whole === null) {
+        keptTemplates.read++;
+        whole = view.rawTemplate() ?? corrupt('a kept head for a raw column that is no template');
+      }
+      return whole;
+    };
+    keptTemplates.searched++;
+    const gaps: TextColumn[] = new Array(head.starts.length - 1);
+    for (let g = 0; g < gaps.length; g++) gaps[g] = keptGapColumn(slot.texts, head, g, () => gapCodes(read().gaps[g]!, view.n), nd);
+    return { layouts: () => read().layouts, ids: () => read().ids(), pairs: head.pairs, gaps, names };
+  }
   const read = view.rawTemplate();
-  if (read !== null) return { ...read, names: view.columnNames() };
+  if (read !== null) {
+    const names = view.columnNames();
+    const pairs = layoutPairs(read.layouts, read.gaps.length, names.length);
+    if (slot !== null && pairs !== null) {
+      const made = templateHead(slot.texts, read.gaps.map(gapEntries), read.layouts, names.length);
+      if (made !== null) slot.put(made);
+    }
+    return { layouts: () => read.layouts, ids: read.ids, pairs, gaps: read.gaps.map((g) => gapColumn(g, view.n, nd)), names };
+  }
   const tpl = view.template();
   if (tpl === null) return null;
-  return { layouts: tpl.layouts, ids: () => view.layoutIds(), gaps: tpl.gaps.map((col) => ({ col })), names: tpl.names };
+  return {
+    layouts: () => tpl.layouts,
+    ids: () => view.layoutIds(),
+    pairs: layoutPairs(tpl.layouts, tpl.gaps.length, tpl.names.length),
+    gaps: tpl.gaps.map((col) => gapColumn({ col }, view.n, nd)),
+    names: tpl.names,
+  };
 }
 
 /**
@@ -62,7 +111,7 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   const { nd, re } = search;
   const n = view.n;
   const hit = new Uint8Array(n);
-  const tpl = templateOf(view);
+  const tpl = templateOf(view, nd);
   if (tpl !== null && new Set(tpl.names).size !== tpl.names.length) return null;
   const made = new Map<string, TextColumn | null>();
   const fields: TextColumn[] = [];
@@ -85,7 +134,7 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
     return (i) => hit[i] === 1 && (fieldMatches(i) || (raw.has(i) && re.test(raw.value(i)!)));
   }
 
-  const gaps = tpl.gaps.map((g) => gapColumn(g, n, nd));
+  const gaps = tpl.gaps;
   // A regex whose characters are known: the rows with the literal in a gap kept apart.
   const alphabet = re === null ? null : (search.alphabet ?? null);
   const gapHit = alphabet === null ? hit : new Uint8Array(n);
@@ -95,19 +144,13 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   const pieces: TextColumn[] = new Array(tpl.names.length);
   const carry = new Uint8Array(n);
   let carries = false;
-  const { layouts } = tpl;
   const G = gaps.length;
   const F = tpl.names.length;
   const placed = new Uint8Array(F);
   /** Per field: placed but not searched, and holding the needle in some row (its rows are walked). */
   const holdsUnsearched = new Uint8Array(F);
-  for (const layout of layouts) {
-    if (layout.length >= G) corrupt(`a layout of ${layout.length} fields, ${G} gaps`);
-    for (const j of layout) {
-      if (!(j >= 0 && j < F)) corrupt(`no field column ${j}`);
-      placed[j] = 1;
-    }
-  }
+  const pairs = tpl.pairs ?? corrupt(`a layout of more fields than its ${G} gaps allow, or of a field column out of ${F}`);
+  for (let p = 1; p < pairs.length; p += 2) placed[pairs[p]!] = 1;
   for (let j = 0; j < F; j++) {
     if (placed[j] === 0) continue;
     const name = tpl.names[j]!;
@@ -137,29 +180,31 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   const gapCarries = new Uint8Array(G);
   const fieldCarries = new Uint8Array(F);
   for (let k = 0; k < G; k++) if (!gaps[k]!.mayCarry()) gapCarries[k] = 2;
-  for (const layout of layouts) {
-    for (let k = 0; k < layout.length; k++) {
-      const j = layout[k]!;
-      if (gapCarries[k] === 0) {
-        if (fieldGoesOn[j] === 0) fieldGoesOn[j] = pieces[j]!.continues() ? 1 : 2;
-        if (fieldGoesOn[j] === 1) gapCarries[k] = 1;
-      }
-      if (fieldCarries[j] === 0) {
-        if (gapGoesOn[k + 1] === 0) gapGoesOn[k + 1] = gaps[k + 1]!.continues() ? 1 : 2;
-        if (gapGoesOn[k + 1] === 1) fieldCarries[j] = pieces[j]!.mayCarry() ? 1 : 2;
-      }
+  // Each (position, field) pair of the layouts once: what is decided here depends only on which pairs occur.
+  for (let p = 0; p < pairs.length; p += 2) {
+    const k = pairs[p]!;
+    const j = pairs[p + 1]!;
+    if (gapCarries[k] === 0) {
+      if (fieldGoesOn[j] === 0) fieldGoesOn[j] = pieces[j]!.continues() ? 1 : 2;
+      if (fieldGoesOn[j] === 1) gapCarries[k] = 1;
+    }
+    if (fieldCarries[j] === 0) {
+      if (gapGoesOn[k + 1] === 0) gapGoesOn[k + 1] = gaps[k + 1]!.continues() ? 1 : 2;
+      if (gapGoesOn[k + 1] === 1) fieldCarries[j] = pieces[j]!.mayCarry() ? 1 : 2;
     }
   }
+  let layoutList: readonly (readonly number[])[] | null = null;
+  const layoutsOf = (): readonly (readonly number[])[] => (layoutList ??= tpl.layouts());
   for (let k = 0; k < G; k++) if (gapCarries[k] === 1) carries = gaps[k]!.markCarries(carry) || carries;
   for (let j = 0; j < F; j++) if (fieldCarries[j] === 1) carries = pieces[j]!.markCarries(carry) || carries;
   let ids: readonly number[] | null = null;
   const idOf = (i: number): number => {
     const id = (ids ??= tpl.ids())[i]!;
-    const layout = layouts[id];
+    const layout = layoutsOf()[id];
     if (layout === undefined || gaps.length <= layout.length) corrupt(`event ${i} has no layout ${id}`);
     return id;
   };
-  const layoutOf = (i: number): readonly number[] => layouts[idOf(i)]!;
+  const layoutOf = (i: number): readonly number[] => layoutsOf()[idOf(i)]!;
   const m = nd.m;
   // Pieces left unread (text-columns.ts UnreadColumn) are read once a row is walked or built.
   let read = false;
@@ -193,7 +238,7 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
    */
   let jumps: Int32Array[] | null = null;
   const jumpsOf = (): Int32Array[] =>
-    layouts.map((layout) => {
+    layoutsOf().map((layout) => {
       const end = 2 * layout.length + 1;
       const to = new Int32Array(end + 1).fill(end);
       for (let p = end - 1; p >= 0; p--) {
@@ -219,7 +264,7 @@ export function textRowTest(view: BlockView, search: TextSearch): ((i: number) =
   let spanTo = 0;
   const walkHas = (i: number): boolean => {
     const id = idOf(i);
-    const layout = layouts[id]!;
+    const layout = layoutsOf()[id]!;
     const to = (jumps ??= jumpsOf())[id]!;
     const end = 2 * layout.length + 1;
     let q = 0;

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { keptInts, runScanTask } from '../../../src/query/scan.js';
 import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
-import { KeptInts } from '../../../src/query/kept-ints.js';
+import { KeptInts, NO_INT } from '../../../src/query/kept-ints.js';
 import { encodeNumbers } from '../../../src/segments/columns.js';
 import { readSegmentInfo } from '../../../src/segments/catalog.js';
 import { createLogger } from '../../../src/lib/logger.js';
@@ -101,5 +101,56 @@ t.test('a range asked again answers from the kept values as the deltas and the p
   }
   t.ok(counted > 10, `${counted} blocks counted without a read`);
   t.ok(keptInts.size.blocks > 0, 'blocks were kept');
+  keptInts.clear();
+});
+
+t.test('text columns of integers kept at their second use, rows without a value marked; other texts never kept', async (t) => {
+  const kept = new KeptInts(20_000);
+  const texts = (vals: (string | null)[]): { b: Uint8Array; l: Uint8Array } => ({ b: Buffer.from(vals.filter((v) => v !== null).join('')), l: Uint8Array.from(vals.map((v) => (v === null ? 0 : v.length + 1))) });
+  const ids = Array.from({ length: 500 }, (_, i) => (i % 9 === 4 ? null : String(10_000 + ((i * 37) % 3_500))));
+  let reads = 0;
+  const run = (vals: (string | null)[]) => () => {
+    reads++;
+    return texts(vals);
+  };
+  const a = kept.block('/s/one.seg', 100, 5_000);
+  t.equal(a.textInts('uid', run(ids), ids.length), null, 'the first use: noted only');
+  t.equal(reads, 0, 'the column not read for it');
+  const made = a.textInts('uid', run(ids), ids.length);
+  t.same(Array.from(made ?? []), ids.map((v) => (v === null ? NO_INT : Number(v))), 'the second: decoded, rows without a value marked');
+  t.equal(kept.block('/s/one.seg', 100, 5_000).textInts('uid', run([]), ids.length), made, 'then the kept array, the column not read');
+  t.equal(a.held('uid'), undefined, 'not a kept integer column for ranges');
+  const twice = (name: string, vals: (string | null)[]): Int32Array | null => {
+    kept.block('/s/one.seg', 200, 5_000).textInts(name, run(vals), vals.length);
+    return kept.block('/s/one.seg', 200, 5_000).textInts(name, run(vals), vals.length);
+  };
+  for (const odd of ['007', '-0', '1e3', '12.5', '2147483648', String(NO_INT), 'abc', '']) t.equal(twice(`odd ${odd}`, ['1', odd, '3']), null, `${JSON.stringify(odd)} among them: not kept`);
+  t.same(Array.from(twice('ends', ['-2147483647', '2147483647', null]) ?? []), [-2147483647, 2147483647, NO_INT], 'the ends of 32 bits but NO_INT are kept');
+  t.ok(kept.size.bytes <= 20_000, `the bound holds (${kept.size.bytes} bytes)`);
+});
+
+t.test('count distinct and top of a text column of integers asked again: from the kept values as from the digits and per event', async (t) => {
+  const dir = await tempDir(t);
+  // `uid` is missing from every seventh event (so stored as text, not as integers); `code` holds a
+  // text that is not an integer's in the third block only (`007`, past its last selected row in some filters).
+  const blocks = Array.from({ length: 3 }, (_, b) =>
+    makeEvents(700, b * 1000, b * 700).map((e, i) => {
+      const k = b * 700 + i;
+      const fields: Record<string, string> = { ...e.fields, code: b === 2 && i === 650 ? '007' : String(k % 40) };
+      if (k % 7 !== 3) fields['uid'] = String(50_000 + ((k * 7919) % 2_000));
+      return { ...e, fields };
+    }),
+  );
+  const w = await writeSegment(dir, segMeta('texts'), blocks, true);
+  const refs = (await readSegmentInfo(w.path, createLogger('error'), Date.now())).blocks;
+  const ctx = { start: 0, end: 2_000_000_000_000, timeZoneOffsetMinutes: 0, now: 2_000_000_000_000, live: false };
+  const scan = (text: string, perEvent = false): ReturnType<typeof runScanTask> =>
+    runScanTask({ spec: { text, args: {}, ctx, limits: DEFAULT_LIMITS }, repoName: 'r', units: [{ kind: 'seg', path: w.path, partition: 3, tags: {}, blocks: refs }], deadline: Date.now() + 60_000, perEvent });
+  keptInts.clear();
+  for (const q of ['count(uid, distinct=true)', 'top(uid)', 'even=yes | count(uid, distinct=true)', 'seq < 1500 | top(uid, limit=5)', 'count(code, distinct=true)', 'seq < 2000 | top(code)', 'five=* | count(uid, distinct=true)']) {
+    const general = scan(q, true);
+    for (let ask = 0; ask < 4; ask++) t.same(scan(q).state, general.state, `${q}: ask ${ask} as the per-event path`);
+  }
+  t.ok(keptInts.size.bytes > 3 * 700 * 4, `text columns kept (${keptInts.size.bytes} bytes)`);
   keptInts.clear();
 });

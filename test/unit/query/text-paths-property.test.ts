@@ -17,7 +17,8 @@ import { compileRegex } from '../../../src/query/regex.js';
 import { regexAlphabet, regexLiteral, regexLocal } from '../../../src/query/regex-literal.js';
 import { SeenBytesCache } from '../../../src/query/seen-bytes.js';
 import { headDicts, unreadCounts } from '../../../src/query/text-columns.js';
-import { decidedByValues, walkCounts } from '../../../src/query/text-scan.js';
+import { decidedByValues, keptTemplates, walkCounts } from '../../../src/query/text-scan.js';
+import { TemplateHeads } from '../../../src/query/template-heads.js';
 import { blockScanner, splitAtAggregate } from '../../../src/query/scan.js';
 import { chainStages } from '../../../src/query/pipeline.js';
 import { fold } from '../../../src/query/casefold.js';
@@ -218,6 +219,9 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
   const head0 = { ...headDicts };
   const byValues0 = decidedByValues.rows;
   const walks0 = { ...walkCounts };
+  // One thread's template heads across all rounds: its table of gap texts grows while needles change.
+  const heads = new TemplateHeads();
+  const kept0 = { ...keptTemplates };
   for (let round = 0; round < 25; round++) {
     const blocks: Raw[][] = [];
     // Now and then a block large enough for 2-byte dictionary codes (over 254 distinct gaps).
@@ -228,6 +232,9 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
     // search reads every column, later ones leave out those that cannot hold their needle.
     views.forEach((v, b) => {
       if (formats.has(v) && more() < 0.8) v.seen = seen.block(`round ${round}`, b, 0);
+      // And their raw template heads (template-heads.ts): later searches leave the raw column unread
+      // unless a gap holds the needle, a row is walked across cuts or a regex needs the raw string.
+      if (formats.has(v) && more() < 0.8) v.templateHead = heads.block(`round ${round}`, b, 0);
     });
     templated += views.filter((v) => v.template() !== null).length;
     for (const v of views) for (const g of v.template()?.gaps ?? []) encodings.add(g.e === 'k' ? `k${g.w}` : g.e);
@@ -273,6 +280,10 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
   t.ok(decidedByValues.rows > byValues0, `${decidedByValues.rows - byValues0} rows' regex decided by their field values`);
   t.ok(walkCounts.skipped > walks0.skipped, `${walkCounts.skipped - walks0.skipped} pieces passed over by walks across template cuts`);
   t.ok(walkCounts.bySpan > walks0.bySpan, `${walkCounts.bySpan - walks0.bySpan} rows' regex matched in the pieces holding its literal`);
+  const searched = keptTemplates.searched - kept0.searched;
+  const read = keptTemplates.read - kept0.read;
+  t.ok(searched > 30, `${searched} searches from kept template heads`);
+  t.ok(read > 10 && searched - read > 5, `${read} of them read the raw column after all, ${searched - read} did not`);
   // Every way text-columns.ts reads a column was met.
   for (const e of ['k1', 'k2', 'u', 'i', 'field k', 'field k format 6 decoded', 'field k format 6 bytes', 'field k format 5 bytes', 'field k format 4 decoded', 'field u', 'field i', 'field 4', 'field x', 'field in memory', 'raw t', 'raw j', 'raw in memory']) t.ok(encodings.has(e), `blocks with ${e} columns`);
 });
@@ -295,6 +306,8 @@ t.test('text columns left unread (seen-bytes.ts) and regexes decided by field va
     t.ok(view.template() !== null, `format ${format}: raw strings are templates`);
     const seen = new SeenBytesCache();
     view.seen = seen.block('p', format, 0);
+    // Its first gap (`t=<i> ...`) has a value per row, a text column: no template head is kept.
+    view.templateHead = new TemplateHeads().block('p', format, 0);
     const made = unreadCounts.made;
     const byValues = decidedByValues.rows;
     for (let pass = 0; pass < 2; pass++) {
@@ -304,6 +317,7 @@ t.test('text columns left unread (seen-bytes.ts) and regexes decided by field va
       }
     }
     t.ok(unreadCounts.made > made, `format ${format}: columns left unread`);
+    t.equal(view.templateHead.head, undefined, `format ${format}: a gap that is no dictionary keeps no template head`);
     t.ok(decidedByValues.rows > byValues, `format ${format}: rows decided by their field values`);
   }
   t.same(regexAlphabet('a(b|c)d+', ''), new Set([97, 98, 99, 100]));
@@ -374,6 +388,48 @@ t.test('walks across template cuts start at the first piece that may carry; a te
   for (const src of ['a[0-9]+b', 'a(?:b|c)', '(?<n>ab)c', 'a[$^]', 'a[\\b]', 'a\\$', 'a\\^', 'a[]]']) t.ok(local(src), `/${src}/ is local`);
   for (const src of ['^ab', 'ab$', 'a\\bc', 'a\\Bc', '(?=a)b', '(?!a)b', '(?<=a)b', '(?<!a)b', 'a[x]$']) t.notOk(local(src), `/${src}/ is not local`);
   t.notOk(regexLocal(/ab/g), 'a global regex is not local');
+});
+
+t.test('raw template heads kept between searches: the raw column read only for gaps holding the needle, cuts and regexes', async (t) => {
+  // Every gap a dictionary (`level=`, ` msg=`, ` user=`, and ` n=` or ` note=` by layout); `msg`
+  // ends in `ok` in every fourth row, so `"ok user"` crosses from the value into the gap after it.
+  const evs: Raw[] = Array.from({ length: 500 }, (_, i) => {
+    const level = ['INFO', 'WARN', 'ERROR'][i % 3]!;
+    const msg = i % 4 === 0 ? `job ${i} ok` : `job ${i} failed on ${i % 7}`;
+    const user = `u${i % 13}`;
+    const last = i % 2 === 0 ? { n: String(i) } : { note: `x${i % 5}` };
+    const raw = `level=${level} msg=${msg} user=${user}${'n' in last ? ` n=${last.n}` : ` note=${last.note}`}`;
+    return { ts: 1_000_000 + i, raw, fields: { level, msg, user, ...last }, off: i };
+  });
+  const queries: [string, 'unread' | 'read'][] = [
+    ['failed | count()', 'unread'],
+    ['"job 12" | count()', 'unread'],
+    ['msg | count()', 'read'],
+    ['"ok user" | count()', 'read'],
+    ['"note=x3" | count()', 'read'],
+    ['/failed on [0-3] user=u1/ | count()', 'read'],
+    ['Error | count()', 'unread'],
+    ['/FAILED/i | groupBy(level)', 'unread'],
+  ];
+  for (const format of [6, 5] as const) {
+    const view = block(evs, format);
+    t.ok(view.template() !== null, `format ${format}: raw strings are templates`);
+    const heads = new TemplateHeads();
+    view.templateHead = heads.block('p', format, 0);
+    for (let pass = 0; pass < 2; pass++) {
+      for (const [text, raw] of queries) {
+        const q = compileQuery(text, { ctx: ctxOf({ start: 0, end: 1e15 }) });
+        const want = oracle(q, [evs]);
+        t.not(want, '[[["_count","0"]]]', `${text} matches some rows`);
+        const before = { ...keptTemplates };
+        t.equal(count(q, [evs], [view], true), want, `format ${format}, pass ${pass}, ${text}`);
+        if (pass === 0 && text === queries[0]![0]) continue; // the first search makes the head
+        t.equal(keptTemplates.searched - before.searched, 1, `format ${format}, pass ${pass}, ${text}: searched from the kept head`);
+        t.equal(keptTemplates.read - before.read, raw === 'read' ? 1 : 0, `format ${format}, pass ${pass}, ${text}: raw column ${raw}`);
+      }
+    }
+    t.equal(heads.size.blocks, 1, `format ${format}: one head kept`);
+  }
 });
 
 t.test('free text over format 6 blocks finds values of a dictionary whose entries are in the head', async (t) => {
