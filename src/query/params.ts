@@ -12,8 +12,8 @@ export type ParamFail = (span: Span, message: string) => never;
 
 /**
  * Trees of recently asked texts without arguments, by text: dashboards, alerts and benchmarks ask
- * the same few texts again and again, and a request then neither parses nor substitutes (4-7 us
- * and the tree's allocations a request for the peers' small questions, docs/benchmarks.md
+ * the same few texts again and again, and a request then neither parses nor substitutes (parsing
+ * alone took 3-7 us and made the tree's garbage for the peers' small questions, docs/benchmarks.md
  * 2026-11-29 "req21"). Nothing changes a tree once parsed (test/unit/query/parse-once.test.ts);
  * a cached tree is deep-frozen all the same, so a consumer that tried would throw rather than
  * change another request's query. Bounded: the oldest text out first; long texts are not kept.
