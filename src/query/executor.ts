@@ -378,7 +378,9 @@ export class QueryExecutor {
     const newest: number[] = [];
     const ks: number[] = [];
     let ordered = true;
-    for (const k of newestFirstOf(list)) {
+    const order = newestFirstOf(list);
+    for (let j = 0; j < order.length; j++) {
+      const k = order[j]!;
       const seg = list[k]!;
       if (tagsOk !== null && !tagsOk(seg.meta.tags)) continue;
       const cut = below === undefined ? undefined : (below[seg.meta.partition] ?? 0);
@@ -411,8 +413,8 @@ export class QueryExecutor {
     // segments of equal time in the list's order.
     if (!ordered) {
       const segs = out.slice(first);
-      const order = Array.from(segs.keys()).sort((a, b) => newest[b]! - newest[a]! || ks[a]! - ks[b]!);
-      for (let i = 0; i < order.length; i++) out[first + i] = segs[order[i]!]!;
+      const byTime = Array.from(segs.keys()).sort((a, b) => newest[b]! - newest[a]! || ks[a]! - ks[b]!);
+      for (let i = 0; i < byTime.length; i++) out[first + i] = segs[byTime[i]!]!;
     }
     return out;
   }
