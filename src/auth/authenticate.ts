@@ -34,19 +34,23 @@ export function parseAuthorization(header: string | undefined): Credentials | nu
 }
 
 /**
- * The SHA-256 digest of a Credentials object's token, computed once per object: a request's
- * credentials are parsed once (src/http/context.ts `requestCredentials`) and checked both before
- * its body is read and by its handler. Only the digest is remembered, and only as long as that
- * object lives (the request); every check still looks the digest up in the current state, so a
- * token revoked between the two checks is refused by the second.
+ * The SHA-256 digests of recently presented tokens, by token: a client sends the same token with
+ * every request, and each request was hashed (~1.2 us warm, and the hash object's allocations) before
+ * and after its body was read. The digest is a function of the token alone; every check still looks
+ * it up in the state as it is then, so a token revoked or rotated is refused on its next request,
+ * cached or not. Bounded (the oldest token out first), so a stream of wrong tokens costs a hash each
+ * and holds at most TOKEN_DIGESTS entries of at most MAX_TOKEN_CHARS each.
  */
-const digests = new WeakMap<Credentials, string>();
+const TOKEN_DIGESTS = 1024;
+const digests = new Map<string, string>();
 
 function digestOf(creds: Credentials): string {
-  let d = digests.get(creds);
+  let d = digests.get(creds.token);
   if (d === undefined) {
     d = tokenDigest(creds.token);
-    digests.set(creds, d);
+    if (creds.token.length > MAX_TOKEN_CHARS) return d;
+    if (digests.size >= TOKEN_DIGESTS) digests.delete(digests.keys().next().value!);
+    digests.set(creds.token, d);
   }
   return d;
 }

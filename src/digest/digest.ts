@@ -252,11 +252,14 @@ export class Digest {
    */
   memory(repo: string): { partition: number; epoch?: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[] {
     const out: { partition: number; epoch?: number; ds: string; tags: Record<string, string>; parts: BlockPart[] }[] = [];
+    // Asked by every query: no entry array per partition (Map iteration by forEach), nothing more
+    // when a partition holds nothing of `repo` (docs/benchmarks.md 2026-11-29 "req21").
     const add = (p: number, d: PartitionDigester, epoch: number | undefined): void => {
-      for (const m of d.memory(repo)) out.push(epoch === undefined ? { partition: p, ...m } : { partition: p, epoch, ...m });
+      const held = d.memory(repo);
+      for (let i = 0; i < held.length; i++) out.push(epoch === undefined ? { partition: p, ...held[i]! } : { partition: p, epoch, ...held[i]! });
     };
-    for (const [p, d] of this.digesters) add(p, d, this.epochOf.get(p));
-    for (const [p, { d, epoch }] of this.draining) add(p, d, epoch);
+    this.digesters.forEach((d, p) => add(p, d, this.epochOf.get(p)));
+    this.draining.forEach(({ d, epoch }, p) => add(p, d, epoch));
     return out;
   }
 

@@ -78,6 +78,14 @@ export interface DigesterDeps {
   origin?: { writer: number; epoch: number };
 }
 
+/** What `memory` answers when nothing is held (frozen: shared by every caller). */
+const NOTHING_HELD: readonly never[] = Object.freeze([]);
+
+/** A held block as a query reads it: its parts as they are now (the list is copied; it grows). */
+function heldOf(b: OpenBlock): { ds: string; tags: Record<string, string>; parts: BlockPart[] } {
+  return { ds: b.ds, tags: b.tags, parts: b.parts.slice() };
+}
+
 export class PartitionDigester {
   private readonly blocks = new Map<string, OpenBlock>();
   private readonly segments = new Map<string, OpenSegment>();
@@ -319,15 +327,14 @@ export class PartitionDigester {
    * covers every processed event; parts already in segments are left out by the caller's
    * high-water marks. The part arrays are copied (open blocks keep growing).
    */
-  memory(repo: string): { ds: string; tags: Record<string, string>; parts: BlockPart[] }[] {
-    const out: { ds: string; tags: Record<string, string>; parts: BlockPart[] }[] = [];
-    const add = (b: OpenBlock): void => {
-      if (b.repo === repo && b.parts.length > 0) out.push({ ds: b.ds, tags: b.tags, parts: b.parts.slice() });
-    };
-    if (this.inFlight !== null) add(this.inFlight);
-    for (const b of this.sealed) add(b);
-    for (const b of this.blocks.values()) add(b);
-    return out;
+  memory(repo: string): readonly { ds: string; tags: Record<string, string>; parts: BlockPart[] }[] {
+    // Asked by every query for every partition: nothing allocated when nothing of `repo` is held
+    // (the usual case between flushes; docs/benchmarks.md 2026-11-29 "req21").
+    let out: { ds: string; tags: Record<string, string>; parts: BlockPart[] }[] | null = null;
+    if (this.inFlight !== null && this.inFlight.repo === repo && this.inFlight.parts.length > 0) (out ??= []).push(heldOf(this.inFlight));
+    for (const b of this.sealed) if (b.repo === repo && b.parts.length > 0) (out ??= []).push(heldOf(b));
+    for (const b of this.blocks.values()) if (b.repo === repo && b.parts.length > 0) (out ??= []).push(heldOf(b));
+    return out ?? NOTHING_HELD;
   }
 
   /** Resolves when every queued write is done. */

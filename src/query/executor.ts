@@ -152,6 +152,13 @@ export function cutIntoTasks(units: readonly ScanUnit[], taskBytes: number): Sca
   };
   for (const u of units) {
     if (u.kind === 'seg') {
+      // A unit that fits whole is taken as it is (its block list shared, not copied block by block).
+      const whole = unitBytes(u);
+      if (u.blocks.length > 0 && bytes + whole < taskBytes) {
+        cur.push(u);
+        bytes += whole;
+        continue;
+      }
       // Runs of the unit's list (refsSlice: a run of a segment's shared list crosses to a query
       // thread as a copy of its kept packed form, packed-refs.ts).
       let from = 0;
@@ -211,6 +218,25 @@ function newestFirstOf(list: readonly SegmentInfo[]): Int32Array {
   return order;
 }
 
+type SegUnit = Extract<ScanUnit, { kind: 'seg' }>;
+
+/**
+ * A segment's unit when a query reads all of its blocks, made once per shared ref list (scan.ts
+ * segmentRefs) and shared by every snapshot, as the refs are: nothing changes a unit once made (a
+ * first round's narrower unit is a new object). A snapshot made a unit object and a wrapper per
+ * segment for every query, ~40 % of the bytes the HTTP thread allocated for a count() over ~100
+ * segments (docs/benchmarks.md, 2026-11-29 "req21").
+ */
+const wholeUnits = new WeakMap<readonly BlockRef[], SegUnit>();
+
+function wholeUnit(seg: SegmentInfo, refs: readonly BlockRef[]): SegUnit {
+  const had = wholeUnits.get(refs);
+  if (had !== undefined && had.path === seg.path && had.partition === seg.meta.partition && had.tags === seg.meta.tags) return had;
+  const made: SegUnit = { kind: 'seg', path: seg.path, partition: seg.meta.partition, tags: seg.meta.tags, blocks: refs };
+  wholeUnits.set(refs, made);
+  return made;
+}
+
 /**
  * Blocks one first-round task checks (executor.firstRound): a cached head's filters take about a
  * microsecond each once the code is warm, so up to this many cost a thread a few milliseconds.
@@ -243,18 +269,18 @@ export class QueryExecutor {
     const perSource = sources.map((src) => ({ src, units: this.snapshot(query, spec, src.id, peers.placement) }));
     // Pinned in the same synchronous step as the snapshot: a segment deleted by retention meanwhile
     // stays on disk until this run is done with it.
-    const release = this.pin(perSource.flatMap(({ units }) => units));
+    const release = this.pin(perSource);
     const { tasks, headers } = this.plan(query, spec, perSource);
     const run = new QueryRun(query, spec, (r) => this.execute(r, tasks, headers, peers), sink);
     void run.done.finally(release);
     return run;
   }
 
-  private pin(units: ScanUnit[]): () => void {
+  private pin(perSource: readonly { units: readonly ScanUnit[] }[]): () => void {
     const pin = this.opts.sources.pin;
     if (pin === undefined) return (): void => undefined;
     const paths: string[] = [];
-    for (const u of units) if (u.kind === 'seg') paths.push(u.path);
+    for (const { units } of perSource) for (const u of units) if (u.kind === 'seg') paths.push(u.path);
     return pin(paths);
   }
 
@@ -272,7 +298,7 @@ export class QueryExecutor {
     const query = this.compile(spec);
     const sources = repo.sources ?? [{ id: repo.id, name: repo.name, filter: '' }];
     const perSource = sources.map((src) => ({ src, units: this.snapshot(query, spec, src.id, placement) }));
-    const release = this.pin(perSource.flatMap(({ units }) => units));
+    const release = this.pin(perSource);
     const { tasks, headers } = this.plan(query, spec, perSource);
     const { agg } = splitAtAggregate(query);
     const state = agg.init();
@@ -336,49 +362,62 @@ export class QueryExecutor {
 
   private snapshot(query: CompiledQuery, spec: QuerySpec, repoId: string, placement?: Placement): ScanUnit[] {
     const { start, end } = spec.ctx;
-    const tagsOk = query.pruning.tags ?? ((): boolean => true);
-    const units: { unit: ScanUnit; newest: number; k: number }[] = [];
+    const tagsOk = query.pruning.tags ?? null;
     // A live query's historical part stops at its live part's start, per partition (scan.ts QuerySpec.below).
-    const cutOf = (partition: number): number | undefined => (spec.below === undefined ? undefined : (spec.below[partition] ?? 0));
+    const below = spec.below;
+    const out: ScanUnit[] = [];
+    // The digest's memory before every segment.
+    for (const m of this.opts.sources.memory(repoId, placement)) {
+      if (tagsOk !== null && !tagsOk(m.tags)) continue;
+      const cut = below === undefined ? undefined : (below[m.partition] ?? 0);
+      const parts = cut === undefined ? m.parts : m.parts.filter((p) => p.offset < cut);
+      out.push({ kind: 'mem', partition: m.partition, tags: m.tags, parts, hw: this.opts.sources.highWater(m.partition, m.ds) });
+    }
+    const first = out.length;
     const list = this.opts.sources.segments(repoId, placement);
     // Visited newest first as the list was last seen (newestFirstOf); sorted below only when the
-    // units did not come out in order.
+    // units did not come out in order. Each unit's newest time and list index, for that check.
+    const newest: number[] = [];
+    const ks: number[] = [];
     let ordered = true;
-    for (const k of newestFirstOf(list)) {
+    const order = newestFirstOf(list);
+    for (let j = 0; j < order.length; j++) {
+      const k = order[j]!;
       const seg = list[k]!;
-      if (!tagsOk(seg.meta.tags)) continue;
-      const cut = cutOf(seg.meta.partition);
+      if (tagsOk !== null && !tagsOk(seg.meta.tags)) continue;
+      const cut = below === undefined ? undefined : (below[seg.meta.partition] ?? 0);
       const refs = segmentRefs(seg.blocks);
-      let blocks = refs.refs;
-      let newest = refs.maxTs;
-      // Not every block in range or below the cut: a new list of those that are (the refs shared).
-      if (cut !== undefined || refs.minTs < start || refs.maxTs > end) {
+      let unit: SegUnit;
+      let latest = refs.maxTs;
+      if (cut === undefined && refs.minTs >= start && refs.maxTs <= end) {
+        if (refs.refs.length === 0) continue;
+        unit = wholeUnit(seg, refs.refs);
+      } else {
+        // Not every block in range or below the cut: a new list of those that are (the refs shared).
         const picked: BlockRef[] = [];
-        blocks = picked;
-        newest = -Infinity;
+        latest = -Infinity;
         for (let i = 0; i < refs.refs.length; i++) {
           const b = seg.blocks[i]!;
           if (b.maxTs < start || b.minTs > end || (cut !== undefined && b.firstOffset >= cut)) continue;
           picked.push(cut !== undefined && b.lastOffset >= cut ? { ...refs.refs[i]!, below: cut } : refs.refs[i]!);
-          newest = Math.max(newest, b.maxTs);
+          latest = Math.max(latest, b.maxTs);
         }
+        if (picked.length === 0) continue;
+        unit = { kind: 'seg', path: seg.path, partition: seg.meta.partition, tags: seg.meta.tags, blocks: picked };
       }
-      if (blocks.length === 0) continue;
-      const last = units[units.length - 1];
-      if (last !== undefined && (newest > last.newest || (newest === last.newest && k < last.k))) ordered = false;
-      units.push({ unit: { kind: 'seg', path: seg.path, partition: seg.meta.partition, tags: seg.meta.tags, blocks }, newest, k });
+      const n = newest.length;
+      if (n > 0 && (latest > newest[n - 1]! || (latest === newest[n - 1]! && k < ks[n - 1]!))) ordered = false;
+      newest.push(latest);
+      ks.push(k);
+      out.push(unit);
     }
     // Newest first: partial results of a filter query fill from the recent end, as in the product;
-    // the digest's memory before every segment, segments of equal time in the list's order.
-    if (!ordered) units.sort((a, b) => b.newest - a.newest || a.k - b.k);
-    const out: ScanUnit[] = [];
-    for (const m of this.opts.sources.memory(repoId, placement)) {
-      if (!tagsOk(m.tags)) continue;
-      const cut = cutOf(m.partition);
-      const parts = cut === undefined ? m.parts : m.parts.filter((p) => p.offset < cut);
-      out.push({ kind: 'mem', partition: m.partition, tags: m.tags, parts, hw: this.opts.sources.highWater(m.partition, m.ds) });
+    // segments of equal time in the list's order.
+    if (!ordered) {
+      const segs = out.slice(first);
+      const byTime = Array.from(segs.keys()).sort((a, b) => newest[b]! - newest[a]! || ks[a]! - ks[b]!);
+      for (let i = 0; i < byTime.length; i++) out[first + i] = segs[byTime[i]!]!;
     }
-    for (const u of units) out.push(u.unit);
     return out;
   }
 

@@ -10,12 +10,46 @@ import { parseQuery } from './parser.js';
 
 export type ParamFail = (span: Span, message: string) => never;
 
+/**
+ * Trees of recently asked texts without arguments, by text: dashboards, alerts and benchmarks ask
+ * the same few texts again and again, and a request then neither parses nor substitutes (parsing
+ * alone took 3-7 us and made the tree's garbage for the peers' small questions, docs/benchmarks.md
+ * 2026-11-29 "req21"). Nothing changes a tree once parsed (test/unit/query/parse-once.test.ts);
+ * a cached tree is deep-frozen all the same, so a consumer that tried would throw rather than
+ * change another request's query. Bounded: the oldest text out first; long texts are not kept.
+ */
+export const PARSED_TEXTS = 256;
+const PARSED_TEXT_MAX_CHARS = 8 * 1024;
+const parsedTexts = new Map<string, Pipeline>();
+
+function deepFreeze(v: unknown): void {
+  if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return;
+  Object.freeze(v);
+  for (const x of Object.values(v)) deepFreeze(x);
+}
+
+function noArgs(args: Readonly<Record<string, string>>): boolean {
+  for (const _ in args) return false;
+  return true;
+}
+
 /** The syntax tree of a query's text (empty: `*`) with its parameters substituted; throws E_QUERY. */
 export function parsedQuery(text: string, args: Readonly<Record<string, string>>): Pipeline {
   const source = text.trim() === '' ? '*' : text;
-  return substituteParams(parseQuery(source), args, (span: Span, message: string): never => {
+  const keep = source.length <= PARSED_TEXT_MAX_CHARS && noArgs(args);
+  if (keep) {
+    const kept = parsedTexts.get(source);
+    if (kept !== undefined) return kept;
+  }
+  const tree = substituteParams(parseQuery(source), args, (span: Span, message: string): never => {
     throw queryError(source, span, message);
   });
+  if (keep) {
+    if (parsedTexts.size >= PARSED_TEXTS) parsedTexts.delete(parsedTexts.keys().next().value!);
+    deepFreeze(tree);
+    parsedTexts.set(source, tree);
+  }
+  return tree;
 }
 
 /**

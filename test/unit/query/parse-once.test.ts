@@ -10,7 +10,8 @@ import { compileQuery, keepParsed, keptParsed } from '../../../src/query/compile
 import { callsOf, fileNamesIn, fileNamesInTree } from '../../../src/query/file-refs.js';
 import { FUNCTION_DOCS } from '../../../src/query/functions/reference.js';
 import { allFunctions } from '../../../src/query/functions/registry.js';
-import { parsedQuery } from '../../../src/query/params.js';
+import { PARSED_TEXTS, parsedQuery, substituteParams } from '../../../src/query/params.js';
+import { parseQuery } from '../../../src/query/parser.js';
 import { MapEvent } from '../../../src/query/runtime.js';
 import { preambleOf, rowsToTable } from '../../../src/query/subqueries.js';
 import { NOW, ctxOf, run, runCompiled, type Fields } from './driver.js';
@@ -97,4 +98,38 @@ t.test('a kept tree is used only while the spec still has the text and arguments
   t.equal(keptParsed(spec), tree);
   (spec as { args: Record<string, string> }).args = { x: '1' };
   t.equal(keptParsed(spec), undefined, 'other arguments');
+});
+
+t.test('texts without arguments: one frozen tree per text, kept across requests, as a fresh parse gives', async (t) => {
+  const fail = (): never => {
+    throw new Error('parameter without a value');
+  };
+  let kept = 0;
+  for (const d of allFunctions()) {
+    const text = FUNCTION_DOCS[d.name]?.example;
+    if (text === undefined) continue;
+    let fresh;
+    try {
+      fresh = substituteParams(parseQuery(text), {}, fail);
+    } catch {
+      t.throws(() => parsedQuery(text, {}), `${d.name}: refused as before`);
+      continue;
+    }
+    const first = parsedQuery(text, {});
+    t.strictSame(first, fresh, `${d.name}: the tree a fresh parse gives`);
+    t.equal(parsedQuery(text, {}), first, `${d.name}: asked again, the same tree`);
+    t.ok(Object.isFrozen(first) && Object.isFrozen(first.stages), `${d.name}: frozen`);
+    kept++;
+  }
+  t.ok(kept > 100, `${kept} texts`);
+  const withArgs = parsedQuery('count() | x := ?v', { v: '1' });
+  t.not(parsedQuery('count() | x := ?v', { v: '1' }), withArgs, 'a text with arguments is parsed each time');
+  t.throws(() => parsedQuery('count(', {}));
+  t.throws(() => parsedQuery('count(', {}), 'a text that does not parse is refused each time');
+  const firstText = 'count() | n0 := 0';
+  const tree = parsedQuery(firstText, {});
+  for (let i = 1; i <= PARSED_TEXTS; i++) parsedQuery(`count() | n${i} := ${i}`, {});
+  const again = parsedQuery(firstText, {});
+  t.not(again, tree, 'the oldest text is out once PARSED_TEXTS others came after it');
+  t.strictSame(again, tree);
 });
