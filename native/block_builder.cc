@@ -57,7 +57,22 @@ inline uint32_t hashStr(Str s) {
     std::memcpy(&w, s.data() + i, 8);
     h = (h ^ w) * 0x100000001b3ull;
   }
-  for (; i < s.size(); i++) h = (h ^ static_cast<uint8_t>(s[i])) * 0x100000001b3ull;
+  // The last 1-7 bytes in one word (two overlapping 4-byte reads, or three single bytes), with
+  // their count: a byte at a time this tail was a tenth of a JSON block's interning.
+  const size_t r = s.size() - i;
+  if (r > 0) {
+    const char* q = s.data() + i;
+    uint64_t w;
+    if (r >= 4) {
+      uint32_t lo, hi;
+      std::memcpy(&lo, q, 4);
+      std::memcpy(&hi, q + r - 4, 4);
+      w = lo | (static_cast<uint64_t>(hi) << 32);
+    } else {
+      w = static_cast<uint8_t>(q[0]) | (static_cast<uint64_t>(static_cast<uint8_t>(q[r >> 1])) << 8) | (static_cast<uint64_t>(static_cast<uint8_t>(q[r - 1])) << 16);
+    }
+    h = (h ^ w ^ (static_cast<uint64_t>(r) << 59)) * 0x100000001b3ull;
+  }
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdull;
   h ^= h >> 33;
@@ -351,7 +366,14 @@ class Grams {
     double fill = static_cast<double>(popcount(bits_.data(), bytes)) / kGramMaxBits;
     while (bytes * 8 > kGramMinBits && 1 - (1 - fill) * (1 - fill) <= 0.5) {
       size_t half = bytes >> 1;
-      for (size_t i = 0; i < half; i++) bits_[i] |= bits_[i + half];
+      // Eight bytes at a time (a byte at a time the folds cost a twentieth of a JSON block's build).
+      for (size_t i = 0; i < half; i += 8) {
+        uint64_t lo, hi;
+        std::memcpy(&lo, bits_.data() + i, 8);
+        std::memcpy(&hi, bits_.data() + i + half, 8);
+        lo |= hi;
+        std::memcpy(bits_.data() + i, &lo, 8);
+      }
       bytes = half;
       fill = static_cast<double>(popcount(bits_.data(), bytes)) / static_cast<double>(bytes * 8);
     }
@@ -363,11 +385,59 @@ class Grams {
   bool used_ = false;
 };
 
+bool isAscii(const char* p, size_t n);
+
+// ASCII bytes' classes for indexAscii: the lower-cased byte in the low 7 bits, 0x80 for a word unit.
+struct AsciiClasses {
+  uint8_t of[128];
+  AsciiClasses() {
+    for (uint32_t c = 0; c < 128; c++) of[c] = static_cast<uint8_t>(lowerAscii(c) | (isWord(c) ? 0x80 : 0));
+  }
+};
+const AsciiClasses kAscii;
+
+// indexText for ASCII text: a byte is a unit, its class one table lookup, and a gram's key is
+// always its four packed bytes (no wider unit to track). The same tokens, grams and whole hash.
+template <bool kWhole>
+void indexAscii(Bloom& bloom, Grams& grams, const uint8_t* p, size_t n) {
+  Bloom::Tokens tokens;
+  uint32_t a = kSeed1, b = kSeed2;
+  uint32_t packed = 0;
+  int run = 0;  // word units in a row, up to kGram
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t k = kAscii.of[p[i]];
+    const uint32_t l = k & 0x7f;
+    const bool word = k >= 0x80;
+    if (kWhole) {
+      a = (a ^ l) * kFnvPrime;
+      b = (b ^ l) * kFnvPrime;
+    }
+    tokens.step(bloom, word, l);
+    if (!word) {
+      run = 0;
+      continue;
+    }
+    packed = (packed << 8) | l;
+    if (run < kGram) run++;
+    if (run >= kGram) grams.set(mix1(packed));
+  }
+  if (kWhole) bloom.insertWhole(a, b);
+  tokens.end(bloom);
+}
+
 // A text's bloom tokens and grams in one pass over its units (decoded and lower-cased once), and
 // with `whole`, the whole value's bloom hash too: the same filters as Bloom::addValue or addText
 // followed by Grams::addText (both are sets; the order of insertion changes no bit). Measured on
-// the peers JSON set: the three passes were about a quarter of a block build's time.
-void indexText(Bloom& bloom, Grams& grams, Str t, bool whole) {
+// the peers JSON set: the three passes were about a quarter of a block build's time. ASCII text
+// (`ascii` when the caller knows, else checked here) takes indexAscii: on the peers JSON set that
+// is nearly all of it, and this was still 27 % of a native block build's instructions.
+void indexText(Bloom& bloom, Grams& grams, Str t, bool whole, bool ascii = false) {
+  if (ascii || isAscii(t.data(), t.size())) {
+    const auto* p = reinterpret_cast<const uint8_t*>(t.data());
+    if (whole) indexAscii<true>(bloom, grams, p, t.size());
+    else indexAscii<false>(bloom, grams, p, t.size());
+    return;
+  }
   Bloom::Tokens tokens;
   Grams::Window window;
   uint32_t a = kSeed1, b = kSeed2;
@@ -741,8 +811,11 @@ constexpr size_t kMaxColumns = 4096;
 // views) at most, 37 times what a kv block of 50 columns takes; beyond, the JavaScript builder.
 constexpr uint64_t kMaxSlots = 1ull << 23;
 
+// A word byte of UTF-8 text (isWord of its unit: a byte of a non-ASCII character is one), by table.
+inline bool wordByte(uint8_t b) { return b >= 0x80 || kAscii.of[b] >= 0x80; }
+
 inline bool cutsRun(Str s, size_t at) {
-  return at > 0 && at < s.size() && isWord(static_cast<uint8_t>(s[at - 1])) && isWord(static_cast<uint8_t>(s[at]));
+  return at > 0 && at < s.size() && wordByte(static_cast<uint8_t>(s[at - 1])) && wordByte(static_cast<uint8_t>(s[at]));
 }
 
 struct Template {
@@ -1138,11 +1211,11 @@ void encodeBody(const Columns& c, Built& out) {
     if (ts < minTs) minTs = ts;
     if (ts > maxTs) maxTs = ts;
     if (templated && t.clean[i] == 1) continue;
-    indexText(bloom, grams, c.raw[i].view(), false);
+    indexText(bloom, grams, c.raw[i].view(), false, c.raw[i].u == c.raw[i].n);
   }
   if (templated) {
     for (Str g : t.pieceGaps.values()) {
-      indexText(bloom, grams, g, false);
+      indexText(bloom, grams, g, false, c.ascii);
     }
   }
   // The field columns are written after the rest of the body, but encoded first (as in
@@ -1157,7 +1230,7 @@ void encodeBody(const Columns& c, Built& out) {
     // Format 4: every field value's grams (free text searches the stored fields).
     if (isDict) {
       for (Str v : dict) {
-        indexText(bloom, grams, v, true);
+        indexText(bloom, grams, v, true, c.ascii);
       }
       continue;
     }
@@ -1166,7 +1239,7 @@ void encodeBody(const Columns& c, Built& out) {
     for (const Val& v : col) {
       if (!v.present()) continue;
       if (!seen.add(v.view())) continue;
-      indexText(bloom, grams, v.view(), true);
+      indexText(bloom, grams, v.view(), true, v.u == v.n);
     }
   }
   Pack pk;

@@ -128,6 +128,28 @@ if (nativeBlockBuilder === null) {
     t.ok(n !== null && n.equals(js), 'taken, and the same bytes');
   });
 
+  // ASCII text takes its own token and gram pass (indexAscii): every ASCII unit (controls,
+  // punctuation, both cases), tokens past the 64 units a token hashes, word runs of 1 to 5 units
+  // (grams start at 4), in a block of ASCII only and in one where a non-ASCII value sends the
+  // block's other texts through the per-value check.
+  t.test('ASCII text of every unit, long tokens and short runs: the JavaScript builder\'s filters', async (t) => {
+    const every = Array.from({ length: 127 }, (_, i) => String.fromCharCode(i + 1)).join('');
+    const r = rnd(7);
+    const word = (n: number): string => Array.from({ length: n }, () => 'aZ9_q'[Math.floor(r() * 5)]).join('');
+    const evs = (unicode: boolean): IngestEvent[] =>
+      Array.from({ length: 200 }, (_, i) => {
+        const runs = Array.from({ length: 6 }, (_, k) => word(1 + ((i + k) % 5))).join(i % 2 === 0 ? ' ' : '.');
+        const long = word(60 + (i % 10));
+        const fields: Record<string, string> = { every: every.slice(i % 127), runs, long, id: `${long}${i}` };
+        if (unicode && i % 50 === 0) fields.u = UNICODE[i % UNICODE.length]!;
+        return { timestamp: i, timezone: 'Z', rawstring: `${runs} ${every.slice(0, i % 127)} ${long}`, fields };
+      });
+    for (const unicode of [false, true]) {
+      const { native: n, js } = both([{ events: section(evs(unicode)), offset: 0, base: 0, skip: 0, at: 1 }]);
+      t.ok(n !== null && n.equals(js), `${unicode ? 'with' : 'without'} non-ASCII values: taken, and the same bytes`);
+    }
+  });
+
   // JSON events of a few shapes, interleaved as a JSON log's services interleave: the template's
   // layouts alternate from event to event, a shape's gaps repeat those of its last event (or not:
   // a word joined to a value, a spacing that differs), and some raw strings are not clean.

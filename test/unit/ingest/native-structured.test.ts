@@ -8,6 +8,7 @@
  * never crash on a damaged body (declining it or agreeing with JavaScript).
  */
 import t from 'tap';
+import type { Test } from 'tap';
 import { spawnSync } from 'node:child_process';
 import { prepareRecord, prepareStructuredNatively, runIngestTask } from '../../../src/ingest/pipeline.js';
 import { nativeStructuredUnavailable } from '../../../src/ingest/native-structured.js';
@@ -176,13 +177,12 @@ if (nativeStructuredUnavailable !== null) {
     return Buffer.from(`${w.sp()}[${items.join(`,${w.sp()}`)}]${w.sp()}`, 'utf8');
   }
 
-  t.test('random bodies: the same record bytes as the JavaScript path', async (t) => {
-    const reached: Reached = { escapes: false, astral: false, numbers: new Set(), nested: false, arrays: false, nulls: false, nameless: false, passedOver: false };
+  /** Bodies 1..cases that the native parser takes must give the JavaScript path's bytes: how many it took. */
+  function sameAsJs(t: Test, cases: number, make: (seed: number) => Buffer): number {
     let taken = 0;
     let differ = 0;
-    const CASES = 400;
-    for (let seed = 1; seed <= CASES; seed++) {
-      const b = body(seed, reached);
+    for (let seed = 1; seed <= cases; seed++) {
+      const b = make(seed);
       const js = inJs(b);
       const nat = natively(b);
       if (nat === null) continue;
@@ -193,10 +193,53 @@ if (nativeStructuredUnavailable !== null) {
       }
     }
     t.equal(differ, 0, 'no body gives different bytes');
+    return taken;
+  }
+
+  t.test('random bodies: the same record bytes as the JavaScript path', async (t) => {
+    const reached: Reached = { escapes: false, astral: false, numbers: new Set(), nested: false, arrays: false, nulls: false, nameless: false, passedOver: false };
+    const CASES = 400;
+    const taken = sameAsJs(t, CASES, (seed) => body(seed, reached));
     // Bodies repeat no key and keep every limit, so only items with the same tags are declined.
     t.ok(taken >= CASES * 0.7, `the native parser takes most bodies (${taken} of ${CASES})`);
     t.ok(reached.escapes && reached.astral && reached.nested && reached.arrays && reached.nulls && reached.nameless && reached.passedOver, 'the bodies reach every part of the format');
     for (const lit of NUMBER_LITERALS) t.ok(reached.numbers.has(lit), `number literal ${lit} reached`);
+  });
+
+  // A name is first compared with the one that followed the previous name last time (Item::next):
+  // events of a few shapes, interleaved, some with a member left out, moved, or named as another
+  // shape names a different column ("a.b" flattened from {"a":{"b"}} or written as it is).
+  t.test('interleaved shapes, some perturbed: the same record bytes as the JavaScript path', async (t) => {
+    const SHAPES = [
+      ['level', 'service', 'trace.id', 'trace.span', 'message', 'user.id', 'user.geo.country', 'http.status'],
+      ['level', 'service', 'trace.id', 'message', 'db.statement', 'db.rows', 'duration'],
+      ['level', 'host', 'message', 'a.b', 'a', 'http.status'],
+    ];
+    /** Nested JSON for dotted names (two names with one prefix share their object). */
+    const nest = (names: string[], r: () => number): string => {
+      const tree: Record<string, unknown> = {};
+      for (const n of names) {
+        // Written flat where an object on the way is already a value ("a" before "a.b").
+        const split = n.split('.');
+        const parts = r() < 0.2 || split.slice(0, -1).some((_, k) => typeof tree[split[k]!] !== 'object' && tree[split[k]!] !== undefined) ? [n] : split;
+        let o = tree;
+        for (const p of parts.slice(0, -1)) o = (o[p] ??= {}) as Record<string, unknown>;
+        if (o[parts.at(-1)!] === undefined) o[parts.at(-1)!] = r() < 0.3 ? Math.floor(r() * 1000) : `v${Math.floor(r() * 50)}`;
+      }
+      return JSON.stringify(tree);
+    };
+    const taken = sameAsJs(t, 40, (seed) => {
+      const r = rnd(1000 + seed);
+      const events = Array.from({ length: 60 }, (_, i) => {
+        const names = [...SHAPES[Math.floor(r() * SHAPES.length)]!];
+        const x = r();
+        if (x < 0.1) names.splice(Math.floor(r() * names.length), 1);
+        else if (x < 0.2) names.push(names.splice(Math.floor(r() * names.length), 1)[0]!);
+        return `{"timestamp":${1_700_000_000_000 + i},"rawstring":"line ${i}","attributes":${nest(names, r)}}`;
+      });
+      return Buffer.from(`[{"tags":{"host":"h"},"events":[${events.join(',')}]}]`);
+    });
+    t.equal(taken, 40, 'the native parser takes every body');
   });
 
   t.test('numbers are String(number), whatever their form', async (t) => {
