@@ -610,6 +610,7 @@ export function columnRows(view: BlockView, sel: Int32Array, count: number): Col
     ipv4: (name) => (plainField(name) ? view.ipv4(name) : null),
     textRun: (name) => (plainField(name) ? view.textRun(name) : null),
     keptTextInts: (name) => (plainField(name) && view.keptInts !== null ? view.keptInts.textInts(name, () => view.textRun(name), view.n) : null),
+    keptTextIntCounts: (name) => (plainField(name) && view.keptInts !== null ? view.keptInts.textIntCounts(name) : null),
   };
 }
 
@@ -679,7 +680,7 @@ export function tallyField(rows: ColumnRows, name: string): { keys: string[]; co
  * A block's column of a field that may be tallied by number: an integer column, an IPv4 column,
  * or a text column, read as numbers when its selected values are integers' canonical texts.
  */
-type NumberColumn = { kind: 'int'; ints: readonly number[] } | { kind: 'textInt'; run: { b: Uint8Array; l: Uint8Array } | null; kept: Int32Array | null } | { kind: 'ipv4'; b: Uint8Array };
+type NumberColumn = { kind: 'int'; ints: readonly number[] } | { kind: 'textInt'; run: { b: Uint8Array; l: Uint8Array } | null; kept: Int32Array | null; pairs: Int32Array | null } | { kind: 'ipv4'; b: Uint8Array };
 
 function numbersOf(rows: ColumnRows, name: string): NumberColumn | null {
   const ints = rows.ints(name);
@@ -688,9 +689,14 @@ function numbersOf(rows: ColumnRows, name: string): NumberColumn | null {
   if (b !== null) return { kind: 'ipv4', b };
   // Every row an integer's canonical text, kept decoded: what addTextInts would add, without the digits.
   const kept = rows.keptTextInts?.(name) ?? null;
-  if (kept !== null) return { kind: 'textInt', run: null, kept };
+  if (kept !== null) {
+    // Every row selected (ascending, distinct: the last is the block's last): its distinct values with their counts.
+    const { sel, count } = rows;
+    const all = count === kept.length && (count === 0 || sel[count - 1] === count - 1);
+    return { kind: 'textInt', run: null, kept, pairs: all ? (rows.keptTextIntCounts?.(name) ?? null) : null };
+  }
   const run = rows.textRun(name);
-  return run === null ? null : { kind: 'textInt', run, kept: null };
+  return run === null ? null : { kind: 'textInt', run, kept: null, pairs: null };
 }
 
 /**
@@ -704,12 +710,12 @@ function countNumbers(tally: NumberTally, rows: ColumnRows, col: NumberColumn): 
     for (let j = 0; j < count; j++) tally.add(ints[sel[j]!]!);
     return true;
   }
+  if (col.kind === 'textInt' && col.pairs !== null) {
+    tally.addPairs(col.pairs);
+    return true;
+  }
   if (col.kind === 'textInt' && col.kept !== null) {
-    const ints = col.kept;
-    for (let j = 0; j < count; j++) {
-      const x = ints[sel[j]!]!;
-      if (x !== NO_INT) tally.add(x);
-    }
+    tally.addInts(col.kept, sel, count, NO_INT);
     return true;
   }
   if (col.kind === 'textInt') return col.run !== null && tally.addTextInts(col.run.b, col.run.l, sel, count);
