@@ -360,9 +360,22 @@ export function blockNarrow(f: Filter): BlockNarrow | null {
         return k;
       };
     }
+    // The one code that passes, if only one does (-1 when none does, -2 when more than one).
+    // Codes from the entries' count to 254 pass nothing (the table was filled with zeros).
+    let one = -1;
+    for (let c = 0; c < 256 && one !== -2; c = c + 1 === d.length ? 255 : c + 1) if (pass[c] === 1) one = one === -1 ? c : -2;
     return (sel, count, out) => {
       let k = 0;
       if (sel === null) {
+        // The whole block: no row passes, or the rows of the one code that does, from the held
+        // column's rows by code.
+        if (one === -1) return 0;
+        const by = one >= 0 && count === codes.length ? rowsByCode(codes) : null;
+        if (by !== null) {
+          const { at, rows } = by;
+          for (let r = at[one]!; r < at[one + 1]!; r++) out[k++] = rows[r]!;
+          return k;
+        }
         for (let i = 0; i < count; i++) {
           out[k] = i;
           k += pass[codes[i]!]!;
@@ -377,6 +390,63 @@ export function blockNarrow(f: Filter): BlockNarrow | null {
       return k;
     };
   };
+}
+
+/** A one-byte dictionary column's rows grouped by code: code c's rows (ascending) are `rows[at[c] .. at[c + 1])`. */
+interface CodeRows {
+  at: Uint16Array | Int32Array;
+  rows: Uint16Array | Int32Array;
+}
+
+/**
+ * Rows by code of one-byte dictionary codes met before (by their array: a column held beside its
+ * kept frame, kept-frames.ts, is the same array query after query): false when met once, null
+ * when not made (over the bound). Profile of `user.plan=enterprise | groupBy(user.geo.country)`
+ * over 1 M JSON events (docs/benchmarks.md, 2026-11-29 distinct22): the narrow's loop over every
+ * code was a quarter of the scan, for the ~2.5 % of rows that pass.
+ */
+const codeRows = new WeakMap<Uint8Array | Uint16Array, CodeRows | false | null>();
+/** Bytes of rows by code per query thread; past it none are made (the loop over the codes is used). */
+export const CODE_ROWS_BYTES = 8 * 1024 * 1024;
+let codeRowsBytes = 0;
+const codeRowsFreed = new FinalizationRegistry<number>((bytes) => {
+  codeRowsBytes -= bytes;
+});
+/** Bytes of rows by code made and not yet collected, for tests. */
+export function codeRowsHeld(): number {
+  return codeRowsBytes;
+}
+
+/** rowsByCode's write positions by code. */
+const codeAt = new Int32Array(257);
+
+/** The rows by code of one-byte `codes` at their second use (the first only notes them); null before that or over the bound. */
+function rowsByCode(codes: Uint8Array | Uint16Array): CodeRows | null {
+  const had = codeRows.get(codes);
+  if (had !== false) {
+    if (had === undefined) codeRows.set(codes, false);
+    return had ?? null;
+  }
+  const n = codes.length;
+  const small = n < 65536;
+  const bytes = (257 + n) * (small ? 2 : 4);
+  if (codeRowsBytes + bytes > CODE_ROWS_BYTES) {
+    codeRows.set(codes, null);
+    return null;
+  }
+  const at = small ? new Uint16Array(257) : new Int32Array(257);
+  const rows = small ? new Uint16Array(n) : new Int32Array(n);
+  const next = codeAt;
+  next.fill(0);
+  for (let i = 0; i < n; i++) next[codes[i]! + 1]!++;
+  for (let c = 0; c < 256; c++) next[c + 1]! += next[c]!;
+  at.set(next);
+  for (let i = 0; i < n; i++) rows[next[codes[i]!]!++] = i;
+  const made = { at, rows };
+  codeRows.set(codes, made);
+  codeRowsBytes += bytes;
+  codeRowsFreed.register(codes, bytes);
+  return made;
 }
 
 /** The integers `op` `n` keeps, as [lo, hi] (NaN: none). */
@@ -610,6 +680,7 @@ export function columnRows(view: BlockView, sel: Int32Array, count: number): Col
     ipv4: (name) => (plainField(name) ? view.ipv4(name) : null),
     textRun: (name) => (plainField(name) ? view.textRun(name) : null),
     keptTextInts: (name) => (plainField(name) && view.keptInts !== null ? view.keptInts.textInts(name, () => view.textRun(name), view.n) : null),
+    keptTextIntCounts: (name) => (plainField(name) && view.keptInts !== null ? view.keptInts.textIntCounts(name) : null),
   };
 }
 
@@ -679,7 +750,7 @@ export function tallyField(rows: ColumnRows, name: string): { keys: string[]; co
  * A block's column of a field that may be tallied by number: an integer column, an IPv4 column,
  * or a text column, read as numbers when its selected values are integers' canonical texts.
  */
-type NumberColumn = { kind: 'int'; ints: readonly number[] } | { kind: 'textInt'; run: { b: Uint8Array; l: Uint8Array } | null; kept: Int32Array | null } | { kind: 'ipv4'; b: Uint8Array };
+type NumberColumn = { kind: 'int'; ints: readonly number[] } | { kind: 'textInt'; run: { b: Uint8Array; l: Uint8Array } | null; kept: Int32Array | null; pairs: Int32Array | null } | { kind: 'ipv4'; b: Uint8Array };
 
 function numbersOf(rows: ColumnRows, name: string): NumberColumn | null {
   const ints = rows.ints(name);
@@ -688,9 +759,14 @@ function numbersOf(rows: ColumnRows, name: string): NumberColumn | null {
   if (b !== null) return { kind: 'ipv4', b };
   // Every row an integer's canonical text, kept decoded: what addTextInts would add, without the digits.
   const kept = rows.keptTextInts?.(name) ?? null;
-  if (kept !== null) return { kind: 'textInt', run: null, kept };
+  if (kept !== null) {
+    // Every row selected (ascending, distinct: the last is the block's last): its distinct values with their counts.
+    const { sel, count } = rows;
+    const all = count === kept.length && (count === 0 || sel[count - 1] === count - 1);
+    return { kind: 'textInt', run: null, kept, pairs: all ? (rows.keptTextIntCounts?.(name) ?? null) : null };
+  }
   const run = rows.textRun(name);
-  return run === null ? null : { kind: 'textInt', run, kept: null };
+  return run === null ? null : { kind: 'textInt', run, kept: null, pairs: null };
 }
 
 /**
@@ -704,12 +780,12 @@ function countNumbers(tally: NumberTally, rows: ColumnRows, col: NumberColumn): 
     for (let j = 0; j < count; j++) tally.add(ints[sel[j]!]!);
     return true;
   }
+  if (col.kind === 'textInt' && col.pairs !== null) {
+    tally.addPairs(col.pairs);
+    return true;
+  }
   if (col.kind === 'textInt' && col.kept !== null) {
-    const ints = col.kept;
-    for (let j = 0; j < count; j++) {
-      const x = ints[sel[j]!]!;
-      if (x !== NO_INT) tally.add(x);
-    }
+    tally.addInts(col.kept, sel, count, NO_INT);
     return true;
   }
   if (col.kind === 'textInt') return col.run !== null && tally.addTextInts(col.run.b, col.run.l, sel, count);

@@ -139,19 +139,19 @@ export class NumberTally {
     return this.slots.byteLength + this.gens.byteLength + this.vals.byteLength + this.cnts.byteLength + (this.dense?.byteLength ?? 0);
   }
 
-  /** Counts `x` (a safe integer) once more. */
-  add(x: number): void {
+  /** Counts `x` (a safe integer) `c` times more. */
+  add(x: number, c = 1): void {
     const d = x - this.base;
     const i = d | 0;
     if (i === d && i >>> 0 < DENSE) {
       const dense = this.dense!;
       const k = dense[i]! - 1;
-      if (k >= 0) this.cnts[k]!++;
+      if (k >= 0) this.cnts[k]! += c;
       else {
         const n = this.size++;
         dense[i] = n + 1;
         this.vals[n] = x;
-        this.cnts[n] = 1;
+        this.cnts[n] = c;
       }
       return;
     }
@@ -159,10 +159,56 @@ export class NumberTally {
       // The first value held places the window: a quarter of it below the value.
       this.dense ??= new Int32Array(DENSE);
       this.base = x - DENSE / 4;
-      this.add(x);
+      this.add(x, c);
       return;
     }
-    this.addHashed(x);
+    this.addHashed(x, c);
+  }
+
+  /**
+   * add(x, c), a value held in the window placed at `base` (a loop's copy of this.base) counted
+   * with no more checks; the base after (the first value held places it).
+   */
+  private addNear(x: number, c: number, base: number): number {
+    const d = x - base;
+    const i = d | 0;
+    if (i === d && i >>> 0 < DENSE) {
+      const k = this.dense![i]! - 1;
+      if (k >= 0) {
+        this.cnts[k]! += c;
+        return base;
+      }
+    }
+    this.add(x, c);
+    return this.base;
+  }
+
+  /**
+   * Counts pairs `pairs[2k]` (a value) held `pairs[2k + 1]` times (a block's distinct values with
+   * their counts, in order of first occurrence: kept-ints.ts textIntCounts), values in the window
+   * counted in locals, the others through add: the same tally as adding each row's value.
+   */
+  addPairs(pairs: Int32Array): void {
+    this.dense ??= new Int32Array(DENSE);
+    let base = this.base;
+    for (let p = 0; p < pairs.length; p += 2) {
+      const x = pairs[p]!;
+      base = this.addNear(x, pairs[p + 1]!, base);
+    }
+  }
+
+  /**
+   * Counts the values `ints[sel[j]]` of `j` < `count`, leaving out `skip` (a kept text column's
+   * rows without a value), as add would one by one, values in the window counted in locals.
+   */
+  addInts(ints: Int32Array, sel: Int32Array, count: number, skip: number): void {
+    this.dense ??= new Int32Array(DENSE);
+    let base = this.base;
+    for (let j = 0; j < count; j++) {
+      const x = ints[sel[j]!]!;
+      if (x === skip) continue;
+      base = this.addNear(x, 1, base);
+    }
   }
 
   /**
@@ -175,8 +221,8 @@ export class NumberTally {
     else this.addHashed(x);
   }
 
-  /** Counts `x`, a value outside the window, in the hash table. */
-  private addHashed(x: number): void {
+  /** Counts `x`, a value outside the window, `c` times more in the hash table. */
+  private addHashed(x: number, c = 1): void {
     let h = hashOf(x);
     const mask = this.mask;
     const gens = this.gens;
@@ -189,12 +235,12 @@ export class NumberTally {
         const k = this.size++;
         slots[h] = k;
         this.vals[k] = x;
-        this.cnts[k] = 1;
+        this.cnts[k] = c;
         return;
       }
       const k = slots[h]!;
       if (this.vals[k] === x) {
-        this.cnts[k]!++;
+        this.cnts[k]! += c;
         return;
       }
       h++;
@@ -236,7 +282,7 @@ export class NumberTally {
    */
   private textInts(b: Uint8Array, l: Uint8Array, sel: Int32Array, count: number, step: 1 | -1): number {
     // A value met before in the window is counted here, in locals; the rest through add().
-    const dense = (this.dense ??= new Int32Array(DENSE));
+    this.dense ??= new Int32Array(DENSE);
     const cnts = this.cnts;
     let base = this.base;
     let lp = 0;
@@ -269,17 +315,7 @@ export class NumberTally {
         cnts[this.indexOf(x)]!--;
         continue;
       }
-      const d = x - base;
-      const i = d | 0;
-      if (i === d && i >>> 0 < DENSE) {
-        const k = dense[i]! - 1;
-        if (k >= 0) {
-          cnts[k]!++;
-          continue;
-        }
-      }
-      this.add(x);
-      base = this.base;
+      base = this.addNear(x, 1, base);
     }
     return count;
   }

@@ -188,6 +188,8 @@ export interface ColumnRows {
   textRun(name: string): { b: Uint8Array; l: Uint8Array } | null;
   /** The same text column's values as integers when the thread keeps them so (kept-ints.ts textInts); null otherwise. */
   keptTextInts?(name: string): Int32Array | null;
+  /** That kept column's distinct values and their counts, as pairs (kept-ints.ts textIntCounts); null when it is not kept. */
+  keptTextIntCounts?(name: string): Int32Array | null;
 }
 
 /**

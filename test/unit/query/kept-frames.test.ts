@@ -8,6 +8,7 @@ import type { Test } from 'tap';
 import { closeSync, openSync } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import { blockHeads, keptFrames, runScanTask } from '../../../src/query/scan.js';
+import { codeRowsHeld } from '../../../src/query/columnar.js';
 import { DEFAULT_LIMITS } from '../../../src/query/runtime.js';
 import { KEPT_FRAME_MAX, KeptFrames } from '../../../src/query/kept-frames.js';
 import { readSegmentInfo } from '../../../src/segments/catalog.js';
@@ -139,5 +140,36 @@ t.test('a filter and a group on dictionary fields in a frame too large to keep: 
   await rename(w.path, `${w.path}.moved`);
   t.throws(() => scan('v3 | count()'), { code: 'ENOENT' }, 'a text search holds no copies');
   await rename(`${w.path}.moved`, w.path);
+  keptFrames.clear();
+});
+
+t.test('a filter on a dictionary field over whole blocks of held codes: the rows of its one passing code, the same as per event', async (t) => {
+  // Small dictionary columns (their frames kept, the codes held beside them): `d` of 7 values,
+  // `g` of 3, `m` missing from every fourth event; some blocks partly out of the range.
+  const dir = await tempDir(t);
+  const evs = makeEvents(3_000).map((e, i) => {
+    const fields: Record<string, string> = { ...e.fields, d: `v${(i * 5) % 7}`, g: `g${i % 3}` };
+    if (i % 4 !== 1) fields['m'] = `m${i % 2}`;
+    return { ...e, fields };
+  });
+  const w = await writeSegment(dir, segMeta('dict-rows'), [evs.slice(0, 1_000), evs.slice(1_000, 2_000), evs.slice(2_000)], true);
+  const refs = (await readSegmentInfo(w.path, createLogger('error'), Date.now())).blocks;
+  const scan = (text: string, perEvent = false, start = 0): ReturnType<typeof runScanTask> =>
+    runScanTask({ spec: { text, args: {}, ctx: { start, end: 2_000_000_000_000, timeZoneOffsetMinutes: 0, now: 2_000_000_000_000, live: false }, limits: DEFAULT_LIMITS }, repoName: 'r', units: [{ kind: 'seg', path: w.path, partition: 3, tags: {}, blocks: refs }], deadline: Date.now() + 60_000, perEvent });
+  keptFrames.clear();
+  const before = codeRowsHeld();
+  const queries = ['d=v2 | groupBy(g)', 'd=v6 | count()', 'd=nothing | count()', 'd!=v5 | top(g)', 'm=m1 | groupBy(d)', 'm!=m1 | count()', 'd=v3 g=g1 | groupBy(m)', 'g=g2 | count(d, distinct=true)'];
+  for (const q of queries) {
+    for (const start of [0, 1_700_000_004_000]) {
+      const oracle = scan(q, true, start);
+      t.ok(start > 0 || q.includes('nothing') || oracle.matched > 0, `${q}: matches some events`);
+      for (let ask = 0; ask < 3; ask++) {
+        const got = scan(q, false, start);
+        t.same(got.state, oracle.state, `${q} from ${start}: ask ${ask} as the per-event path`);
+        t.equal(got.matched, oracle.matched);
+      }
+    }
+  }
+  t.ok(codeRowsHeld() > before, `rows by code made for the held codes (${codeRowsHeld() - before} bytes)`);
   keptFrames.clear();
 });

@@ -120,6 +120,14 @@ t.test('text columns of integers kept at their second use, rows without a value 
   t.same(Array.from(made ?? []), ids.map((v) => (v === null ? NO_INT : Number(v))), 'the second: decoded, rows without a value marked');
   t.equal(kept.block('/s/one.seg', 100, 5_000).textInts('uid', run([]), ids.length), made, 'then the kept array, the column not read');
   t.equal(a.held('uid'), undefined, 'not a kept integer column for ranges');
+  const expected = new Map<number, number>();
+  for (const v of ids) if (v !== null) expected.set(Number(v), (expected.get(Number(v)) ?? 0) + 1);
+  const pairs = a.textIntCounts('uid');
+  t.same(Array.from(pairs ?? []), [...expected].flat(), 'its distinct values with their counts in order of first occurrence, rows without a value left out');
+  t.equal(kept.block('/s/one.seg', 100, 5_000).textIntCounts('uid'), pairs, 'made once, then kept');
+  t.equal(kept.block('/s/one.seg', 100, 5_000).textIntCounts('other'), null, 'none for a column not kept');
+  t.equal(kept.block('/s/one.seg', 300, 5_000).textIntCounts('uid'), null, 'none for a block not kept');
+  t.equal(kept.block('/s/one.seg', 100, 6_000).textIntCounts('uid'), null, 'none for another stored length');
   const twice = (name: string, vals: (string | null)[]): Int32Array | null => {
     kept.block('/s/one.seg', 200, 5_000).textInts(name, run(vals), vals.length);
     return kept.block('/s/one.seg', 200, 5_000).textInts(name, run(vals), vals.length);
@@ -152,5 +160,8 @@ t.test('count distinct and top of a text column of integers asked again: from th
     for (let ask = 0; ask < 4; ask++) t.same(scan(q).state, general.state, `${q}: ask ${ask} as the per-event path`);
   }
   t.ok(keptInts.size.bytes > 3 * 700 * 4, `text columns kept (${keptInts.size.bytes} bytes)`);
+  // The asks over whole blocks added each block's distinct values with their counts.
+  const pairs = refs.map((b) => keptInts.block(w.path, b.pos, b.compressedLength).textIntCounts('uid'));
+  t.ok(pairs.every((p) => p !== null && p.length > 0), `the blocks' distinct uids kept as pairs (${pairs.map((p) => (p?.length ?? 0) / 2).join(', ')})`);
   keptInts.clear();
 });

@@ -95,6 +95,45 @@ t.test('values on both sides of the window and across its edges, reset and kept,
   t.pass('200 rounds tallied as a Map tallies them');
 });
 
+t.test('blocks added as value-count pairs or by selected rows of 32-bit values equal their values added one by one', async (t) => {
+  const r = rnd(19);
+  const NO = -(2 ** 31);
+  for (let round = 0; round < 120; round++) {
+    // 32-bit values around a first one (inside the window, at its edges, far off), some rows NO (no value).
+    const first = Math.floor((r() - 0.5) * 2 ** 31);
+    const one = new NumberTally();
+    const pairs = new NumberTally();
+    const rows = new NumberTally();
+    one.reset(round % 2);
+    pairs.reset(round % 2);
+    rows.reset(round % 2);
+    for (let b = 0; b < 1 + Math.floor(r() * 8); b++) {
+      const n = Math.floor(r() * 1500);
+      const near = [0, 1, -1, 4095, -4096, -4097, 12287, 12288, 12289, 2 ** 20, -(2 ** 29)];
+      const values = Int32Array.from({ length: n }, () => (r() < 0.05 ? NO : (first + (r() < 0.3 ? near[Math.floor(r() * near.length)]! : Math.floor((r() - 0.5) * 8000))) | 0));
+      const sel = Int32Array.from(Array.from({ length: n }, (_, i) => i).filter(() => round % 3 === 0 || r() < 0.6));
+      one.reserve(n);
+      pairs.reserve(n);
+      rows.reserve(n);
+      // The block's distinct values with their counts, in order of first occurrence (as kept-ints.ts makes them).
+      const counts = new Map<number, number>();
+      for (const i of sel) {
+        const x = values[i]!;
+        if (x === NO) continue;
+        one.add(x);
+        counts.set(x, (counts.get(x) ?? 0) + 1);
+      }
+      pairs.addPairs(Int32Array.from([...counts].flat()));
+      rows.addInts(values, sel, sel.length, NO);
+    }
+    if (JSON.stringify(held(pairs)) !== JSON.stringify(held(one)) || JSON.stringify(held(rows)) !== JSON.stringify(held(one))) {
+      t.fail(`round ${round}: ${pairs.size} / ${rows.size} values, expected ${one.size}`);
+      return;
+    }
+  }
+  t.pass('120 rounds of blocks added by pairs and by rows as one by one');
+});
+
 t.test('a text column counted from its bytes: as its integers, or refused and the tally as it was', async (t) => {
   const r = rnd(19);
   const odd = ['007', '-0', '1e3', '12a', '', '-', ' 1', '+1', '1234567890123456', 'x'.repeat(200), '١٢', '12.5'];
