@@ -180,6 +180,20 @@ function regexOf(r: () => number, evs: readonly Raw[], more?: () => number): str
   return `/${src}/${flags}`;
 }
 
+/**
+ * A regex of the access log's shape, from an event's method and url: `POST \/api\/v2\/orders\/[0-9]+`
+ * (its literal runs from the method across the gap into the url; digit runs as a class), now and
+ * then with a group of endings, cut short, case folded or anchored.
+ */
+function accessRegexOf(r: () => number, evs: readonly Raw[]): string {
+  const e = evs[Math.floor(r() * evs.length)]!;
+  let src = `${e.fields['method']} ${e.fields['url']}`.replace(META, '\\$&').replace(/[0-9]+/g, r() < 0.5 ? '[0-9]+' : '\\d+');
+  if (r() < 0.3) src = src.slice(0, Math.max(2, Math.floor(r() * src.length))).replace(/\\$|\[[^\]]*$/, '');
+  if (r() < 0.3) src += `(?:${['\\/42', '\\/[0-9]+', ' HTTP', '$'][Math.floor(r() * 4)]}|\\/x7)`;
+  if (r() < 0.1) src = `^${src}`;
+  return `/${src}/${['', '', 'i', 'm'][Math.floor(r() * 4)]}`;
+}
+
 function count(q: ReturnType<typeof compileQuery>, blocks: readonly Raw[][], views: readonly BlockView[], columnPath: boolean): string {
   const { maps, agg } = splitAtAggregate(q);
   const merged = agg.init();
@@ -213,6 +227,8 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
   let checked = 0;
   let templated = 0;
   let matchedSome = 0;
+  let accessChecked = 0;
+  let accessMatched = 0;
   const encodings = new Set<string>();
   const seen = new SeenBytesCache();
   const unread0 = { ...unreadCounts };
@@ -250,11 +266,18 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
         // A bare word or substring (the word path, and its cut rows searched piece by piece).
         const w = cutOf(r, all).replace(/[^A-Za-z0-9\u0080-\uffff]/g, '');
         filter = w.length === 0 ? null : recase(r, w);
-      } else filter = regexOf(r, all, more);
+      } else {
+        filter = regexOf(r, all, more);
+        // (From `more`, as below: the draws of `r` stay as they were for every seed.)
+        if (more() < 0.3) filter = accessRegexOf(more, all);
+      }
+      const access = filter !== null && kind >= 0.55 && /^\/\^?(GET|POST|get|DELETE) /.test(filter);
       if (filter === null) continue;
       const rest = pick(['count()', 'count()', 'groupBy(method)', 'count(user, distinct=true)']);
       const second = r() < 0.15 ? ` | ${pick(['status=404', 'not "GET"', '/\\d{3}/', 'method=GET'])}` : '';
-      const text = `${filter}${second} | ${rest}`;
+      // A filter before the search now and then: the search then narrows a selection of rows.
+      const first = more() < 0.15 ? `${['method=POST', 'status!=404', 'method=GET OR status=500'][Math.floor(more() * 3)]} | ` : '';
+      const text = `${first}${filter}${second} | ${rest}`;
       let q: ReturnType<typeof compileQuery>;
       try {
         q = compileQuery(text, { ctx: ctxOf({ start: 0, end: 1e15 }) });
@@ -267,12 +290,15 @@ t.test('text search over templates = per-event path = MapEvents (phrases, substr
       if (perEvent !== want) t.fail(`${text}: per-event path differs from MapEvents\nmap events: ${want}\nper event:  ${perEvent}`);
       if (columns !== want) t.fail(`${text}: column path differs\nmap events: ${want}\ncolumns:    ${columns}`);
       if (!want.includes('"_count","0"')) matchedSome++;
+      if (access) accessChecked++;
+      if (access && !want.includes('"_count","0"')) accessMatched++;
       checked++;
     }
   }
   t.ok(checked > 300, `${checked} random text searches compared`);
   t.ok(templated > 20, `${templated} blocks with templated raw strings`);
   t.ok(matchedSome > checked / 3, `${matchedSome} of them matched something`);
+  t.ok(accessChecked > 20 && accessMatched > accessChecked / 3, `${accessChecked} regexes of the access log's shape (method, gap, url), ${accessMatched} matched something`);
   t.ok(unreadCounts.made - unread0.made > 20, `${unreadCounts.made - unread0.made} text columns left unread`);
   t.ok(unreadCounts.dicts > unread0.dicts, `${unreadCounts.dicts - unread0.dicts} of them dictionaries (entries in their frame)`);
   t.ok(unreadCounts.read - unread0.read > 5, `${unreadCounts.read - unread0.read} of them read after all (cuts, regexes)`);
@@ -369,7 +395,7 @@ t.test('walks across template cuts start at the first piece that may carry; a te
     const raw = `${client} - [${i}] "${method} ${url} HTTP/1.1" ${i % 5} ${msg}${i % 3 === 0 ? 'ED' : ''} rt=${i % 11}`;
     return { ts: 1_000_000 + i, raw, fields: { client, method, url, msg }, off: i };
   });
-  const queries = ['/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel/ | count()', '"POST /api/v2/orders/" | count()', '"POS /api" | count()', 'failed | count()', '/FAILED rt/ | count()', '"failed rt=1" | count()', '/^POST \\/api\\/v2\\/orders\\// | count()', '/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel$/m | count()', '/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel\\b/ | count()'];
+  const queries = ['/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel/ | count()', 'method=POST | /POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel/ | count()', 'msg=*OK* | /POST \\/api\\/v2\\/orders\\/\\d+/ | count()', '"POST /api/v2/orders/" | count()', '"POS /api" | count()', 'failed | count()', '/FAILED rt/ | count()', '"failed rt=1" | count()', '/^POST \\/api\\/v2\\/orders\\// | count()', '/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel$/m | count()', '/POST \\/api\\/v2\\/orders\\/[0-9]+\\/cancel\\b/ | count()'];
   for (const format of [6, 5] as const) {
     const view = block(evs, format);
     t.equal(view.encoding('msg'), 'u', `format ${format}: msg is a UTF-8 text column`);
