@@ -4,7 +4,9 @@
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 
-const RESOLUTION_MS = 20;
+/** How often the event loop's delay is sampled (also prom-client's lag metrics, metrics/prometheus.ts). */
+export const EVENT_LOOP_SAMPLE_MS = 20;
+const RESOLUTION_MS = EVENT_LOOP_SAMPLE_MS;
 
 export interface RuntimeMetrics {
   rss: number;
