@@ -707,7 +707,8 @@ t.test('searches over segment files: raw strings rebuilt from templates, typed f
     return {
       timestamp: BASE - 30 * MINUTE - i * 1000,
       rawstring: `${client} - - "GET ${url} HTTP/1.1" ${status} ${size} "Mozilla/5.0 ✓"`,
-      attributes: { client, method: 'GET', url, status, size },
+      // uid: an integer's text in two events of three (absent in the third), so a text column.
+      attributes: { client, method: 'GET', url, status, size, ...(i % 3 === 0 ? {} : { uid: String(1000 + ((i * 37) % 150)) }) },
       tags: { host: 'h-1' },
     };
   });
@@ -776,5 +777,25 @@ t.test('searches over segment files: raw strings rebuilt from templates, typed f
   const distinct = async (q: string): Promise<string> => String((await queryJson(n2.url, 'stored', { queryString: q }, { token }))[0]!._count);
   t.equal(await distinct('count(size, distinct=true)'), String(new Set(sizes).size), 'count distinct of a stored integer text field');
   t.equal(await distinct('count(status, distinct=true)'), '2', 'count distinct of a stored dictionary field');
+  // Paths that start at a block's second use on a query thread, asked four times so that each query
+  // thread meets the blocks again: a text column of integers kept decoded, with each whole block's
+  // distinct values and counts (count distinct, also after a filter that selects part of a block); a
+  // dictionary filter with one passing code taking that code's rows; raw template heads left by a
+  // first search, so a later one whose needle no gap holds reads no raw frame (and one a gap holds does).
+  const uids = events.flatMap((e) => (e.attributes!['uid'] === undefined ? [] : [e.attributes!['uid']]));
+  const uids404 = events.flatMap((e) => (e.attributes!['uid'] === undefined || e.attributes!['status'] !== '404' ? [] : [e.attributes!['uid']]));
+  const clients404: Record<string, string> = {};
+  for (const e of events) {
+    if (e.attributes!['status'] !== '404') continue;
+    const c = String(e.attributes!['client']);
+    clients404[c] = String(Number(clients404[c] ?? 0) + 1);
+  }
+  for (const round of [1, 2, 3, 4]) {
+    t.equal(await distinct('count(uid, distinct=true)'), String(new Set(uids).size), `count distinct of integer text asked again (${round})`);
+    t.equal(await distinct('status=404 | count(uid, distinct=true)'), String(new Set(uids404).size), `count distinct of integer text after a filter (${round})`);
+    t.same(await groups('status=404 | groupBy(client, limit=max)', 'client'), clients404, `a dictionary filter with one passing code, grouped (${round})`);
+    t.equal(await count('xk2vb'), 8, `free text whose needle no gap holds, asked again (${round})`);
+    t.equal(await count('HTTP'), 200, `free text that the text between fields holds, asked again (${round})`);
+  }
   t.equal(await n2.stop(), 0);
 });
