@@ -799,3 +799,39 @@ t.test('searches over segment files: raw strings rebuilt from templates, typed f
   }
   t.equal(await n2.stop(), 0);
 });
+
+t.test('a rare token over more tasks than query threads: the first round prunes the blocks of many segments by their filters, asked again', async (t) => {
+  // Small blocks and small tasks, so ~2,400 events make several tasks per query thread: the
+  // executor's first round (refs packed per segment, matched against the filter packs natively,
+  // executor.ts firstRound, scan.ts pruneScanPacked) runs before any scan.
+  const config = ['[health]', 'grace_period_seconds = 600', '[digest]', 'partitions = 2', 'worker_threads = 2', 'block_target_bytes = 4096', '[query]', 'task_bytes = 65536', ''].join('\n');
+  const dataDir = await tempDir(t);
+  const n1 = await startNode(t, { dataDir, config });
+  const repo = await createRepo(n1.url, n1.adminToken, 'pruned');
+  const BASE = Math.floor(Date.now() / 1000) * 1000 - HOUR;
+  const events: KnownEvent[] = Array.from({ length: 2400 }, (_, i) => {
+    const word = i % 480 === 7 ? 'qv7rarezx' : `w${i % 50}`;
+    return {
+      timestamp: BASE + i * 1000,
+      rawstring: `10.1.${i % 5}.${i % 9} "GET /p/${i % 40}/${word} HTTP/1.1" ${i % 6 === 0 ? 500 : 200} ${300 + (i % 700)} padding-${'x'.repeat(40)}`,
+      attributes: {},
+      tags: { host: `h-${i % 3}` },
+    };
+  });
+  await ingestStructured(n1.url, repo.ingestToken, events);
+  t.equal(await waitForCount(n1.url, 'pruned', n1.adminToken, 2400), 2400);
+  t.equal(await n1.stop(), 0, 'SIGTERM: open blocks written to segments');
+  const n2 = await startNode(t, { dataDir, config });
+  const token = n2.adminToken;
+  const whole = await runJob(n2.url, 'pruned', token, { queryString: 'padding | count()', start: '1d' });
+  t.same(whole.final.events, [{ _count: '2400' }], 'a word every event holds: every block read');
+  const rareCount = events.filter((e) => e.rawstring.includes('qv7rarezx')).length;
+  for (const round of [1, 2, 3, 4]) {
+    const rare = await runJob(n2.url, 'pruned', token, { queryString: 'qv7rarezx | count()', start: '1d' });
+    t.same(rare.final.events, [{ _count: String(rareCount) }], `the rare token's events, each once (${round})`);
+    t.ok(rare.final.metaData.processedBytes < whole.final.metaData.processedBytes / 2, `blocks without it skipped by their filters (${round}): ${rare.final.metaData.processedBytes} of ${whole.final.metaData.processedBytes} bytes read`);
+    const some = await queryJson(n2.url, 'pruned', { queryString: 'w13 | count()', start: '1d' }, { token });
+    t.equal(some[0]!._count, String(events.filter((e) => / \/p\/\d+\/w13 /.test(e.rawstring)).length), `a word in some events of every block, the same round (${round})`);
+  }
+  t.equal(await n2.stop(), 0);
+});
