@@ -114,8 +114,11 @@ t.test('kill -9 of a receiver mid-copy: the partial file is never served; the co
     nodes: 2,
     // One partition: node 1 digests and writes every segment, node 2 only copies them.
     partitions: 1,
-    // Slow copies (256 KiB/s) and larger segments, so a copy is under way long enough to be cut.
-    clusterExtra: 'segment_replication_factor = 2\nreplication_bytes_per_second = 262144',
+    // Slow copies (256 KiB/s) and larger segments, so a copy is under way long enough to be cut. The
+    // sender is paced too, so it sends 64 KiB chunks: a receiver paces each chunk after taking it, and
+    // a segment of one 256 KiB chunk (a load that splits the ledger over several segments) would
+    // otherwise arrive whole before a partial file could be seen.
+    clusterExtra: 'segment_replication_factor = 2\nreplication_bytes_per_second = 262144\nreplication_outbound_bytes_per_second = 262144',
     flushSeconds: 8,
   });
   const [n1, n2] = [c.node(1), c.node(2)];
