@@ -17,7 +17,7 @@
  */
 import t, { type Test } from 'tap';
 import { startCluster, waitForAlive, replicationStatus, waitFor } from '../helpers/cluster.js';
-import { alive, digestPartitions, ingestLedger, ledger, type DigestPartition, waitAllReplicated, waitOwnedBy } from '../helpers/replication.js';
+import { alive, digestPartitions, explainCluster, ingestLedger, ledger, type DigestPartition, waitAllReplicated, waitOwnedBy } from '../helpers/replication.js';
 import { api } from '../helpers/http.js';
 import { createRepo, sleep } from '../helpers/query.js';
 import type { TestNode } from '../helpers/node-process.js';
@@ -43,12 +43,12 @@ async function gateHolds(t: Test, n1: TestNode, n3: TestNode, token: string, fro
   const p1 = await waitFor('partition 1 (held by nodes 3 and 1) to advance', async () => {
     const p = await part(n1, 1);
     return p.checkpoint > p1Before ? p.checkpoint : null;
-  }, 60_000);
+  }, 60_000, () => explainCluster([n1, n3]));
   t.ok(p1 > p1Before, `partition 1's checkpoint advances meanwhile: ${p1Before} -> ${p1}`);
   const waiting = await waitFor('node 1 to hold closed segments of partition 0 waiting for a copy', async () => {
     const r = await replicationStatus(n1);
     return r.pendingOwn > 0 ? r.pendingOwn : null;
-  }, 60_000);
+  }, 60_000, () => explainCluster([n1, n3]));
   const seen: number[] = [];
   for (let i = 0; i < 10; i++) {
     seen.push((await part(n1, 0)).checkpoint);
@@ -67,7 +67,7 @@ t.test('a checkpoint waits for copies on the factor of live nodes; kill -9 of th
   await waitFor('partition 0 digested by node 1, partition 1 by node 3', async () => {
     const ps = await digestPartitions(n1);
     return ps[0]?.owner === 1 && ps[1]?.owner === 3 && ps.every((p) => p.digesting) ? true : null;
-  }, 60_000);
+  }, 60_000, () => explainCluster(alive(c)));
   const repo = await createRepo(n1.url, n1.adminToken, 'ledger');
 
   // 1. The replica of partition 0 is dead: its checkpoint waits, then advances once it is back.
@@ -80,7 +80,7 @@ t.test('a checkpoint waits for copies on the factor of live nodes; kill -9 of th
   const p0Healed = await waitFor('partition 0 to advance once node 2 holds the copies', async () => {
     const p = await part(n1, 0);
     return p.checkpoint > p0Held ? p.checkpoint : null;
-  }, 90_000);
+  }, 90_000, () => explainCluster(alive(c)));
   t.ok(p0Healed > p0Held, `node 2 back: partition 0's checkpoint advances ${p0Held} -> ${p0Healed}`);
   t.equal((await part(n1, 0)).owner, 1, 'still digested by node 1');
   await waitAllReplicated(alive(c), 2 * A);

@@ -169,14 +169,21 @@ export async function replicationStatus(n: TestNode): Promise<ReplicationStatus>
   return res.json<ReplicationStatus>();
 }
 
-/** Polls `fn` (every 500 ms) until it gives something other than null; a thrown error counts as null. */
-export async function waitFor<T>(what: string, fn: () => Promise<T | null>, timeoutMs: number): Promise<T> {
+/**
+ * Polls `fn` (every 500 ms) until it gives something other than null; a thrown error counts as null.
+ * On timeout the error names `what`, the last error, and what `explain` says (the state a CI log needs
+ * to explain the failure afterwards).
+ */
+export async function waitFor<T>(what: string, fn: () => Promise<T | null>, timeoutMs: number, explain?: () => Promise<string>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown = null;
   for (;;) {
     const v = await fn().catch((err: unknown) => ((last = err), null));
     if (v !== null) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${String(last)})`);
+    if (Date.now() > deadline) {
+      const why = explain === undefined ? '' : `\n${await explain().catch((err: unknown) => `(explain failed: ${String(err)})`)}`;
+      throw new Error(`timed out waiting for ${what} (${String(last)})${why}`);
+    }
     await sleep(500);
   }
 }

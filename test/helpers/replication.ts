@@ -3,7 +3,7 @@
  * fully replicated, partitions owned, a ledger of known events ingested and counted back, and the
  * `replication` health check, GraphQL cluster sizes and /metrics gauge as a node reports them.
  */
-import { replicationStatus, type ReplicationStatus, type TestCluster } from './cluster.js';
+import { aliveAsSeenBy, replicationStatus, type ReplicationStatus, type TestCluster } from './cluster.js';
 import { api, gql } from './http.js';
 import { parsePrometheus, sumOf } from './prometheus.js';
 import { runJob, sleep } from './query.js';
@@ -47,6 +47,26 @@ export async function digestPartitions(n: TestNode): Promise<DigestPartition[]> 
   const res = await api(n.url, '/api/v1/clusterconfig/digest', { token: n.adminToken });
   if (res.status !== 200) throw new Error(`digest: ${res.status} ${res.text}`);
   return res.json<DigestPartition[]>();
+}
+
+/**
+ * What each node says of the cluster, one line per node: who it sees alive, each digest partition
+ * (owner, epoch, reported checkpoint) and its replication counters. For timeout messages.
+ */
+export async function explainCluster(nodes: TestNode[]): Promise<string> {
+  const lines = await Promise.all(
+    nodes.map(async (n) => {
+      const [seen, parts, r] = await Promise.all([
+        aliveAsSeenBy(n.url, n.adminToken).catch((err: unknown) => String(err)),
+        digestPartitions(n).catch((err: unknown) => String(err)),
+        replicationStatus(n).catch((err: unknown) => String(err)),
+      ]);
+      const ps = typeof parts === 'string' ? parts : parts.map((p) => `p${p.partition} owner ${p.owner} epoch ${p.epoch} cp ${p.checkpoint}${p.digesting ? '' : ' (not digesting)'}`).join('; ');
+      const rs = typeof r === 'string' ? r : `pendingOwn ${r.pendingOwn} missing ${r.missing} under ${r.underReplicated} active ${r.active} queued ${r.queued} sending ${r.sending} refused ${r.sendRefused} corrupt ${r.corrupt} holders ${JSON.stringify(r.nodes.map((x) => [x.node, x.segments]))}`;
+      return `${n.url}: alive ${JSON.stringify(seen)} | ${ps} | ${rs}`;
+    }),
+  );
+  return lines.join('\n');
 }
 
 /** Waits until every digest partition has a live owner that has started digesting (a takeover or handover is complete). */
