@@ -63,18 +63,6 @@ function kvLines(body: string): Record<string, string> {
   return out;
 }
 
-/** Waits until no request has reached `paths` for `quietMs` (at most 20 s): deliveries in flight have landed. */
-async function quiet(paths: string[], quietMs: number): Promise<void> {
-  const count = (): number => paths.reduce((n, p) => n + rx.to(p).length, 0);
-  const deadline = Date.now() + 20_000;
-  let seen = count();
-  let since = Date.now();
-  while (Date.now() - since < quietMs && Date.now() < deadline) {
-    await sleep(50);
-    if (count() !== seen) [seen, since] = [count(), Date.now()];
-  }
-}
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const TEMPLATE = [
@@ -220,7 +208,7 @@ t.test('throttling by time, by counts: a throttled alert fires once per throttle
   for (const x of [a, b]) t.equal((await restAlert(url, admin, 'steady', 'PUT', { ...x, silenced: true, query: x.query }, x.id)).status, 200);
   // An evaluation under way when the alert was silenced may still deliver (late on a busy
   // machine): wait until no call has come for 4 intervals, then count.
-  await quiet(['/steady/every', '/steady/throttled'], 4 * INTERVAL_MS);
+  await rx.quiet(['/steady/every', '/steady/throttled'], 4 * INTERVAL_MS);
   const throttled = rx.to('/steady/throttled');
   const every = rx.to('/steady/every');
   t.ok(throttled.length >= 3, `throttled: ${throttled.length} calls with 1.5 s throttle`);
