@@ -80,7 +80,7 @@ export async function startReceiver(t: Teardown, host = '127.0.0.1'): Promise<Re
     answer(path, ...a) {
       answers.set(path, [...a]);
     },
-    async waitFor(path, n, timeoutMs = 15_000) {
+    async waitFor(path, n, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (to(path).length < n) {
         if (Date.now() > deadline) throw new Error(`receiver: ${to(path).length} of ${n} requests to ${path} within ${timeoutMs} ms (all: ${requests.map((r) => r.path).join(', ')})`);

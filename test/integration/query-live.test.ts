@@ -70,7 +70,7 @@ t.test('a live filter query streams new matching events as NDJSON', async (t) =>
   const tooOld = ev('match', 2 * 60 * 60_000);
   const preOther = ev('other', 10_000);
   await ingestStructured(node.url, repo.ingestToken, [pre, tooOld, preOther]);
-  if ((await waitForCount(node.url, 'live', token, 3, 10_000, '')) !== 3) t.fail('the first events did not become searchable');
+  if ((await waitForCount(node.url, 'live', token, 3, undefined, '')) !== 3) t.fail('the first events did not become searchable');
 
   const s = await openNdjsonStream(node.url, 'live', token, LIVE_BODY, 60_000);
   t.teardown(() => s.close());
