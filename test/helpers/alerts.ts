@@ -38,7 +38,7 @@ export async function getAlert(base: string, token: string, repo: string, id: st
 }
 
 /** Polls the alert until `pred` holds; returns it. Throws after `timeoutMs` with the last state. */
-export async function waitForAlert(base: string, token: string, repo: string, id: string, pred: (a: Record<string, any>) => boolean, timeoutMs = 15_000): Promise<Record<string, any>> {
+export async function waitForAlert(base: string, token: string, repo: string, id: string, pred: (a: Record<string, any>) => boolean, timeoutMs = 30_000): Promise<Record<string, any>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const a = await getAlert(base, token, repo, id);

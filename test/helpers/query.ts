@@ -123,7 +123,7 @@ export async function countOf(base: string, repo: string, token: string, filter 
  * refused poll (a node with a short query time limit still digesting on a busy machine, a 429) is
  * asked again until the deadline, then its error is thrown.
  */
-export async function waitForCount(base: string, repo: string, token: string, expected: number, timeoutMs = 10_000, filter = ''): Promise<number> {
+export async function waitForCount(base: string, repo: string, token: string, expected: number, timeoutMs = 60_000, filter = ''): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   let last = -1;
   for (;;) {

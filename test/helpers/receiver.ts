@@ -35,6 +35,11 @@ export interface Receiver {
   answer(path: string, ...answers: Answer[]): void;
   /** Waits until at least `n` requests reached `path`; returns them. Throws after `timeoutMs`. */
   waitFor(path: string, n: number, timeoutMs?: number): Promise<Received[]>;
+  /**
+   * Waits until no request has reached any of `paths` for `quietMs` (at most `timeoutMs`): what a
+   * node had under way when it was told to stop sending (late on a busy machine) has landed.
+   */
+  quiet(paths: string[], quietMs: number, timeoutMs?: number): Promise<void>;
 }
 
 export async function startReceiver(t: Teardown, host = '127.0.0.1'): Promise<Receiver> {
@@ -75,13 +80,23 @@ export async function startReceiver(t: Teardown, host = '127.0.0.1'): Promise<Re
     answer(path, ...a) {
       answers.set(path, [...a]);
     },
-    async waitFor(path, n, timeoutMs = 15_000) {
+    async waitFor(path, n, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (to(path).length < n) {
         if (Date.now() > deadline) throw new Error(`receiver: ${to(path).length} of ${n} requests to ${path} within ${timeoutMs} ms (all: ${requests.map((r) => r.path).join(', ')})`);
         await new Promise((r) => setTimeout(r, 50));
       }
       return to(path);
+    },
+    async quiet(paths, quietMs, timeoutMs = 20_000) {
+      const count = (): number => paths.reduce((n, p) => n + to(p).length, 0);
+      const deadline = Date.now() + timeoutMs;
+      let seen = count();
+      let since = Date.now();
+      while (Date.now() - since < quietMs && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        if (count() !== seen) [seen, since] = [count(), Date.now()];
+      }
     },
   };
 }

@@ -62,7 +62,7 @@ export async function startSmtpReceiver(t: Teardown): Promise<SmtpReceiver> {
   return {
     port,
     mails,
-    async waitFor(n, timeoutMs = 15_000) {
+    async waitFor(n, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (mails.length < n) {
         if (Date.now() > deadline) throw new Error(`smtp receiver: ${mails.length} of ${n} mails within ${timeoutMs} ms`);

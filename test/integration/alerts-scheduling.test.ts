@@ -74,7 +74,10 @@ t.test('webhooks that never answer do not delay other alerts: deliveries have sl
   await ingestStructured(url, repo.ingestToken, [event({ level: 'ERROR', msg: 'x' })]);
   const q = { queryString: 'level=ERROR', start: '1h' };
   // Two hung alerts, as many as there are evaluation slots (max_concurrent_evaluations = 2): each
-  // attempt waits the whole action timeout (20 s), three attempts each.
+  // attempt waits the whole action timeout (20 s), three attempts each. No hung attempt can end,
+  // and so free a slot it might hold, before 20 s after this.
+  const hungFrom = Date.now();
+  const slotFreeAt = hungFrom + 20_000;
   for (const name of ['hung-1', 'hung-2']) {
     const hook = await createWebhook(url, admin, 'isolated', name, `${hole.url}/${name}`);
     await createAlert(url, admin, 'isolated', { name, query: q, throttleTimeMillis: 3_600_000, notifiers: [hook] });
@@ -86,9 +89,12 @@ t.test('webhooks that never answer do not delay other alerts: deliveries have sl
   const hook = await createWebhook(url, admin, 'isolated', 'healthy', `${rx.url}/isolated/healthy`);
   const created = Date.now();
   const healthy = await createAlert(url, admin, 'isolated', { name: 'healthy', query: q, throttleTimeMillis: 0, notifiers: [hook] });
-  const calls = await rx.waitFor('/isolated/healthy', 4, 8000);
-  t.ok(calls[0]!.at - created < 3000, `the healthy alert fired ${calls[0]!.at - created} ms after it was created`);
-  t.ok(calls[3]!.at - created < 8000, 'and keeps firing every evaluation while the others hang');
+  // Measured against the hung attempts' timeout, not a fixed time: an alert that waited for a slot
+  // the hung deliveries hold would fire no sooner than they time out; a busy machine only makes
+  // the healthy alert's evaluations come later.
+  const calls = await rx.waitFor('/isolated/healthy', 4, Math.max(1, slotFreeAt - Date.now()));
+  t.ok(calls[0]!.at < slotFreeAt, `the healthy alert fired ${calls[0]!.at - created} ms after it was created, before any hung attempt could time out (${slotFreeAt - created} ms)`);
+  t.ok(calls[3]!.at < slotFreeAt, `and keeps firing every evaluation while the others hang (4th call ${calls[3]!.at - created} ms after it was created)`);
   await restAlert(url, admin, 'isolated', 'PUT', { ...healthy, silenced: true }, healthy.id);
   const hung = (await restAlert(url, admin, 'isolated', 'GET')).json() as Record<string, any>[];
   t.ok(hung.filter((a) => a.name.startsWith('hung')).every((a) => typeof a.timeOfLastTrigger === 'number'), 'the hung alerts did trigger');

@@ -340,9 +340,15 @@ t.test('a second SIGTERM during the stop does not cut the drain short', async (t
   const exit = new Promise<number | null>((r) => node.proc.once('exit', (code) => r(code)));
   node.proc.kill('SIGTERM');
   // The second signal once the first is being handled (two pending signals would merge into one).
-  for (let i = 0; i < 100 && !/SIGTERM received, stopping/.test(node.stderr()); i++) await new Promise((r) => setTimeout(r, 10));
+  // Each wait polls the node's log for its line (30 s at most) instead of a fixed time a busy machine
+  // can overrun; the stalled request holds the drain, and so the node, for up to 5 s meanwhile.
+  const seen = async (what: RegExp): Promise<void> => {
+    for (const deadline = Date.now() + 30_000; !what.test(node.stderr()) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 10));
+  };
+  await seen(/SIGTERM received, stopping/);
   node.proc.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 200));
+  // The stalled request ends once the node has handled the second signal (it would end the drain).
+  await seen(/received again; still stopping/);
   stalled.destroy();
   t.equal(await exit, 0, 'exit code 0');
   t.match(node.stderr(), /received again; still stopping/);

@@ -98,6 +98,9 @@ async function client(c: number, url: string, round: Round, roundNo: number): Pr
 async function loadThen(roundNo: number, ms: number, end: () => Promise<unknown>): Promise<Round> {
   const round: Round = { stop: false, events: 0, inFlight: 0, requests: 0, ok: 0, failed: 0 };
   const clients = Array.from({ length: CLIENTS }, (_, c) => client(c, node.url, round, roundNo));
+  // The load time counts from the first acknowledgement (30 s at most): a node just restarted on a
+  // busy machine may take longer than the shortest load time to answer its first requests.
+  for (const until = Date.now() + 30_000; round.ok === 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
   const deadline = Date.now() + ms;
   // Wait out the load time, but end early once the round's event budget is spent; the clients
   // keep sending until the end, so requests are in flight when it comes.

@@ -132,7 +132,7 @@ t.test('custom parsers', async (t) => {
     const plain = await mustGql(base, admin, 'mutation { addIngestTokenV3(input: {repositoryName: "parsed", name: "plain"}) { token } }');
     const r = await api(base, '/api/v1/ingest/humio-unstructured', { token: plain.addIngestTokenV3.token, body: JSON.stringify([{ type: 'app-json', messages: [JSON_LINE(iso(-40_000), 'typed', 'c')] }]) });
     t.equal(r.status, 200);
-    t.equal(await waitForCount(base, 'parsed', admin, 1, 10_000, '#service=typed'), 1);
+    t.equal(await waitForCount(base, 'parsed', admin, 1, undefined, '#service=typed'), 1);
     const inUse = await gql(base, admin, 'mutation { deleteParser(input: {repositoryName: "parsed", id: "app-json"}) { result } }');
     t.match(inUse.errors?.[0]?.message, /used by ingest token "json-in"/);
     const list = await mustGql(base, admin, '{ repository(name: "parsed") { parser(name: "scratch") { id } } }');
@@ -156,7 +156,7 @@ t.test('custom parsers', async (t) => {
     ];
     const r = await api(base, '/api/v1/ingest/humio-structured', { token: tok.addIngestTokenV3.token, body: JSON.stringify(body) });
     t.equal(r.status, 200, r.text);
-    t.equal(await waitForCount(base, 'parsed', admin, 2, 10_000, '#service=structsvc'), 2);
+    t.equal(await waitForCount(base, 'parsed', admin, 2, undefined, '#service=structsvc'), 2);
     const rows = await queryJson(base, 'parsed', { queryString: '#service=structsvc | sort(@timestamp, order=asc)' }, { token: admin });
     t.strictSame(rows.map((e) => [e.msg, e['@timestamp'], e['#host'], e['#type'], e.region ?? null, e['@error'] ?? null]), [
       ['with raw', base0 - 20_000, 's1', 'app-json', 'eu', null],
@@ -228,7 +228,7 @@ t.test('custom parsers never run on the HTTP thread; their output is bounded per
     t.match(r.text, /custom parser made more than 50000 events \(ingest\.max_events_per_request\)/);
     const ok = await api(base, '/api/v1/ingest/humio-unstructured', { token: chars.addIngestTokenV3.token, body: JSON.stringify([{ messages: ['abc'] }]) });
     t.equal(ok.status, 200, ok.text);
-    t.equal(await waitForCount(base, 'bounded', admin, 3, 10_000, '#type=chars'), 3, 'only the request within the bound was stored');
+    t.equal(await waitForCount(base, 'bounded', admin, 3, undefined, '#type=chars'), 3, 'only the request within the bound was stored');
   });
 });
 
@@ -256,5 +256,5 @@ t.test('parser tags past the datasource limit: the request is stored, the extra 
   t.equal(new Set(tagged).size + (fellBack.length > 0 ? 1 : 0), 3, 'exactly the three datasources the limit allows');
   // Later requests use what exists: known tag sets keep their tags.
   t.equal((await send(['svc=a n=6'])).status, 200);
-  t.equal(await waitForCount(base, 'capped', admin, 1, 10_000, 'n=6 #svc=a'), 1);
+  t.equal(await waitForCount(base, 'capped', admin, 1, undefined, 'n=6 #svc=a'), 1);
 });

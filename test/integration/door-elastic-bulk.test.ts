@@ -21,7 +21,7 @@ const basic = `Basic ${Buffer.from(`anyuser:${repo.ingestToken}`).toString('base
 const bulk = (body: string | Buffer, headers: Record<string, string> = {}, path = `${BASE}/_bulk`, method = 'POST') =>
   api(node.url, path, { method, body, headers: { authorization: basic, 'content-type': 'application/x-ndjson', ...headers } });
 
-async function waitCount(filter: string, n: number, timeoutMs = 10_000): Promise<number> {
+async function waitCount(filter: string, n: number, timeoutMs = 30_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const c = await countOf(node.url, 'es', node.adminToken, filter, { start: '10y' });

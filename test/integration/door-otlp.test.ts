@@ -22,7 +22,7 @@ const PATH = '/api/v1/ingest/otlp/v1/logs';
 const send = (body: string | Buffer, contentType: string, headers: Record<string, string> = {}) =>
   api(node.url, PATH, { method: 'POST', body, token: repo.ingestToken, headers: { 'content-type': contentType, ...headers } });
 
-async function waitCount(filter: string, n: number, timeoutMs = 10_000): Promise<number> {
+async function waitCount(filter: string, n: number, timeoutMs = 30_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const c = await countOf(node.url, 'otel', node.adminToken, filter, { start: '10y' });

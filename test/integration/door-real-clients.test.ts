@@ -34,7 +34,7 @@ t.test('real clients', { skip: absent }, async (t) => {
   const node = await startNode(t, { config: CONFIG });
   const repo = await createRepo(node.url, node.adminToken, 'clients');
   const waitCount = async (filter: string, n: number): Promise<number> => {
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + 30_000;
     for (;;) {
       const c = await countOf(node.url, 'clients', node.adminToken, filter, { start: '10y' });
       if (c === n || Date.now() > deadline) return c;

@@ -24,7 +24,7 @@ let node: TestNode = await startNode(t, { config: CONFIG });
 const dataDir = node.dataDir;
 await createRepo(node.url, node.adminToken, 'sys');
 
-async function waitCount(filter: string, n: number, timeoutMs = 10_000): Promise<number> {
+async function waitCount(filter: string, n: number, timeoutMs = 30_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const c = await countOf(node.url, 'sys', node.adminToken, filter, { start: '10y' });
@@ -137,7 +137,7 @@ t.test('bounds: message size, bad framing, connection limit; the node serves on'
   await sleep(100);
   const extra = connect({ host: '127.0.0.1', port: tcpPort });
   const closed = await new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => resolve(false), 3000);
+    const timer = setTimeout(() => resolve(false), 10_000);
     extra.on('close', () => {
       clearTimeout(timer);
       resolve(true);
@@ -147,9 +147,15 @@ t.test('bounds: message size, bad framing, connection limit; the node serves on'
   });
   t.ok(closed, 'a fourth connection is closed');
   for (const s of held) s.destroy();
-  await sleep(100);
-  await tcpSend(tcpPort, 'bounds=after\n');
-  t.equal(await waitCount('"bounds=after"', 1), 1, 'the listener serves on');
+  // The node frees a slot when it has seen a held connection close: late on a busy machine, when a
+  // new connection is still over the limit and closed at once. So a line is sent again (numbered)
+  // until one arrives; the listener must serve on within 30 s.
+  let served = 0;
+  for (let i = 0, deadline = Date.now() + 30_000; served === 0 && Date.now() < deadline; i++) {
+    await tcpSend(tcpPort, `bounds=after try=${i}\n`);
+    for (const until = Date.now() + 2000; served === 0 && Date.now() < until; await sleep(100)) served = await countOf(node.url, 'sys', node.adminToken, '"bounds=after"', { start: '10y' });
+  }
+  t.ok(served >= 1, `the listener serves on (${served} of the lines sent arrived)`);
 });
 
 t.test('refusals: non-root, unknown parser, GELF, port taken, bad bind address', async (t) => {

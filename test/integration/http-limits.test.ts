@@ -342,10 +342,14 @@ t.test('a client stalled mid-body does not keep the node from stopping', async (
   await new Promise((r) => setTimeout(r, 100));
   await statusOk(t, node, 'while a client stalls mid-body');
   const started = Date.now();
+  let closedAfter = Infinity;
+  void stalled.closed.then(() => (closedAfter = Date.now() - started));
   const code = await node.stop();
   const took = Date.now() - started;
-  t.equal(code, 0, `SIGTERM: exit code 0 (took ${took} ms)`);
-  t.ok(took < 9000, 'the node stops within its drain timeout, not waiting for the stalled client');
+  t.equal(code, 0, `SIGTERM: exit code 0, so every stop step ended within its bound (took ${took} ms)`);
   await Promise.race([stalled.closed, new Promise((r) => setTimeout(r, 2000))]);
   t.equal(stalled.sock.destroyed || stalled.sock.readyState === 'closed', true, 'the stalled connection was closed by the node');
+  // Measured on the stalled connection, which the node closes when its 5 s drain ends: the whole
+  // stop also holds the later steps (flushes, fsyncs), which a busy machine slows, not the drain.
+  t.ok(closedAfter < 9000, `the node closed the stalled connection ${closedAfter} ms after SIGTERM: within its drain timeout, not waiting for the client`);
 });

@@ -30,6 +30,7 @@ import {
   queryJson,
   runJob,
   sleep,
+  until,
   waitForCount,
   type JobPoll,
   type KnownEvent,
@@ -676,7 +677,8 @@ t.test('exactly once when blocks are flushed while ingest runs and the node is k
   t.equal(before.length, 180, 'while running: 180 events returned');
   // With a 1-second flush, part of the data is already in segment files when the node dies: the
   // replay after the restart covers records whose events are partly in segments.
-  t.ok((await segmentFiles(dataDir)).length > 0, 'blocks were written to segment files before the kill');
+  // (The flush runs on its own timer: waited for, since a busy node may not have flushed yet.)
+  t.ok((await until('a segment file', () => segmentFiles(dataDir), (f) => f.length > 0, 30_000)).length > 0, 'blocks were written to segment files before the kill');
   await n1.kill();
   const n2 = await startNode(t, { dataDir, config });
   t.equal(await countOf(n2.url, 'flushy', n2.adminToken), 180, 'after SIGKILL: count() 180');

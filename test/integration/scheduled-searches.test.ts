@@ -68,13 +68,19 @@ t.test("v2: humioctl's create, list; each run time searched once over its own wi
     t.equal(w.end - w.start, 2000, 'the window is the search interval');
     t.equal(w.end % 2000, 0, 'it ends at a run time of the schedule');
   }
-  for (let i = 1; i < got.length; i++) t.equal(got[i]!.end, got[i - 1]!.end + 2000, `run ${i} follows run ${i - 1}: no run time skipped or repeated`);
+  // With no backfill, a machine so busy that the scheduler falls a whole run behind skips runs
+  // (by design), and then says so in its log: a gap only there; never a run time repeated.
+  const gaps = got.slice(1).map((w, i) => w.end - got[i]!.end);
+  t.ok(gaps.every((g) => g > 0 && g % 2000 === 0), `runs in order on the 2 s grid, no run time repeated: ${gaps.join(',')}`);
+  if (gaps.some((g) => g !== 2000)) t.match(node.stderr(), /runs missed past its backfill limit are skipped/, `a gap (${gaps.join(',')}) only where the log says runs were skipped`);
   const shown = (await mustGql(node.url, node.adminToken, 'query($id: String!) { searchDomain(name: "sched") { scheduledSearch(id: $id) { lastExecuted lastTriggered lastScheduledSearch timeOfNextPlannedExecution lastError } } }', { id: created.id })).searchDomain.scheduledSearch;
   t.ok(shown.lastExecuted >= got.at(-1)!.end && shown.lastExecuted % 2000 === 0, `lastExecuted is a run time: ${JSON.stringify(shown)}`);
   t.ok(shown.timeOfNextPlannedExecution > shown.lastExecuted, 'the next run is planned after the last');
   t.equal(shown.lastError, null);
   t.equal((await mustGql(node.url, node.adminToken, doc('DeleteScheduledSearchV2ByID'), { SearchDomainName: 'sched', ScheduledSearchID: created.id })).deleteScheduledSearch, true);
-  await sleep(1000);
+  // A run under way at the delete may still deliver (late on a busy machine): count once none has
+  // come for 1 s; then a fixed wait longer than the 2 s schedule proves that no further run comes.
+  await rx.quiet(['/v2'], 1000);
   const n = rx.to('/v2').length;
   await sleep(2500);
   t.equal(rx.to('/v2').length, n, 'a deleted scheduled search runs no more');

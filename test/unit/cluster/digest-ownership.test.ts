@@ -16,7 +16,7 @@ import { tempDir } from '../global/fixtures.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, fn: () => boolean, ms = 5000): Promise<void> {
+async function until(what: string, fn: () => boolean, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (!fn()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -19,8 +19,8 @@ const exists = (p: string): Promise<boolean> => access(p).then(() => true, () =>
 
 /** Waits (bounded) for work that finishes on its own: a proposal applied, a deferred unlink. */
 async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; !(await ok()); i++) {
-    if (i > 500) throw new Error(`timed out waiting for ${what}`);
+  for (const deadline = Date.now() + 30_000; !(await ok()); ) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
