@@ -28,8 +28,10 @@ t.test('a dead holder does not count: under-replication shows everywhere, then h
   await waitForAlive([n1, n2, n3], [1, 2, 3]);
   const repo = await createRepo(n1.url, n1.adminToken, 'ledger');
   const N = 3000;
+  // Requests of 100, each in a random partition: every node holds segments (one holds none when
+  // every request lands in one partition: 3 * 3^-30 here, 3 * 3^-6 = 0.41 % with requests of 500).
   for (let i = 0; i < N; i += 500) {
-    await ingestLedger([n1, n2, n3][(i / 500) % 3]!, repo.ingestToken, i, 500, 200);
+    await ingestLedger([n1, n2, n3][(i / 500) % 3]!, repo.ingestToken, i, 500, 200, 100);
     await sleep(1200); // segments close at the flush interval: several per partition
   }
   const all = await waitAllReplicated([n1, n2, n3], 2 * N);
