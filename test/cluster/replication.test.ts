@@ -11,7 +11,7 @@
 import t from 'tap';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { clusterConfig, startCluster, waitForAlive, replicationStatus } from '../helpers/cluster.js';
+import { clusterConfig, startCluster, waitForAlive, replicationStatus, waitReportedToEnd } from '../helpers/cluster.js';
 import { alive, ingestLedger, ledger, waitAllReplicated, waitOwnedBy, waitReplicated } from '../helpers/replication.js';
 import { startBroker } from '../helpers/kafka-broker.js';
 import { freePort } from '../helpers/free-port.js';
@@ -62,7 +62,7 @@ t.test('three nodes, factor 2: losing one node loses no answer; copies come back
   }
 
   // Two down: the last node answers with what it holds, and says the answer is partial.
-  await sleep(2500); // the owners' last progress reports are out
+  await waitReportedToEnd(c, c.node(3)); // the owners' last progress reports are out
   const before = await waitAllReplicated(alive(c), 2 * N);
   const onThree = before.nodes.find((x) => x.node === 3)!.events;
   await c.node(1).kill();

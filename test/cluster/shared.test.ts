@@ -5,7 +5,7 @@
  * the answer say it is partial.
  */
 import t from 'tap';
-import { startCluster, waitForAlive } from '../helpers/cluster.js';
+import { startCluster, waitForAlive, waitReportedToEnd } from '../helpers/cluster.js';
 import { api, createUser, gql } from '../helpers/http.js';
 import { uploadFile } from '../helpers/files.js';
 import { createAlert } from '../helpers/alerts.js';
@@ -91,7 +91,7 @@ t.test('a three-node cluster behaves as one service', async (t) => {
   await live.close();
 
   // --- handover latency: node 2 restarts while events keep coming ---
-  await sleep(2500); // blocks past the flush interval are in segments
+  await waitReportedToEnd(c, n1); // every block in a segment, listed (the checkpoints passed them)
   await c.node(2).kill();
   await waitForAlive([n1, n3], [1, 3]);
   const job = await runJob(n1.url, 'shared', n1.adminToken, { queryString: 'count()' });
