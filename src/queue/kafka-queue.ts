@@ -367,7 +367,7 @@ class FollowHub {
     });
     this.follows.set(partition, f);
     this.reassign = true;
-    this.loop ??= this.fetchLoop().finally(() => (this.loop = null));
+    this.startLoop();
     return {
       stop: async () => {
         f.stopping = true;
@@ -405,7 +405,39 @@ class FollowHub {
     }
   }
 
+  private startLoop(): void {
+    if (this.loop !== null) return;
+    const run = this.fetchLoop();
+    this.loop = run;
+    run
+      .catch((err: unknown) => this.opts.logger.error('digest queue follow: the fetch loop failed', { error: (err as Error).message }))
+      .finally(() => {
+        if (this.loop === run) this.loop = null;
+      });
+  }
+
+  /**
+   * Fetches for every follow until none is left. It ends only where it sees none left, in the same
+   * step as it says so (`loop` null): a follow added while the consumer closes (librdkafka's close
+   * takes from milliseconds to seconds) finds the loop still running and starts none, so this loop
+   * goes on for it. Ending after the close instead left such a follow with no fetch loop at all: a
+   * node given back its one digest partition moments after losing it digested nothing more.
+   */
   private async fetchLoop(): Promise<void> {
+    for (;;) {
+      await this.fetchWhileFollowed();
+      const r = this.reader;
+      this.reader = null;
+      this.pausedOnReader.clear();
+      await r?.close().catch((err: unknown) => this.opts.logger.warn('digest queue follow: closing the consumer failed', { error: (err as Error).message }));
+      if (this.closed || this.follows.size === 0) {
+        this.loop = null;
+        return;
+      }
+    }
+  }
+
+  private async fetchWhileFollowed(): Promise<void> {
     while (!this.closed && this.follows.size > 0) {
       try {
         this.reader ??= await KafkaReader.connect(this.opts.connection, { role: 'follower', timeoutMs: this.opts.requestTimeoutMs });
@@ -461,10 +493,6 @@ class FollowHub {
         }
       }
     }
-    const r = this.reader;
-    this.reader = null;
-    this.pausedOnReader.clear();
-    await r?.close();
   }
 
   async close(): Promise<void> {

@@ -3,11 +3,9 @@
  * the broker comes back and ingest resumes without restarting the nodes.
  */
 import t from 'tap';
-import { startCluster, waitForAlive, type TestCluster } from '../helpers/cluster.js';
+import { ingestEnds, startCluster, waitForAlive } from '../helpers/cluster.js';
 import { api } from '../helpers/http.js';
 import { countOf, createRepo, queryJson, sleep } from '../helpers/query.js';
-import { KafkaAdmin } from '../../src/queue/kafka-client.js';
-import { ingestTopic } from '../../src/queue/kafka-queue.js';
 
 // A broker and several nodes start here: more than tap's default per-file timeout on a busy machine.
 t.setTimeout(400_000);
@@ -98,18 +96,3 @@ t.test('broker outage under load: 503 + Retry-After, no acknowledged event lost,
     t.same([...counts].filter(([, k]) => k !== 1), [], 'none twice');
   }
 });
-
-/** The ingest topic's end offset per partition, read from the broker. */
-async function ingestEnds(c: TestCluster): Promise<number[]> {
-  const prefix = /topic_prefix = "([^"]+)"/.exec(c.nodes[0]!.config)![1]!;
-  const admin = await KafkaAdmin.connect({ brokers: c.broker.brokers }, 10_000);
-  try {
-    const topic = ingestTopic(prefix);
-    const n = (await admin.partitionCount(topic)) ?? 0;
-    const out: number[] = [];
-    for (let p = 0; p < n; p++) out.push((await admin.watermarks(topic, p, 10_000)).high);
-    return out;
-  } finally {
-    await admin.close();
-  }
-}

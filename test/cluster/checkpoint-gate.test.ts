@@ -16,7 +16,7 @@
  *   acknowledged event exactly once, without a warning.
  */
 import t, { type Test } from 'tap';
-import { startCluster, waitForAlive, replicationStatus, waitFor } from '../helpers/cluster.js';
+import { startCluster, waitForAlive, replicationStatus, waitFor, waitReportedToEnd } from '../helpers/cluster.js';
 import { alive, digestPartitions, explainCluster, ingestLedger, ledger, type DigestPartition, waitAllReplicated, waitOwnedBy } from '../helpers/replication.js';
 import { api } from '../helpers/http.js';
 import { createRepo, sleep } from '../helpers/query.js';
@@ -86,7 +86,7 @@ t.test('a checkpoint waits for copies on the factor of live nodes; kill -9 of th
   await waitAllReplicated(alive(c), 2 * A);
 
   // 2. The copies blocked by a cut link, and the writer killed before they land.
-  await sleep(2500); // the owners' last progress reports are out
+  await waitReportedToEnd(c, n1); // the owners' last progress reports are out
   c.proxies[0]!.cut();
   c.proxies[1]!.cut();
   await waitForAlive([n1], [1, 3]);

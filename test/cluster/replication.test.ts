@@ -11,7 +11,7 @@
 import t from 'tap';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { clusterConfig, startCluster, waitForAlive, replicationStatus } from '../helpers/cluster.js';
+import { clusterConfig, startCluster, waitForAlive, replicationStatus, waitReportedToEnd } from '../helpers/cluster.js';
 import { alive, ingestLedger, ledger, waitAllReplicated, waitOwnedBy, waitReplicated } from '../helpers/replication.js';
 import { startBroker } from '../helpers/kafka-broker.js';
 import { freePort } from '../helpers/free-port.js';
@@ -34,8 +34,11 @@ t.test('three nodes, factor 2: losing one node loses no answer; copies come back
   await waitForAlive([n1, n2, n3], [1, 2, 3]);
   const repo = await createRepo(n1.url, n1.adminToken, 'ledger');
   const N = 6000;
-  await ingestLedger(n1, repo.ingestToken, 0, N / 2);
-  await ingestLedger(n2, repo.ingestToken, N / 2, N / 2);
+  // Requests of 100, each in a random partition: at the end, with nodes 1 and 2 down, node 3 must
+  // lack some (it holds 4 of the 6 partitions' segments). All 12 requests of 500 landed in its four
+  // with odds (2/3)^12 = 0.77 %, and the answer was whole, not partial; with 60, (2/3)^60 < 1e-10.
+  await ingestLedger(n1, repo.ingestToken, 0, N / 2, 0, 100);
+  await ingestLedger(n2, repo.ingestToken, N / 2, N / 2, 0, 100);
   // Open segments close at the flush interval (1 s here), then get listed and copied.
   const r = await waitAllReplicated([n1, n2, n3], 2 * N);
   t.equal(r.factor, 2, 'factor 2');
@@ -59,7 +62,7 @@ t.test('three nodes, factor 2: losing one node loses no answer; copies come back
   }
 
   // Two down: the last node answers with what it holds, and says the answer is partial.
-  await sleep(2500); // the owners' last progress reports are out
+  await waitReportedToEnd(c, c.node(3)); // the owners' last progress reports are out
   const before = await waitAllReplicated(alive(c), 2 * N);
   const onThree = before.nodes.find((x) => x.node === 3)!.events;
   await c.node(1).kill();
@@ -310,7 +313,9 @@ t.test('clusterUnregisterNode drains a node first: its segments are copied elsew
   await waitForAlive([n1, n2, n3], [1, 2, 3]);
   const repo = await createRepo(n1.url, n1.adminToken, 'ledger');
   const N = 3000;
-  await ingestLedger(n1, repo.ingestToken, 0, N);
+  // Requests of 100, each in a random partition: node 3 holds segments to drain (it holds none when
+  // all land in partitions 0 and 3: 3^-30 here, 3^-6 = 0.14 % with requests of 500).
+  await ingestLedger(n1, repo.ingestToken, 0, N, 0, 100);
   await waitAllReplicated([n1, n2, n3], 2 * N);
   const unregister = (force: boolean): Promise<any> =>
     gql(n1.url, n1.adminToken, 'mutation ($id: Int!, $f: Boolean!) { clusterUnregisterNode(nodeID: $id, force: $f) { cluster { nodes { id } } } }', { id: 3, f: force });

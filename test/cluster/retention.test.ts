@@ -51,8 +51,12 @@ t.test('two nodes delete what is past retention, one of them after it returns', 
   await waitForAlive([n1!, n2!], [1, 2]);
 
   const repo = await createRepo(n1!.url, n1!.adminToken, 'aging');
-  // Each batch is a datasource of its own, sent on its own to a random partition: with 12 of a
-  // kind, both nodes digest some of each kind (checked below, not assumed).
+  // Each batch is a datasource of its own, sent on its own to a random partition, digested by one
+  // node and copied to the other (factor 2 on two nodes). Both nodes hold every kind once the copies
+  // are made: waited for below. (Before, the files were read as soon as 36 were on disk, maybe
+  // before the copies: a node that digested none of a kind, 2^-12 per kind and node, 0.15 % of
+  // runs in all, could then fail "holds segments of every kind".)
+  const everyKind = (b: string[]): boolean => kinds(b).size === 3;
   const now = Date.now();
   const kindsAge: [string, number][] = [['ancient', 20 * DAY], ['old', 10 * DAY], ['new', 3_600_000]];
   for (const [kind, age] of kindsAge) {
@@ -63,9 +67,9 @@ t.test('two nodes delete what is past retention, one of them after it returns', 
   }
   await until('all 360 events searchable', () => countOf(n1!.url, 'aging', n1!.adminToken, '', ALL_TIME), (n) => n === 360);
   const held = await until(
-    'every batch in a closed segment on one of the nodes',
+    'every batch in a closed segment on one of the nodes, and every kind on both',
     async () => [await batchesOn(dirs[0]!, repo.id), await batchesOn(dirs[1]!, repo.id)],
-    ([a, b]) => a!.length + b!.length >= 36,
+    ([a, b]) => a!.length + b!.length >= 36 && everyKind(a!) && everyKind(b!),
   );
   for (const [i, batches] of held.entries()) t.strictSame([...kinds(batches!)].sort(), ['ancient', 'new', 'old'], `node ${i + 1} holds segments of every kind`);
 

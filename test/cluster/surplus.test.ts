@@ -31,10 +31,15 @@ t.test('a substitute holder deletes its copies once the original holder is back'
   await waitForAlive([n1, n2, n3], [1, 2, 3]);
   const repo = await createRepo(n1.url, n1.adminToken, 'surplus');
   const N = 3000;
+  // Each request lands in a random partition; node 2 must hold some segment (of partitions 0 or 1)
+  // for its death to leave copies to make and then surplus ones: in 30 requests of 100 all miss
+  // them with odds 3^-30 (in 6 of 500, 3^-6 = 0.14 %, and the surplus check failed).
   for (let i = 0; i < N; i += 500) {
-    const body = JSON.stringify([{ tags: { src: 'ledger' }, events: Array.from({ length: 500 }, (_, k) => ({ timestamp: Date.now(), attributes: { uid: `e${i + k}` }, rawstring: `event e${i + k}` })) }]);
-    const res = await api([n1, n2, n3][(i / 500) % 3]!.url, '/api/v1/ingest/humio-structured', { token: repo.ingestToken, body });
-    t.equal(res.status, 200, 'ingest acknowledged');
+    for (let j = i; j < i + 500; j += 100) {
+      const body = JSON.stringify([{ tags: { src: 'ledger' }, events: Array.from({ length: 100 }, (_, k) => ({ timestamp: Date.now(), attributes: { uid: `e${j + k}` }, rawstring: `event e${j + k}` })) }]);
+      const res = await api([n1, n2, n3][(i / 500) % 3]!.url, '/api/v1/ingest/humio-structured', { token: repo.ingestToken, body });
+      t.equal(res.status, 200, 'ingest acknowledged');
+    }
     await sleep(1500); // segments close at the flush interval: several segments per partition
   }
   // Everything listed and held by exactly two nodes.

@@ -9,6 +9,8 @@ import { api } from './http.js';
 import { TcpProxy } from './tcp-proxy.js';
 import { queryJson, sleep } from './query.js';
 import { segmentFiles } from './segments.js';
+import { KafkaAdmin } from '../../src/queue/kafka-client.js';
+import { ingestTopic } from '../../src/queue/kafka-queue.js';
 import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -225,4 +227,35 @@ export async function exactlyOnce(n: TestNode, repo: string, acked: ReadonlySet<
     missing: [...acked].filter((id) => !counts.has(id)),
     twice: [...counts].filter(([, k]) => k !== 1),
   };
+}
+
+/** The ingest topic's end offset per partition, read from the broker. */
+export async function ingestEnds(c: TestCluster): Promise<number[]> {
+  const prefix = /topic_prefix = "([^"]+)"/.exec(c.nodes[0]!.config)![1]!;
+  const admin = await KafkaAdmin.connect({ brokers: c.broker.brokers }, 10_000);
+  try {
+    const topic = ingestTopic(prefix);
+    const n = (await admin.partitionCount(topic)) ?? 0;
+    const out: number[] = [];
+    for (let p = 0; p < n; p++) out.push((await admin.watermarks(topic, p, 10_000)).high);
+    return out;
+  } finally {
+    await admin.close();
+  }
+}
+
+/**
+ * Waits until every digest partition's reported checkpoint (global state, as `asked` sees it) is at
+ * the ingest topic's end as it is now: every record sent so far is in segments held by enough
+ * nodes, and the owners' reports saying so (checkpoint and marks, one event) are out. What a fixed
+ * sleep "for the last progress reports" stood in for.
+ */
+export async function waitReportedToEnd(c: TestCluster, asked: TestNode, timeoutMs = 90_000): Promise<void> {
+  const ends = await ingestEnds(c);
+  await waitFor(`every partition's reported checkpoint at the queue end (${JSON.stringify(ends)})`, async () => {
+    const res = await api(asked.url, '/api/v1/clusterconfig/digest', { token: asked.adminToken });
+    if (res.status !== 200) return null;
+    const parts = res.json<{ partition: number; checkpoint: number }[]>();
+    return parts.length === ends.length && parts.every((p) => p.checkpoint >= ends[p.partition]!) ? true : null;
+  }, timeoutMs);
 }

@@ -278,6 +278,8 @@ export class RpcChannel {
   private async pump(req: Request, open: () => AsyncIterable<unknown>, s: Served, done: () => boolean): Promise<void> {
     let it: AsyncIterator<unknown> | null = null;
     let error: WireError | undefined;
+    /** The handler ran to its end (or threw): nothing of it is left to close. */
+    let finished = false;
     try {
       it = open()[Symbol.asyncIterator]();
       for (;;) {
@@ -285,6 +287,7 @@ export class RpcChannel {
         s.wake = null;
         if (s.abort.signal.aborted) break;
         const step = await it.next();
+        if (step.done === true) finished = true;
         if (step.done === true || s.abort.signal.aborted) break;
         s.credit--;
         const chunk: Chunk = { t: 'chunk', id: req.id, body: step.value ?? null };
@@ -298,9 +301,13 @@ export class RpcChannel {
         if (!sent) break;
       }
     } catch (err) {
+      finished = true; // the handler threw: it ended
       error = toWire(err);
     } finally {
-      if (s.abort.signal.aborted) await Promise.resolve(it?.return?.()).catch(() => undefined);
+      // Stopped before the handler's end (cancelled, the connection ended, or a chunk could not be
+      // sent, seen before the connection's close): close the handler so its own cleanup runs (a
+      // segment.read gives back its send slot and file handle; left suspended it would keep them).
+      if (!finished) await Promise.resolve(it?.return?.()).catch(() => undefined);
     }
     if (!done()) return;
     this.send(error === undefined ? ({ t: 'end', id: req.id } satisfies End) : ({ t: 'end', id: req.id, error } satisfies End));

@@ -9,6 +9,7 @@ import { LogsvcError } from '../../../src/lib/errors.js';
 import { startMember, waitFor, type TestMember } from '../../helpers/membership.js';
 import { TcpProxy } from '../../helpers/tcp-proxy.js';
 import type { Teardown } from '../../helpers/node-process.js';
+import { RpcChannel, RpcHandlers } from '../../../src/cluster/protocol/rpc.js';
 
 async function pair(t: Teardown): Promise<{ a: TestMember; b: TestMember }> {
   const a = await startMember(t, 1, [], { requestTimeoutMs: 5000 });
@@ -260,4 +261,35 @@ t.test('a responder serves at most 256 requests at once per connection; more are
   const results = await Promise.all(all);
   t.equal(results.filter((r) => r === 'done').length, 256);
   t.equal(results.filter((r) => r === 'E_TOO_MANY_REQUESTS').length, 44);
+});
+
+t.test('a stream whose chunk cannot be sent (the connection going, not yet closed) closes its handler', async (t) => {
+  // The window this covers: a socket destroyed by the peer's reset is not open any more, but its
+  // 'close' (which aborts served requests) comes a turn later; a chunk sent meanwhile is refused.
+  // The handler must still be closed then, or it stays suspended holding what it took (a
+  // segment.read's send slot and file handle: enough of those and a node refuses every copy).
+  const handlers = new RpcHandlers();
+  let open = 0;
+  handlers.handleStream('file', async function* file() {
+    open++;
+    try {
+      for (let i = 0; i < 100; i++) yield i;
+    } finally {
+      open--;
+    }
+  });
+  const sent: string[] = [];
+  let accept = 2; // the connection takes two messages, then is gone
+  const ch = new RpcChannel(2, (msg) => {
+    if (accept <= 0) return false;
+    accept--;
+    sent.push(msg.t);
+    return true;
+  }, handlers);
+  ch.onMessage({ t: 'req', id: 1, type: 'file', body: null, window: 8 });
+  await waitFor('the pump stopped', () => accept === 0 && open === 0, 2000).catch(() => undefined);
+  t.same(sent, ['chunk', 'chunk'], 'two chunks went out, the third was refused');
+  t.equal(open, 0, 'the handler was closed (its finally ran)');
+  ch.close('gone');
+  t.equal(open, 0);
 });
