@@ -133,6 +133,8 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
   private timers: NodeJS.Timeout[] = [];
   private seq = 0;
   private stopped = false;
+  /** When maintain last ran (monotonic), to tell this node's own stalls (creditOwnStall). */
+  private lastMaintainAt: number | null = null;
   private lastPayloadError: string | null = null;
   /** Refusal log lines by kind, and when each was last a warning. */
   private readonly refusalLogged = new Map<string, number>();
@@ -179,7 +181,7 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
     const own = this.targets.get(advertise);
     if (own !== undefined) own.self = true;
     this.timers.push(setInterval(() => this.sendHeartbeats(), this.o.heartbeatIntervalMs));
-    this.timers.push(setInterval(() => this.maintain(), Math.max(10, Math.min(this.o.heartbeatIntervalMs, this.o.failureTimeoutMs / 4))));
+    this.timers.push(setInterval(() => this.maintain(), this.maintainEveryMs()));
     for (const t of this.timers) t.unref();
     this.o.logger.info('cluster membership listening', { addr: advertise, node: this.o.selfId, peers: this.o.peers.join(',') });
     this.maintain();
@@ -515,9 +517,32 @@ export class Membership extends EventEmitter<MembershipEvents> implements Livene
 
   // ---- timers ----
 
+  private maintainEveryMs(): number {
+    return Math.max(10, Math.min(this.o.heartbeatIntervalMs, this.o.failureTimeoutMs / 4));
+  }
+
+  /**
+   * Time this node's own timers ran late (its event loop stalled: a long GC, a starved process) is
+   * not counted against its peers: their heartbeats wait unread in its sockets, and this timer runs
+   * before they are read. Each alive peer's last sighting moves forward by the lateness past one
+   * heartbeat interval. Without it a node waking from a 2 s stall marked every peer down at once and
+   * took their digest partitions over. Bounded: a node late on every tick still counts the part of
+   * each gap that was not late, so a dead peer is found within a few intervals more.
+   */
+  private creditOwnStall(now: number): void {
+    const prev = this.lastMaintainAt;
+    this.lastMaintainAt = now;
+    if (prev === null) return;
+    const late = now - prev - this.maintainEveryMs();
+    if (late <= this.o.heartbeatIntervalMs) return;
+    for (const m of this.members.values()) if (m.alive) m.lastSeen = Math.min(now, m.lastSeen + late);
+    if (late >= this.o.failureTimeoutMs / 2) this.o.logger.info('cluster: this node stalled; its peers are not judged on the silence', { ms: Math.round(late) });
+  }
+
   private maintain(): void {
     if (this.stopped) return;
     const now = this.o.clock.monotonic();
+    this.creditOwnStall(now);
     for (const m of this.members.values()) {
       if (m.alive && now - m.lastSeen > this.o.failureTimeoutMs) this.markDown(m, 'timeout');
     }

@@ -4,7 +4,7 @@
  * returns, payloads travel, refusals (other cluster, other version, node id taken) are logged and
  * said in a final frame, and a partition through the TCP proxy is detected and healed.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { connect } from 'node:net';
 import { encodeFrame, FrameParser, PROTOCOL_VERSION, type Message } from '../../../src/cluster/protocol/frames.js';
 import { parseAddr } from '../../../src/cluster/index.js';
@@ -166,8 +166,8 @@ t.test('garbage from a connection ends that connection only', async (t) => {
   t.ok(b.m.isAlive(1));
 });
 
-t.test('a partition through the proxy (cut, then heal) is detected and healed', async (t) => {
-  // Both nodes advertise their proxy, so every connection between them goes through one.
+/** Nodes 1 and 2, each advertising its own proxy, so every connection between them goes through one; both alive. */
+async function proxiedPair(t: Test) {
   const pa = await TcpProxy.start({ port: 1 });
   const pb = await TcpProxy.start({ port: 1 });
   t.teardown(() => pa.close());
@@ -177,6 +177,11 @@ t.test('a partition through the proxy (cut, then heal) is detected and healed', 
   const b = await startMember(t, 2, [pa.addr], { advertise: pb.addr });
   pb.retarget({ port: b.port });
   await waitFor('connected through the proxies', () => a.m.isAlive(2) && b.m.isAlive(1));
+  return { pa, pb, a, b };
+}
+
+t.test('a partition through the proxy (cut, then heal) is detected and healed', async (t) => {
+  const { pa, pb, a, b } = await proxiedPair(t);
   t.ok(pa.bytes.up + pb.bytes.up > 0, 'traffic went through the proxies');
 
   const downAt: number[] = [];
@@ -215,6 +220,43 @@ t.test('delay below the failure timeout does not make a node down', async (t) =>
   await new Promise((r) => setTimeout(r, 2 * FAILURE_MS));
   t.strictSame(downs, []);
   t.ok(a.m.isAlive(2) && b.m.isAlive(1));
+});
+
+/** Blocks this process's event loop for `ms` (every member in it stalls, as a node under a long GC does). */
+function stall(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    // busy: no timer, no socket read runs meanwhile
+  }
+}
+
+t.test("a stall of a node's own event loop does not make its peers down", async (t) => {
+  // After a stall the maintenance timer runs before the sockets are read, so the peers' heartbeats
+  // sent meanwhile (waiting unread) looked like silence: every peer was marked down at once.
+  const a = await startMember(t, 1, []);
+  const b = await startMember(t, 2, [a.addr]);
+  await waitFor('alive', () => a.m.isAlive(2) && b.m.isAlive(1));
+  const downs: string[] = [];
+  a.m.on('down', (n, why) => downs.push(`1 saw ${n.id}: ${why}`));
+  b.m.on('down', (n, why) => downs.push(`2 saw ${n.id}: ${why}`));
+  await new Promise((r) => setTimeout(r, 3 * HEARTBEAT_MS));
+  stall(2.5 * FAILURE_MS);
+  await new Promise((r) => setTimeout(r, 5 * HEARTBEAT_MS));
+  t.strictSame(downs, [], 'no peer marked down for the stall');
+  t.ok(a.m.isAlive(2) && b.m.isAlive(1));
+  t.ok(a.logs.some((l) => l.msg === 'cluster: this node stalled; its peers are not judged on the silence' && Number(l.fields.ms) >= FAILURE_MS), 'the stall is logged with its length');
+});
+
+t.test("a peer silent since before this node's stall is still found down, soon after it", async (t) => {
+  const { pa, pb, a } = await proxiedPair(t);
+  pa.drop(); // heartbeats stop both ways; the connection stays open
+  pb.drop();
+  await new Promise((r) => setTimeout(r, FAILURE_MS / 2));
+  stall(1.5 * FAILURE_MS);
+  const after = Date.now();
+  await waitFor('a sees b down', () => !a.m.isAlive(2), 10 * FAILURE_MS);
+  const took = Date.now() - after;
+  t.ok(took <= 2 * FAILURE_MS, `found down ${took} ms after the stall: its silence before the stall counted, the stall did not`);
 });
 
 t.test('options: failure timeout must exceed the heartbeat interval; no wildcard address to gossip', async (t) => {
